@@ -1,0 +1,41 @@
+# Two commands set everything up: `make run` (server on the embedded store) and `make test`.
+# Each creates .venv with a Python >= 3.12 found on this machine and installs what it needs.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8765
+STAMP := $(VENV)/.installed
+
+# First Python >= 3.12 found: $PYTHON, then python3.13/3.12 on PATH, then pyenv's, then python3.
+PYTHON_BIN := $(shell for c in "$$PYTHON" python3.14 python3.13 python3.12 \
+	$$(ls -d $$HOME/.pyenv/versions/3.1[2-9]*/bin/python 2>/dev/null | sort -rV) python3; do \
+	[ -n "$$c" ] && command -v "$$c" >/dev/null 2>&1 && \
+	"$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { command -v "$$c"; break; }; done)
+
+.PHONY: run test lint bench venv clean
+
+$(STAMP): pyproject.toml
+	@if [ -z "$(PYTHON_BIN)" ]; then echo "polyg needs Python >= 3.12 (set PYTHON=/path/to/python3.12)" >&2; exit 1; fi
+	@[ -x $(PY) ] || $(PYTHON_BIN) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/polyg serve --transport http --port $(PORT)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check polyg tests bench
+	$(VENV)/bin/ruff format --check polyg tests bench
+	$(VENV)/bin/mypy
+
+test: lint
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(PY) bench/kg_bench.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

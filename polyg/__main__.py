@@ -1,0 +1,3 @@
+from polyg.cli import main
+
+main()

@@ -1,0 +1,145 @@
+"""The `polyg` command: serve, init-schema, status."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from polyg.config import Settings, load_settings
+from polyg.errors import PolygError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Graph memory for AI agents over MCP.")
+
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="YAML configuration file.")]
+ProjectOpt = Annotated[str | None, typer.Option("--project", help="Default project id.")]
+StoreOpt = Annotated[
+    str | None, typer.Option("--store", help="falkor://host:port for a FalkorDB server; default embedded.")
+]
+DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Embedded database directory.")]
+LogLevelOpt = Annotated[str | None, typer.Option("--log-level", help="DEBUG, INFO, WARNING or ERROR.")]
+
+
+def _settings(config: Path | None, **overrides: Any) -> Settings:
+    try:
+        return load_settings(config, **overrides)
+    except PolygError as exc:
+        _fail(exc)
+
+
+def _fail(exc: PolygError) -> Any:
+    print(f"Error: {exc.message} (code {exc.code})", file=sys.stderr)
+    raise typer.Exit(2)
+
+
+@app.command()
+def serve(
+    transport: Annotated[str | None, typer.Option(help="stdio (default) or http.")] = None,
+    host: Annotated[str | None, typer.Option(help="HTTP bind address (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="HTTP port (default 8765).")] = None,
+    toolsets: Annotated[str | None, typer.Option(help="Comma-separated toolsets (default: all).")] = None,
+    api_key: Annotated[str | None, typer.Option("--api-key", help="Bearer key required over HTTP.")] = None,
+    project: ProjectOpt = None,
+    store: StoreOpt = None,
+    data_dir: DataDirOpt = None,
+    log_level: LogLevelOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Serve MCP over stdio (for desktop clients) or Streamable HTTP at /mcp."""
+    settings = _settings(
+        config,
+        transport=transport,
+        host=host,
+        port=port,
+        toolsets=toolsets,
+        api_key=api_key,
+        project=project,
+        store=store,
+        data_dir=data_dir,
+        log_level=log_level,
+    )
+    from polyg.logs import setup_logging
+
+    setup_logging(settings.log_level, settings.resolved_log_dir)
+    try:
+        asyncio.run(_serve(settings))
+    except PolygError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        pass
+
+
+async def _serve(settings: Settings) -> None:
+    from polyg.core.app import Polyg
+
+    core = Polyg(settings)
+    if settings.transport == "http":
+        from polyg.http import serve_http
+
+        await serve_http(core)
+        return
+    from polyg.stdio import serve_stdio
+
+    await serve_stdio(core)
+
+
+@app.command("init-schema")
+def init_schema(
+    project: Annotated[list[str] | None, typer.Option("--project", help="Project(s); default: configured.")] = None,
+    store: StoreOpt = None,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Create the indexes of the given projects now (the server also does it on first write)."""
+    settings = _settings(config, store=store, data_dir=data_dir)
+
+    async def run() -> list[str]:
+        from polyg.core.app import Polyg
+
+        core = Polyg(settings)
+        try:
+            services = await core.ready()
+            names = project or [settings.project]
+            for name in names:
+                await services.ctx.schema.ensure(services.project(name))
+            return names
+        finally:
+            await core.close()
+
+    try:
+        done = asyncio.run(run())
+    except PolygError as exc:
+        _fail(exc)
+    print(f"Schema ready for: {', '.join(done)}")
+
+
+@app.command()
+def status(store: StoreOpt = None, data_dir: DataDirOpt = None, config: ConfigOpt = None) -> None:
+    """Show the store and its projects."""
+    settings = _settings(config, store=store, data_dir=data_dir, embedding_provider="hashing")
+
+    async def run() -> list[str]:
+        from polyg.core.app import Polyg
+
+        core = Polyg(settings)
+        try:
+            services = await core.ready()
+            return await services.store.list_projects()
+        finally:
+            await core.close()
+
+    try:
+        projects = asyncio.run(run())
+    except PolygError as exc:
+        _fail(exc)
+    from polyg.core.app import Polyg
+
+    print(f"store: {Polyg(settings).store_description}")
+    print(f"projects ({len(projects)}): {', '.join(projects) or '-'}")
+
+
+def main() -> None:
+    app()

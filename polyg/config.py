@@ -1,0 +1,186 @@
+"""Configuration: command-line flags > environment > YAML file > defaults.
+
+Environment variables are `POLYG_<FIELD>`; the names the specs use also work where they
+apply (`FALKORDB_HOST`, `FALKORDB_PORT`, `FALKORDB_PASSWORD`, `EMBEDDING_MODEL`, `PORT`,
+`LOG_LEVEL`). The YAML file is `--config`, else `POLYG_CONFIG`, else
+`$XDG_CONFIG_HOME/polyg/config.yaml` when it exists. Nothing here runs at import time.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from polyg.errors import ConfigError, InvalidConfigFormat, MissingConfigFile
+
+ALL_TOOLSETS = ("kg", "memory-compat")
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    base = os.environ.get(var)
+    return Path(base) if base else Path.home() / fallback
+
+
+def default_data_dir() -> Path:
+    return _xdg("XDG_DATA_HOME", ".local/share") / "polyg"
+
+
+def default_config_file() -> Path:
+    return _xdg("XDG_CONFIG_HOME", ".config") / "polyg" / "config.yaml"
+
+
+def _env(field: str, *spec_names: str) -> Any:
+    return Field(validation_alias=AliasChoices(f"POLYG_{field.upper()}", *spec_names))
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(extra="forbid", populate_by_name=True)
+
+    project: str = _env("project")
+    toolsets: list[str] = _env("toolsets")
+    # Store: a `falkor://[:password@]host:port` URL selects server mode; otherwise embedded.
+    store: str | None = _env("store")
+    falkordb_host: str | None = _env("falkordb_host", "FALKORDB_HOST")
+    falkordb_port: int = _env("falkordb_port", "FALKORDB_PORT")
+    falkordb_password: str | None = _env("falkordb_password", "FALKORDB_PASSWORD")
+    data_dir: Path = _env("data_dir")
+    store_pool_size: int = _env("store_pool_size")
+    store_timeout_s: float = _env("store_timeout_s")
+    store_open_timeout_s: float = _env("store_open_timeout_s")
+
+    embedding_provider: Literal["minilm", "openai", "hashing"] = _env("embedding_provider")
+    embedding_model: str | None = _env("embedding_model", "EMBEDDING_MODEL")
+    embedding_base_url: str | None = _env("embedding_base_url")
+    embedding_api_key: str | None = _env("embedding_api_key")
+    embedding_dimension: int | None = _env("embedding_dimension")
+
+    transport: Literal["stdio", "http"] = _env("transport")
+    host: str = _env("host")
+    port: int = _env("port", "PORT")
+    api_key: str | None = _env("api_key")
+    allowed_origins: list[str] = _env("allowed_origins")
+
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = _env("log_level", "LOG_LEVEL")
+    log_dir: Path | None = _env("log_dir")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings)
+
+    @field_validator("toolsets", mode="before")
+    @classmethod
+    def _split_toolsets(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, list):
+            unknown = sorted(set(value) - set(ALL_TOOLSETS))
+            if unknown:
+                raise ValueError(f"unknown toolsets {unknown}; available: {', '.join(ALL_TOOLSETS)}")
+        return value
+
+    @field_validator("allowed_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @property
+    def server_url(self) -> str | None:
+        """The FalkorDB server URL in server mode, None in embedded mode."""
+        if self.store:
+            return self.store
+        if self.falkordb_host:
+            return f"falkor://{self.falkordb_host}:{self.falkordb_port}"
+        return None
+
+    @property
+    def resolved_log_dir(self) -> Path:
+        return self.log_dir or self.data_dir / "logs"
+
+
+DEFAULTS: dict[str, Any] = {
+    "project": "default",
+    "toolsets": list(ALL_TOOLSETS),
+    "store": None,
+    "falkordb_host": None,
+    "falkordb_port": 6379,
+    "falkordb_password": None,
+    "store_pool_size": 16,
+    "store_timeout_s": 30.0,
+    "store_open_timeout_s": 300.0,
+    "embedding_provider": "minilm",
+    "embedding_model": None,
+    "embedding_base_url": None,
+    "embedding_api_key": None,
+    "embedding_dimension": None,
+    "transport": "stdio",
+    "host": "127.0.0.1",
+    "port": 8765,
+    "api_key": None,
+    "allowed_origins": [],
+    "log_level": "INFO",
+    "log_dir": None,
+}
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise MissingConfigFile(f"Configuration file {path} not found.") from exc
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise InvalidConfigFormat(f"Configuration file {path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise InvalidConfigFormat(f"Configuration file {path} must hold a mapping of settings.")
+    return {str(key).replace("-", "_"): value for key, value in data.items()}
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Build settings from defaults, the YAML file, the environment and `overrides` (flags)."""
+    explicit = config_file or (Path(p) if (p := os.environ.get("POLYG_CONFIG")) else None)
+    candidate = explicit or default_config_file()
+    from_file = read_yaml(candidate) if explicit or candidate.exists() else {}
+    # Environment beats the file: pydantic-settings reads the environment only for fields
+    # not passed in, so file values go in as defaults and flags as explicit values.
+    base = {**DEFAULTS, "data_dir": default_data_dir(), **from_file}
+    env_names = _environment_fields()
+    merged = {k: v for k, v in base.items() if k not in env_names}
+    merged.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Settings(**merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"Invalid configuration: {problems}") from exc
+
+
+def _environment_fields() -> set[str]:
+    """Fields that some environment variable sets (so the environment, not the file, wins)."""
+    present = set()
+    for name, field in Settings.model_fields.items():
+        alias = field.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else []
+        if any(isinstance(c, str) and c in os.environ for c in choices):
+            present.add(name)
+    return present

@@ -1,0 +1,141 @@
+"""The running polyg core: opens the store and the embedder in the background, then serves.
+
+The MCP handshake must never wait for the database (FalkorDB rebuilds its indexes when it
+loads: about a minute for 100k vectors), so `start()` returns at once and every tool call
+awaits `ready()`. `/health` reports `loading` until then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from polyg.config import Settings
+from polyg.core.entities import EntityService
+from polyg.core.graph import GraphContext
+from polyg.core.relationships import RelationshipService
+from polyg.embed import Embedder, create_embedder
+from polyg.errors import PolygError, StoreNotReady
+from polyg.names import check_project_id
+from polyg.store.falkor import FalkorStore
+from polyg.store.schema import SchemaGuard
+
+log = logging.getLogger(__name__)
+
+Status = Literal["loading", "ok", "error"]
+
+
+@dataclass
+class Services:
+    """What tools call: one instance per running server, created once the store is open."""
+
+    settings: Settings
+    store: FalkorStore
+    ctx: GraphContext
+    entities: EntityService
+    relationships: RelationshipService
+
+    def project(self, project_id: str | None) -> str:
+        return check_project_id(project_id if project_id is not None else self.settings.project)
+
+
+class Polyg:
+    def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self._embedder = embedder
+        self._task: asyncio.Task[Services] | None = None
+        self._embedded: object | None = None  # EmbeddedFalkor, imported lazily
+        self._services: Services | None = None
+
+    @property
+    def status(self) -> Status:
+        if self._task is None or not self._task.done():
+            return "loading"
+        return "error" if self._task.cancelled() or self._task.exception() else "ok"
+
+    @property
+    def error_message(self) -> str | None:
+        if self.status != "error" or self._task is None or self._task.cancelled():
+            return None
+        return str(self._task.exception())
+
+    @property
+    def store_description(self) -> str:
+        url = self.settings.server_url
+        return f"falkordb-server {url}" if url else f"embedded {self.settings.data_dir}"
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._open(), name="polyg-open")
+
+    async def ready(self) -> Services:
+        self.start()
+        assert self._task is not None
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._task), self.settings.store_open_timeout_s)
+        except TimeoutError:
+            raise StoreNotReady(
+                f"The store is still loading after {self.settings.store_open_timeout_s:.0f} s; try again."
+            ) from None
+
+    async def _open(self) -> Services:
+        settings = self.settings
+        embedder = self._embedder or create_embedder(
+            settings.embedding_provider,
+            model=settings.embedding_model,
+            base_url=settings.embedding_base_url,
+            api_key=settings.embedding_api_key,
+            dimension=settings.embedding_dimension,
+        )
+        # The model loads in a worker thread while the database starts.
+        warm = asyncio.create_task(asyncio.to_thread(embedder.load))
+        try:
+            store = await self._open_store()
+            await warm
+        except BaseException:
+            warm.cancel()
+            raise
+        ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
+        services = Services(settings, store, ctx, EntityService(ctx), RelationshipService(ctx))
+        self._services = services
+        log.info("store ready", extra={"store": self.store_description})
+        return services
+
+    async def _open_store(self) -> FalkorStore:
+        settings = self.settings
+        common = {"pool_size": settings.store_pool_size, "timeout_s": settings.store_timeout_s}
+        if settings.server_url:
+            store = FalkorStore.from_url(settings.server_url, password=settings.falkordb_password, **common)
+        else:
+            from polyg.store.embedded import EmbeddedFalkor
+
+            embedded = EmbeddedFalkor(settings.data_dir / "db")
+            self._embedded = embedded
+            socket = await asyncio.to_thread(embedded.start)
+            store = FalkorStore(unix_socket=socket, **common)
+        try:
+            await store.wait_until_loaded(settings.store_open_timeout_s)
+        except PolygError:
+            await store.close()
+            raise
+        return store
+
+    async def project_count(self) -> int | None:
+        if self._services is None:
+            return None
+        return len(await self._services.store.list_projects())
+
+    async def close(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self._services is not None:
+            await self._services.store.close()
+            self._services.ctx.embedder.close()
+        if self._embedded is not None:
+            from polyg.store.embedded import EmbeddedFalkor
+
+            assert isinstance(self._embedded, EmbeddedFalkor)
+            await asyncio.to_thread(self._embedded.stop)

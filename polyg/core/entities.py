@@ -1,0 +1,214 @@
+"""Entities and their observations (spec 002 sections 1 and 3).
+
+An entity's embedding is made from its name, type, description and observations, and is
+remade whenever one of those changes; every observation carries its own embedding too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from polyg.core import limits
+from polyg.core.graph import GraphContext
+from polyg.errors import InvalidParams, NotFound
+from polyg.names import TYPE_NAME, new_id, now_iso
+
+ENTITY_FIELDS = "e {.id, .name, .type, .summary, .parent_id, .created_at, .updated_at}"
+OBSERVATIONS = "collect(o {.id, .text})"
+# Labels polyg gives its own nodes; an entity type never adds one of these as a second label.
+OWN_LABELS = frozenset({"Entity", "Observation", "PolygMeta", "RelationshipType", "Event"})
+
+
+def entity_text(name: str, type_: str, description: str, observations: list[str]) -> str:
+    """The text an entity is embedded from; name first, since the embedder truncates the tail."""
+    head = f"{name} ({type_})" + (f": {description}" if description else "")
+    return "\n".join([head, *observations])
+
+
+def type_label(type_: str) -> str | None:
+    """A second label from the entity type (`location` -> `:Location`), if the type is a valid name."""
+    if not TYPE_NAME.match(type_):
+        return None
+    label = type_[0].upper() + type_[1:]
+    return None if label in OWN_LABELS else label
+
+
+def shape_entity(row: dict[str, Any], observations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    entity = {
+        "id": row["id"],
+        "name": row["name"],
+        "type": row["type"],
+        "description": row.get("summary") or "",
+        "parentId": row.get("parent_id"),
+        "created_at": row.get("created_at"),
+        "updated_at": row.get("updated_at"),
+    }
+    if observations is not None:
+        entity["observations"] = [{"id": o["id"], "text": o["text"]} for o in observations]
+    return entity
+
+
+class EntityService:
+    def __init__(self, ctx: GraphContext) -> None:
+        self.ctx = ctx
+
+    async def create(
+        self,
+        project: str,
+        *,
+        name: str,
+        type_: str,
+        description: str = "",
+        observations: list[str] | None = None,
+        parent_id: str | None = None,
+    ) -> dict[str, Any]:
+        limits.name(name)
+        limits.type_(type_)
+        limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
+        obs_texts = limits.batch(observations or [], "observations")
+        if parent_id is not None:
+            limits.name(parent_id, "parentId")
+        vectors = await self.ctx.embed([entity_text(name, type_, description, obs_texts), *obs_texts])
+        now = now_iso()
+        entity_id = new_id("ent")
+        obs = [
+            {"id": new_id("obs"), "text": text, "emb": vec}
+            for text, vec in zip(obs_texts, vectors[1:], strict=True)
+        ]
+        label = type_label(type_)
+        labels = "Entity" + (f":{label}" if label else "")
+        parent_match = "MATCH (p:Entity {id: $parent}) " if parent_id is not None else ""
+        rows = await self.ctx.write(
+            project,
+            parent_match + f"CREATE (e:{labels} {{id: $id, name: $name, type: $type, summary: $summary, "
+            "parent_id: $parent, created_at: $now, updated_at: $now, embedding: vecf32($emb)}) "
+            "FOREACH (o IN $obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation "
+            "{id: o.id, text: o.text, created_at: $now, embedding: vecf32(o.emb)})) "
+            f"RETURN {ENTITY_FIELDS}",
+            {
+                "id": entity_id,
+                "name": name,
+                "type": type_,
+                "summary": description,
+                "parent": parent_id,
+                "now": now,
+                "emb": vectors[0],
+                "obs": obs,
+            },
+        )
+        if not rows:
+            raise NotFound(f"Parent entity {parent_id} not found.")
+        return shape_entity(rows[0][0], [{"id": o["id"], "text": o["text"]} for o in obs])
+
+    async def get(self, project: str, entity_id: str) -> dict[str, Any]:
+        rows = await self.ctx.read(
+            project,
+            "MATCH (e:Entity {id: $id}) OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
+            f"WITH e, o ORDER BY o.created_at, o.id RETURN {ENTITY_FIELDS}, {OBSERVATIONS}",
+            {"id": entity_id},
+        )
+        if not rows:
+            raise NotFound(f"Entity {entity_id} not found.")
+        return shape_entity(rows[0][0], rows[0][1])
+
+    async def find(
+        self,
+        project: str,
+        *,
+        type_: str | None = None,
+        name_contains: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[dict[str, Any]]:
+        limits.limit(limit)
+        if offset < 0:
+            raise InvalidParams("offset must not be negative.")
+        rows = await self.ctx.read(
+            project,
+            "MATCH (e:Entity) WHERE ($type IS NULL OR e.type = $type) "
+            "AND ($part IS NULL OR toLower(e.name) CONTAINS $part) "
+            "RETURN e.id, e.name, e.type ORDER BY e.name, e.id SKIP $offset LIMIT $limit",
+            {
+                "type": type_,
+                "part": name_contains.lower() if name_contains else None,
+                "offset": offset,
+                "limit": limit,
+            },
+        )
+        return [{"id": i, "name": n, "type": t} for i, n, t in rows]
+
+    async def update_description(self, project: str, entity_id: str, description: str) -> None:
+        limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
+        async with self.ctx.entity_lock(project, entity_id):
+            current = await self.get(project, entity_id)
+            texts = [o["text"] for o in current["observations"]]
+            [vector] = await self.ctx.embed([entity_text(current["name"], current["type"], description, texts)])
+            rows = await self.ctx.write(
+                project,
+                "MATCH (e:Entity {id: $id}) SET e.summary = $summary, e.updated_at = $now, "
+                "e.embedding = vecf32($emb) RETURN e.id",
+                {"id": entity_id, "summary": description, "now": now_iso(), "emb": vector},
+            )
+        if not rows:
+            raise NotFound(f"Entity {entity_id} not found.")
+
+    async def delete(self, project: str, entity_id: str) -> None:
+        """Delete the entity, its observations and relationships; its children lose their parent."""
+        rows = await self.ctx.write(
+            project,
+            "MATCH (e:Entity {id: $id}) OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
+            "WITH e, collect(o) AS obs FOREACH (x IN obs | DELETE x) "
+            "WITH e OPTIONAL MATCH (c:Entity {parent_id: e.id}) "
+            "WITH e, collect(c) AS kids FOREACH (k IN kids | SET k.parent_id = NULL) "
+            "WITH e, e.id AS gone DETACH DELETE e RETURN count(gone)",
+            {"id": entity_id},
+        )
+        if rows[0][0] == 0:
+            raise NotFound(f"Entity {entity_id} not found.")
+
+    async def add_observation(self, project: str, entity_id: str, text: str) -> dict[str, Any]:
+        limits.text(text, "observation", max_len=limits.MAX_TEXT)
+        async with self.ctx.entity_lock(project, entity_id):
+            current = await self.get(project, entity_id)
+            texts = [*(o["text"] for o in current["observations"]), text]
+            obs_vec, entity_vec = await self.ctx.embed(
+                [text, entity_text(current["name"], current["type"], current["description"], texts)]
+            )
+            obs_id = new_id("obs")
+            now = now_iso()
+            rows = await self.ctx.write(
+                project,
+                "MATCH (e:Entity {id: $id}) CREATE (e)-[:HAS_OBSERVATION]->(o:Observation "
+                "{id: $oid, text: $text, created_at: $now, embedding: vecf32($oemb)}) "
+                "SET e.embedding = vecf32($eemb), e.updated_at = $now RETURN o.id",
+                {"id": entity_id, "oid": obs_id, "text": text, "now": now, "oemb": obs_vec, "eemb": entity_vec},
+            )
+        if not rows:
+            raise NotFound(f"Entity {entity_id} not found.")
+        return {"id": obs_id, "text": text}
+
+    async def delete_observation(self, project: str, entity_id: str, observation_id: str) -> None:
+        async with self.ctx.entity_lock(project, entity_id):
+            rows = await self.ctx.write(
+                project,
+                "MATCH (e:Entity {id: $id})-[:HAS_OBSERVATION]->(o:Observation {id: $oid}) "
+                "DELETE o RETURN e.id",
+                {"id": entity_id, "oid": observation_id},
+            )
+            if not rows:
+                raise NotFound(
+                    f"Observation {observation_id} not found or does not belong to entity {entity_id}."
+                )
+            await self._reembed(project, entity_id)
+
+    async def _reembed(self, project: str, entity_id: str) -> None:
+        current = await self.get(project, entity_id)
+        texts = [o["text"] for o in current["observations"]]
+        [vector] = await self.ctx.embed(
+            [entity_text(current["name"], current["type"], current["description"], texts)]
+        )
+        await self.ctx.write(
+            project,
+            "MATCH (e:Entity {id: $id}) SET e.embedding = vecf32($emb), e.updated_at = $now",
+            {"id": entity_id, "emb": vector, "now": now_iso()},
+        )

@@ -1,0 +1,51 @@
+"""Identifiers: generated ids, and validation of every name that reaches Cypher unquoted.
+
+Cypher cannot take labels or relationship types as parameters, so a relationship type or
+label is interpolated into query text; these checks are what make that safe.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import UTC, datetime
+
+from polyg.errors import InvalidParams
+
+PROJECT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+# Letters, digits and underscores, not starting with a digit: valid unquoted in Cypher.
+TYPE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+# Relationship types polyg uses for its own structure; users may not create or delete them.
+RESERVED_TYPES = frozenset({"HAS_OBSERVATION"})
+GRAPH_PREFIX = "polyg:"
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def check_project_id(project_id: str) -> str:
+    if not isinstance(project_id, str) or not PROJECT_ID.match(project_id):
+        raise InvalidParams(
+            f"Invalid project_id {project_id!r}: use 1-64 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit."
+        )
+    return project_id
+
+
+def graph_key(project_id: str) -> str:
+    return GRAPH_PREFIX + check_project_id(project_id)
+
+
+def check_type_name(name: str, what: str = "relationship type") -> str:
+    if not isinstance(name, str) or not TYPE_NAME.match(name):
+        raise InvalidParams(
+            f"Invalid {what} {name!r}: use 1-64 letters, digits or '_', not starting with a digit."
+        )
+    if name.upper() in RESERVED_TYPES:
+        raise InvalidParams(f"Invalid {what} {name!r}: the name is reserved by polyg.")
+    return name

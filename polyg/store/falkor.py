@@ -1,0 +1,138 @@
+"""The one place that speaks Cypher to FalkorDB: parameterised queries, one graph per project.
+
+The same class serves both modes: embedded (a private server on a Unix socket, started by
+`polyg.store.embedded`) and server (`falkor://host:port`). Reads go through GRAPH.RO_QUERY.
+redis errors are translated here into `StoreError`s with spec 001 codes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+from urllib.parse import urlparse
+
+import redis.asyncio as aioredis
+import redis.exceptions as rexc
+from falkordb.asyncio import FalkorDB
+
+from polyg.errors import InvalidParams, StoreAuthError, StoreError, StoreTimeout
+from polyg.names import GRAPH_PREFIX, graph_key
+
+log = logging.getLogger(__name__)
+
+Row = list[Any]
+
+
+def parse_store_url(url: str) -> tuple[str, int, str | None]:
+    """`falkor://[:password@]host[:port]` (also redis://) -> (host, port, password)."""
+    parsed = urlparse(url)
+    if parsed.scheme not in ("falkor", "falkordb", "redis") or not parsed.hostname:
+        raise StoreError(f"Invalid store URL {url!r}: expected falkor://host:port", code=1003)
+    return parsed.hostname, parsed.port or 6379, parsed.password
+
+
+class FalkorStore:
+    def __init__(
+        self,
+        *,
+        host: str | None = None,
+        port: int = 6379,
+        password: str | None = None,
+        unix_socket: str | None = None,
+        pool_size: int = 16,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self.where = unix_socket or f"{host}:{port}"
+        common: dict[str, Any] = {
+            "max_connections": pool_size,
+            # redis-py's default 5 s would cut long loads and large batch writes short.
+            "socket_timeout": timeout_s,
+            "socket_connect_timeout": min(timeout_s, 10.0),
+            "timeout": timeout_s,
+            "decode_responses": True,
+            "password": password,
+        }
+        if unix_socket:
+            pool = aioredis.BlockingConnectionPool(
+                connection_class=aioredis.UnixDomainSocketConnection, path=unix_socket, **common
+            )
+        else:
+            pool = aioredis.BlockingConnectionPool(host=host, port=port, **common)
+        self._pool = pool
+        self._db = FalkorDB(connection_pool=pool)
+
+    @classmethod
+    def from_url(cls, url: str, *, password: str | None = None, **kwargs: Any) -> FalkorStore:
+        host, port, url_password = parse_store_url(url)
+        return cls(host=host, port=port, password=password or url_password, **kwargs)
+
+    async def ping(self) -> None:
+        await self._run(self._db.connection.ping())
+
+    async def wait_until_loaded(self, timeout_s: float) -> None:
+        """Wait while the server replays its AOF and rebuilds indexes (it answers LOADING)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while True:
+            try:
+                await self._db.connection.ping()
+                return
+            except rexc.BusyLoadingError:
+                if loop.time() > deadline:
+                    raise StoreTimeout(f"FalkorDB at {self.where} still loading after {timeout_s:.0f} s.")
+                await asyncio.sleep(0.05)
+            except Exception as exc:
+                raise self._translate(exc) from exc
+
+    async def query(
+        self, project: str, cypher: str, params: dict[str, Any] | None = None, *, timeout_ms: int | None = None
+    ) -> list[Row]:
+        graph = self._db.select_graph(graph_key(project))
+        result = await self._run(graph.query(cypher, params, timeout=timeout_ms))
+        return list(result.result_set)
+
+    async def ro_query(
+        self, project: str, cypher: str, params: dict[str, Any] | None = None, *, timeout_ms: int | None = None
+    ) -> list[Row]:
+        graph = self._db.select_graph(graph_key(project))
+        try:
+            result = await self._run(graph.ro_query(cypher, params, timeout=timeout_ms))
+        except StoreError as exc:
+            if "Invalid graph operation on empty key" in str(exc):
+                return []  # a project nobody has written to yet reads as empty
+            raise
+        return list(result.result_set)
+
+    async def list_projects(self) -> list[str]:
+        graphs = await self._run(self._db.list_graphs())
+        return sorted(g[len(GRAPH_PREFIX) :] for g in graphs if g.startswith(GRAPH_PREFIX))
+
+    async def delete_project(self, project: str) -> None:
+        try:
+            await self._run(self._db.select_graph(graph_key(project)).delete())
+        except StoreError as exc:
+            if "empty key" not in str(exc):
+                raise
+
+    async def close(self) -> None:
+        await self._pool.aclose()
+
+    async def _run(self, awaitable: Any) -> Any:
+        try:
+            return await awaitable
+        except InvalidParams:
+            raise
+        except Exception as exc:
+            raise self._translate(exc) from exc
+
+    def _translate(self, exc: Exception) -> StoreError:
+        if isinstance(exc, StoreError):
+            return exc
+        if isinstance(exc, rexc.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
+            return StoreAuthError(f"Authentication to FalkorDB at {self.where} failed: {exc}")
+        if isinstance(exc, (rexc.ConnectionError, rexc.TimeoutError, TimeoutError, OSError)):
+            return StoreTimeout(f"Cannot reach FalkorDB at {self.where}: {exc}")
+        if isinstance(exc, rexc.ResponseError) and "Query timed out" in str(exc):
+            return StoreTimeout(f"Query timed out: {exc}")
+        return StoreError(f"FalkorDB error: {exc}")

@@ -1,0 +1,236 @@
+"""The `kg` toolset (spec 002): entity, relationship and observation CRUD scoped by project_id."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from polyg.core.app import Services
+from polyg.tools.registry import Params, Toolset
+
+kg = Toolset("kg")
+
+Direction = Literal["incoming", "outgoing", "both"]
+LIMIT = Field(default=50, ge=1, le=1000, description="Maximum number of results (1-1000).")
+
+
+# --- result shapes -------------------------------------------------------------------------
+
+
+class ObservationOut(BaseModel):
+    id: str
+    text: str
+
+
+class EntityOut(BaseModel):
+    id: str
+    name: str
+    type: str
+    description: str
+    parentId: str | None
+    created_at: str | None = None
+    updated_at: str | None = None
+    observations: list[ObservationOut] = []
+
+
+class EntityResult(BaseModel):
+    entity: EntityOut
+
+
+class EntitySummary(BaseModel):
+    id: str
+    name: str
+    type: str
+
+
+class EntityList(BaseModel):
+    entities: list[EntitySummary]
+
+
+class RelationshipOut(BaseModel):
+    id: str
+    source_id: str
+    target_id: str
+    type: str
+    description: str
+
+
+class RelationshipResult(BaseModel):
+    relationship: RelationshipOut
+
+
+class RelationshipList(BaseModel):
+    relationships: list[RelationshipOut]
+
+
+class RelationRef(BaseModel):
+    id: str
+    type: str
+    direction: Literal["incoming", "outgoing"]
+
+
+class RelatedEntity(BaseModel):
+    entity: EntitySummary
+    relationship: RelationRef
+
+
+class RelatedEntities(BaseModel):
+    related_entities: list[RelatedEntity]
+
+
+class ObservationResult(BaseModel):
+    observation: ObservationOut
+
+
+# --- parameters ----------------------------------------------------------------------------
+
+
+class CreateEntity(Params):
+    name: str = Field(description="Entity name, e.g. 'src/utils.ts'.")
+    type: str = Field(description="Entity type, e.g. 'file', 'class', 'function'.")
+    description: str = ""
+    observations: list[str] = Field(default_factory=list, description="Optional initial observations.")
+    parentId: str | None = Field(default=None, description="Optional id of a parent entity.")
+
+
+class EntityRef(Params):
+    entity_id: str
+
+
+class ListEntities(Params):
+    type: str | None = Field(default=None, description="Only entities of this type.")
+    name_contains: str | None = Field(default=None, description="Case-insensitive part of the name.")
+    limit: int = LIMIT
+    offset: int = Field(default=0, ge=0, description="Skip this many entities (for paging).")
+
+
+class UpdateDescription(Params):
+    entity_id: str
+    description: str
+
+
+class CreateRelationship(Params):
+    source_id: str
+    target_id: str
+    type: str = Field(description="Relationship type: letters, digits and '_', e.g. 'imports'.")
+    description: str = ""
+
+
+class RelationshipQuery(Params):
+    entity_id: str
+    relationship_type: str | None = None
+    direction: Direction = "both"
+    limit: int = LIMIT
+
+
+class RelationshipRef(Params):
+    relationship_id: str
+
+
+class AddObservation(Params):
+    entity_id: str
+    observation: str
+
+
+class ObservationRef(Params):
+    entity_id: str
+    observation_id: str
+
+
+# --- tools ---------------------------------------------------------------------------------
+
+
+@kg.tool(CreateEntity, EntityResult, title="Create entity")
+async def create_entity(s: Services, p: CreateEntity) -> dict[str, Any]:
+    """Create an entity (name, type, optional description, initial observations and parent)."""
+    entity = await s.entities.create(
+        s.project(p.project_id),
+        name=p.name,
+        type_=p.type,
+        description=p.description,
+        observations=p.observations,
+        parent_id=p.parentId,
+    )
+    return {"entity": entity}
+
+
+@kg.tool(EntityRef, EntityResult, read_only=True, title="Get entity")
+async def get_entity(s: Services, p: EntityRef) -> dict[str, Any]:
+    """Get an entity by id, with its observations."""
+    return {"entity": await s.entities.get(s.project(p.project_id), p.entity_id)}
+
+
+@kg.tool(ListEntities, EntityList, read_only=True, title="List entities")
+async def list_entities(s: Services, p: ListEntities) -> dict[str, Any]:
+    """List entities, optionally filtered by type and by part of the name; at most `limit` (default 50)."""
+    entities = await s.entities.find(
+        s.project(p.project_id), type_=p.type, name_contains=p.name_contains, limit=p.limit, offset=p.offset
+    )
+    return {"entities": entities}
+
+
+@kg.tool(UpdateDescription, idempotent=True, title="Update entity description")
+async def update_entity_description(s: Services, p: UpdateDescription) -> str:
+    """Replace an entity's description."""
+    await s.entities.update_description(s.project(p.project_id), p.entity_id, p.description)
+    return "Entity description updated successfully."
+
+
+@kg.tool(EntityRef, destructive=True, title="Delete entity")
+async def delete_entity(s: Services, p: EntityRef) -> str:
+    """Delete an entity, its observations and all its incoming and outgoing relationships."""
+    await s.entities.delete(s.project(p.project_id), p.entity_id)
+    return "Entity, its observations, and related relationships deleted."
+
+
+@kg.tool(CreateRelationship, RelationshipResult, title="Create relationship")
+async def create_relationship(s: Services, p: CreateRelationship) -> dict[str, Any]:
+    """Create a typed relationship from source_id to target_id (both entities of the project)."""
+    relationship = await s.relationships.create(
+        s.project(p.project_id),
+        source_id=p.source_id,
+        target_id=p.target_id,
+        type_=p.type,
+        description=p.description,
+    )
+    return {"relationship": relationship}
+
+
+@kg.tool(RelationshipQuery, RelationshipList, read_only=True, title="Get relationships")
+async def get_relationships(s: Services, p: RelationshipQuery) -> dict[str, Any]:
+    """Relationships of an entity, filtered by type and direction; at most `limit` (default 50)."""
+    rels = await s.relationships.list_for(
+        s.project(p.project_id), p.entity_id, type_=p.relationship_type, direction=p.direction, limit=p.limit
+    )
+    return {"relationships": rels}
+
+
+@kg.tool(RelationshipQuery, RelatedEntities, read_only=True, title="Get related entities")
+async def get_related_entities(s: Services, p: RelationshipQuery) -> dict[str, Any]:
+    """Entities connected to an entity, with the relationship that connects them; at most `limit`."""
+    related = await s.relationships.related(
+        s.project(p.project_id), p.entity_id, type_=p.relationship_type, direction=p.direction, limit=p.limit
+    )
+    return {"related_entities": related}
+
+
+@kg.tool(RelationshipRef, destructive=True, title="Delete relationship")
+async def delete_relationship(s: Services, p: RelationshipRef) -> str:
+    """Delete a relationship by id."""
+    await s.relationships.delete(s.project(p.project_id), p.relationship_id)
+    return "Relationship deleted."
+
+
+@kg.tool(AddObservation, ObservationResult, title="Add observation")
+async def add_observation(s: Services, p: AddObservation) -> dict[str, Any]:
+    """Add an observation (a fact, as a sentence) to an entity."""
+    observation = await s.entities.add_observation(s.project(p.project_id), p.entity_id, p.observation)
+    return {"observation": observation}
+
+
+@kg.tool(ObservationRef, destructive=True, title="Delete observation")
+async def delete_observation(s: Services, p: ObservationRef) -> str:
+    """Delete one observation of an entity."""
+    await s.entities.delete_observation(s.project(p.project_id), p.entity_id, p.observation_id)
+    return "Observation deleted."

@@ -1,0 +1,20 @@
+"""The toolsets polyg serves, by name (chosen with `--toolsets`)."""
+
+from __future__ import annotations
+
+from polyg.tools.kg import kg
+from polyg.tools.registry import Toolset, ToolSpec
+
+TOOLSETS: dict[str, Toolset] = {toolset.name: toolset for toolset in (kg,)}
+
+
+def enabled(names: list[str]) -> list[ToolSpec]:
+    """Tools of the named toolsets, each tool once even when two toolsets share it."""
+    seen: dict[str, ToolSpec] = {}
+    for name in names:
+        toolset = TOOLSETS.get(name)
+        if toolset is None:
+            continue  # a toolset named in config but not built yet serves nothing
+        for tool in toolset.tools:
+            seen.setdefault(tool.name, tool)
+    return list(seen.values())
