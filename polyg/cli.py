@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -30,7 +30,7 @@ def _settings(config: Path | None, **overrides: Any) -> Settings:
         _fail(exc)
 
 
-def _fail(exc: PolygError) -> Any:
+def _fail(exc: PolygError) -> NoReturn:
     print(f"Error: {exc.message} (code {exc.code})", file=sys.stderr)
     raise typer.Exit(2)
 
@@ -139,6 +139,114 @@ def status(store: StoreOpt = None, data_dir: DataDirOpt = None, config: ConfigOp
 
     print(f"store: {Polyg(settings).store_description}")
     print(f"projects ({len(projects)}): {', '.join(projects) or '-'}")
+
+
+FormatOpt = Annotated[str, typer.Option("--format", help="memory-jsonl or json (import: auto by content).")]
+
+
+async def _with_core(settings: Settings, work: Any) -> Any:
+    from polyg.core.app import Polyg
+
+    core = Polyg(settings)
+    try:
+        return await work(await core.ready())
+    finally:
+        await core.close()
+
+
+def _detect_format(path: Path) -> str:
+    with path.open(encoding="utf-8") as fh:
+        head = fh.read(64).lstrip()
+    return "json" if head.startswith("{") and '"format"' in head else "memory-jsonl"
+
+
+@app.command("import")
+def import_(
+    path: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="File to load.")],
+    fmt: FormatOpt = "auto",
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, max=1000)] = 256,
+    project: ProjectOpt = None,
+    store: StoreOpt = None,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Load a memory-server JSONL file (or a polyg JSON export) into a project, in batches."""
+    import json
+
+    from rich.progress import Progress
+
+    settings = _settings(config, project=project, store=store, data_dir=data_dir)
+    kind = _detect_format(path) if fmt == "auto" else fmt
+    if kind not in ("memory-jsonl", "json"):
+        _fail(PolygError(f"Unknown format {fmt!r}: use memory-jsonl or json.", code=4002))
+    total = sum(1 for line in path.open(encoding="utf-8") if line.strip()) if kind == "memory-jsonl" else None
+
+    async def work(services: Any) -> Any:
+        from polyg.core.transfer import Transfer
+
+        transfer = Transfer(services.named)
+        target = services.project(None)
+        with Progress(transient=False) as bar:
+            task = bar.add_task(f"importing into {target}", total=total)
+
+            def advance(n: int) -> None:
+                bar.advance(task, n)
+
+            if kind == "json":
+                document = json.loads(path.read_text(encoding="utf-8"))
+                bar.update(task, total=len(document.get("entities", [])) + len(document.get("relationships", [])))
+                return await transfer.import_json(target, document, batch_size=batch_size, progress=advance)
+            with path.open(encoding="utf-8") as lines:
+                return await transfer.import_memory_jsonl(target, lines, batch_size=batch_size, progress=advance)
+
+    try:
+        report = asyncio.run(_with_core(settings, work))
+    except PolygError as exc:
+        _fail(exc)
+    print(
+        f"created {report.entities_created} entities, {report.relations_created} relations; "
+        f"added {report.observations_added} observations; skipped {len(report.skipped)} lines",
+        file=sys.stderr,
+    )
+    for number, reason in report.skipped[:20]:
+        print(f"  skipped{f' line {number}' if number else ''}: {reason}", file=sys.stderr)
+    if len(report.skipped) > 20:
+        print(f"  ... and {len(report.skipped) - 20} more", file=sys.stderr)
+
+
+@app.command()
+def export(
+    fmt: FormatOpt = "json",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default stdout).")] = None,
+    project: ProjectOpt = None,
+    store: StoreOpt = None,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Write a project as memory-server JSONL or as polyg JSON (everything polyg stores)."""
+    if fmt not in ("memory-jsonl", "json"):
+        _fail(PolygError(f"Unknown format {fmt!r}: use memory-jsonl or json.", code=4002))
+    settings = _settings(config, project=project, store=store, data_dir=data_dir)
+
+    async def work(services: Any) -> int:
+        from polyg.core.transfer import Transfer
+
+        transfer = Transfer(services.named)
+        target = services.project(None)
+        out = output.open("w", encoding="utf-8") if output else sys.stdout
+        try:
+            if fmt == "json":
+                return await transfer.export_json(target, out)
+            return await transfer.export_memory_jsonl(target, out)
+        finally:
+            if output:
+                out.close()
+
+    try:
+        count = asyncio.run(_with_core(settings, work))
+    except PolygError as exc:
+        _fail(exc)
+    print(f"exported {count} items", file=sys.stderr)
 
 
 def main() -> None:

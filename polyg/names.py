@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from polyg.errors import InvalidParams
 
@@ -28,6 +28,13 @@ def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def timestamps(count: int) -> list[str]:
+    """`count` increasing timestamps one microsecond apart, so items written together
+    (observations of one entity) keep their order when sorted by time."""
+    start = datetime.now(UTC)
+    return [(start + timedelta(microseconds=i)).strftime("%Y-%m-%dT%H:%M:%S.%fZ") for i in range(count)]
+
+
 def check_project_id(project_id: str) -> str:
     if not isinstance(project_id, str) or not PROJECT_ID.match(project_id):
         raise InvalidParams(
@@ -43,9 +50,7 @@ def graph_key(project_id: str) -> str:
 
 def check_type_name(name: str, what: str = "relationship type") -> str:
     if not isinstance(name, str) or not TYPE_NAME.match(name):
-        raise InvalidParams(
-            f"Invalid {what} {name!r}: use 1-64 letters, digits or '_', not starting with a digit."
-        )
+        raise InvalidParams(f"Invalid {what} {name!r}: use 1-64 letters, digits or '_', not starting with a digit.")
     if name.upper() in RESERVED_TYPES:
         raise InvalidParams(f"Invalid {what} {name!r}: the name is reserved by polyg.")
     return name

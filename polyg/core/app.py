@@ -15,7 +15,9 @@ from typing import Literal
 from polyg.config import Settings
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
+from polyg.core.named import NamedGraph
 from polyg.core.relationships import RelationshipService
+from polyg.core.search import SearchService
 from polyg.embed import Embedder, create_embedder
 from polyg.errors import PolygError, StoreNotReady
 from polyg.names import check_project_id
@@ -36,6 +38,8 @@ class Services:
     ctx: GraphContext
     entities: EntityService
     relationships: RelationshipService
+    named: NamedGraph
+    search: SearchService
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
@@ -98,23 +102,33 @@ class Polyg:
             warm.cancel()
             raise
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
-        services = Services(settings, store, ctx, EntityService(ctx), RelationshipService(ctx))
+        services = Services(
+            settings,
+            store,
+            ctx,
+            EntityService(ctx),
+            RelationshipService(ctx),
+            NamedGraph(ctx),
+            SearchService(ctx),
+        )
         self._services = services
         log.info("store ready", extra={"store": self.store_description})
         return services
 
     async def _open_store(self) -> FalkorStore:
         settings = self.settings
-        common = {"pool_size": settings.store_pool_size, "timeout_s": settings.store_timeout_s}
+        pool, timeout = settings.store_pool_size, settings.store_timeout_s
         if settings.server_url:
-            store = FalkorStore.from_url(settings.server_url, password=settings.falkordb_password, **common)
+            store = FalkorStore.from_url(
+                settings.server_url, password=settings.falkordb_password, pool_size=pool, timeout_s=timeout
+            )
         else:
             from polyg.store.embedded import EmbeddedFalkor
 
             embedded = EmbeddedFalkor(settings.data_dir / "db")
             self._embedded = embedded
             socket = await asyncio.to_thread(embedded.start)
-            store = FalkorStore(unix_socket=socket, **common)
+            store = FalkorStore(unix_socket=socket, pool_size=pool, timeout_s=timeout)
         try:
             await store.wait_until_loaded(settings.store_open_timeout_s)
         except PolygError:

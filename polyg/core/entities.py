@@ -11,12 +11,23 @@ from typing import Any
 from polyg.core import limits
 from polyg.core.graph import GraphContext
 from polyg.errors import InvalidParams, NotFound
-from polyg.names import TYPE_NAME, new_id, now_iso
+from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
 
 ENTITY_FIELDS = "e {.id, .name, .type, .summary, .parent_id, .created_at, .updated_at}"
-OBSERVATIONS = "collect(o {.id, .text})"
+# FalkorDB before 4.18 projects a null (no OPTIONAL MATCH hit) to {id: NULL, text: NULL}, which
+# collect() keeps; the CASE turns it back into a null that collect() drops.
+OBSERVATIONS = "collect(CASE WHEN o IS NULL THEN NULL ELSE o {.id, .text} END)"
 # Labels polyg gives its own nodes; an entity type never adds one of these as a second label.
 OWN_LABELS = frozenset({"Entity", "Observation", "PolygMeta", "RelationshipType", "Event"})
+# Follows a MATCH binding `e`: deletes the entities, their observations and relationships,
+# and clears the parent of their children. Returns how many entities were deleted.
+DELETE_ENTITY_TAIL = (
+    "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
+    "WITH e, collect(o) AS obs FOREACH (x IN obs | DELETE x) "
+    "WITH e OPTIONAL MATCH (c:Entity {parent_id: e.id}) "
+    "WITH e, collect(c) AS kids FOREACH (k IN kids | SET k.parent_id = NULL) "
+    "WITH e, e.id AS gone DETACH DELETE e RETURN count(gone)"
+)
 
 
 def entity_text(name: str, type_: str, description: str, observations: list[str]) -> str:
@@ -72,8 +83,8 @@ class EntityService:
         now = now_iso()
         entity_id = new_id("ent")
         obs = [
-            {"id": new_id("obs"), "text": text, "emb": vec}
-            for text, vec in zip(obs_texts, vectors[1:], strict=True)
+            {"id": new_id("obs"), "text": text, "emb": vec, "at": at}
+            for text, vec, at in zip(obs_texts, vectors[1:], timestamps(len(obs_texts)), strict=True)
         ]
         label = type_label(type_)
         labels = "Entity" + (f":{label}" if label else "")
@@ -83,7 +94,7 @@ class EntityService:
             parent_match + f"CREATE (e:{labels} {{id: $id, name: $name, type: $type, summary: $summary, "
             "parent_id: $parent, created_at: $now, updated_at: $now, embedding: vecf32($emb)}) "
             "FOREACH (o IN $obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation "
-            "{id: o.id, text: o.text, created_at: $now, embedding: vecf32(o.emb)})) "
+            "{id: o.id, text: o.text, created_at: o.at, embedding: vecf32(o.emb)})) "
             f"RETURN {ENTITY_FIELDS}",
             {
                 "id": entity_id,
@@ -154,15 +165,7 @@ class EntityService:
 
     async def delete(self, project: str, entity_id: str) -> None:
         """Delete the entity, its observations and relationships; its children lose their parent."""
-        rows = await self.ctx.write(
-            project,
-            "MATCH (e:Entity {id: $id}) OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
-            "WITH e, collect(o) AS obs FOREACH (x IN obs | DELETE x) "
-            "WITH e OPTIONAL MATCH (c:Entity {parent_id: e.id}) "
-            "WITH e, collect(c) AS kids FOREACH (k IN kids | SET k.parent_id = NULL) "
-            "WITH e, e.id AS gone DETACH DELETE e RETURN count(gone)",
-            {"id": entity_id},
-        )
+        rows = await self.ctx.write(project, "MATCH (e:Entity {id: $id}) " + DELETE_ENTITY_TAIL, {"id": entity_id})
         if rows[0][0] == 0:
             raise NotFound(f"Entity {entity_id} not found.")
 
@@ -181,7 +184,14 @@ class EntityService:
                 "MATCH (e:Entity {id: $id}) CREATE (e)-[:HAS_OBSERVATION]->(o:Observation "
                 "{id: $oid, text: $text, created_at: $now, embedding: vecf32($oemb)}) "
                 "SET e.embedding = vecf32($eemb), e.updated_at = $now RETURN o.id",
-                {"id": entity_id, "oid": obs_id, "text": text, "now": now, "oemb": obs_vec, "eemb": entity_vec},
+                {
+                    "id": entity_id,
+                    "oid": obs_id,
+                    "text": text,
+                    "now": now,
+                    "oemb": obs_vec,
+                    "eemb": entity_vec,
+                },
             )
         if not rows:
             raise NotFound(f"Entity {entity_id} not found.")
@@ -191,22 +201,17 @@ class EntityService:
         async with self.ctx.entity_lock(project, entity_id):
             rows = await self.ctx.write(
                 project,
-                "MATCH (e:Entity {id: $id})-[:HAS_OBSERVATION]->(o:Observation {id: $oid}) "
-                "DELETE o RETURN e.id",
+                "MATCH (e:Entity {id: $id})-[:HAS_OBSERVATION]->(o:Observation {id: $oid}) DELETE o RETURN e.id",
                 {"id": entity_id, "oid": observation_id},
             )
             if not rows:
-                raise NotFound(
-                    f"Observation {observation_id} not found or does not belong to entity {entity_id}."
-                )
+                raise NotFound(f"Observation {observation_id} not found or does not belong to entity {entity_id}.")
             await self._reembed(project, entity_id)
 
     async def _reembed(self, project: str, entity_id: str) -> None:
         current = await self.get(project, entity_id)
         texts = [o["text"] for o in current["observations"]]
-        [vector] = await self.ctx.embed(
-            [entity_text(current["name"], current["type"], current["description"], texts)]
-        )
+        [vector] = await self.ctx.embed([entity_text(current["name"], current["type"], current["description"], texts)])
         await self.ctx.write(
             project,
             "MATCH (e:Entity {id: $id}) SET e.embedding = vecf32($emb), e.updated_at = $now",

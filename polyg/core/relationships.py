@@ -97,7 +97,10 @@ class RelationshipService:
             "o.id, o.name, o.type",
         )
         return [
-            {"entity": {"id": oid, "name": name, "type": otype}, "relationship": {"id": rid, "type": t, "direction": d}}
+            {
+                "entity": {"id": oid, "name": name, "type": otype},
+                "relationship": {"id": rid, "type": t, "direction": d},
+            }
             for rid, t, d, oid, name, otype in rows
         ]
 

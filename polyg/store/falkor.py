@@ -80,20 +80,30 @@ class FalkorStore:
                 return
             except rexc.BusyLoadingError:
                 if loop.time() > deadline:
-                    raise StoreTimeout(f"FalkorDB at {self.where} still loading after {timeout_s:.0f} s.")
+                    raise StoreTimeout(f"FalkorDB at {self.where} still loading after {timeout_s:.0f} s.") from None
                 await asyncio.sleep(0.05)
             except Exception as exc:
                 raise self._translate(exc) from exc
 
     async def query(
-        self, project: str, cypher: str, params: dict[str, Any] | None = None, *, timeout_ms: int | None = None
+        self,
+        project: str,
+        cypher: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout_ms: int | None = None,
     ) -> list[Row]:
         graph = self._db.select_graph(graph_key(project))
         result = await self._run(graph.query(cypher, params, timeout=timeout_ms))
         return list(result.result_set)
 
     async def ro_query(
-        self, project: str, cypher: str, params: dict[str, Any] | None = None, *, timeout_ms: int | None = None
+        self,
+        project: str,
+        cypher: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout_ms: int | None = None,
     ) -> list[Row]:
         graph = self._db.select_graph(graph_key(project))
         try:

@@ -25,8 +25,7 @@ PROMPTS: tuple[PromptSpec, ...] = (
     PromptSpec(
         "link_entities",
         "Create a relationship between two entities (expected call: create_relationship).",
-        "In project '{project_id}', create an '{type}' relationship from entity '{source_id}' "
-        "to entity '{target_id}'.",
+        "In project '{project_id}', create an '{type}' relationship from entity '{source_id}' to entity '{target_id}'.",
         (
             PROJECT_ARG,
             ("type", "Relationship type.", "imports"),

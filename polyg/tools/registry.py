@@ -81,9 +81,7 @@ class Toolset:
                 open_world_hint=False,
             )
             description = " ".join((fn.__doc__ or "").split())
-            self.tools.append(
-                ToolSpec(fn.__name__, description, params, output, annotations, fn, self.name)
-            )
+            self.tools.append(ToolSpec(fn.__name__, description, params, output, annotations, fn, self.name))
             return fn
 
         return register

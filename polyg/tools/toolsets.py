@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from polyg.tools.kg import kg
+from polyg.tools.memory_compat import memory_compat
 from polyg.tools.registry import Toolset, ToolSpec
 
-TOOLSETS: dict[str, Toolset] = {toolset.name: toolset for toolset in (kg,)}
+TOOLSETS: dict[str, Toolset] = {toolset.name: toolset for toolset in (kg, memory_compat)}
 
 
 def enabled(names: list[str]) -> list[ToolSpec]:

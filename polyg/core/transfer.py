@@ -1,0 +1,264 @@
+"""Import and export of a project: the official memory server's JSONL, and polyg's own JSON.
+
+`memory-jsonl`: lines `{"type": "entity", "name", "entityType", "observations"}` and
+`{"type": "relation", "from", "to", "relationType"}`. Importing is idempotent: entities are
+matched by name, observations and relations already present are skipped.
+
+`json`: everything polyg stores (ids, descriptions, parents, timestamps, relationship
+properties); importing it restores those exactly. Embeddings are derived data: they are not
+exported, and are recomputed on import.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from polyg.core.entities import entity_text
+from polyg.core.named import NamedGraph, stored_type
+from polyg.errors import InvalidParams
+
+Progress = Callable[[int], None]  # called with the number of items just processed
+PAGE = 1000
+JSON_FORMAT = "polyg-export"
+
+
+@dataclass
+class ImportReport:
+    entities_created: int = 0
+    observations_added: int = 0
+    relations_created: int = 0
+    skipped: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "entities_created": self.entities_created,
+            "observations_added": self.observations_added,
+            "relations_created": self.relations_created,
+            "skipped": [{"line": n, "reason": r} for n, r in self.skipped],
+        }
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def parse_memory_jsonl(lines: TextIO, report: ImportReport) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    entities: list[dict[str, Any]] = []
+    relations: list[dict[str, str]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            report.skipped.append((number, f"not JSON: {exc.msg}"))
+            continue
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "entity" and isinstance(item.get("name"), str) and isinstance(item.get("entityType"), str):
+            observations = item.get("observations", [])
+            if not _is_str_list(observations):
+                report.skipped.append((number, "observations must be a list of strings"))
+                continue
+            if not item["name"].strip() or not item["entityType"].strip():
+                report.skipped.append((number, "empty name or entityType"))
+                continue
+            entities.append({"name": item["name"], "entityType": item["entityType"], "observations": observations})
+        elif kind == "relation" and all(
+            isinstance(item.get(k), str) and item[k].strip() for k in ("from", "to", "relationType")
+        ):
+            relations.append({"from": item["from"], "to": item["to"], "relationType": item["relationType"]})
+        else:
+            report.skipped.append((number, "not an entity or relation line with the required fields"))
+    return entities, relations
+
+
+def _batches(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class Transfer:
+    def __init__(self, named: NamedGraph) -> None:
+        self.named = named
+        self.ctx = named.ctx
+
+    async def import_memory_jsonl(
+        self, project: str, lines: TextIO, *, batch_size: int = 256, progress: Progress | None = None
+    ) -> ImportReport:
+        report = ImportReport()
+        entities, relations = parse_memory_jsonl(lines, report)
+        merged: dict[str, dict[str, Any]] = {}
+        for entity in entities:  # a name may appear on several lines: merge them
+            into = merged.setdefault(entity["name"], {**entity, "observations": []})
+            into["observations"] += [o for o in entity["observations"] if o not in into["observations"]]
+        for batch in _batches(list(merged.values()), batch_size):
+            created = await self.named.create_entities(project, batch)
+            report.entities_created += len(created)
+            made = {e["name"] for e in created}
+            extra = [
+                {"entityName": e["name"], "contents": e["observations"]}
+                for e in batch
+                if e["name"] not in made and e["observations"]
+            ]
+            if extra:
+                added = await self.named.add_observations(project, extra)
+                report.observations_added += sum(len(a["addedObservations"]) for a in added)
+            if progress:
+                progress(len(batch))
+        for batch in _batches(relations, batch_size * 4):
+            ids = await self.named.ids_by_name(project, [n for r in batch for n in (r["from"], r["to"])])
+            known = [r for r in batch if r["from"] in ids and r["to"] in ids]
+            for r in batch:
+                if r not in known:
+                    report.skipped.append((0, f"relation {r['from']!r} -> {r['to']!r}: unknown entity"))
+            if known:
+                report.relations_created += len(await self.named.create_relations(project, known))
+            if progress:
+                progress(len(batch))
+        return report
+
+    async def export_memory_jsonl(self, project: str, out: TextIO) -> int:
+        count = 0
+        offset = 0
+        while True:
+            ids, more = await self.named.page(project, offset, PAGE)
+            for entity in await self.named.entities(project, ids):
+                out.write(json.dumps({"type": "entity", **entity}, ensure_ascii=False) + "\n")
+                count += 1
+            offset += len(ids)
+            if not more:
+                break
+        async for rel in self._relationships(project):
+            line = {"type": "relation", "from": rel["from"], "to": rel["to"], "relationType": rel["text"]}
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            count += 1
+        return count
+
+    async def export_json(self, project: str, out: TextIO) -> int:
+        """Write the project as one JSON document, streamed entity by entity."""
+        out.write(json.dumps({"format": JSON_FORMAT, "version": 1, "project": project})[:-1])
+        out.write(', "entities": [\n')
+        count = 0
+        after = ""
+        while True:
+            rows = await self.ctx.read(
+                project,
+                "MATCH (e:Entity) WHERE e.id > $after WITH e ORDER BY e.id LIMIT $page "
+                "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) WITH e, o ORDER BY o.created_at, o.id "
+                "RETURN e {.id, .name, .type, .summary, .parent_id, .created_at, .updated_at} AS entity, "
+                "collect(o {.id, .text, .created_at}) AS observations ORDER BY entity.id",
+                {"after": after, "page": PAGE},
+            )
+            for entity, observations in rows:
+                description = entity.pop("summary", "") or ""
+                item = {**entity, "description": description, "observations": observations}
+                out.write(("" if count == 0 else ",\n") + json.dumps(item, ensure_ascii=False))
+                count += 1
+            if len(rows) < PAGE:
+                break
+            after = rows[-1][0]["id"]
+        out.write('\n], "relationships": [\n')
+        first = True
+        async for rel in self._relationships(project):
+            out.write(("" if first else ",\n") + json.dumps(rel, ensure_ascii=False))
+            first = False
+            count += 1
+        out.write("\n]}\n")
+        return count
+
+    async def _relationships(self, project: str) -> Any:
+        after = ""
+        while True:
+            rows = await self.ctx.read(
+                project,
+                "MATCH (a:Entity)-[r]->(b:Entity) WHERE r.id > $after "
+                "RETURN r.id, a.id, a.name, b.id, b.name, type(r), properties(r) ORDER BY r.id LIMIT $page",
+                {"after": after, "page": PAGE},
+            )
+            for rid, aid, aname, bid, bname, rtype, props in rows:
+                props = dict(props)
+                yield {
+                    "id": rid,
+                    "source_id": aid,
+                    "target_id": bid,
+                    "from": aname,
+                    "to": bname,
+                    "type": rtype,
+                    "text": props.pop("label", None) or rtype,
+                    "description": props.pop("description", "") or "",
+                    "created_at": props.pop("created_at", None),
+                    "properties": {k: v for k, v in props.items() if k != "id"},
+                }
+            if len(rows) < PAGE:
+                return
+            after = rows[-1][0]
+
+    async def import_json(
+        self,
+        project: str,
+        document: dict[str, Any],
+        *,
+        batch_size: int = 256,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        if document.get("format") != JSON_FORMAT:
+            raise InvalidParams(f'Not a polyg export (expected "format": "{JSON_FORMAT}").')
+        report = ImportReport()
+        for batch in _batches(list(document.get("entities", [])), batch_size):
+            report.entities_created += await self._restore_entities(project, batch)
+            if progress:
+                progress(len(batch))
+        for batch in _batches(list(document.get("relationships", [])), batch_size * 4):
+            rows = [
+                {
+                    "id": r["id"],
+                    "a": r["source_id"],
+                    "b": r["target_id"],
+                    "type": r["type"] if r.get("text", r["type"]) == r["type"] else stored_type(r["text"]),
+                    "text": r.get("text") or r["type"],
+                    "description": r.get("description", ""),
+                    "created_at": r.get("created_at"),
+                    "props": r.get("properties") or {},
+                }
+                for r in batch
+            ]
+            report.relations_created += len(await self.named.write_relations(project, rows, same="id"))
+            if progress:
+                progress(len(batch))
+        return report
+
+    async def _restore_entities(self, project: str, batch: list[dict[str, Any]]) -> int:
+        existing = await self.ctx.read(
+            project,
+            "UNWIND $ids AS id MATCH (e:Entity {id: id}) RETURN e.id",
+            {"ids": [e["id"] for e in batch]},
+        )
+        have = {row[0] for row in existing}
+        fresh = [e for e in batch if e["id"] not in have]
+        if not fresh:
+            return 0
+        texts = [
+            entity_text(e["name"], e["type"], e.get("description", ""), [o["text"] for o in e.get("observations", [])])
+            for e in fresh
+        ]
+        texts += [o["text"] for e in fresh for o in e.get("observations", [])]
+        vectors = iter(await self.ctx.embed(texts))
+        rows = [
+            {
+                "id": e["id"],
+                "name": e["name"],
+                "type": e["type"],
+                "summary": e.get("description", ""),
+                "parent_id": e.get("parent_id"),
+                "created_at": e.get("created_at"),
+                "updated_at": e.get("updated_at"),
+                "emb": next(vectors),
+            }
+            for e in fresh
+        ]
+        for row, entity in zip(rows, fresh, strict=True):
+            row["obs"] = [{**o, "emb": next(vectors)} for o in entity.get("observations", [])]
+        return len(await self.named.write_entities(project, rows, unique_names=False))
