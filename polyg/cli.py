@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -64,12 +65,19 @@ def serve(
     from polyg.logs import setup_logging
 
     setup_logging(settings.log_level, settings.resolved_log_dir)
+    # SIGTERM (what process managers send) takes the same path as Ctrl-C: the server stops,
+    # and the embedded database is shut down cleanly if no other polyg process uses it.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         asyncio.run(_serve(settings))
     except PolygError as exc:
         _fail(exc)
     except KeyboardInterrupt:
         pass
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 async def _serve(settings: Settings) -> None:
