@@ -113,8 +113,7 @@ def build_http_app(core: Polyg) -> ASGIApp:
 def check_bind(host: str, api_key: str | None) -> None:
     if not is_loopback(host) and not api_key:
         raise ConfigError(
-            f"Refusing to serve on {host} without an API key: set --api-key or POLYG_API_KEY, "
-            "or bind 127.0.0.1."
+            f"Refusing to serve on {host} without an API key: set --api-key or POLYG_API_KEY, or bind 127.0.0.1."
         )
 
 

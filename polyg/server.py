@@ -144,9 +144,7 @@ async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequ
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt {params.name!r}")
     return types.GetPromptResult(
         description=prompt.description,
-        messages=[
-            types.PromptMessage(role="user", content=types.TextContent(text=render(prompt, params.arguments)))
-        ],
+        messages=[types.PromptMessage(role="user", content=types.TextContent(text=render(prompt, params.arguments)))],
     )
 
 

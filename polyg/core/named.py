@@ -15,7 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.entities import DELETE_ENTITY_TAIL, entity_text, type_label
+from polyg.core.entities import DELETE_ENTITY_TAIL, REPLACE_EMBEDDING, entity_text, type_label
 from polyg.core.graph import GraphContext
 from polyg.errors import NotFound, PayloadTooLarge
 from polyg.names import RESERVED_TYPES, TYPE_NAME, new_id, now_iso, timestamps
@@ -261,7 +261,8 @@ class NamedGraph:
         ]
         await self.ctx.write(
             project,
-            "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) SET e.embedding = vecf32(r.emb), e.updated_at = $now "
+            "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) SET e.updated_at = $now "
+            f"{REPLACE_EMBEDDING.format(vector='r.emb')} "
             "FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, text: o.text, "
             "created_at: o.created_at, embedding: vecf32(o.emb)}))",
             {"rows": rows, "now": now_iso()},
@@ -318,7 +319,8 @@ class NamedGraph:
         vectors = await self.ctx.embed([entity_text(n, t, s or "", obs) for _, n, t, s, obs in rows])
         await self.ctx.write(
             project,
-            "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) SET e.embedding = vecf32(r.emb), e.updated_at = $now",
+            "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) SET e.updated_at = $now "
+            f"{REPLACE_EMBEDDING.format(vector='r.emb')}",
             {
                 "rows": [{"id": row[0], "emb": vec} for row, vec in zip(rows, vectors, strict=True)],
                 "now": now_iso(),

