@@ -8,13 +8,15 @@ apply (`FALKORDB_HOST`, `FALKORDB_PORT`, `FALKORDB_PASSWORD`, `EMBEDDING_MODEL`,
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import AliasChoices, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from polyg.errors import ConfigError, InvalidConfigFormat, MissingConfigFile
 
@@ -42,7 +44,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(extra="forbid", populate_by_name=True)
 
     project: str = _env("project")
-    toolsets: list[str] = _env("toolsets")
+    # NoDecode: the environment gives lists comma-separated (as the flags do), not only as JSON.
+    toolsets: Annotated[list[str], NoDecode] = _env("toolsets")
     # Store: a `falkor://[:password@]host:port` URL selects server mode; otherwise embedded.
     store: str | None = _env("store")
     falkordb_host: str | None = _env("falkordb_host", "FALKORDB_HOST")
@@ -63,7 +66,7 @@ class Settings(BaseSettings):
     host: str = _env("host")
     port: int = _env("port", "PORT")
     api_key: str | None = _env("api_key")
-    allowed_origins: list[str] = _env("allowed_origins")
+    allowed_origins: Annotated[list[str], NoDecode] = _env("allowed_origins")
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = _env("log_level", "LOG_LEVEL")
     log_dir: Path | None = _env("log_dir")
@@ -82,8 +85,7 @@ class Settings(BaseSettings):
     @field_validator("toolsets", mode="before")
     @classmethod
     def _split_toolsets(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
+        value = _split(value)
         if isinstance(value, list):
             unknown = sorted(set(value) - set(ALL_TOOLSETS))
             if unknown:
@@ -93,9 +95,7 @@ class Settings(BaseSettings):
     @field_validator("allowed_origins", mode="before")
     @classmethod
     def _split_origins(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return value
+        return _split(value)
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -114,6 +114,18 @@ class Settings(BaseSettings):
     @property
     def resolved_log_dir(self) -> Path:
         return self.log_dir or self.data_dir / "logs"
+
+
+def _split(value: Any) -> Any:
+    """A list from `a,b` or a JSON list `["a", "b"]` (how the environment gives lists)."""
+    if not isinstance(value, str):
+        return value
+    if value.strip().startswith("["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            pass
+    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 DEFAULTS: dict[str, Any] = {
@@ -173,6 +185,8 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
             f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}" for err in exc.errors()
         )
         raise ConfigError(f"Invalid configuration: {problems}") from exc
+    except SettingsError as exc:  # an environment value pydantic-settings cannot parse
+        raise ConfigError(f"Invalid configuration: {exc}") from exc
 
 
 def _environment_fields() -> set[str]:

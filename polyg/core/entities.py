@@ -34,6 +34,12 @@ DELETE_ENTITY_TAIL = (
 )
 
 
+async def exists(ctx: GraphContext, project: str, cypher: str, params: dict[str, Any]) -> bool:
+    """Whether a read finds a row. Checked before a write that may fail, because the first write
+    to a project creates its graph (schema, indexes): a refused call must leave nothing behind."""
+    return bool(await ctx.read(project, cypher + " LIMIT 1", params))
+
+
 def entity_text(name: str, type_: str, description: str, observations: list[str]) -> str:
     """The text an entity is embedded from; name first, since the embedder truncates the tail."""
     head = f"{name} ({type_})" + (f": {description}" if description else "")
@@ -83,6 +89,8 @@ class EntityService:
         obs_texts = limits.batch(observations or [], "observations")
         if parent_id is not None:
             limits.name(parent_id, "parentId")
+            if not await exists(self.ctx, project, "MATCH (p:Entity {id: $id}) RETURN p.id", {"id": parent_id}):
+                raise NotFound(f"Parent entity {parent_id} not found.")
         vectors = await self.ctx.embed([entity_text(name, type_, description, obs_texts), *obs_texts])
         now = now_iso()
         entity_id = new_id("ent")
@@ -169,6 +177,8 @@ class EntityService:
 
     async def delete(self, project: str, entity_id: str) -> None:
         """Delete the entity, its observations and relationships; its children lose their parent."""
+        if not await exists(self.ctx, project, "MATCH (e:Entity {id: $id}) RETURN e.id", {"id": entity_id}):
+            raise NotFound(f"Entity {entity_id} not found.")
         rows = await self.ctx.write(project, "MATCH (e:Entity {id: $id}) " + DELETE_ENTITY_TAIL, {"id": entity_id})
         if rows[0][0] == 0:
             raise NotFound(f"Entity {entity_id} not found.")
@@ -203,11 +213,10 @@ class EntityService:
 
     async def delete_observation(self, project: str, entity_id: str, observation_id: str) -> None:
         async with self.ctx.entity_lock(project, entity_id):
-            rows = await self.ctx.write(
-                project,
-                "MATCH (e:Entity {id: $id})-[:HAS_OBSERVATION]->(o:Observation {id: $oid}) DELETE o RETURN e.id",
-                {"id": entity_id, "oid": observation_id},
-            )
+            match = "MATCH (e:Entity {id: $id})-[:HAS_OBSERVATION]->(o:Observation {id: $oid}) "
+            params = {"id": entity_id, "oid": observation_id}
+            found = await exists(self.ctx, project, match + "RETURN o.id", params)
+            rows = await self.ctx.write(project, match + "DELETE o RETURN e.id", params) if found else []
             if not rows:
                 raise NotFound(f"Observation {observation_id} not found or does not belong to entity {entity_id}.")
             await self._reembed(project, entity_id)

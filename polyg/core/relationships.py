@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from polyg.core import limits
+from polyg.core.entities import exists
 from polyg.core.graph import GraphContext
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import check_type_name, new_id, now_iso
@@ -34,6 +35,9 @@ class RelationshipService:
     ) -> dict[str, Any]:
         check_type_name(type_)
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
+        ends = {"src": source_id, "dst": target_id}
+        if not await exists(self.ctx, project, "MATCH (a:Entity {id: $src}), (b:Entity {id: $dst}) RETURN a.id", ends):
+            raise NotFound("Source or Target entity not found.")
         rel_id = new_id("rel")
         # The type is interpolated (Cypher cannot parameterise it); check_type_name made it safe.
         rows = await self.ctx.write(
@@ -105,6 +109,10 @@ class RelationshipService:
         ]
 
     async def delete(self, project: str, relationship_id: str) -> None:
+        if not await exists(
+            self.ctx, project, "MATCH (:Entity)-[r {id: $id}]->(:Entity) RETURN r.id", {"id": relationship_id}
+        ):
+            raise NotFound(f"Relationship {relationship_id} not found.")
         rows = await self.ctx.write(
             project,
             "MATCH (:Entity)-[r {id: $id}]->(:Entity) WITH r, r.id AS gone DELETE r RETURN count(gone)",

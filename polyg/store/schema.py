@@ -9,7 +9,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from polyg.errors import DimensionMismatch
+from polyg.errors import DimensionMismatch, StoreError
 from polyg.store.falkor import FalkorStore
 
 SCHEMA_VERSION = 1
@@ -72,7 +72,16 @@ async def ensure_schema(store: FalkorStore, project: str, *, model_id: str, dime
             "model, or export and re-import the project."
         )
     for statement in _missing_statements(await existing_indexes(store, project), dimension):
-        await store.query(project, statement)
+        try:
+            await store.query(project, statement)
+        except StoreError as exc:
+            # Another process on the same database (two servers on one data directory, or
+            # server mode) may have created it since we looked: that is what we wanted.
+            if "already indexed" not in str(exc):
+                raise
+    missing = _missing_statements(await existing_indexes(store, project), dimension)
+    if missing:
+        raise StoreError(f"Could not create the indexes of project {project!r}: {'; '.join(missing)}")
 
 
 @dataclass

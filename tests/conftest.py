@@ -1,0 +1,55 @@
+"""Shared fixtures: real `polyg serve` subprocesses driven through the official MCP client.
+
+`kg_server` (module scope, parametrized over stdio and HTTP) starts one server per transport
+and module; tests keep out of each other's way by working in their own `project`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.mcp_helpers import KG, kg_session, reap_embedded, redis_servers_under
+
+TRANSPORTS = ("stdio", "http")
+DEFAULT_PROJECT = "defproj"
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def servers_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Parent of every server directory; no embedded FalkorDB under it may outlive the session."""
+    root = tmp_path_factory.mktemp("srv")
+    yield root
+    leftovers = redis_servers_under(root)
+    for data_dir in root.glob("*/data"):
+        reap_embedded(data_dir)
+    assert not leftovers, f"redis-server processes left behind: {leftovers}"
+
+
+@pytest.fixture(scope="module", params=TRANSPORTS)
+async def kg_server(request: pytest.FixtureRequest, servers_root: Path) -> AsyncIterator[KG]:
+    """One kg server per transport and test module, default project `defproj`."""
+    transport = request.param
+    root = servers_root / f"{request.module.__name__.rsplit('.', 1)[-1]}-{transport}"
+    async with kg_session(transport, root, "--toolsets", "kg", "--project", DEFAULT_PROJECT) as kg:
+        kg.default_project = DEFAULT_PROJECT
+        yield kg
+
+
+@pytest.fixture
+def kg(kg_server: KG) -> KG:
+    return kg_server
+
+
+@pytest.fixture
+def project() -> str:
+    """A fresh project id per test, so tests sharing a server never see each other's data."""
+    return f"t_{uuid.uuid4().hex[:12]}"

@@ -1,0 +1,357 @@
+"""Helpers for tests that drive a real `polyg serve` subprocess through the MCP client.
+
+Every server gets its own directory (data, logs, HOME and XDG dirs), so nothing a test does
+touches the user's home or another test's database. Readiness is always polled, never slept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import anyio.to_thread
+import httpx
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+# The variables polyg reads; the developer's own values must not leak into a test server.
+_POLYG_ENV_PREFIXES = ("POLYG_", "FALKORDB_")
+_POLYG_ENV_NAMES = {"PORT", "LOG_LEVEL", "EMBEDDING_MODEL"}
+
+POLL_S = 0.05
+HEALTH_TIMEOUT_S = 60.0
+
+
+def free_port() -> int:
+    """A loopback port that was free a moment ago (the kernel picks it; we release it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def polyg_command() -> list[str]:
+    return [sys.executable, "-m", "polyg"]
+
+
+def server_env(root: Path, **extra: str) -> dict[str, str]:
+    """An environment for a server rooted at `root`: temp HOME/XDG dirs and log dir, no POLYG_* leaks."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_POLYG_ENV_PREFIXES) and k not in _POLYG_ENV_NAMES}
+    home = root / "home"
+    for sub in ("config", "data", "cache", "state"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_CACHE_HOME=str(home / "cache"),
+        XDG_STATE_HOME=str(home / "state"),
+        POLYG_LOG_DIR=str(root / "logs"),
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+def serve_args(data_dir: Path, *extra: str) -> list[str]:
+    return ["serve", "--data-dir", str(data_dir), *extra]
+
+
+# --- calling tools -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Result:
+    is_error: bool
+    structured: dict[str, Any]
+    text: str
+
+    @property
+    def code(self) -> int:
+        return int(self.structured["error"]["code"])
+
+
+async def call(client: Client, tool: str, args: dict[str, Any] | None = None) -> Result:
+    """Call a tool and check the invariants every polyg result keeps; return (is_error, structured, text).
+
+    Success: one text item; structuredContent is that text parsed as JSON (JSON tools) or
+    {"message": text} (sentence tools). Error: text `Error: <message>` and structuredContent
+    {"error": {"code": <4-digit int>, "message": <message>}}.
+    """
+    result = await client.call_tool(tool, args or {})
+    assert len(result.content) == 1, result.content
+    item = result.content[0]
+    assert item.type == "text", item
+    text = item.text
+    structured = result.structured_content
+    assert isinstance(structured, dict), result
+    if result.is_error:
+        assert text.startswith("Error: "), text
+        assert set(structured) == {"error"}, structured
+        error = structured["error"]
+        assert set(error) == {"code", "message"}, error
+        assert isinstance(error["code"], int) and 1000 <= error["code"] <= 9999, error
+        message = error["message"]
+        assert text == (message if message.startswith("Error: ") else f"Error: {message}"), (text, message)
+    elif set(structured) == {"message"}:
+        assert structured == {"message": text}, (structured, text)
+    else:
+        assert structured == json.loads(text), (structured, text)
+    return Result(bool(result.is_error), structured, text)
+
+
+async def ok(client: Client, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Call a tool that must succeed; return its structuredContent."""
+    result = await call(client, tool, args)
+    assert not result.is_error, f"{tool}({args}) failed: {result.text}"
+    return result.structured
+
+
+async def fails(client: Client, tool: str, args: dict[str, Any] | None = None, *, code: int) -> Result:
+    """Call a tool that must fail with `code`; return the result."""
+    result = await call(client, tool, args)
+    assert result.is_error, f"{tool}({args}) unexpectedly succeeded: {result.text}"
+    assert result.code == code, result
+    return result
+
+
+# --- servers -------------------------------------------------------------------------------
+
+
+def embedded_pid(data_dir: Path) -> int | None:
+    """The pid of the embedded FalkorDB of a data dir, if it is still running."""
+    try:
+        pid = int((data_dir / "db" / "falkordb.pid").read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return None
+    return pid if b"redis-server" in cmdline else None
+
+
+def redis_servers_under(root: Path) -> list[int]:
+    """Pids of redis-server processes whose command line names a path under `root`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if b"redis-server" in cmdline and str(root).encode() in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+def reap_embedded(data_dir: Path) -> bool:
+    """Kill an embedded FalkorDB left behind by a server that did not shut down cleanly.
+
+    Returns whether one was found (a clean shutdown leaves none).
+    """
+    pid = embedded_pid(data_dir)
+    if pid is None:
+        return False
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    return True
+
+
+@dataclass
+class HttpServer:
+    """`polyg serve --transport http` in a subprocess; stderr goes to `root/stderr.log`."""
+
+    root: Path
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    host: str = "127.0.0.1"
+    port: int = 0
+    proc: subprocess.Popen[bytes] | None = None
+    # Set by stop(): whether an embedded FalkorDB outlived the server and had to be killed.
+    left_embedded_behind: bool = False
+    _stderr: IO[bytes] | None = None
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/mcp"
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.root / "stderr.log"
+
+    def stderr_text(self) -> str:
+        return self.stderr_path.read_text(errors="replace") if self.stderr_path.exists() else ""
+
+    def start(self) -> HttpServer:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.port = self.port or free_port()
+        command = [
+            *polyg_command(),
+            *serve_args(self.data_dir, "--transport", "http", "--host", self.host, "--port", str(self.port)),
+            *self.args,
+        ]
+        self._stderr = self.stderr_path.open("ab")
+        self.proc = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=self._stderr,
+            stderr=self._stderr,
+            env=server_env(self.root, **self.env),
+        )
+        return self
+
+    def health(self) -> httpx.Response:
+        return httpx.get(f"{self.base_url}/health", timeout=5)
+
+    def wait_listening(self, timeout: float = HEALTH_TIMEOUT_S) -> dict[str, Any]:
+        """Poll /health until it answers (any status); return its first body."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._check_alive()
+            try:
+                return dict(self.health().json())
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"polyg did not listen on {self.port}:\n{self.stderr_text()}")
+            time.sleep(POLL_S)
+
+    def wait_ready(self, timeout: float = HEALTH_TIMEOUT_S) -> dict[str, Any]:
+        """Poll /health until it says ok; return the body."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._check_alive()
+            try:
+                body = dict(self.health().json())
+                if body["status"] == "ok":
+                    return body
+                assert body["status"] == "loading", body
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"polyg not ready on {self.port}:\n{self.stderr_text()}")
+            time.sleep(POLL_S)
+
+    def _check_alive(self) -> None:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"polyg exited with {self.proc.returncode}:\n{self.stderr_text()}")
+
+    def stop(self, timeout: float = 15.0) -> int | None:
+        """SIGTERM (uvicorn shuts down gracefully and closes the store), SIGKILL if it hangs."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+        self.left_embedded_behind = reap_embedded(self.data_dir)
+        return self.proc.returncode if self.proc is not None else None
+
+    def __enter__(self) -> HttpServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def authorized_client(url: str, api_key: str | None, **headers: str) -> Client:
+    """An MCP client for `url` whose every request carries the given headers (and bearer key)."""
+    if api_key is not None:
+        headers["Authorization"] = f"Bearer {api_key}"
+    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+    return Client(_owned(streamable_http_client(url, http_client=http), http))
+
+
+@contextlib.asynccontextmanager
+async def _owned(transport: Any, http: httpx2.AsyncClient) -> AsyncIterator[Any]:
+    async with http, transport as streams:
+        yield streams
+
+
+@contextlib.contextmanager
+def open_log(path: Path) -> Iterator[IO[str]]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        yield f
+
+
+def stdio_client_for(root: Path, *extra_args: str, errlog: IO[str], **env: str) -> Client:
+    """An MCP client that spawns `polyg serve` (stdio) rooted at `root`; the server's stderr goes to errlog."""
+    command, *prefix = polyg_command()
+    params = StdioServerParameters(
+        command=command,
+        args=[*prefix, *serve_args(root / "data", *extra_args)],
+        env=server_env(root, **env),
+    )
+    return Client(stdio_client(params, errlog=errlog))
+
+
+# --- a connected kg client -------------------------------------------------------------------
+
+
+@dataclass
+class KG:
+    """A connected MCP client plus shorthands that check polyg's result invariants."""
+
+    client: Client
+    transport: str
+    root: Path
+    default_project: str = "default"
+
+    async def call(self, tool: str, args: dict[str, Any] | None = None) -> Result:
+        return await call(self.client, tool, args)
+
+    async def ok(self, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        return await ok(self.client, tool, args)
+
+    async def fails(self, tool: str, args: dict[str, Any] | None = None, *, code: int) -> Result:
+        return await fails(self.client, tool, args, code=code)
+
+
+@contextlib.asynccontextmanager
+async def kg_session(transport: str, root: Path, *args: str, **env: str) -> AsyncIterator[KG]:
+    """Start `polyg serve` over `transport` in `root` and connect the MCP client to it.
+
+    The server's stderr goes to `root/stderr.log`; on exit the server is stopped, and an
+    embedded FalkorDB it failed to shut down is killed.
+    """
+    if transport == "stdio":
+        with open_log(root / "stderr.log") as errlog:
+            try:
+                async with stdio_client_for(root, *args, errlog=errlog, **env) as client:
+                    yield KG(client, transport, root)
+            finally:
+                reap_embedded(root / "data")
+    else:
+        server = HttpServer(root, args=list(args), env=env).start()
+        try:
+            await anyio.to_thread.run_sync(server.wait_ready)
+            async with Client(server.url) as client:
+                yield KG(client, transport, root)
+        finally:
+            await anyio.to_thread.run_sync(server.stop)

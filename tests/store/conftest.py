@@ -1,0 +1,92 @@
+"""Fixtures for the store contract suite: one polyg core per store mode.
+
+`services` runs each test against the embedded store, a real FalkorDB server on loopback TCP,
+and the same server behind a password (given the way users give it: `FALKORDB_PASSWORD`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from polyg.config import Settings, load_settings
+from polyg.core.app import Polyg, Services
+from polyg.embed import create_embedder
+from tests.falkor_server import FalkorServer
+
+MODES = ("embedded", "server", "server-password")
+PASSWORD = "contract-s3cret"
+
+
+@pytest.fixture(scope="session")
+def falkor_server() -> Iterator[FalkorServer]:
+    with FalkorServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def falkor_server_with_password() -> Iterator[FalkorServer]:
+    with FalkorServer(password=PASSWORD) as server:
+        yield server
+
+
+@pytest.fixture
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No user configuration leaks in: no config file, no POLYG_* or FALKORDB_* variables."""
+    for name in list(os.environ):
+        if name.startswith(("POLYG_", "FALKORDB_")) or name == "EMBEDDING_MODEL":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    return tmp_path
+
+
+@dataclass
+class StoreMode:
+    name: str
+    settings: Callable[..., Settings]
+    server: FalkorServer | None
+
+
+@pytest.fixture(params=MODES)
+def store_mode(request: pytest.FixtureRequest, clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StoreMode]:
+    mode: str = request.param
+    server: FalkorServer | None = None
+    store: str | None = None
+    if mode == "server":
+        server = request.getfixturevalue("falkor_server")
+    elif mode == "server-password":
+        server = request.getfixturevalue("falkor_server_with_password")
+        monkeypatch.setenv("FALKORDB_PASSWORD", PASSWORD)
+    if server is not None:
+        store = server.url
+
+    def settings(**overrides: Any) -> Settings:
+        return load_settings(None, data_dir=clean_env / "data", store=store, log_dir=clean_env / "logs", **overrides)
+
+    yield StoreMode(mode, settings, server)
+    if server is not None:
+        # The servers are shared by the whole session: every test starts on an empty one.
+        client = server.client()
+        try:
+            client.flushall()
+        finally:
+            client.close()
+
+
+@pytest.fixture
+async def core(store_mode: StoreMode) -> AsyncIterator[Polyg]:
+    polyg = Polyg(store_mode.settings(), embedder=create_embedder("hashing"))
+    try:
+        yield polyg
+    finally:
+        await polyg.close()
+
+
+@pytest.fixture
+async def services(core: Polyg) -> Services:
+    return await core.ready()

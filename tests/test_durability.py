@@ -1,0 +1,176 @@
+"""Nothing acknowledged is lost: real `polyg serve` processes and databases killed with SIGKILL.
+
+The embedded store runs FalkorDB with `appendfsync everysec`, so a write is on disk at most
+~1 s after it is acknowledged: a database killed -9 keeps everything acknowledged more than
+that before the kill (the tests wait 1.5 s, on purpose). Killing only polyg loses nothing at
+all: the database outlives it and the next polyg process attaches to it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.falkor_server import FalkorServer
+from tests.mcp_helpers import HttpServer, call, embedded_pid, ok, redis_servers_under
+
+pytestmark = pytest.mark.anyio
+
+HASHING = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
+# appendfsync everysec: the AOF is fsynced once a second; 1.5 s leaves a margin.
+FSYNC_WAIT_S = 1.5
+# A tool call after the database died must fail, not hang.
+PROMPT_S = 15.0
+
+
+@pytest.fixture(autouse=True)
+def no_database_left_behind(tmp_path: Path) -> Iterator[None]:
+    """Set up first, so it checks after every other fixture of the test has cleaned up."""
+    yield
+    assert redis_servers_under(tmp_path) == []
+
+
+@pytest.fixture
+def servers() -> Iterator[list[HttpServer]]:
+    """Every polyg server a test starts; stopped (and any embedded FalkorDB reaped) at the end."""
+    started: list[HttpServer] = []
+    yield started
+    for server in started:
+        server.stop()
+
+
+def serve(servers: list[HttpServer], root: Path, *args: str) -> HttpServer:
+    server = HttpServer(root, args=list(args), env=HASHING)
+    servers.append(server)
+    server.start().wait_ready()
+    return server
+
+
+def kill9(server: HttpServer) -> None:
+    assert server.proc is not None
+    server.proc.send_signal(signal.SIGKILL)
+    server.proc.wait()
+
+
+def kill9_pid(pid: int) -> None:
+    """SIGKILL a process we did not fork (the daemonized database) and wait until it is dead."""
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return
+        if state == "Z":  # dead; its parent (init) reaps it
+            return
+        assert time.monotonic() < deadline, f"pid {pid} survived SIGKILL"
+        time.sleep(0.02)
+
+
+async def create_entities(url: str, count: int, tag: str) -> dict[str, str]:
+    """Create `count` entities, each with an observation; return the acknowledged ones (id -> name)."""
+    acked: dict[str, str] = {}
+    async with Client(url) as client:
+        for i in range(count):
+            name = f"{tag}-{i}"
+            made = await ok(
+                client, "create_entity", {"name": name, "type": "note", "observations": [f"{name} was written"]}
+            )
+            acked[made["entity"]["id"]] = name
+    return acked
+
+
+async def stored_entities(url: str) -> dict[str, str]:
+    async with Client(url) as client:
+        listed = await ok(client, "list_entities", {"limit": 1000})
+    return {e["id"]: e["name"] for e in listed["entities"]}
+
+
+async def check_observations(url: str, acked: dict[str, str]) -> None:
+    async with Client(url) as client:
+        for entity_id, name in list(acked.items())[:: max(1, len(acked) // 10)]:
+            got = await ok(client, "get_entity", {"entity_id": entity_id})
+            assert [o["text"] for o in got["entity"]["observations"]] == [f"{name} was written"]
+
+
+async def test_polyg_then_database_killed(tmp_path: Path, servers: list[HttpServer]) -> None:
+    root = tmp_path / "srv"
+    first = serve(servers, root)
+    acked = await create_entities(first.url, 40, "first")
+    db_pid = embedded_pid(first.data_dir)
+    assert db_pid is not None
+
+    # polyg dies: the database outlives it, the next polyg attaches to it, nothing is lost.
+    kill9(first)
+    assert embedded_pid(first.data_dir) == db_pid
+    second = serve(servers, root)
+    assert embedded_pid(second.data_dir) == db_pid
+    assert await stored_entities(second.url) == acked
+    await check_observations(second.url, acked)
+
+    acked |= await create_entities(second.url, 40, "second")
+    await anyio.sleep(FSYNC_WAIT_S)
+
+    # Both die: a new database replays the AOF.
+    kill9(second)
+    kill9_pid(db_pid)
+    third = serve(servers, root)
+    new_pid = embedded_pid(third.data_dir)
+    assert new_pid is not None and new_pid != db_pid
+    assert await stored_entities(third.url) == acked
+    await check_observations(third.url, acked)
+    assert redis_servers_under(root) == [new_pid]
+
+
+async def test_database_killed_under_running_polyg(tmp_path: Path, servers: list[HttpServer]) -> None:
+    root = tmp_path / "srv"
+    server = serve(servers, root)
+    acked = await create_entities(server.url, 30, "before")
+    await anyio.sleep(FSYNC_WAIT_S)
+    db_pid = embedded_pid(server.data_dir)
+    assert db_pid is not None
+
+    async with Client(server.url) as client:
+        kill9_pid(db_pid)
+        with anyio.fail_after(PROMPT_S):
+            write = await call(client, "create_entity", {"name": "after", "type": "note"})
+            read = await call(client, "list_entities", {})
+    for result in (write, read):
+        assert result.is_error, result
+        assert 2000 <= result.code < 3000, result
+        assert "FalkorDB" in result.text, result.text
+
+    # SIGTERM: polyg exits cleanly although its database is gone.
+    assert server.stop() == 0, server.stderr_text()
+    again = serve(servers, root)
+    assert await stored_entities(again.url) == acked
+    await check_observations(again.url, acked)
+
+
+async def test_server_mode_database_killed_and_restarted(tmp_path: Path, servers: list[HttpServer]) -> None:
+    with FalkorServer() as database:
+        server = serve(servers, tmp_path / "srv", "--store", database.url)
+        acked = await create_entities(server.url, 30, "server")
+        await anyio.sleep(FSYNC_WAIT_S)
+
+        async with Client(server.url) as client:
+            database.kill()
+            with anyio.fail_after(PROMPT_S):
+                down = await call(client, "list_entities", {})
+            assert down.is_error and down.code == 2001, down
+            assert database.url.removeprefix("falkor://") in down.text
+
+            database.restart()  # same directory and port: replays its AOF
+            # The same polyg process reconnects.
+            listed = await ok(client, "list_entities", {"limit": 1000})
+            assert {e["id"]: e["name"] for e in listed["entities"]} == acked
+            await ok(client, "create_entity", {"name": "after-restart", "type": "note"})
+        await check_observations(server.url, acked)
+        assert not (tmp_path / "srv" / "data" / "db").exists()  # server mode starts no embedded store
