@@ -52,6 +52,8 @@ class Polyg:
         self._task: asyncio.Task[Services] | None = None
         self._embedded: object | None = None  # EmbeddedFalkor, imported lazily
         self._services: Services | None = None
+        self._revive_lock = asyncio.Lock()
+        self._closing = False
 
     @property
     def status(self) -> Status:
@@ -129,6 +131,7 @@ class Polyg:
             self._embedded = embedded
             socket = await asyncio.to_thread(embedded.start)
             store = FalkorStore(unix_socket=socket, pool_size=pool, timeout_s=timeout)
+            store.on_unreachable = self._revive_embedded
         try:
             await store.wait_until_loaded(settings.store_open_timeout_s)
         except PolygError:
@@ -136,12 +139,29 @@ class Polyg:
             raise
         return store
 
+    async def _revive_embedded(self) -> None:
+        """Start the embedded database again if it died (it replays its AOF on start)."""
+        from polyg.store.embedded import EmbeddedFalkor
+
+        embedded = self._embedded
+        if not isinstance(embedded, EmbeddedFalkor) or self._closing:
+            return
+        async with self._revive_lock:
+            if await asyncio.to_thread(embedded.is_alive):
+                return
+            log.warning("embedded database stopped answering; starting it again")
+            try:
+                await asyncio.to_thread(embedded.start)
+            except PolygError as exc:
+                log.error("could not restart the embedded database", extra={"error": exc.message})
+
     async def project_count(self) -> int | None:
         if self._services is None:
             return None
         return len(await self._services.store.list_projects())
 
     async def close(self) -> None:
+        self._closing = True
         if self._task is not None and not self._task.done():
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)

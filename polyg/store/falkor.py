@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlparse
 
@@ -61,6 +62,9 @@ class FalkorStore:
         else:
             pool = aioredis.BlockingConnectionPool(host=host, port=port, **common)
         self._pool = pool
+        # Called (and awaited) when the server stops answering; the embedded mode uses it to
+        # start its database again, so the calls after a database crash succeed.
+        self.on_unreachable: Callable[[], Awaitable[None]] | None = None
         self._client = aioredis.Redis(connection_pool=pool)
         # Made on first use by `_database()`, off the event loop: see there.
         self._db: FalkorDB | None = None
@@ -156,7 +160,11 @@ class FalkorStore:
         except InvalidParams:
             raise
         except Exception as exc:
-            raise self._translate(exc) from exc
+            error = self._translate(exc)
+            if isinstance(error, StoreTimeout) and self.on_unreachable is not None:
+                # The failed call is not retried: a write may or may not have been applied.
+                await self.on_unreachable()
+            raise error from exc
 
     def _translate(self, exc: Exception) -> StoreError:
         if isinstance(exc, StoreError):
