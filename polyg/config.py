@@ -86,6 +86,8 @@ class Settings(BaseSettings):
     @classmethod
     def _split_toolsets(cls, value: Any) -> Any:
         value = _split(value)
+        if value == []:
+            raise ValueError(f"name at least one toolset: {', '.join(ALL_TOOLSETS)}")
         if isinstance(value, list):
             unknown = sorted(set(value) - set(ALL_TOOLSETS))
             if unknown:

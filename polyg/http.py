@@ -58,9 +58,8 @@ class GuardMiddleware:
             await JSONResponse({"error": "Origin not allowed"}, status_code=403)(scope, receive, send)
             return
         if self.api_key and scope["path"] not in PUBLIC_PATHS:
-            supplied = headers.get("authorization", "")
-            expected = f"Bearer {self.api_key}"
-            if not hmac.compare_digest(supplied.encode(), expected.encode()):
+            scheme, _, supplied = headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(supplied.strip().encode(), self.api_key.encode()):
                 response = JSONResponse(
                     {"error": "Missing or invalid API key"},
                     status_code=401,

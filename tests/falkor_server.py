@@ -9,6 +9,7 @@ against a separately built server. AOF is on, so `kill()` + `restart()` tests re
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -90,7 +91,8 @@ class FalkorServer:
         ]  # fmt: skip
         if self.password:
             args += ["--requirepass", self.password]
-        self._proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env = {**os.environ, "GRAPHBLAS_CACHE_PATH": str(self.dir / "graphblas-cache")}
+        self._proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         self._wait_ready()
         return self
 

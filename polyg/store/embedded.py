@@ -222,6 +222,8 @@ class EmbeddedFalkor:
             # later ones (module load, bind) only in the log.
             launcher = subprocess.run(
                 [server, str(config), "--loadmodule", module],
+                # GraphBLAS caches kernels it compiles; keep them with the database, not in $HOME.
+                env={**os.environ, "GRAPHBLAS_CACHE_PATH": str(self.data_dir / "graphblas-cache")},
                 capture_output=True,
                 text=True,
                 timeout=max(deadline - time.monotonic(), 1.0),

@@ -90,7 +90,7 @@ class CreateEntity(Params):
     name: str = Field(description="Entity name, e.g. 'src/utils.ts'.")
     type: str = Field(description="Entity type, e.g. 'file', 'class', 'function'.")
     description: str = ""
-    observations: list[str] = Field(default_factory=list, description="Optional initial observations.")
+    observations: list[str] = Field(default=[], description="Optional initial observations.")
     parentId: str | None = Field(default=None, description="Optional id of a parent entity.")
 
 

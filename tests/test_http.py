@@ -1,0 +1,276 @@
+"""The Streamable HTTP transport: /health, the bearer API key, the Origin guard, bind rules."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from tests.mcp_helpers import (
+    HttpServer,
+    authorized_client,
+    call,
+    free_port,
+    ok,
+    polyg_command,
+    serve_args,
+    server_env,
+)
+
+pytestmark = pytest.mark.anyio
+
+API_KEY = "k3y-for-tests"
+# The embedder does not matter here; the hashing one starts instantly.
+FAST = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+
+
+def post_initialize(server: HttpServer, **headers: str) -> httpx.Response:
+    return httpx.post(server.url, json=INITIALIZE, headers={**MCP_HEADERS, **headers}, timeout=10)
+
+
+def initialized(response: httpx.Response) -> bool:
+    """Whether the response answers the initialize request (JSON or one SSE event)."""
+    return response.status_code == 200 and '"serverInfo"' in response.text and '"polyg"' in response.text
+
+
+def port_is_open(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture(scope="module")
+def keyed_server(servers_root: Path) -> Iterator[HttpServer]:
+    """A loopback server that requires `Authorization: Bearer API_KEY` (given as a flag)."""
+    server = HttpServer(servers_root / "http-keyed", args=["--toolsets", "kg", "--api-key", API_KEY], env=FAST)
+    server.start()
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def open_server(servers_root: Path) -> Iterator[HttpServer]:
+    """A loopback server without an API key."""
+    server = HttpServer(servers_root / "http-open", args=["--toolsets", "kg"], env=FAST)
+    server.start()
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+# --- /health -------------------------------------------------------------------------------
+
+
+async def test_health_reports_status_store_and_projects_with_data(servers_root: Path) -> None:
+    server = HttpServer(servers_root / "http-health", args=["--toolsets", "kg"], env=FAST).start()
+    try:
+        first = server.wait_listening()
+        store = f"embedded {server.data_dir}"
+        assert first["status"] in ("loading", "ok"), first
+        assert first["store"] == store
+        if first["status"] == "loading":
+            assert set(first) == {"status", "store"}
+        assert server.wait_ready() == {"status": "ok", "store": store, "projects": 0}
+        response = server.health()
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/json"
+
+        async with Client(server.url) as client:
+            await ok(client, "create_entity", {"project_id": "p1", "name": "a", "type": "t"})
+            assert server.health().json() == {"status": "ok", "store": store, "projects": 1}
+            await ok(client, "create_entity", {"project_id": "p2", "name": "b", "type": "t"})
+            await ok(client, "create_entity", {"project_id": "p2", "name": "c", "type": "t"})
+            assert server.health().json()["projects"] == 2
+            # Reads, and writes that are refused, leave no project behind.
+            await ok(client, "list_entities", {"project_id": "p3"})
+            for tool, args in (
+                ("get_entity", {"entity_id": "ent_x"}),
+                ("create_entity", {"name": "orphan", "type": "t", "parentId": "ent_x"}),
+                ("create_relationship", {"source_id": "ent_x", "target_id": "ent_y", "type": "t"}),
+                ("delete_entity", {"entity_id": "ent_x"}),
+                ("delete_relationship", {"relationship_id": "rel_x"}),
+                ("delete_observation", {"entity_id": "ent_x", "observation_id": "obs_x"}),
+                ("add_observation", {"entity_id": "ent_x", "observation": "o"}),
+                ("update_entity_description", {"entity_id": "ent_x", "description": "d"}),
+                ("create_entity", {"name": " ", "type": "t"}),
+            ):
+                result = await call(client, tool, {"project_id": "p4", **args})
+                assert result.is_error, (tool, result)
+            assert server.health().json()["projects"] == 2
+    finally:
+        server.stop()
+    assert not server.left_embedded_behind
+
+
+async def test_health_needs_no_key(keyed_server: HttpServer) -> None:
+    response = keyed_server.health()
+    assert response.status_code == 200
+    assert response.json()["status"] == "ok"
+
+
+# --- API key -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [None, "Bearer wrong", f"Bearer {API_KEY}x", f"Bearer {API_KEY[:-1]}", API_KEY, f"Basic {API_KEY}", "Bearer"],
+)
+def test_mcp_without_the_right_key_is_401(keyed_server: HttpServer, authorization: str | None) -> None:
+    headers = {} if authorization is None else {"Authorization": authorization}
+    response = post_initialize(keyed_server, **headers)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == "Bearer"
+    assert response.json() == {"error": "Missing or invalid API key"}
+    # GET and DELETE on /mcp are guarded too.
+    for method in ("GET", "DELETE"):
+        assert httpx.request(method, keyed_server.url, headers=headers, timeout=10).status_code == 401
+
+
+def test_right_key_is_accepted(keyed_server: HttpServer) -> None:
+    assert initialized(post_initialize(keyed_server, Authorization=f"Bearer {API_KEY}"))
+
+
+async def test_client_with_key_works(keyed_server: HttpServer) -> None:
+    async with authorized_client(keyed_server.url, API_KEY) as client:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        assert "create_entity" in tools and len(tools) == 11
+        entity = (await ok(client, "create_entity", {"project_id": "keyed", "name": "n", "type": "t"}))["entity"]
+        got = await ok(client, "get_entity", {"project_id": "keyed", "entity_id": entity["id"]})
+        assert got == {"entity": entity}
+
+
+async def test_client_without_key_fails(keyed_server: HttpServer) -> None:
+    with pytest.raises(BaseExceptionGroup) as info:
+        async with Client(keyed_server.url) as client:
+            await client.list_tools()
+    errors = list(leaves(info.value))
+    assert errors and all(isinstance(e, MCPError) for e in errors), errors
+
+
+def leaves(exc: BaseException) -> Iterator[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield from leaves(inner)
+    else:
+        yield exc
+
+
+# --- Origin --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://evil.example", "https://evil.example", "null", "http://127.0.0.1.evil.example", "file://"]
+)
+def test_foreign_origin_is_403(open_server: HttpServer, keyed_server: HttpServer, origin: str) -> None:
+    response = post_initialize(open_server, Origin=origin)
+    assert response.status_code == 403
+    assert response.json() == {"error": "Origin not allowed"}
+    # The Origin check comes first: the right key does not help a foreign page.
+    keyed = post_initialize(keyed_server, Origin=origin, Authorization=f"Bearer {API_KEY}")
+    assert keyed.status_code == 403
+
+
+def test_local_origins_are_accepted(open_server: HttpServer, keyed_server: HttpServer) -> None:
+    port = open_server.port
+    for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}", f"http://127.0.0.1:{port}/"):
+        assert initialized(post_initialize(open_server, Origin=origin)), origin
+    assert initialized(post_initialize(open_server))  # no Origin at all: not a browser
+    keyed = post_initialize(
+        keyed_server, Origin=f"http://127.0.0.1:{keyed_server.port}", Authorization=f"Bearer {API_KEY}"
+    )
+    assert initialized(keyed)
+
+
+def test_foreign_host_header_is_refused_on_loopback(open_server: HttpServer) -> None:
+    """DNS rebinding: a foreign name resolving to 127.0.0.1 still carries its own Host header."""
+    response = post_initialize(open_server, Host="evil.example")
+    assert response.status_code in (400, 403, 421)
+    assert not initialized(response)
+
+
+async def test_mcp_client_without_key_on_open_server(open_server: HttpServer) -> None:
+    async with Client(open_server.url) as client:
+        assert len((await client.list_tools()).tools) == 11
+        listed = await ok(client, "list_entities", {"project_id": "nothing-here"})
+        assert listed == {"entities": []}
+
+
+# --- bind address --------------------------------------------------------------------------
+
+
+def run_polyg(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*polyg_command(), *serve_args(root / "data", *args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(root, **FAST, **(env or {})),
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["--host", "0.0.0.0"], {}),
+        ([], {"POLYG_HOST": "0.0.0.0"}),
+        (["--host", "::"], {}),
+    ],
+    ids=["flag", "env", "ipv6-any"],
+)
+def test_public_bind_without_key_refuses_to_start(servers_root: Path, args: list[str], env: dict[str, str]) -> None:
+    port = free_port()
+    root = servers_root / f"http-public-nokey-{port}"
+    done = run_polyg(root, "--transport", "http", "--port", str(port), *args, env=env)
+    assert done.returncode != 0
+    assert "without an API key" in done.stderr, done.stderr
+    assert "--api-key" in done.stderr and "POLYG_API_KEY" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+    assert not port_is_open(port)
+    # It failed before opening anything: no database was started.
+    assert not (root / "data" / "db").exists()
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+async def test_public_bind_with_key_serves(servers_root: Path, how: str) -> None:
+    args: list[Any] = ["--toolsets", "kg"]
+    env = dict(FAST)
+    if how == "flag":
+        args += ["--api-key", API_KEY]
+    else:
+        env["POLYG_API_KEY"] = API_KEY
+    server = HttpServer(servers_root / f"http-public-{how}", args=args, env=env, host="0.0.0.0").start()
+    try:
+        body = server.wait_ready()
+        assert body["status"] == "ok"
+        assert post_initialize(server).status_code == 401
+        assert (
+            post_initialize(server, Origin="http://evil.example", Authorization=f"Bearer {API_KEY}").status_code == 403
+        )
+        async with authorized_client(server.url, API_KEY) as client:
+            entity = (await ok(client, "create_entity", {"name": "public", "type": "t"}))["entity"]
+            assert (await ok(client, "get_entity", {"entity_id": entity["id"]}))["entity"] == entity
+    finally:
+        server.stop()
+    assert not server.left_embedded_behind

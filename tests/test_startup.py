@@ -1,0 +1,339 @@
+"""Starting and stopping `polyg serve`: stdout hygiene, logs, the handshake before the store, shutdown.
+
+Tests that do not care about embeddings use the hashing embedder (it starts instantly).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import pytest
+
+from tests.mcp_helpers import (
+    KG,
+    HttpServer,
+    embedded_pid,
+    kg_session,
+    polyg_command,
+    serve_args,
+    server_env,
+)
+
+pytestmark = pytest.mark.anyio
+
+FAST = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
+PROTOCOL_VERSION = "2025-06-18"
+
+
+class RawStdio:
+    """`polyg serve` over stdio driven by hand, so every byte on its stdout can be inspected."""
+
+    def __init__(self, root: Path, *args: str, **env: str) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.stderr_path = root / "stderr.log"
+        self._stderr = self.stderr_path.open("wb")
+        self.proc = subprocess.Popen(
+            [*polyg_command(), *serve_args(root / "data", *args)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=server_env(root, **env),
+        )
+        self.lines: list[bytes] = []  # every line the server wrote to stdout
+        self._queue: queue.Queue[bytes | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True)
+        self._reader.start()
+        self._next_id = 0
+
+    def _read(self, stdout: IO[bytes]) -> None:
+        for line in stdout:
+            self.lines.append(line)
+            self._queue.put(line)
+        self._queue.put(None)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 30) -> dict[str, Any]:
+        self._next_id += 1
+        rid = self._next_id
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}})
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self._queue.get(timeout=max(deadline - time.monotonic(), 0.01))
+            assert line is not None, f"stdout closed:\n{self.stderr()}"
+            message: dict[str, Any] = json.loads(line)
+            if message.get("id") == rid:
+                return message
+
+    def initialize(self) -> dict[str, Any]:
+        response = self.request(
+            "initialize",
+            {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+        )
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return response
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self.request("tools/call", {"name": name, "arguments": arguments})["result"]
+        return result
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def close(self, timeout: float = 20) -> int:
+        """Close stdin (how a client ends a stdio session) and wait for the server to exit."""
+        assert self.proc.stdin is not None
+        if not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        return self.wait(timeout)
+
+    def wait(self, timeout: float = 20) -> int:
+        try:
+            rc = self.proc.wait(timeout)
+        finally:
+            self.kill()
+        self._reader.join(5)
+        return rc
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if not self._stderr.closed:
+            self._stderr.close()
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+
+
+@pytest.fixture
+def raw(tmp_path: Path) -> Iterator[list[RawStdio]]:
+    """Collects RawStdio servers and kills whatever a failing test leaves running."""
+    started: list[RawStdio] = []
+    yield started
+    for server in started:
+        server.kill()
+        pid = embedded_pid(server.root / "data")
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr_and_file(servers_root: Path, raw: list[RawStdio]) -> None:
+    root = servers_root / "stdio-raw"
+    server = RawStdio(root, "--toolsets", "kg", "--project", "logs", **FAST)
+    raw.append(server)
+    init = server.initialize()
+    assert init["result"]["serverInfo"]["name"] == "polyg"
+    assert "tools" in init["result"]["capabilities"] and "prompts" in init["result"]["capabilities"]
+    tools = server.request("tools/list")["result"]["tools"]
+    assert len(tools) == 11
+    created = server.call_tool("create_entity", {"name": "logged", "type": "t"})
+    assert created.get("isError") is not True, created
+    failed = server.call_tool("get_entity", {"entity_id": "ent_missing"})
+    assert failed["isError"] is True
+    assert failed["structuredContent"] == {"error": {"code": 4004, "message": "Entity ent_missing not found."}}
+    prompts = server.request("prompts/list")["result"]["prompts"]
+    assert len(prompts) == 5
+    unknown = server.request("no/such_method")
+    assert unknown["error"]["code"] == -32601
+    assert server.close() == 0
+
+    # stdout: nothing but JSON-RPC 2.0 messages, one per line.
+    assert server.lines, "no output"
+    for line in server.lines:
+        assert line.endswith(b"\n")
+        message = json.loads(line)
+        assert message["jsonrpc"] == "2.0", line
+        assert "id" in message or "method" in message, line
+
+    # stderr: JSON log lines, one per tool call, carrying the request id the result carries too.
+    logs = json_lines(server.stderr())
+    calls = [entry for entry in logs if entry.get("msg") == "tool call"]
+    assert [(c["tool"], c["ok"]) for c in calls] == [("create_entity", True), ("get_entity", False)]
+    assert calls[1]["code"] == 4004
+    for entry, result in zip(calls, (created, failed), strict=True):
+        assert entry["request_id"] == result["_meta"]["polyg/requestId"]
+        assert entry["level"] == "INFO" and entry["logger"] == "polyg.calls"
+        assert isinstance(entry["ms"], (int, float))
+    assert len({c["request_id"] for c in calls}) == 2
+
+    # The same lines land in the log file under POLYG_LOG_DIR, and nothing under HOME.
+    log_file = root / "logs" / "polyg.log"
+    assert log_file.exists()
+    file_calls = [entry for entry in json_lines(log_file.read_text()) if entry.get("msg") == "tool call"]
+    assert [c["request_id"] for c in file_calls] == [c["request_id"] for c in calls]
+    # (FalkorDB's GraphBLAS keeps a JIT cache in ~/.SuiteSparse unless GRAPHBLAS_CACHE_PATH
+    # says otherwise; that one is the database engine's, not polyg's.)
+    home = root / "home"
+    home_files = [p for p in home.rglob("*") if p.is_file() and p.relative_to(home).parts[0] != ".SuiteSparse"]
+    assert home_files == []
+    assert not (root / "data" / "logs").exists()
+    # The session's end shut the embedded database down.
+    assert embedded_pid(root / "data") is None
+
+
+def test_sigterm_stops_a_stdio_server_and_its_database(servers_root: Path, raw: list[RawStdio]) -> None:
+    root = servers_root / "stdio-sigterm"
+    server = RawStdio(root, "--toolsets", "kg", **FAST)
+    raw.append(server)
+    server.initialize()
+    assert server.call_tool("create_entity", {"name": "x", "type": "t"}).get("isError") is not True
+    assert embedded_pid(root / "data") is not None
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.wait(20) == 0
+    assert embedded_pid(root / "data") is None
+
+
+async def test_closing_the_session_stops_the_database_and_data_persists(servers_root: Path) -> None:
+    root = servers_root / "stdio-restart"
+    async with kg_session("stdio", root, "--toolsets", "kg", "--project", "keep", **FAST) as kg:
+        entity = await kg.ok("create_entity", {"name": "durable", "type": "t", "observations": ["still here"]})
+        assert embedded_pid(root / "data") is not None
+    assert embedded_pid(root / "data") is None
+    async with kg_session("stdio", root, "--toolsets", "kg", "--project", "keep", **FAST) as kg:
+        assert await kg.ok("get_entity", {"entity_id": entity["entity"]["id"]}) == entity
+    assert embedded_pid(root / "data") is None
+
+
+# --- the handshake does not wait for the store ---------------------------------------------
+
+
+class BlackHole:
+    """A TCP port that accepts connections (the kernel does) but never answers a byte."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def black_hole() -> Iterator[BlackHole]:
+    hole = BlackHole()
+    yield hole
+    hole.close()
+
+
+async def poll_until_code(kg: KG, code: int) -> dict[str, Any]:
+    """Call a tool until it fails with `code` (it fails with another code meanwhile)."""
+    with anyio.fail_after(60):
+        while True:
+            result = await kg.call("list_entities", {})
+            assert result.is_error, result
+            if result.code == code:
+                return result.structured
+            await anyio.sleep(0.1)
+
+
+async def test_initialize_is_answered_while_the_store_is_loading(servers_root: Path, black_hole: BlackHole) -> None:
+    store = f"falkor://127.0.0.1:{black_hole.port}"
+    started = time.monotonic()
+    async with kg_session(
+        "stdio",
+        servers_root / "stdio-loading",
+        "--toolsets",
+        "kg",
+        "--store",
+        store,
+        POLYG_STORE_OPEN_TIMEOUT_S="1",
+        # Long socket timeouts: the store stays "loading" until the test closes the black hole.
+        POLYG_STORE_TIMEOUT_S="120",
+        **FAST,
+    ) as kg:
+        tools = (await kg.client.list_tools()).tools
+        prompts = (await kg.client.list_prompts()).prompts
+        handshake_s = time.monotonic() - started
+        assert len(tools) == 11 and len(prompts) == 5
+        # The store is still opening: a tool call waits (at most store_open_timeout_s), then says so.
+        result = await kg.fails("list_entities", {}, code=2005)
+        assert result.text == "Error: The store is still loading after 1 s; try again."
+        # Once the store gives up (the server vanishes), tool calls say why.
+        black_hole.close()
+        error = await poll_until_code(kg, 2001)
+        assert error["error"]["message"].startswith(f"Cannot reach FalkorDB at 127.0.0.1:{black_hole.port}")
+    # Well under the store's timeouts: the handshake did not wait for the store.
+    assert handshake_s < 15, handshake_s
+
+
+async def test_unreachable_store_is_a_tool_error(servers_root: Path) -> None:
+    async with kg_session(
+        "stdio", servers_root / "stdio-unreachable", "--toolsets", "kg", "--store", "falkor://127.0.0.1:1", **FAST
+    ) as kg:
+        assert len((await kg.client.list_tools()).tools) == 11
+        for tool, args in (("list_entities", {}), ("create_entity", {"name": "n", "type": "t"})):
+            result = await kg.fails(tool, args, code=2001)
+            assert result.text.startswith("Error: Cannot reach FalkorDB at 127.0.0.1:1"), result.text
+        # Argument errors are still reported as such, without touching the store.
+        await kg.fails("create_entity", {"name": 3, "type": "t"}, code=4002)
+
+
+def test_health_says_loading_then_error(servers_root: Path, black_hole: BlackHole) -> None:
+    server = HttpServer(
+        servers_root / "http-loading",
+        args=["--toolsets", "kg", "--store", f"falkor://127.0.0.1:{black_hole.port}"],
+        env={**FAST, "POLYG_STORE_TIMEOUT_S": "120"},
+    ).start()
+    try:
+        body = server.wait_listening()
+        assert body == {"status": "loading", "store": f"falkordb-server falkor://127.0.0.1:{black_hole.port}"}
+        black_hole.close()
+        deadline = time.monotonic() + 60
+        while (response := server.health()).status_code != 503:
+            assert response.json()["status"] == "loading"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        body = response.json()
+        assert body["status"] == "error"
+        assert body["error"].startswith(f"Cannot reach FalkorDB at 127.0.0.1:{black_hole.port}")
+    finally:
+        server.stop()
+
+
+def test_bad_configuration_exits_with_a_clear_message(servers_root: Path) -> None:
+    root = servers_root / "bad-config"
+    root.mkdir()
+    (root / "bad.yaml").write_text("project: [unclosed\n")
+    cases = [
+        (["--config", str(root / "missing.yaml")], "code 1001"),
+        (["--config", str(root / "bad.yaml")], "code 1002"),
+        (["--toolsets", "kg,nope"], "code 1003"),
+        (["--transport", "carrier-pigeon"], "code 1003"),
+    ]
+    for args, code in cases:
+        done = subprocess.run(
+            [*polyg_command(), *serve_args(root / "data", *args)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=server_env(root, **FAST),
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stdout == ""
+        assert done.stderr.startswith("Error: "), done.stderr
+        assert code in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+    assert not (root / "data").exists()
