@@ -181,6 +181,7 @@ def import_(
     """Load a memory-server JSONL file (or a polyg JSON export) into a project, in batches."""
     import json
 
+    from rich.console import Console
     from rich.progress import Progress
 
     settings = _settings(config, project=project, store=store, data_dir=data_dir)
@@ -194,7 +195,8 @@ def import_(
 
         transfer = Transfer(services.named)
         target = services.project(None)
-        with Progress(transient=False) as bar:
+        # On stderr: stdout stays free for data (and `polyg export` writes there).
+        with Progress(console=Console(stderr=True), transient=False) as bar:
             task = bar.add_task(f"importing into {target}", total=total)
 
             def advance(n: int) -> None:

@@ -20,6 +20,8 @@ from polyg.core.graph import GraphContext
 from polyg.errors import NotFound, PayloadTooLarge
 from polyg.names import RESERVED_TYPES, TYPE_NAME, new_id, now_iso, timestamps
 
+# Relations one read returns at most (see `relations_touching`).
+MAX_RELATIONS = 10_000
 # The relation's text as the user wrote it, whether or not it had to be sanitised.
 REL_TEXT = "coalesce(r.label, type(r))"
 
@@ -72,16 +74,23 @@ class NamedGraph:
         by_id = {i: {"name": n, "entityType": t, "observations": obs} for i, n, t, obs in rows}
         return [by_id[i] for i in ids if i in by_id]
 
-    async def relations_touching(self, project: str, ids: list[str], limit: int) -> list[dict[str, str]]:
-        """Relations with at least one endpoint among `ids` (observations are not relations)."""
+    async def relations_touching(
+        self, project: str, ids: list[str], limit: int = MAX_RELATIONS
+    ) -> tuple[list[dict[str, str]], bool]:
+        """Relations with at least one endpoint among `ids` (observations are not relations),
+        oldest first, at most `limit`; and whether more were left out.
+
+        The cap guards the response size against hub entities with huge degree; the caller
+        says so in the result, so nothing is dropped silently."""
         rows = await self.ctx.read(
             project,
             "UNWIND $ids AS id MATCH (e:Entity {id: id})-[r]-(:Entity) "
             f"WITH DISTINCT r RETURN startNode(r).name, endNode(r).name, {REL_TEXT} "
             "ORDER BY r.created_at, r.id LIMIT $limit",
-            {"ids": ids, "limit": limit},
+            {"ids": ids, "limit": limit + 1},
         )
-        return [{"from": a, "to": b, "relationType": t} for a, b, t in rows]
+        relations = [{"from": a, "to": b, "relationType": t} for a, b, t in rows[:limit]]
+        return relations, len(rows) > limit
 
     async def page(self, project: str, offset: int, limit: int) -> tuple[list[str], bool]:
         """A page of entity ids in name order, and whether more follow."""

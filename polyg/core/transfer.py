@@ -16,9 +16,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from polyg.core import limits
 from polyg.core.entities import entity_text
 from polyg.core.named import NamedGraph, stored_type
 from polyg.errors import InvalidParams
+from polyg.names import RESERVED_TYPES, TYPE_NAME
 
 Progress = Callable[[int], None]  # called with the number of items just processed
 PAGE = 1000
@@ -45,9 +47,36 @@ def _is_str_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def parse_memory_jsonl(lines: TextIO, report: ImportReport) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+def _entity_line(item: dict[str, Any]) -> dict[str, Any]:
+    """The entity of a line, checked against the limits the tools apply (InvalidParams if not)."""
+    name, entity_type, observations = item.get("name"), item.get("entityType"), item.get("observations", [])
+    if not isinstance(name, str) or not isinstance(entity_type, str):
+        raise InvalidParams("an entity needs a string name and entityType")
+    if not _is_str_list(observations):
+        raise InvalidParams("observations must be a list of strings")
+    return {
+        "name": limits.name(name),
+        "entityType": limits.type_(entity_type, "entityType"),
+        "observations": limits.batch(observations, "observations"),
+    }
+
+
+def _relation_line(item: dict[str, Any]) -> dict[str, str]:
+    rel = {}
+    for key in ("from", "to", "relationType"):
+        value = item.get(key)
+        if not isinstance(value, str):
+            raise InvalidParams("a relation needs string from, to and relationType")
+        rel[key] = limits.name(value, key)
+    return rel
+
+
+def parse_memory_jsonl(
+    lines: TextIO, report: ImportReport
+) -> tuple[list[dict[str, Any]], list[tuple[int, dict[str, str]]]]:
+    """Entities and (line number, relation)s of a memory JSONL file; bad lines go to the report."""
     entities: list[dict[str, Any]] = []
-    relations: list[dict[str, str]] = []
+    relations: list[tuple[int, dict[str, str]]] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -57,22 +86,25 @@ def parse_memory_jsonl(lines: TextIO, report: ImportReport) -> tuple[list[dict[s
             report.skipped.append((number, f"not JSON: {exc.msg}"))
             continue
         kind = item.get("type") if isinstance(item, dict) else None
-        if kind == "entity" and isinstance(item.get("name"), str) and isinstance(item.get("entityType"), str):
-            observations = item.get("observations", [])
-            if not _is_str_list(observations):
-                report.skipped.append((number, "observations must be a list of strings"))
-                continue
-            if not item["name"].strip() or not item["entityType"].strip():
-                report.skipped.append((number, "empty name or entityType"))
-                continue
-            entities.append({"name": item["name"], "entityType": item["entityType"], "observations": observations})
-        elif kind == "relation" and all(
-            isinstance(item.get(k), str) and item[k].strip() for k in ("from", "to", "relationType")
-        ):
-            relations.append({"from": item["from"], "to": item["to"], "relationType": item["relationType"]})
-        else:
-            report.skipped.append((number, "not an entity or relation line with the required fields"))
+        try:
+            if kind == "entity":
+                entities.append(_entity_line(item))
+            elif kind == "relation":
+                relations.append((number, _relation_line(item)))
+            else:
+                report.skipped.append((number, 'not an entity or relation line (no "type": "entity"/"relation")'))
+        except InvalidParams as exc:  # PayloadTooLarge too
+            report.skipped.append((number, exc.message))
     return entities, relations
+
+
+def _valid_type(name: Any) -> bool:
+    return isinstance(name, str) and bool(TYPE_NAME.match(name)) and name.upper() not in RESERVED_TYPES
+
+
+def _relation_batch(batch_size: int) -> int:
+    """Relations go in bigger batches than entities (no embeddings), within the batch limit."""
+    return min(batch_size * 4, limits.MAX_BATCH)
 
 
 def _batches(items: list[Any], size: int) -> Iterator[list[Any]]:
@@ -94,6 +126,8 @@ class Transfer:
         for entity in entities:  # a name may appear on several lines: merge them
             into = merged.setdefault(entity["name"], {**entity, "observations": []})
             into["observations"] += [o for o in entity["observations"] if o not in into["observations"]]
+        if progress:  # bad lines, and lines merged into an earlier one, are done with
+            progress(len(report.skipped) + len(entities) - len(merged))
         for batch in _batches(list(merged.values()), batch_size):
             created = await self.named.create_entities(project, batch)
             report.entities_created += len(created)
@@ -108,16 +142,22 @@ class Transfer:
                 report.observations_added += sum(len(a["addedObservations"]) for a in added)
             if progress:
                 progress(len(batch))
-        for batch in _batches(relations, batch_size * 4):
-            ids = await self.named.ids_by_name(project, [n for r in batch for n in (r["from"], r["to"])])
-            known = [r for r in batch if r["from"] in ids and r["to"] in ids]
-            for r in batch:
-                if r not in known:
-                    report.skipped.append((0, f"relation {r['from']!r} -> {r['to']!r}: unknown entity"))
+        unknown: list[tuple[int, str]] = []
+        for batch in _batches(relations, _relation_batch(batch_size)):
+            ids = await self.named.ids_by_name(project, [n for _, r in batch for n in (r["from"], r["to"])])
+            known = []
+            for number, r in batch:
+                missing = [n for n in (r["from"], r["to"]) if n not in ids]
+                if missing:
+                    names = " and ".join(repr(n) for n in dict.fromkeys(missing))
+                    unknown.append((number, f"relation {r['from']!r} -> {r['to']!r}: unknown entity {names}"))
+                else:
+                    known.append(r)
             if known:
                 report.relations_created += len(await self.named.create_relations(project, known))
             if progress:
                 progress(len(batch))
+        report.skipped = sorted(report.skipped + unknown)
         return report
 
     async def export_memory_jsonl(self, project: str, out: TextIO) -> int:
@@ -211,13 +251,14 @@ class Transfer:
             report.entities_created += await self._restore_entities(project, batch)
             if progress:
                 progress(len(batch))
-        for batch in _batches(list(document.get("relationships", [])), batch_size * 4):
+        for batch in _batches(list(document.get("relationships", [])), _relation_batch(batch_size)):
             rows = [
                 {
                     "id": r["id"],
                     "a": r["source_id"],
                     "b": r["target_id"],
-                    "type": r["type"] if r.get("text", r["type"]) == r["type"] else stored_type(r["text"]),
+                    # The type is interpolated into Cypher: only a valid name is used as it is.
+                    "type": r["type"] if _valid_type(r["type"]) else stored_type(r.get("text") or r["type"]),
                     "text": r.get("text") or r["type"],
                     "description": r.get("description", ""),
                     "created_at": r.get("created_at"),

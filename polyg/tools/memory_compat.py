@@ -11,7 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from polyg.core import limits
 from polyg.core.app import Services
+from polyg.errors import PayloadTooLarge
 from polyg.tools.registry import Params, Toolset
 
 memory_compat = Toolset("memory-compat")
@@ -20,7 +22,8 @@ READ_GRAPH_DEFAULT = 100
 
 
 class Item(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    # Validated by alias only: `from_` is the Python name of `from`, not a second accepted key.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class Entity(Item):
@@ -75,6 +78,10 @@ class Done(BaseModel):
 class GraphOut(BaseModel):
     entities: list[Entity]
     relations: list[Relation]
+    relationsTruncated: bool = Field(
+        default=False,
+        description="True when the entities have more relations than one result carries (10,000).",
+    )
     nextOffset: int | None = Field(
         default=None, description="Offset of the next page when more entities follow (read_graph)."
     )
@@ -127,8 +134,10 @@ def _relation(rel: Relation) -> dict[str, str]:
 
 async def _graph(s: Services, project: str, ids: list[str], next_offset: int | None = None) -> dict[str, Any]:
     entities = await s.named.entities(project, ids)
-    relations = await s.named.relations_touching(project, ids, limit=max(100, 10 * len(ids)))
+    relations, truncated = await s.named.relations_touching(project, ids)
     graph: dict[str, Any] = {"entities": entities, "relations": relations}
+    if truncated:
+        graph["relationsTruncated"] = True
     if next_offset is not None:
         graph["nextOffset"] = next_offset
     return graph
@@ -204,6 +213,8 @@ async def search_nodes(s: Services, p: SearchNodes) -> dict[str, Any]:
 @memory_compat.tool(OpenNodes, GraphOut, read_only=True, title="Open Nodes")
 async def open_nodes(s: Services, p: OpenNodes) -> dict[str, Any]:
     """Open specific entities by name, with the relations that touch them."""
+    if len(p.names) > limits.MAX_BATCH:
+        raise PayloadTooLarge(f"names holds {len(p.names)} items; the limit is {limits.MAX_BATCH}.")
     project = s.project(p.project_id)
-    by_name = await s.named.ids_by_name(project, p.names[:1000])
+    by_name = await s.named.ids_by_name(project, p.names)
     return await _graph(s, project, [by_name[n] for n in dict.fromkeys(p.names) if n in by_name])
