@@ -106,6 +106,16 @@ class NamedGraph:
 
     async def create_entities(self, project: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Create the entities whose names are new; repeats within the batch are skipped too."""
+        new, rows = await self.prepare_entities(project, items)
+        created = await self.write_entities(project, rows) if rows else set()
+        return [e for e, row in zip(new, rows, strict=True) if row["id"] in created]
+
+    async def prepare_entities(
+        self, project: str, items: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Validate a batch, drop names that exist, embed the rest: (new entities, rows to write).
+
+        Separate from the write so that an import can embed one batch while it writes the last."""
         _check_batch(items, "entities")
         fresh: dict[str, dict[str, Any]] = {}
         for i, item in enumerate(items):
@@ -116,7 +126,7 @@ class NamedGraph:
         existing = await self.ids_by_name(project, list(fresh))
         new = [e for name, e in fresh.items() if name not in existing]
         if not new:
-            return []
+            return [], []
         texts = [entity_text(e["name"], e["entityType"], "", e["observations"]) for e in new]
         texts += [o for e in new for o in e["observations"]]
         vectors = iter(await self.ctx.embed(texts))
@@ -127,8 +137,7 @@ class NamedGraph:
                 {"id": new_id("obs"), "text": o, "emb": next(vectors), "created_at": t}
                 for o, t in zip(entity["observations"], stamps, strict=True)
             ]
-        created = await self.write_entities(project, rows)
-        return [e for e, row in zip(new, rows, strict=True) if row["id"] in created]
+        return new, rows
 
     async def write_entities(
         self, project: str, rows: list[dict[str, Any]], *, unique_names: bool = True, now: str | None = None

@@ -11,6 +11,7 @@ exported, and are recomputed on import.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -128,8 +129,17 @@ class Transfer:
             into["observations"] += [o for o in entity["observations"] if o not in into["observations"]]
         if progress:  # bad lines, and lines merged into an earlier one, are done with
             progress(len(report.skipped) + len(entities) - len(merged))
-        for batch in _batches(list(merged.values()), batch_size):
-            created = await self.named.create_entities(project, batch)
+        batches = list(_batches(list(merged.values()), batch_size))
+        # Embedding (a worker thread) of the next batch overlaps the database write of this one:
+        # names are unique across batches, so preparing ahead cannot miss a name being written.
+        ahead = asyncio.create_task(self.named.prepare_entities(project, batches[0])) if batches else None
+        for index, batch in enumerate(batches):
+            assert ahead is not None
+            new, rows = await ahead
+            if index + 1 < len(batches):
+                ahead = asyncio.create_task(self.named.prepare_entities(project, batches[index + 1]))
+            written = await self.named.write_entities(project, rows) if rows else set()
+            created = [e for e, row in zip(new, rows, strict=True) if row["id"] in written]
             report.entities_created += len(created)
             made = {e["name"] for e in created}
             extra = [
