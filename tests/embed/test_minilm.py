@@ -89,7 +89,7 @@ def test_batch_equals_single(embedder: MiniLMEmbedder) -> None:
 
 
 def test_sub_batches_respect_count_and_token_limits() -> None:
-    lengths = [5] * 50 + [100] * 30 + [256] * 20
+    lengths = [5] * (SUB_BATCH + 20) + [100] * 30 + [256] * 20
     batches = _sub_batches(list(range(len(lengths))), lengths)
     assert [i for batch in batches for i in batch] == list(range(len(lengths)))
     for batch in batches:
