@@ -646,7 +646,8 @@ async def _preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch
 
     from polyg.config import load_settings
     from polyg.core.app import Polyg
-    from polyg.core.entities import entity_text, type_label
+    from polyg.core.entities import type_label
+    from polyg.core.vectors import compose, head_text
     from polyg.names import now_iso
     from polyg.store.embedded import socket_path_for
 
@@ -664,7 +665,7 @@ async def _preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch
     dim = embedder.dimension
 
     entities = [generated_entity(i) for i in range(n)]
-    ent_texts = [entity_text(e["name"], e["type"], e["description"], e["obs"]) for e in entities]
+    ent_texts = [head_text(e["name"], e["type"], e["description"]) for e in entities]
     obs_texts = [text for e in entities for text in e["obs"]]
     texts = ent_texts + obs_texts
 
@@ -730,7 +731,10 @@ async def _preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch
                     "name": e["name"],
                     "type": e["type"],
                     "summary": e["description"],
-                    "v": _vec_param(vectors[e["i"]]),
+                    "h": _vec_param(vectors[e["i"]]),
+                    "v": _vec_param(
+                        compose(vectors[e["i"]].tolist(), [vectors[row].tolist() for row in obs_index[e["i"]]])
+                    ),
                     "obs": [
                         {"id": observation_id(e["i"], k), "text": text, "v": _vec_param(vectors[row])}
                         for k, (text, row) in enumerate(zip(e["obs"], obs_index[e["i"]], strict=True))
@@ -742,7 +746,7 @@ async def _preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch
                 project,
                 f"UNWIND $rows AS r CREATE (e:{labels} {{id: r.id, name: r.name, type: r.type, "
                 "summary: r.summary, parent_id: null, created_at: $now, updated_at: $now, "
-                "embedding: vecf32(r.v)}) "
+                "embedding: vecf32(r.v), head_embedding: vecf32(r.h)}) "
                 "FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation "
                 "{id: o.id, text: o.text, created_at: $now, embedding: vecf32(o.v)}))",
                 {"rows": rows, "now": now},

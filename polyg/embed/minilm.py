@@ -141,6 +141,9 @@ class MiniLMEmbedder(Embedder):
         options.intra_op_num_threads = self._threads
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only: its warnings are noise on a server's stderr
+        # Worker threads that busy-wait between runs burn the core FalkorDB and the event loop
+        # need: on 2 shared cores, spinning made single embeddings 2-4x slower.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
         except Exception as exc:

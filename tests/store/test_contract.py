@@ -17,6 +17,7 @@ from polyg.config import load_settings
 from polyg.core.app import Polyg, Services
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
+from polyg.core.vectors import compose
 from polyg.embed import create_embedder
 from polyg.errors import DimensionMismatch, InvalidParams, NotFound, StoreAuthError, StoreTimeout
 from polyg.store.schema import EF_RUNTIME, SchemaGuard, ensure_schema, existing_indexes
@@ -309,9 +310,10 @@ async def test_concurrent_observations_all_reach_the_embedding(services: Service
     await asyncio.gather(*(s.entities.add_observation(P, made["id"], t) for t in texts))
     got = await s.entities.get(P, made["id"])
     assert sorted(o["text"] for o in got["observations"]) == sorted(texts)
-    # The hashing embedder ignores word order, so the expected vector does not depend on
-    # the order the observations landed in.
-    [expected] = await s.ctx.embed(["a (file)\n" + "\n".join(texts)])
+    # The entity vector is composed from its head and every observation's vector (a mean, so
+    # it does not depend on the order the observations landed in).
+    head, *observations = await s.ctx.embed(["a (file)", *texts])
+    expected = compose(head, observations)
     assert await stored_embedding(s, made["id"]) == pytest.approx(expected, abs=1e-5)
 
 
