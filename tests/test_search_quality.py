@@ -1,0 +1,326 @@
+"""Search quality on a small fixed corpus: the real MiniLM embedder on the embedded store.
+
+The corpus mixes topics (musicians, cities, software, sports, food) so that every query has
+plausible distractors: "davis trumpet" has the Davis Cup, "Paris" has the Eiffel Tower that
+names Paris more often than Paris itself does, "saxophone player" has Miles Davis who
+"played" (one typo away from "player") and a tennis player. Assertions are on ranks only,
+never on scores. The tuning of `polyg.core.search.DEFAULT` on LoCoMo (bench/locomo_eval.py)
+must keep these passing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from polyg.config import load_settings
+from polyg.core.app import Polyg, Services
+from polyg.core.search import DEFAULT, SearchConfig, fuzzy_candidates, query_terms
+from polyg.errors import EmptyQuery
+from tests.mcp_helpers import reap_embedded
+
+PROJECT = "searchq"
+OTHER_PROJECT = "searchq_other"
+
+CORPUS: list[dict[str, Any]] = [
+    # --- musicians
+    {
+        "name": "Miles Davis",
+        "entityType": "musician",
+        "observations": [
+            "He played the trumpet in jazz bands from the 1940s on.",
+            "Recorded Kind of Blue in 1959.",
+        ],
+    },
+    {
+        "name": "John Coltrane",
+        "entityType": "musician",
+        "observations": ["A tenor saxophonist and bandleader.", "Recorded A Love Supreme in 1964."],
+    },
+    {
+        "name": "Nina Simone",
+        "entityType": "musician",
+        "observations": ["Singer, pianist and civil rights activist, called the High Priestess of Soul."],
+    },
+    {
+        "name": "Johann Sebastian Bach",
+        "entityType": "composer",
+        "observations": ["Baroque composer of the Brandenburg Concertos and the Goldberg Variations."],
+    },
+    {
+        "name": "Ella Fitzgerald",
+        "entityType": "musician",
+        "observations": ["Jazz singer famous for her scat improvisation and a three-octave range."],
+    },
+    # --- cities and places
+    {
+        "name": "Paris",
+        "entityType": "city",
+        "observations": ["Capital of France, on the Seine river.", "About two million people live there."],
+    },
+    {
+        "name": "Eiffel Tower",
+        "entityType": "landmark",
+        "observations": [
+            "Wrought-iron tower on the Champ de Mars in Paris, built for the 1889 Paris exposition.",
+            "The most visited paid monument of Paris.",
+        ],
+    },
+    {
+        "name": "Tokyo",
+        "entityType": "city",
+        "observations": ["Capital of Japan and the most populous metropolitan area in the world."],
+    },
+    {
+        "name": "Lisbon",
+        "entityType": "city",
+        "observations": ["Hilly coastal capital of Portugal, known for its yellow trams and fado music."],
+    },
+    {
+        "name": "Nairobi",
+        "entityType": "city",
+        "observations": ["Capital of Kenya, with a national park where lions and giraffes roam near the city."],
+    },
+    # --- software
+    {
+        "name": "PostgreSQL",
+        "entityType": "software",
+        "observations": ["Open-source relational database system that speaks SQL.", "Supports JSONB columns."],
+    },
+    {
+        "name": "Redis",
+        "entityType": "software",
+        "observations": ["In-memory key-value store, often used as a cache or a message broker."],
+    },
+    {
+        "name": "Python",
+        "entityType": "programming language",
+        "observations": ["Created by Guido van Rossum; popular for scripting and data science."],
+    },
+    {
+        "name": "Kubernetes",
+        "entityType": "software",
+        "observations": ["Container orchestration system originally designed at Google."],
+    },
+    {
+        "name": "Git",
+        "entityType": "software",
+        "observations": ["Distributed version control system written by Linus Torvalds in 2005."],
+    },
+    # --- sports
+    {
+        "name": "Serena Williams",
+        "entityType": "athlete",
+        "observations": ["American tennis player who won 23 Grand Slam singles titles."],
+    },
+    {
+        "name": "Usain Bolt",
+        "entityType": "athlete",
+        "observations": ["Jamaican sprinter who holds the 100 metres world record."],
+    },
+    {
+        "name": "Davis Cup",
+        "entityType": "tournament",
+        "observations": ["International team event in men's tennis, first held in 1900.", "Named after Dwight Davis."],
+    },
+    {
+        "name": "Tour de France",
+        "entityType": "race",
+        "observations": ["Multi-stage bicycle race held every July, finishing in Paris."],
+    },
+    # --- food and drink
+    {
+        "name": "Sushi",
+        "entityType": "dish",
+        "observations": ["Japanese dish of vinegared rice with raw fish or vegetables."],
+    },
+    {
+        "name": "Croissant",
+        "entityType": "pastry",
+        "observations": ["Flaky, buttery crescent-shaped pastry eaten at breakfast."],
+    },
+    {
+        "name": "Pad Thai",
+        "entityType": "dish",
+        "observations": ["Stir-fried rice noodles from Thailand with peanuts, egg and tamarind."],
+    },
+    {
+        "name": "Guacamole",
+        "entityType": "dish",
+        "observations": ["Mexican avocado dip with lime, onion and cilantro."],
+    },
+    {
+        "name": "Espresso",
+        "entityType": "drink",
+        "observations": ["Strong Italian coffee brewed by forcing hot water through finely ground beans."],
+    },
+    {
+        "name": "Mount Kilimanjaro",
+        "entityType": "mountain",
+        "observations": ["Dormant volcano in Tanzania and the highest mountain in Africa."],
+    },
+]
+
+# Seen only in OTHER_PROJECT: searches in PROJECT must never return it, and the reverse.
+OTHER_CORPUS: list[dict[str, Any]] = [
+    {
+        "name": "Chet Baker",
+        "entityType": "musician",
+        "observations": ["Jazz trumpet player and singer of the West Coast cool style."],
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("search_quality")
+    yield root / "data"
+    reap_embedded(root / "data")  # only acts if close() did not stop the database
+
+
+@pytest.fixture(scope="module")
+async def services(data_dir: Path) -> AsyncIterator[Services]:
+    """One embedded store with the real MiniLM embedder, loaded once for the module."""
+    with pytest.MonkeyPatch.context() as mp:
+        # No user configuration may leak in (another embedder, a server URL).
+        for name in list(os.environ):
+            if name.startswith(("POLYG_", "FALKORDB_")) or name == "EMBEDDING_MODEL":
+                mp.delenv(name)
+        mp.setenv("XDG_CONFIG_HOME", str(data_dir.parent / "config"))
+        settings = load_settings(None, data_dir=data_dir, log_dir=data_dir.parent / "logs", embedding_provider="minilm")
+    core = Polyg(settings)
+    try:
+        services = await core.ready()
+        assert len(await services.named.create_entities(PROJECT, CORPUS)) == len(CORPUS)
+        assert len(await services.named.create_entities(OTHER_PROJECT, OTHER_CORPUS)) == len(OTHER_CORPUS)
+        yield services
+    finally:
+        await core.close()
+
+
+async def names(services: Services, query: str, limit: int = 5, project: str = PROJECT) -> list[str]:
+    hits = await services.search.entities(project, query, limit)
+    assert len(hits) <= limit
+    found = await services.named.entities(project, [entity_id for entity_id, _ in hits])
+    return [e["name"] for e in found]
+
+
+@pytest.mark.anyio
+async def test_multi_word_query_combines_name_and_observation(services: Services) -> None:
+    # "davis" is in two names (Miles Davis, Davis Cup); only Miles Davis also played the trumpet.
+    assert (await names(services, "davis trumpet"))[0] == "Miles Davis"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # "saxophone" never occurs (the text says "saxophonist"), "player" occurs for a tennis
+        # player, and "player" is one edit away from "played" in Miles Davis's observation.
+        ("saxophone player", "John Coltrane"),
+        ("trumpet player", "Miles Davis"),
+        ("database for relational data", "PostgreSQL"),
+        ("fastest runner", "Usain Bolt"),
+        ("Japanese food with raw fish", "Sushi"),
+        ("tallest peak in Africa", "Mount Kilimanjaro"),
+        ("version control", "Git"),
+    ],
+)
+async def test_paraphrase_ranks_the_meaning_first(services: Services, query: str, expected: str) -> None:
+    assert (await names(services, query))[0] == expected
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("query", "crowd"), [("Paris", "Eiffel Tower"), ("Davis Cup", "Miles Davis")])
+async def test_exact_name_comes_first(services: Services, query: str, crowd: str) -> None:
+    # The Eiffel Tower's observations say "Paris" three times; Paris's own never do.
+    found = await names(services, query)
+    assert found[0] == query
+    assert crowd in found
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("trumpit", "Miles Davis"),
+        ("Coltrain", "John Coltrane"),
+        ("Kubernetis", "Kubernetes"),
+        ("guacamol", "Guacamole"),
+    ],
+)
+async def test_typo_still_finds_the_entity(services: Services, query: str, expected: str) -> None:
+    assert expected in (await names(services, query))[:2]
+
+
+@pytest.mark.anyio
+async def test_query_without_good_answer_respects_limit(services: Services) -> None:
+    for limit in (1, 3):
+        found = await names(services, "quantum chromodynamics on a lattice", limit=limit)
+        assert len(found) <= limit
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+async def test_empty_query_is_refused(services: Services, query: str) -> None:
+    with pytest.raises(EmptyQuery) as info:
+        await services.search.entities(PROJECT, query, 5)
+    assert info.value.code == 5001
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"@foo|bar*" -(x)',
+        "%%trumpet%% | @name:{x} ~y",
+        "*",
+        "-",
+        "'; MATCH (n) DETACH DELETE n //",
+        "$q {a: 1}",
+        "trumpet\\",
+        "🎺 trumpet",
+        "C++ & C#",
+        "_ __init__ a_b",
+        "1959",
+        "%",
+        "trumpet " * 2000,
+    ],
+)
+async def test_special_characters_do_not_break_search(services: Services, query: str) -> None:
+    found = await names(services, query)
+    assert len(found) <= 5
+    # The graph is intact (the query text never reached Cypher or the full-text syntax raw).
+    assert "Miles Davis" in await names(services, "Miles Davis")
+
+
+@pytest.mark.anyio
+async def test_many_words_are_capped(services: Services) -> None:
+    # A pasted page: thousands of distinct words, each of which would cost an index lookup.
+    query = " ".join(f"w{i}" for i in range(1500)) + " trumpet"
+    assert len(query_terms(query)) == DEFAULT.max_terms
+    assert len(await names(services, query)) <= 5
+
+
+def test_query_words_reach_the_index_as_plain_words() -> None:
+    assert query_terms('"@foo|bar*" -(x) %%baz%%') == ["foo", "bar", "x", "baz"]
+    # Function words are left out, unless nothing else is left.
+    assert query_terms("When did she play the trumpet?") == ["play", "trumpet"]
+    assert query_terms("The Who") == ["the", "who"]
+    assert query_terms("The Who", SearchConfig(drop_stopwords=False)) == ["the", "who"]
+    # Typo variants only for words long enough to have few neighbours, never for numbers.
+    assert fuzzy_candidates(["trumpit", "jazz", "19599"]) == ["trumpit"]
+
+
+@pytest.mark.anyio
+async def test_projects_are_isolated(services: Services) -> None:
+    mine = await names(services, "jazz trumpet player", limit=10)
+    assert "Chet Baker" not in mine
+    assert "Miles Davis" in mine
+    theirs = await names(services, "jazz trumpet player", limit=10, project=OTHER_PROJECT)
+    assert theirs == ["Chet Baker"]
+    assert await services.search.entities("searchq_never_written", "trumpet", 5) == []
