@@ -386,7 +386,29 @@ def clean_env(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, s
     return env
 
 
-class PolygServer:
+class McpCalls:
+    """Tool calls and pings over an MCP client session held in `self.client`."""
+
+    client: Any
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """call_tool; raise if the tool answered with an error."""
+        result = await self.client.call_tool(name, arguments)
+        if result.is_error:
+            text = result.content[0].text if result.content else ""
+            raise RuntimeError(f"{name} failed: {text}")
+        return result
+
+    async def ping(self) -> None:
+        # The legacy ping is deprecated for 2026 protocol versions; the bench uses legacy mode.
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            await self.client.send_ping()
+
+
+class PolygServer(McpCalls):
     """`polyg serve --data-dir DIR` over stdio, driven by the MCP Python client.
 
     Times process spawn -> `initialize` answered (`init_s`). The server's stderr (its JSON
@@ -473,22 +495,6 @@ class PolygServer:
     def locate_db(self) -> int | None:
         self.db_pid = read_db_pid(self.data_dir)
         return self.db_pid
-
-    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
-        """call_tool; raise if the tool answered with an error."""
-        result = await self.client.call_tool(name, arguments)
-        if result.is_error:
-            text = result.content[0].text if result.content else ""
-            raise RuntimeError(f"{name} failed: {text}")
-        return result
-
-    async def ping(self) -> None:
-        # The legacy ping is deprecated for 2026 protocol versions; the bench uses legacy mode.
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            await self.client.send_ping()
 
     def memory(self) -> dict[str, Any]:
         """Current and peak RSS of the server (with its children) and of the database process."""

@@ -55,6 +55,8 @@ SCRIPT = Path(__file__).resolve()
 BENCH = SCRIPT.parent
 sys.path.insert(0, str(BENCH))
 
+from common import McpCalls  # noqa: E402  (bench/ is put on the path just above)
+
 DATA_VERSION = 1  # bump when the generator changes: cached files and data dirs are rebuilt
 OFFICIAL_PACKAGE = "@modelcontextprotocol/server-memory"
 OFFICIAL_VERSION = "2026.8.31"
@@ -422,7 +424,7 @@ def ensure_official(official_dir: Path, version: str) -> dict[str, str]:
     }
 
 
-class StdioServer:
+class StdioServer(McpCalls):
     """Any MCP server spawned over stdio and driven by the MCP Python client (the same
     transport common.PolygServer uses), stderr to a log file."""
 
@@ -465,20 +467,6 @@ class StdioServer:
         finally:
             if self._errlog is not None:
                 self._errlog.close()
-
-    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
-        result = await self.client.call_tool(name, arguments)
-        if result.is_error:
-            text = result.content[0].text if result.content else ""
-            raise RuntimeError(f"{name} failed: {text}")
-        return result
-
-    async def ping(self) -> None:
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            await self.client.send_ping()
 
     def memory(self) -> dict[str, Any]:
         import common

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp_helpers import KG, kg_session, reap_embedded, redis_servers_under
+from tests.mcp_helpers import KG, HttpServer, kg_session, reap_embedded, redis_servers_under
 
 TRANSPORTS = ("stdio", "http")
 DEFAULT_PROJECT = "defproj"
@@ -53,3 +53,20 @@ def kg(kg_server: KG) -> KG:
 def project() -> str:
     """A fresh project id per test, so tests sharing a server never see each other's data."""
     return f"t_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def no_database_left_behind(tmp_path: Path) -> Iterator[None]:
+    """Fails a test that leaves a FalkorDB process under its tmp_path. Request it first, so it
+    checks after every other fixture of the test has cleaned up."""
+    yield
+    assert redis_servers_under(tmp_path) == []
+
+
+@pytest.fixture
+def servers() -> Iterator[list[HttpServer]]:
+    """Every polyg server a test starts; stopped (and any embedded FalkorDB reaped) at the end."""
+    started: list[HttpServer] = []
+    yield started
+    for server in started:
+        server.stop()

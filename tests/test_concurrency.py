@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -25,26 +24,11 @@ from tests.mcp_helpers import (
     stdio_client_for,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_database_left_behind")]
 
 HASHING = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
 PER_SERVER = 100
 IN_FLIGHT = 10  # concurrent calls per client
-
-
-@pytest.fixture(autouse=True)
-def no_database_left_behind(tmp_path: Path) -> Iterator[None]:
-    """Set up first, so it checks after every other fixture of the test has cleaned up."""
-    yield
-    assert redis_servers_under(tmp_path) == []
-
-
-@pytest.fixture
-def servers() -> Iterator[list[HttpServer]]:
-    started: list[HttpServer] = []
-    yield started
-    for server in started:
-        server.stop()
 
 
 def server_starts(data_dir: Path) -> int:

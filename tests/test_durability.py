@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -21,29 +20,13 @@ from mcp import Client
 from tests.falkor_server import FalkorServer
 from tests.mcp_helpers import HttpServer, call, embedded_pid, ok, redis_servers_under
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_database_left_behind")]
 
 HASHING = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
 # appendfsync everysec: the AOF is fsynced once a second; 1.5 s leaves a margin.
 FSYNC_WAIT_S = 1.5
 # A tool call after the database died must fail, not hang.
 PROMPT_S = 15.0
-
-
-@pytest.fixture(autouse=True)
-def no_database_left_behind(tmp_path: Path) -> Iterator[None]:
-    """Set up first, so it checks after every other fixture of the test has cleaned up."""
-    yield
-    assert redis_servers_under(tmp_path) == []
-
-
-@pytest.fixture
-def servers() -> Iterator[list[HttpServer]]:
-    """Every polyg server a test starts; stopped (and any embedded FalkorDB reaped) at the end."""
-    started: list[HttpServer] = []
-    yield started
-    for server in started:
-        server.stop()
 
 
 def serve(servers: list[HttpServer], root: Path, *args: str) -> HttpServer:
