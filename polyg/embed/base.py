@@ -42,6 +42,16 @@ class Embedder(abc.ABC):
         vectors = await self.embed_batch([text])
         return vectors[0]
 
+    def embed_query_sync(self, text: str) -> list[float]:
+        """The vector of a search query. Providers may run a faster approximation of the model
+        here (MiniLM does); stored texts always go through `embed_batch_sync`."""
+        return self.embed_batch_sync([text])[0]
+
+    async def embed_query(self, text: str) -> list[float]:
+        if not isinstance(text, str):
+            check_texts([text])  # raises, naming the problem
+        return await asyncio.to_thread(self.embed_query_sync, text)
+
     # load/close are optional hooks, empty on purpose (hence not abstract): B027.
     def load(self) -> None:  # noqa: B027
         """Load eagerly whatever the first embed would otherwise load (no-op by default).

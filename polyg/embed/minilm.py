@@ -11,6 +11,7 @@ to 256 tokens, the transformer, mean pooling over real (unpadded) tokens, L2 nor
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import threading
 from pathlib import Path
@@ -18,12 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from polyg.embed.base import Embedder, check_texts
 from polyg.embed.checksum import verify_sha256
+from polyg.embed.quantize import quantized_copy
 from polyg.errors import EmbeddingError, EmbeddingModelError, TextEncodingError
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
     from tokenizers import Tokenizer
+
+log = logging.getLogger(__name__)
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIMENSION = 384
@@ -85,15 +89,23 @@ class MiniLMEmbedder(Embedder):
         model_path: str | os.PathLike[str] | None = None,
         tokenizer_path: str | os.PathLike[str] | None = None,
         threads: int | None = None,
+        fast_queries: bool = True,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         # Paths default to the installed packages; overriding them exists for tests (and
         # vendored installs) and the files must still match the pinned checksums.
         self._model_path = Path(model_path) if model_path is not None else None
         self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
         self._threads = threads if threads is not None else default_threads()
+        # fast_queries: embed search queries with the dynamic-int8 copy of the model
+        # (polyg.embed.quantize), made on first use; stored texts always run the pinned model.
+        self._fast_queries = fast_queries
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.query_variant = "pinned"  # which model embeds queries: "pinned", or "int8"
         self._lock = threading.Lock()
         self._tokenizer: Tokenizer | None = None
         self._session: Any = None  # onnxruntime.InferenceSession (onnxruntime is untyped)
+        self._query_session: Any = None
         self._input_names: frozenset[str] = frozenset()
 
     @property
@@ -112,6 +124,7 @@ class MiniLMEmbedder(Embedder):
     def close(self) -> None:
         with self._lock:
             self._session = None
+            self._query_session = None
             self._tokenizer = None
             self._input_names = frozenset()
 
@@ -123,7 +136,7 @@ class MiniLMEmbedder(Embedder):
         # Imported here, not at module level: onnxruntime alone takes ~70 ms to import and
         # the server should start (and answer `initialize`) before the model is needed.
         try:
-            import onnxruntime as ort
+            import onnxruntime  # noqa: F401 (fail here, clearly, if it is missing)
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EmbeddingModelError(f"MiniLM needs onnxruntime and tokenizers: {exc}") from exc
@@ -137,17 +150,15 @@ class MiniLMEmbedder(Embedder):
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         tokenizer.no_padding()
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self._threads
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3  # errors only: its warnings are noise on a server's stderr
-        # Worker threads that busy-wait between runs burn the core FalkorDB and the event loop
-        # need: on 2 shared cores, spinning made single embeddings 2-4x slower.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        try:
-            session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            raise EmbeddingModelError(f"cannot load the MiniLM model {model_path}: {exc}") from exc
+        session = _session(model_path, self._threads)
+        query_session, variant = session, "pinned"
+        if self._fast_queries:
+            try:
+                # One thread: a query is a few tokens, and the other core serves the store.
+                query_session = _session(quantized_copy(model_path, MODEL_SHA256, self._cache_dir), 1)
+                variant = "int8"
+            except Exception as exc:  # no onnx package, read-only cache: queries run the pinned model
+                log.warning("search queries run the pinned MiniLM model (slower): %s", exc)
 
         input_names = frozenset(i.name for i in session.get_inputs())
         missing = {"input_ids", "attention_mask"} - input_names
@@ -159,7 +170,28 @@ class MiniLMEmbedder(Embedder):
             )
         self._tokenizer = tokenizer
         self._input_names = input_names
+        self._query_session = query_session
+        self.query_variant = variant
         self._session = session  # set last: a non-None session means "fully loaded"
+
+    def embed_query_sync(self, text: str) -> list[float]:
+        """The vector of one search query, from the int8 copy of the model: ~4x faster on short
+        texts, cosine >= 0.99 to the pinned model's vector of the same text. It quantises
+        activations with one scale per call, so it only ever runs one text at a time (in a
+        batch, a text's vector would depend on its neighbours)."""
+        [checked] = check_texts([text])
+        self.load()
+        tokenizer, session, input_names = self._tokenizer, self._query_session, self._input_names
+        if tokenizer is None or session is None:  # closed concurrently
+            raise EmbeddingModelError("the MiniLM embedder was closed")
+        import numpy as np
+
+        try:
+            ids = np.array([tokenizer.encode(checked).ids], dtype=np.int64)
+        except Exception as exc:
+            raise TextEncodingError(f"cannot tokenize the text to embed: {exc}") from exc
+        vector: list[float] = _run(session, input_names, ids, np.ones_like(ids))[0].tolist()
+        return vector
 
     def embed_batch_sync(self, texts: list[str]) -> list[list[float]]:
         checked = check_texts(texts)
@@ -193,6 +225,22 @@ class MiniLMEmbedder(Embedder):
             result[rows] = _run(session, input_names, ids, mask)
         vectors: list[list[float]] = result.tolist()
         return vectors
+
+
+def _session(path: Path, threads: int) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3  # errors only: its warnings are noise on a server's stderr
+    # Worker threads that busy-wait between runs burn the core FalkorDB and the event loop
+    # need: on 2 shared cores, spinning made single embeddings 2-4x slower.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    try:
+        return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise EmbeddingModelError(f"cannot load the MiniLM model {path}: {exc}") from exc
 
 
 def _run(

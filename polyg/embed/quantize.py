@@ -1,0 +1,116 @@
+"""A faster copy of the MiniLM model for search queries: int8 matrix products, derived once
+and cached on disk.
+
+The pinned model stores its weights as int8 but multiplies in float32: onnxruntime folds the
+weights back to float32 when it loads the model, so every product runs as a float32 GEMM.
+Quantising the activations as well (dynamic quantisation, per output channel) lets the CPU's
+int8 dot-product instructions do the work: on these machines a 4-token query embeds in ~0.7 ms
+instead of ~3 ms and a 37-token sentence in ~5 ms instead of ~12 ms, with cosine >= 0.99 to
+the pinned model's vectors (per-tensor quantisation lost too much: 0.95). Activations are
+quantised with one scale per model call, so a text embedded in a batch would get a vector that
+depends on the other texts (cosine 0.987 to its own): the copy embeds one query at a time, and
+stored texts, which are embedded in batches, keep the pinned model.
+
+The copy is derived from the verified pinned file by onnxruntime's own tools, deterministically,
+and cached under the user's cache directory keyed by the source checksum and the versions of the
+tools, so it is made once per machine (~3 s, in the background of the server's start). A copy
+whose checksum does not match the one recorded beside it is made again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from polyg.embed.checksum import file_sha256
+
+log = logging.getLogger(__name__)
+
+# Bump when the recipe below changes, so cached copies made the old way are not reused.
+RECIPE = "dynamic-int8-per-channel-v1"
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("POLYG_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "polyg"
+
+
+def _tool_versions() -> str:
+    import onnx
+    import onnxruntime
+
+    return f"ort{onnxruntime.__version__}-onnx{onnx.__version__}"
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock beside `path`: two servers starting at once derive the copy once."""
+    with open(path.with_suffix(".lock"), "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _valid(model: Path) -> bool:
+    sidecar = model.with_suffix(".sha256")
+    try:
+        return model.is_file() and sidecar.read_text().strip() == file_sha256(model)
+    except OSError:
+        return False
+
+
+def quantized_copy(source: Path, source_sha256: str, cache_dir: Path | None = None) -> Path:
+    """Path of the dynamic-int8 copy of `source` (whose checksum the caller verified), made if needed.
+
+    Raises ImportError when the `onnx` package is missing and OSError when the cache directory
+    cannot be written; the caller then runs the pinned model as it is."""
+    key = hashlib.sha256(f"{source_sha256}:{RECIPE}:{_tool_versions()}".encode()).hexdigest()[:16]
+    folder = cache_dir or default_cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"minilm-{key}.onnx"
+    if _valid(target):
+        return target
+    with _locked(target):
+        if _valid(target):  # another process made it while we waited
+            return target
+        _derive(source, target)
+    return target
+
+
+def _derive(source: Path, target: Path) -> None:
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # The quantiser logs advice ("consider pre-processing") through the root logger.
+    quant_log = logging.getLogger()
+    previous = quant_log.level
+    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+        folded = Path(work) / "folded.onnx"
+        # Basic optimisation folds the int8 -> float32 weight casts into float32 constants
+        # (standard ONNX operators only), which the quantiser then re-quantises per channel.
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(folded)
+        options.log_severity_level = 3
+        ort.InferenceSession(str(source), sess_options=options, providers=["CPUExecutionProvider"])
+        partial = Path(work) / "quantized.onnx"
+        quant_log.setLevel(logging.ERROR)
+        try:
+            quantize_dynamic(folded, partial, weight_type=QuantType.QInt8, per_channel=True)
+        finally:
+            quant_log.setLevel(previous)
+        digest = file_sha256(partial)
+        os.replace(partial, target)
+        target.with_suffix(".sha256").write_text(digest + "\n")
+    log.info("derived the int8 MiniLM model", extra={"path": str(target)})
