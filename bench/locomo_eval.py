@@ -55,7 +55,13 @@ KS = (5, 10, 20)
 BATCH = 200  # entities per create_entities call (the tool limit is 1000)
 LOADER_VERSION = 1  # bump when the way turns become entities changes
 # Code whose changes alter what is stored (entity text, embeddings, indexes) triggers a reload.
-STORE_CODE = ("polyg/core/entities.py", "polyg/core/vectors.py", "polyg/embed/minilm.py", "polyg/store/schema.py")
+STORE_CODE = (
+    "polyg/core/entities.py",
+    "polyg/core/vectors.py",
+    "polyg/core/vectorizer.py",
+    "polyg/embed/minilm.py",
+    "polyg/store/schema.py",
+)
 
 # From ../shared/eval/README.md, measured on this split with the same unit text.
 REFERENCE = {
@@ -155,6 +161,10 @@ async def load(services: Any, samples: list[dict[str, Any]], log: Any) -> dict[s
         created = 0
         for start in range(0, len(items), BATCH):
             created += len(await services.named.create_entities(project, items[start : start + BATCH]))
+        # Vectors are stored just after the text (polyg.core.vectorizer): wait for all of them,
+        # or the searches would run before them.
+        if not await services.ctx.vectors.settle(project, 3600):
+            raise RuntimeError(f"vectors of {project} were not stored")
         info[project] = {"turns": len(items), "created": created, "load_s": round(time.perf_counter() - t, 1)}
         log(f"loaded {project}: {created}/{len(items)} turns in {info[project]['load_s']} s")
     return info

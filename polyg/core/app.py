@@ -54,6 +54,7 @@ class Polyg:
         self._services: Services | None = None
         self._revive_lock = asyncio.Lock()
         self._closing = False
+        self._sweep: asyncio.Task[None] | None = None
 
     @property
     def status(self) -> Status:
@@ -116,7 +117,18 @@ class Polyg:
         )
         self._services = services
         log.info("store ready", extra={"store": self.store_description})
+        self._sweep = asyncio.create_task(self._queue_stale_vectors(services), name="polyg-sweep")
         return services
+
+    async def _queue_stale_vectors(self, services: Services) -> None:
+        """Queue entities whose vectors a crash left behind their text (see polyg.core.vectorizer)."""
+        try:
+            for project in await services.store.list_projects():
+                stale = await services.ctx.vectors.sweep(project)
+                if stale:
+                    log.info("queued stale vectors", extra={"project": project, "entities": stale})
+        except PolygError as exc:
+            log.warning("could not look for stale vectors", extra={"error": exc.message})
 
     async def _open_store(self) -> FalkorStore:
         settings = self.settings
@@ -169,7 +181,12 @@ class Polyg:
         if self._task is not None and not self._task.done():
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+        if self._sweep is not None:
+            self._sweep.cancel()
+            await asyncio.gather(self._sweep, return_exceptions=True)
         if self._services is not None:
+            # Vectors still queued are stored first; any left over are found by the next sweep.
+            await self._services.ctx.vectors.close()
             await self._services.store.close()
             self._services.ctx.embedder.close()
         if self._embedded is not None:

@@ -2,6 +2,7 @@
 
 An entity's embedding is made from its name, type, description and observations, and is
 remade whenever one of those changes; every observation carries its own embedding too.
+Writes store the text and queue the entity; `polyg.core.vectorizer` stores the vectors.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 
 from polyg.core import limits
 from polyg.core.graph import GraphContext
-from polyg.core.vectors import SET_VECTORS, compose, head_text, recompose
+from polyg.core.vectorizer import BUMP_REV
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
 
@@ -82,23 +83,22 @@ class EntityService:
             limits.name(parent_id, "parentId")
             if not await exists(self.ctx, project, "MATCH (p:Entity {id: $id}) RETURN p.id", {"id": parent_id}):
                 raise NotFound(f"Parent entity {parent_id} not found.")
-        head, *obs_vecs = await self.ctx.embed([head_text(name, type_, description), *obs_texts])
         now = now_iso()
         entity_id = new_id("ent")
         obs = [
-            {"id": new_id("obs"), "text": text, "emb": vec, "at": at}
-            for text, vec, at in zip(obs_texts, obs_vecs, timestamps(len(obs_texts)), strict=True)
+            {"id": new_id("obs"), "text": text, "at": at}
+            for text, at in zip(obs_texts, timestamps(len(obs_texts)), strict=True)
         ]
         label = type_label(type_)
         labels = "Entity" + (f":{label}" if label else "")
         parent_match = "MATCH (p:Entity {id: $parent}) " if parent_id is not None else ""
+        # Text now, vectors just after (polyg.core.vectorizer): the model is not on this path.
         rows = await self.ctx.write(
             project,
             parent_match + f"CREATE (e:{labels} {{id: $id, name: $name, type: $type, summary: $summary, "
-            "parent_id: $parent, created_at: $now, updated_at: $now, embedding: vecf32($emb), "
-            "head_embedding: vecf32($head)}) "
+            "parent_id: $parent, created_at: $now, updated_at: $now, rev: 1}) "
             "FOREACH (o IN $obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation "
-            "{id: o.id, text: o.text, created_at: o.at, embedding: vecf32(o.emb)})) "
+            "{id: o.id, text: o.text, created_at: o.at})) "
             f"RETURN {ENTITY_FIELDS}",
             {
                 "id": entity_id,
@@ -107,13 +107,12 @@ class EntityService:
                 "summary": description,
                 "parent": parent_id,
                 "now": now,
-                "emb": compose(head, obs_vecs),
-                "head": head,
                 "obs": obs,
             },
         )
         if not rows:
             raise NotFound(f"Parent entity {parent_id} not found.")
+        self.ctx.vectors.mark(project, [entity_id])
         return shape_entity(rows[0][0], [{"id": o["id"], "text": o["text"]} for o in obs])
 
     async def get(self, project: str, entity_id: str) -> dict[str, Any]:
@@ -155,21 +154,18 @@ class EntityService:
 
     async def update_description(self, project: str, entity_id: str, description: str) -> None:
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
-        async with self.ctx.entity_lock(project, entity_id):
-            current = await self.get(project, entity_id)
-            [head] = await self.ctx.embed([head_text(current["name"], current["type"], description)])
-            vectors = await recompose(self.ctx, project, [entity_id], new_heads={entity_id: head})
-            if entity_id not in vectors:
-                raise NotFound(f"Entity {entity_id} not found.")
-            _, entity_vec = vectors[entity_id]
-            rows = await self.ctx.write(
-                project,
-                "MATCH (e:Entity {id: $id}) SET e.summary = $summary, e.updated_at = $now "
-                f"{SET_VECTORS.format(entity='$emb', head='$head')} RETURN e.id",
-                {"id": entity_id, "summary": description, "now": now_iso(), "emb": entity_vec, "head": head},
-            )
+        if not await exists(self.ctx, project, "MATCH (e:Entity {id: $id}) RETURN e.id", {"id": entity_id}):
+            raise NotFound(f"Entity {entity_id} not found.")
+        # The head vector no longer fits the text: removed here, made again by the vectorizer.
+        rows = await self.ctx.write(
+            project,
+            "MATCH (e:Entity {id: $id}) SET e.summary = $summary, e.updated_at = $now, "
+            f"{BUMP_REV} REMOVE e.head_embedding RETURN e.id",
+            {"id": entity_id, "summary": description, "now": now_iso()},
+        )
         if not rows:
             raise NotFound(f"Entity {entity_id} not found.")
+        self.ctx.vectors.mark(project, [entity_id])
 
     async def delete(self, project: str, entity_id: str) -> None:
         """Delete the entity, its observations and relationships; its children lose their parent."""
@@ -181,48 +177,26 @@ class EntityService:
 
     async def add_observation(self, project: str, entity_id: str, text: str) -> dict[str, Any]:
         limits.text(text, "observation", max_len=limits.MAX_TEXT)
-        async with self.ctx.entity_lock(project, entity_id):
-            [obs_vec] = await self.ctx.embed([text])
-            vectors = await recompose(self.ctx, project, [entity_id], new_observations={entity_id: [obs_vec]})
-            if entity_id not in vectors:
-                raise NotFound(f"Entity {entity_id} not found.")
-            head, entity_vec = vectors[entity_id]
-            obs_id = new_id("obs")
-            now = now_iso()
-            rows = await self.ctx.write(
-                project,
-                "MATCH (e:Entity {id: $id}) CREATE (e)-[:HAS_OBSERVATION]->(o:Observation "
-                "{id: $oid, text: $text, created_at: $now, embedding: vecf32($oemb)}) "
-                f"SET e.updated_at = $now {SET_VECTORS.format(entity='$eemb', head='$head')} RETURN o.id",
-                {
-                    "id": entity_id,
-                    "oid": obs_id,
-                    "text": text,
-                    "now": now,
-                    "oemb": obs_vec,
-                    "eemb": entity_vec,
-                    "head": head,
-                },
-            )
+        if not await exists(self.ctx, project, "MATCH (e:Entity {id: $id}) RETURN e.id", {"id": entity_id}):
+            raise NotFound(f"Entity {entity_id} not found.")
+        obs_id = new_id("obs")
+        now = now_iso()
+        rows = await self.ctx.write(
+            project,
+            "MATCH (e:Entity {id: $id}) CREATE (e)-[:HAS_OBSERVATION]->(o:Observation "
+            f"{{id: $oid, text: $text, created_at: $now}}) SET e.updated_at = $now, {BUMP_REV} RETURN o.id",
+            {"id": entity_id, "oid": obs_id, "text": text, "now": now},
+        )
         if not rows:
             raise NotFound(f"Entity {entity_id} not found.")
+        self.ctx.vectors.mark(project, [entity_id])
         return {"id": obs_id, "text": text}
 
     async def delete_observation(self, project: str, entity_id: str, observation_id: str) -> None:
-        async with self.ctx.entity_lock(project, entity_id):
-            match = "MATCH (e:Entity {id: $id})-[:HAS_OBSERVATION]->(o:Observation {id: $oid}) "
-            params = {"id": entity_id, "oid": observation_id}
-            found = await exists(self.ctx, project, match + "RETURN o.id", params)
-            rows = await self.ctx.write(project, match + "DELETE o RETURN e.id", params) if found else []
-            if not rows:
-                raise NotFound(f"Observation {observation_id} not found or does not belong to entity {entity_id}.")
-            await self._reembed(project, entity_id)
-
-    async def _reembed(self, project: str, entity_id: str) -> None:
-        vectors = await recompose(self.ctx, project, [entity_id])
-        for head, entity_vec in vectors.values():
-            await self.ctx.write(
-                project,
-                "MATCH (e:Entity {id: $id}) SET e.updated_at = $now " + SET_VECTORS.format(entity="$emb", head="$head"),
-                {"id": entity_id, "emb": entity_vec, "head": head, "now": now_iso()},
-            )
+        match = "MATCH (e:Entity {id: $id})-[:HAS_OBSERVATION]->(o:Observation {id: $oid}) "
+        params = {"id": entity_id, "oid": observation_id}
+        found = await exists(self.ctx, project, match + "RETURN o.id", params)
+        rows = await self.ctx.write(project, match + f"DELETE o SET {BUMP_REV} RETURN e.id", params) if found else []
+        if not rows:
+            raise NotFound(f"Observation {observation_id} not found or does not belong to entity {entity_id}.")
+        self.ctx.vectors.mark(project, [entity_id])

@@ -1,4 +1,5 @@
-"""What every core service needs: the store, the embedder, and the per-project schema guard."""
+"""What every core service needs: the store, the embedder, the per-project schema guard, and
+the worker that stores entity vectors after their text (`polyg.core.vectorizer`)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import contextlib
 import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polyg.embed import Embedder
 from polyg.names import check_project_id
 from polyg.store.falkor import FalkorStore, Row
 from polyg.store.schema import SchemaGuard
+
+if TYPE_CHECKING:
+    from polyg.core.vectorizer import Vectorizer
 
 
 @dataclass
@@ -20,9 +24,15 @@ class GraphContext:
     store: FalkorStore
     embedder: Embedder
     schema: SchemaGuard
-    # Striped locks serialise read-embed-write cycles on one entity within this process, so
-    # two concurrent observation writes cannot leave an embedding that misses one of them.
+    vectors: Vectorizer = field(init=False)
+    # Striped locks serialise read-then-write cycles on one entity within this process (adding
+    # observations by name skips ones already present: two concurrent calls must not both add).
     _stripes: list[asyncio.Lock] = field(default_factory=lambda: [asyncio.Lock() for _ in range(64)])
+
+    def __post_init__(self) -> None:
+        from polyg.core.vectorizer import Vectorizer  # it needs this class: imported late
+
+        self.vectors = Vectorizer(self)
 
     def entity_lock(self, project: str, entity_id: str) -> asyncio.Lock:
         return self._stripes[self._stripe(project, entity_id)]
@@ -49,3 +59,6 @@ class GraphContext:
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         return await self.embedder.embed_batch(texts)
+
+    async def embed_query(self, text: str) -> list[float]:
+        return await self.embedder.embed_query(text)

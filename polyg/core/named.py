@@ -17,9 +17,11 @@ from typing import Any
 from polyg.core import limits
 from polyg.core.entities import DELETE_ENTITY_TAIL, type_label
 from polyg.core.graph import GraphContext
-from polyg.core.vectors import SET_VECTORS, compose, head_text, recompose
+from polyg.core.vectorizer import BUMP_REV
+from polyg.core.vectors import compose, head_text
 from polyg.errors import NotFound, PayloadTooLarge
 from polyg.names import RESERVED_TYPES, TYPE_NAME, new_id, now_iso, timestamps
+from polyg.store.falkor import VectorParam
 
 # Relations one read returns at most (see `relations_touching`).
 MAX_RELATIONS = 10_000
@@ -106,15 +108,18 @@ class NamedGraph:
     # --- writes -----------------------------------------------------------------------------
 
     async def create_entities(self, project: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Create the entities whose names are new; repeats within the batch are skipped too."""
-        new, rows = await self.prepare_entities(project, items)
+        """Create the entities whose names are new; repeats within the batch are skipped too.
+        Their vectors follow from the vectorizer."""
+        new, rows = await self.prepare_entities(project, items, embed=False)
         created = await self.write_entities(project, rows) if rows else set()
+        self.ctx.vectors.mark(project, created)
         return [e for e, row in zip(new, rows, strict=True) if row["id"] in created]
 
     async def prepare_entities(
-        self, project: str, items: list[dict[str, Any]]
+        self, project: str, items: list[dict[str, Any]], *, embed: bool = True
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Validate a batch, drop names that exist, embed the rest: (new entities, rows to write).
+        """Validate a batch, drop names that exist, embed the rest (unless `embed` is False):
+        (new entities, rows to write).
 
         Separate from the write so that an import can embed one batch while it writes the last."""
         _check_batch(items, "entities")
@@ -128,6 +133,19 @@ class NamedGraph:
         new = [e for name, e in fresh.items() if name not in existing]
         if not new:
             return [], []
+        if not embed:
+            return new, [
+                {
+                    "id": new_id("ent"),
+                    "name": e["name"],
+                    "type": e["entityType"],
+                    "obs": [
+                        {"id": new_id("obs"), "text": o, "created_at": t}
+                        for o, t in zip(e["observations"], timestamps(len(e["observations"])), strict=True)
+                    ],
+                }
+                for e in new
+            ]
         texts = [head_text(e["name"], e["entityType"], "") for e in new]
         texts += [o for e in new for o in e["observations"]]
         vectors = await self.ctx.embed(texts)
@@ -138,7 +156,7 @@ class NamedGraph:
             own = [next(obs_vecs) for _ in entity["observations"]]
             stamps = timestamps(len(own))
             obs_rows = [
-                {"id": new_id("obs"), "text": o, "emb": v, "created_at": t}
+                {"id": new_id("obs"), "text": o, "emb": VectorParam(v), "created_at": t}
                 for o, v, t in zip(entity["observations"], own, stamps, strict=True)
             ]
             rows.append(
@@ -146,8 +164,8 @@ class NamedGraph:
                     "id": new_id("ent"),
                     "name": entity["name"],
                     "type": entity["entityType"],
-                    "head": head,
-                    "emb": compose(head, own),
+                    "head": VectorParam(head),
+                    "emb": VectorParam(compose(head, own)),
                     "obs": obs_rows,
                 }
             )
@@ -156,13 +174,18 @@ class NamedGraph:
     async def write_entities(
         self, project: str, rows: list[dict[str, Any]], *, unique_names: bool = True, now: str | None = None
     ) -> set[str]:
-        """Write prepared rows (id, name, type, emb, obs[], optional summary/parent_id/timestamps),
-        skipping rows whose name (or, with unique_names=False, id) exists. Returns ids created.
+        """Write prepared rows (id, name, type, obs[], optional summary/parent_id/timestamps, and
+        either vectors: head, emb and each observation's emb, or none, for the vectorizer to
+        make), skipping rows whose name (or, with unique_names=False, id) exists. Returns ids
+        created.
 
         The check runs inside the write query, which FalkorDB executes alone on the graph,
         so two writers racing on one name create it once.
         """
         guard = "{name: r.name}" if unique_names else "{id: r.id}"
+        with_vectors = bool(rows) and "emb" in rows[0]
+        vectors = "embedding: vecf32(r.emb), head_embedding: vecf32(r.head)" if with_vectors else "rev: 1"
+        obs_vector = ", embedding: vecf32(o.emb)" if with_vectors else ""
         now = now or now_iso()
         by_label: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
         for row in rows:
@@ -176,9 +199,9 @@ class NamedGraph:
                 f"CREATE (e:{labels} {{id: r.id, name: r.name, type: r.type, "
                 "summary: coalesce(r.summary, ''), parent_id: r.parent_id, "
                 "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), "
-                "embedding: vecf32(r.emb), head_embedding: vecf32(r.head)}) "
+                f"{vectors}}}) "
                 "FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, "
-                "text: o.text, created_at: coalesce(o.created_at, $now), embedding: vecf32(o.emb)})) "
+                f"text: o.text, created_at: coalesce(o.created_at, $now){obs_vector}}})) "
                 "RETURN r.id",
                 {"rows": group, "now": now},
             )
@@ -262,41 +285,34 @@ class NamedGraph:
                 results.append({"entityName": name, "addedObservations": added})
             changed = [name for name, added in added_by_name.items() if added]
             if changed:
-                await self._write_observations(project, ids, current, added_by_name, changed)
+                await self._write_observations(project, ids, added_by_name, changed)
         return results
 
     async def _write_observations(
         self,
         project: str,
         ids: dict[str, str],
-        current: dict[str, dict[str, Any]],
         added: dict[str, list[str]],
         changed: list[str],
     ) -> None:
-        texts = [o for name in changed for o in added[name]]
-        vectors = iter(await self.ctx.embed(texts))
-        new_obs = {ids[name]: [next(vectors) for _ in added[name]] for name in changed}
-        composed = await recompose(self.ctx, project, list(new_obs), new_observations=new_obs)
         rows = [
             {
                 "id": ids[name],
-                "head": composed[ids[name]][0],
-                "emb": composed[ids[name]][1],
                 "obs": [
-                    {"id": new_id("obs"), "text": o, "emb": v, "created_at": t}
-                    for o, v, t in zip(added[name], new_obs[ids[name]], timestamps(len(added[name])), strict=True)
+                    {"id": new_id("obs"), "text": o, "created_at": t}
+                    for o, t in zip(added[name], timestamps(len(added[name])), strict=True)
                 ],
             }
             for name in changed
         ]
         await self.ctx.write(
             project,
-            "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) SET e.updated_at = $now "
-            f"{SET_VECTORS.format(entity='r.emb', head='r.head')} "
+            f"UNWIND $rows AS r MATCH (e:Entity {{id: r.id}}) SET e.updated_at = $now, {BUMP_REV} "
             "FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, text: o.text, "
-            "created_at: o.created_at, embedding: vecf32(o.emb)}))",
+            "created_at: o.created_at}))",
             {"rows": rows, "now": now_iso()},
         )
+        self.ctx.vectors.mark(project, [ids[name] for name in changed])
 
     async def delete_entities(self, project: str, names: list[str]) -> None:
         _check_batch(names, "entityNames")
@@ -316,10 +332,11 @@ class NamedGraph:
             touched = await self.ctx.write(
                 project,
                 "UNWIND $rows AS r MATCH (e:Entity {id: r.id})-[:HAS_OBSERVATION]->(o:Observation) "
-                "WHERE o.text IN r.texts DELETE o RETURN DISTINCT e.id",
+                "WHERE o.text IN r.texts DELETE o "
+                f"WITH DISTINCT e SET {BUMP_REV} RETURN e.id",
                 {"rows": [{"id": ids[r["name"]], "texts": r["texts"]} for r in rows if r["name"] in ids]},
             )
-            await self.reembed(project, [row[0] for row in touched])
+        self.ctx.vectors.mark(project, [row[0] for row in touched])
 
     async def delete_relations(self, project: str, items: list[dict[str, str]]) -> None:
         _check_batch(items, "relations")
@@ -335,18 +352,3 @@ class NamedGraph:
                 f"WHERE {REL_TEXT} = row.text DELETE r",
                 {"rows": group},
             )
-
-    async def reembed(self, project: str, ids: list[str]) -> None:
-        """Recompose the vectors of entities whose observations changed."""
-        if not ids:
-            return
-        composed = await recompose(self.ctx, project, ids)
-        await self.ctx.write(
-            project,
-            "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) SET e.updated_at = $now "
-            f"{SET_VECTORS.format(entity='r.emb', head='r.head')}",
-            {
-                "rows": [{"id": i, "head": head, "emb": vec} for i, (head, vec) in composed.items()],
-                "now": now_iso(),
-            },
-        )

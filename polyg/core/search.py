@@ -24,6 +24,7 @@ held to the fixed corpus of tests/test_search_quality.py.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import math
 import re
 from collections.abc import Sequence
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from polyg.core import limits
 from polyg.core.graph import GraphContext
 from polyg.errors import EmptyQuery, IndexNotFound, StoreError
-from polyg.store.falkor import Row
+from polyg.store.falkor import Row, VectorParam
 
 LABELS = ("Entity", "Observation")
 
@@ -62,7 +63,9 @@ class SearchConfig:
     # the textbook k=60 (1/61 against 1/65) agreement on mediocre ranks outweighs a clear win:
     # 68.0 against 70.7.
     rrf_k: int = 10
-    candidates: int = 50  # length of each fused list (KNN size per label)
+    # Length of each fused list (KNN size per label). 30 ranks as well as 50 (70.1 against 70.0,
+    # queries embedded by the int8 copy) and each KNN query returns fewer rows.
+    candidates: int = 30
     # Best texts fetched per query word before the idf sum ranks them: at 50, texts holding
     # several of the words but ranked low for each were lost (69.5 against 70.7).
     term_candidates: int = 200
@@ -90,6 +93,9 @@ class SearchConfig:
     drop_stopwords: bool = True
     # Each word costs an index lookup; a pasted page must not cost thousands of them.
     max_terms: int = 32
+    # How long a search waits for the vectors of earlier writes before it runs without them
+    # (only when the embedder is far behind; a failing one is not waited for at all).
+    vector_wait_s: float = 5.0
 
 
 DEFAULT = SearchConfig()
@@ -117,9 +123,12 @@ def idf(total: int, df: int) -> float:
     return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
 
 
-def rank_text(exact: Sequence[TermHits], typos: Sequence[TermHits], typo_weight: float) -> list[tuple[str, float]]:
-    """Entities by the summed idf of the distinct query words they hold, best first, each with
-    its vote: 1, or `typo_weight` for an entity found only through typo variants.
+def rank_text(
+    exact: Sequence[TermHits], typos: Sequence[TermHits], typo_weight: float, limit: int
+) -> list[tuple[str, float]]:
+    """The `limit` entities with the highest summed idf of the distinct query words they hold,
+    best first, each with its vote: 1, or `typo_weight` for an entity found only through typo
+    variants.
 
     Each word counts once per entity, at its best idf over the indexes that matched it, so an
     entity is one bag of words whatever node holds them: "davis trumpet" ranks Miles Davis
@@ -127,18 +136,21 @@ def rank_text(exact: Sequence[TermHits], typos: Sequence[TermHits], typo_weight:
     it does not add up the words of an any-word query, and on LoCoMo the idf sum alone ranked
     better than idf times that score (text alone, 50 texts a word: recall@10 62.9 against 59.4).
     """
-    best: dict[tuple[str, str], float] = {}
+    per_term: dict[str, dict[str, float]] = {}  # term -> entity -> its best idf for that term
     for lists, weight in ((exact, 1.0), (typos, typo_weight)):
         for hits in lists:
             for term, (term_idf, ids) in hits.items():
+                value = weight * term_idf
+                best = per_term.setdefault(term, {})
                 for entity_id in ids:
-                    key = (entity_id, term)
-                    best[key] = max(best.get(key, 0.0), weight * term_idf)
+                    if best.get(entity_id, 0.0) < value:
+                        best[entity_id] = value
     scores: dict[str, float] = {}
-    for (entity_id, _), value in sorted(best.items()):  # a fixed order, so equal sums stay equal
-        scores[entity_id] = scores.get(entity_id, 0.0) + value
+    for term in sorted(per_term):  # a fixed order of addition, so equal sums stay equal
+        for entity_id, value in per_term[term].items():
+            scores[entity_id] = scores.get(entity_id, 0.0) + value
     as_written = {entity_id for hits in exact for _, ids in hits.values() for entity_id in ids}
-    ranked = sorted(scores, key=lambda entity_id: (-scores[entity_id], entity_id))
+    ranked = heapq.nsmallest(limit, scores, key=lambda entity_id: (-scores[entity_id], entity_id))
     return [(entity_id, 1.0 if entity_id in as_written else typo_weight) for entity_id in ranked]
 
 
@@ -221,8 +233,27 @@ class SearchService:
             self._indexes_ready.add(project)
 
     async def _vector(self, project: str, query: str, k: int) -> dict[str, float]:
-        [vector] = await self.ctx.embed([query])
-        return best_similarity(await asyncio.gather(*(self._knn(project, label, vector, k) for label in LABELS)))
+        # Vectors of entities written just before this search may still be on their way
+        # (polyg.core.vectorizer): waiting for them, while the query embeds, means a client
+        # always finds what it just wrote. Usually there is nothing to wait for.
+        vector, _ = await asyncio.gather(
+            self.ctx.embed_query(query), self.ctx.vectors.settle(project, self.config.vector_wait_s)
+        )
+        # One query per index, at once: FalkorDB runs them on two threads. The index is cosine:
+        # `score` is the distance 1 - cos.
+        param = VectorParam(vector)
+        lists = await asyncio.gather(
+            *(
+                self._rows(
+                    project,
+                    f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) YIELD node, score "
+                    f"{owner}RETURN {returns}, 1.0 - score",
+                    {"k": k, "v": param},
+                )
+                for label, (owner, returns) in ((label, self._owner(label)) for label in LABELS)
+            )
+        )
+        return best_similarity([[(entity_id, float(similarity)) for entity_id, similarity in rows] for rows in lists])
 
     async def _text(self, project: str, terms: list[str], k: int) -> list[tuple[str, float]]:
         """Entities holding the query words, best first; a word that occurs nowhere in the project
@@ -231,45 +262,57 @@ class SearchService:
         if not terms:
             return []
         per_term = max(self.config.term_candidates, k)
-        exact = await asyncio.gather(*(self._term_hits(project, label, terms, per_term) for label in LABELS))
+        totals = await self._totals(project)
+        exact = await self._term_hits(project, terms, per_term, totals)
         found = {term for hits in exact for term in hits}
         missing = [t for t in fuzzy_candidates(terms, self.config) if t not in found]
         typos: list[TermHits] = []
         if missing:
-            variants = [f"%{t}%" for t in missing]
-            typos = await asyncio.gather(*(self._term_hits(project, label, variants, per_term) for label in LABELS))
-        return rank_text(exact, typos, self.config.fuzzy_weight)[:k]
+            typos = await self._term_hits(project, [f"%{t}%" for t in missing], per_term, totals)
+        return rank_text(exact, typos, self.config.fuzzy_weight, k)
 
-    async def _term_hits(self, project: str, label: str, terms: list[str], k: int) -> TermHits:
-        """Per query term that `label` nodes hold: its idf among them, and the entities of its
-        best k matches (none for a word too common to be worth fetching)."""
-        counts = await self._rows(
-            project,
-            f"MATCH (n:{label}) WITH count(n) AS total UNWIND $terms AS t "
-            f"CALL {{ WITH t CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node RETURN count(node) AS df }} "
-            "RETURN total, t, df",
-            {"terms": terms},
+    async def _totals(self, project: str) -> dict[str, int]:
+        """Nodes per searchable label: what a word's document frequency is measured against.
+        Only the bare `MATCH (n:L) RETURN count(n)` is answered from the label's size; any other
+        form (a UNION, a subquery) scans every node: 2 ms at 10k entities."""
+        counts = await asyncio.gather(
+            *(self._rows(project, f"MATCH (n:{label}) RETURN count(n)", {}) for label in LABELS)
         )
-        hits: TermHits = {term: (idf(total, df), []) for total, term, df in counts if df > 0}
-        wanted = [
-            term for total, term, df in counts if 0 < df and (df <= k or df <= self.config.max_term_share * total)
-        ]
-        if not wanted:
-            return hits
-        owner, returns = self._owner(label)
-        # A subquery, so that ORDER BY ... LIMIT applies per term. id(node) breaks ties in the
-        # score (frequent: the score is coarse) the same way every time, without reading a
-        # property of every match.
+        return {label: int(rows[0][0]) if rows else 0 for label, rows in zip(LABELS, counts, strict=True)}
+
+    async def _term_hits(self, project: str, terms: list[str], k: int, totals: dict[str, int]) -> list[TermHits]:
+        """Per label, per query term its nodes hold: its idf among them, and the entities of its
+        best k matches (none for a word too common to be worth fetching). One round trip."""
+        branches = []
+        for label in LABELS:
+            owner, returns = self._owner(label)
+            # A subquery per term, so that ORDER BY ... LIMIT applies per term; collect() keeps a
+            # row for terms whose matches are not fetched. id(node) breaks ties in the score
+            # (frequent: the score is coarse) the same way every time, without reading a
+            # property of every match.
+            branches.append(
+                f"UNWIND $terms AS t "
+                f"CALL {{ WITH t CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node RETURN count(node) AS df }} "
+                f"CALL {{ WITH t, df WITH t WHERE df > 0 AND (df <= $k OR df <= $share * ${label}) "
+                f"CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node, score "
+                f"WITH node ORDER BY score DESC, id(node) LIMIT $k {owner}RETURN collect({returns}) AS ids }} "
+                f"RETURN '{label}' AS label, t AS term, df, ids"
+            )
         rows = await self._rows(
             project,
-            f"UNWIND $terms AS t CALL {{ WITH t CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node, score "
-            "RETURN node ORDER BY score DESC, id(node) LIMIT $k } "
-            f"{owner}RETURN t, {returns}",
-            {"terms": wanted, "k": k},
+            " UNION ALL ".join(branches),
+            {
+                "terms": terms,
+                "k": k,
+                "share": self.config.max_term_share,
+                **{label: totals.get(label, 0) for label in LABELS},
+            },
         )
-        for term, entity_id in rows:
-            hits[term][1].append(entity_id)
-        return hits
+        hits: dict[str, TermHits] = {label: {} for label in LABELS}
+        for label, term, df, ids in rows:
+            if df > 0:
+                hits[label][term] = (idf(totals.get(label, 0), df), list(ids))
+        return [hits[label] for label in LABELS]
 
     @staticmethod
     def _owner(label: str) -> tuple[str, str]:
@@ -277,17 +320,6 @@ class SearchService:
         if label == "Entity":
             return "", "node.id"
         return "MATCH (e:Entity)-[:HAS_OBSERVATION]->(node) ", "e.id"
-
-    async def _knn(self, project: str, label: str, vector: list[float], k: int) -> list[tuple[str, float]]:
-        owner, returns = self._owner(label)
-        # The index is cosine: `score` is the distance 1 - cos.
-        rows = await self._rows(
-            project,
-            f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) YIELD node, score "
-            f"{owner}RETURN {returns}, 1.0 - score",
-            {"k": k, "v": vector},
-        )
-        return [(row[0], float(row[1])) for row in rows]
 
     async def _rows(self, project: str, cypher: str, params: dict[str, object]) -> list[Row]:
         try:

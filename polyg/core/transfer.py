@@ -22,6 +22,9 @@ from polyg.core.named import NamedGraph, stored_type
 from polyg.core.vectors import compose, head_text
 from polyg.errors import InvalidParams
 from polyg.names import RESERVED_TYPES, TYPE_NAME
+from polyg.store.falkor import VectorParam
+
+IMPORT_VECTOR_WAIT_S = 3600.0
 
 Progress = Callable[[int], None]  # called with the number of items just processed
 PAGE = 1000
@@ -168,6 +171,9 @@ class Transfer:
             if progress:
                 progress(len(batch))
         report.skipped = sorted(report.skipped + unknown)
+        # Observations added to existing entities get their vectors from the vectorizer: the
+        # import is done when they are stored too (a failing embedder leaves them to the next start).
+        await self.ctx.vectors.settle(project, IMPORT_VECTOR_WAIT_S)
         return report
 
     async def export_memory_jsonl(self, project: str, out: TextIO) -> int:
@@ -298,7 +304,8 @@ class Transfer:
         rows = []
         for entity in fresh:
             head = next(heads)
-            obs = [{**o, "emb": next(obs_vecs)} for o in entity.get("observations", [])]
+            observations = entity.get("observations", [])
+            own = [next(obs_vecs) for _ in observations]
             rows.append(
                 {
                     "id": entity["id"],
@@ -308,9 +315,9 @@ class Transfer:
                     "parent_id": entity.get("parent_id"),
                     "created_at": entity.get("created_at"),
                     "updated_at": entity.get("updated_at"),
-                    "head": head,
-                    "emb": compose(head, [o["emb"] for o in obs]),
-                    "obs": obs,
+                    "head": VectorParam(head),
+                    "emb": VectorParam(compose(head, own)),
+                    "obs": [{**o, "emb": VectorParam(v)} for o, v in zip(observations, own, strict=True)],
                 }
             )
         return len(await self.named.write_entities(project, rows, unique_names=False))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
@@ -24,6 +24,26 @@ log = logging.getLogger(__name__)
 
 Row = list[Any]
 PROBE_TIMEOUT_S = 2.0
+
+
+class VectorParam:
+    """A float vector passed as a query parameter, in a compact text form.
+
+    The FalkorDB client writes parameters into the query's `CYPHER name=value` header with
+    `str()`; for a list of floats that is 17 significant digits each, formatted one call per
+    float, and parsed back by the server: ~0.7 ms of the ~1.3 ms a KNN query took. Vectors
+    are stored as float32, whose 24-bit mantissa 9 significant digits always reproduce."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, values: Sequence[float]) -> None:
+        self.text = "[" + ",".join(map("{:.9g}".format, values)) + "]"
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"VectorParam({self.text[:40]}...)"
 
 
 def parse_store_url(url: str) -> tuple[str, int, str | None]:

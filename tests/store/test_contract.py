@@ -41,6 +41,7 @@ async def observation_count(s: Services, project: str = P) -> int:
 
 
 async def stored_embedding(s: Services, entity_id: str, project: str = P) -> list[float]:
+    assert await s.ctx.vectors.settle(project, 30)  # vectors are stored just after the text
     rows = await s.store.ro_query(project, "MATCH (e:Entity {id: $id}) RETURN e.embedding", {"id": entity_id})
     assert rows, f"entity {entity_id} not stored"
     return [float(x) for x in rows[0][0]]

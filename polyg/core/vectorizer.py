@@ -1,0 +1,202 @@
+"""Entity vectors computed just after their text is stored (write-behind), in batches.
+
+A write that changes what an entity is embedded from (its name, type, description or
+observations) stores the text at once, in one query, and bumps the entity's text revision
+`e.rev`; the tool answers as soon as that write is acknowledged. This worker then embeds
+what is missing (the head text, new observations), recomposes the entity vector
+(`polyg.core.vectors`) and stores it with `e.vec_rev = e.rev`, in batches: one model call
+and two queries for many entities.
+
+Why: the model is the slowest step of every write (5 ms for a one-sentence description on
+these machines, more for long texts or a remote provider), and a memory must not wait on
+it, or be lost because an embedding service is down. The text is durable and findable by
+full-text search from the first moment; vectors follow within milliseconds.
+
+Consistency:
+- search waits (`settle`) until the vectors of every write this process acknowledged
+  before the search are stored, so a client always finds what it just wrote by meaning too;
+- the vector write only lands if `e.rev` is still the revision it embedded: a text change
+  in between (from this process or another one on the same database) wins, and its own
+  mark brings the entity back here;
+- a crash between the two leaves `e.vec_rev <> e.rev`; `sweep` finds such entities when a
+  project is opened and queues them again. Nothing is lost, only late.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from polyg.core.graph import GraphContext
+from polyg.core.vectors import SET_VECTORS, compose, head_text
+from polyg.errors import PolygError
+from polyg.store.falkor import VectorParam
+
+log = logging.getLogger(__name__)
+
+# Entities recomposed per model call and write; their observations ride along.
+BATCH = 64
+# Backoff after a failed batch (embedding service or store down), doubling up to the max.
+RETRY_S = 0.5
+MAX_RETRY_S = 30.0
+
+# Entities whose vectors do not match their text. Entities written before revisions existed
+# (or restored by import, which embeds at once) have no `rev` and are up to date.
+STALE = "e.rev IS NOT NULL AND (e.vec_rev IS NULL OR e.vec_rev <> e.rev)"
+# Written by every text change; `+ 1` on an entity that has none yet starts at 1.
+BUMP_REV = "e.rev = coalesce(e.rev, 0) + 1"
+
+
+class Vectorizer:
+    def __init__(self, ctx: GraphContext, *, batch: int = BATCH) -> None:
+        self.ctx = ctx
+        self.batch = batch
+        self._pending: dict[str, set[str]] = {}  # project -> entity ids to recompose
+        self._marked: dict[str, int] = {}  # project -> marks made (a ticket counter)
+        self._stored: dict[str, int] = {}  # project -> tickets whose vectors are stored
+        self._changed = asyncio.Condition()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.failures = 0  # consecutive failed batches (0 when healthy)
+
+    # --- what writers and readers call --------------------------------------------------------
+
+    def mark(self, project: str, entity_ids: Iterable[str]) -> None:
+        """Queue entities whose text was just written; their vectors follow shortly."""
+        ids = set(entity_ids)
+        if not ids:
+            return
+        self._pending.setdefault(project, set()).update(ids)
+        self._marked[project] = self._marked.get(project, 0) + 1
+        self._wake.set()
+        self._ensure_running()
+
+    def pending(self, project: str | None = None) -> int:
+        """Entities waiting for vectors (in one project, or in all)."""
+        if project is not None:
+            return len(self._pending.get(project, ()))
+        return sum(len(ids) for ids in self._pending.values())
+
+    async def settle(self, project: str, timeout_s: float) -> bool:
+        """Wait until vectors of everything marked so far in `project` are stored (True), or
+        until `timeout_s` passes (False: the embedder is failing or far behind)."""
+        ticket = self._marked.get(project, 0)
+        if self._stored.get(project, 0) >= ticket:
+            return True
+        if self.failures:
+            return False  # the embedder or the store is failing: waiting would only add latency
+
+        async def stored() -> None:
+            async with self._changed:
+                await self._changed.wait_for(lambda: self._stored.get(project, 0) >= ticket)
+
+        try:
+            await asyncio.wait_for(stored(), timeout_s)
+            return True
+        except TimeoutError:
+            log.warning("search runs before pending vectors are stored", extra={"project": project})
+            return False
+
+    async def sweep(self, project: str) -> int:
+        """Queue the entities of `project` whose vectors are stale (left by a crash); how many."""
+        rows = await self.ctx.read(project, f"MATCH (e:Entity) WHERE {STALE} RETURN e.id")
+        self.mark(project, [row[0] for row in rows])
+        return len(rows)
+
+    async def close(self, drain_s: float = 10.0) -> None:
+        """Store what is pending (for up to `drain_s`), then stop. Whatever is left over is
+        found again by the next `sweep`."""
+        if self._task is None:
+            return
+        for project in list(self._pending):
+            await self.settle(project, drain_s)
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+        self._task = None
+
+    # --- the worker -----------------------------------------------------------------------------
+
+    def _ensure_running(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="polyg-vectorizer")
+
+    async def _run(self) -> None:
+        delay = RETRY_S
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            for project in [p for p, ids in self._pending.items() if ids]:
+                ticket = self._marked[project]
+                ids = sorted(self._pending.pop(project))
+                try:
+                    for start in range(0, len(ids), self.batch):
+                        await self.store_vectors(project, ids[start : start + self.batch])
+                except Exception as exc:
+                    # Nothing is lost: the ids go back to the queue and are tried again later.
+                    self._pending.setdefault(project, set()).update(ids)
+                    self.failures += 1
+                    message = exc.message if isinstance(exc, PolygError) else repr(exc)
+                    log.warning("storing vectors failed; will retry", extra={"project": project, "error": message})
+                    self._wake.set()
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, MAX_RETRY_S)
+                    continue
+                self.failures = 0
+                delay = RETRY_S
+                async with self._changed:
+                    self._stored[project] = max(self._stored.get(project, 0), ticket)
+                    self._changed.notify_all()
+
+    async def store_vectors(self, project: str, entity_ids: list[str]) -> None:
+        """Embed what these entities lack, recompose their vectors and store them (one batch)."""
+        rows = await self.ctx.read(
+            project,
+            "UNWIND $ids AS id MATCH (e:Entity {id: id}) "
+            "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
+            "RETURN e.id, e.rev, e.name, e.type, e.summary, e.head_embedding, "
+            "collect(CASE WHEN o IS NULL THEN NULL ELSE [o.id, o.text, o.embedding] END)",
+            {"ids": entity_ids},
+        )
+        # What the model must run on: heads never embedded (or whose description changed)
+        # and observations without a vector.
+        texts: list[str] = []
+        for _, _, name, type_, summary, head, observations in rows:
+            if not head:
+                texts.append(head_text(name, type_, summary or ""))
+            texts.extend(text for _, text, vector in observations if not vector)
+        vectors = iter(await self.ctx.embed(texts))
+        entities: list[dict[str, Any]] = []
+        new_observations: list[dict[str, Any]] = []
+        for entity_id, rev, _, _, _, head, observations in rows:
+            head_vec = head or next(vectors)
+            obs_vecs = []
+            for obs_id, _, vector in observations:
+                if not vector:
+                    vector = next(vectors)
+                    new_observations.append({"id": obs_id, "emb": VectorParam(vector)})
+                obs_vecs.append(vector)
+            entities.append(
+                {
+                    "id": entity_id,
+                    "rev": rev,
+                    "head": VectorParam(head_vec),
+                    "emb": VectorParam(compose(head_vec, obs_vecs)),
+                }
+            )
+        if new_observations:
+            # An observation's text never changes, so its vector is right whatever happened since.
+            await self.ctx.write(
+                project,
+                "UNWIND $obs AS ob MATCH (o:Observation {id: ob.id}) "
+                "REMOVE o.embedding SET o.embedding = vecf32(ob.emb)",
+                {"obs": new_observations},
+            )
+        if entities:
+            await self.ctx.write(
+                project,
+                "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) WHERE e.rev = r.rev "
+                f"{SET_VECTORS.format(entity='r.emb', head='r.head')} SET e.vec_rev = r.rev",
+                {"rows": entities},
+            )
