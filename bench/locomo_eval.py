@@ -60,6 +60,7 @@ STORE_CODE = (
     "polyg/core/vectors.py",
     "polyg/core/vectorizer.py",
     "polyg/embed/minilm.py",
+    "polyg/embed/quantize.py",
     "polyg/store/schema.py",
 )
 

@@ -25,19 +25,25 @@ Consistency:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Iterable
 from typing import Any
 
 from polyg.core.graph import GraphContext
 from polyg.core.vectors import SET_VECTORS, compose, head_text
+from polyg.embed.base import run_in_background
 from polyg.errors import PolygError
-from polyg.store.falkor import VectorParam
+from polyg.store.falkor import Row, VectorParam
 
 log = logging.getLogger(__name__)
 
 # Entities recomposed per model call and write; their observations ride along.
 BATCH = 64
+# Marks are gathered this long before a batch is embedded, unless a search waits for them
+# or a batch is full: many writes then share one model call and two queries, instead of
+# each paying them while the next tool calls are being answered.
+GATHER_S = 0.1
 # Backoff after a failed batch (embedding service or store down), doubling up to the max.
 RETRY_S = 0.5
 MAX_RETRY_S = 30.0
@@ -58,6 +64,7 @@ class Vectorizer:
         self._stored: dict[str, int] = {}  # project -> tickets whose vectors are stored
         self._changed = asyncio.Condition()
         self._wake = asyncio.Event()
+        self._urgent = asyncio.Event()  # someone waits for the vectors: stop gathering
         self._task: asyncio.Task[None] | None = None
         self.failures = 0  # consecutive failed batches (0 when healthy)
 
@@ -71,6 +78,8 @@ class Vectorizer:
         self._pending.setdefault(project, set()).update(ids)
         self._marked[project] = self._marked.get(project, 0) + 1
         self._wake.set()
+        if self.pending() >= self.batch:
+            self._urgent.set()
         self._ensure_running()
 
     def pending(self, project: str | None = None) -> int:
@@ -87,6 +96,7 @@ class Vectorizer:
             return True
         if self.failures:
             return False  # the embedder or the store is failing: waiting would only add latency
+        self._urgent.set()
 
         async def stored() -> None:
             async with self._changed:
@@ -96,7 +106,7 @@ class Vectorizer:
             await asyncio.wait_for(stored(), timeout_s)
             return True
         except TimeoutError:
-            log.warning("search runs before pending vectors are stored", extra={"project": project})
+            log.warning("pending vectors not stored within the wait", extra={"project": project, "wait_s": timeout_s})
             return False
 
     async def sweep(self, project: str) -> int:
@@ -110,8 +120,9 @@ class Vectorizer:
         found again by the next `sweep`."""
         if self._task is None:
             return
-        for project in list(self._pending):
-            await self.settle(project, drain_s)
+        deadline = asyncio.get_running_loop().time() + drain_s
+        for project in list(self._marked):
+            await self.settle(project, max(0.0, deadline - asyncio.get_running_loop().time()))
         self._task.cancel()
         await asyncio.gather(self._task, return_exceptions=True)
         self._task = None
@@ -126,7 +137,11 @@ class Vectorizer:
         delay = RETRY_S
         while True:
             await self._wake.wait()
+            if not self._urgent.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._urgent.wait(), GATHER_S)
             self._wake.clear()
+            self._urgent.clear()
             for project in [p for p, ids in self._pending.items() if ids]:
                 ticket = self._marked[project]
                 ids = sorted(self._pending.pop(project))
@@ -159,32 +174,7 @@ class Vectorizer:
             "collect(CASE WHEN o IS NULL THEN NULL ELSE [o.id, o.text, o.embedding] END)",
             {"ids": entity_ids},
         )
-        # What the model must run on: heads never embedded (or whose description changed)
-        # and observations without a vector.
-        texts: list[str] = []
-        for _, _, name, type_, summary, head, observations in rows:
-            if not head:
-                texts.append(head_text(name, type_, summary or ""))
-            texts.extend(text for _, text, vector in observations if not vector)
-        vectors = iter(await self.ctx.embed(texts))
-        entities: list[dict[str, Any]] = []
-        new_observations: list[dict[str, Any]] = []
-        for entity_id, rev, _, _, _, head, observations in rows:
-            head_vec = head or next(vectors)
-            obs_vecs = []
-            for obs_id, _, vector in observations:
-                if not vector:
-                    vector = next(vectors)
-                    new_observations.append({"id": obs_id, "emb": VectorParam(vector)})
-                obs_vecs.append(vector)
-            entities.append(
-                {
-                    "id": entity_id,
-                    "rev": rev,
-                    "head": VectorParam(head_vec),
-                    "emb": VectorParam(compose(head_vec, obs_vecs)),
-                }
-            )
+        entities, new_observations = await run_in_background(self._recompose, rows)
         if new_observations:
             # An observation's text never changes, so its vector is right whatever happened since.
             await self.ctx.write(
@@ -200,3 +190,30 @@ class Vectorizer:
                 f"{SET_VECTORS.format(entity='r.emb', head='r.head')} SET e.vec_rev = r.rev",
                 {"rows": entities},
             )
+
+    def _recompose(self, rows: list[Row]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Embed what the rows lack and compose entity vectors: (entity rows, new observation
+        rows) ready to write. Runs in a background embedding thread, arithmetic included."""
+        # What the model must run on: heads never embedded (or whose description changed)
+        # and observations without a vector.
+        texts: list[str] = []
+        for _, _, name, type_, summary, head, observations in rows:
+            if not head:
+                texts.append(head_text(name, type_, summary or ""))
+            texts.extend(text for _, text, vector in observations if not vector)
+        vectors = iter(self.ctx.embedder.embed_batch_sync(texts) if texts else [])
+        entities: list[dict[str, Any]] = []
+        new_observations: list[dict[str, Any]] = []
+        for entity_id, rev, _, _, _, head, observations in rows:
+            head_vec = head or next(vectors)
+            obs_vecs = []
+            for obs_id, _, vector in observations:
+                if not vector:
+                    vector = next(vectors)
+                    new_observations.append({"id": obs_id, "emb": VectorParam(vector)})
+                obs_vecs.append(vector)
+            entity_vec = compose(head_vec, obs_vecs)
+            entities.append(
+                {"id": entity_id, "rev": rev, "head": VectorParam(head_vec), "emb": VectorParam(entity_vec)}
+            )
+        return entities, new_observations

@@ -3,13 +3,21 @@
 Providers implement one blocking method, `embed_batch_sync`; the async conveniences run it
 in a worker thread so that CPU-bound inference (MiniLM) or a slow HTTP call (OpenAI) never
 blocks the server's event loop.
+
+Stored texts are embedded in the background (polyg.core.vectorizer, imports): those threads
+run at a lower CPU priority, so on a small machine they use idle cores and yield to the tool
+calls being answered. Search queries, which a caller waits for, run at normal priority.
 """
 
 from __future__ import annotations
 
 import abc
 import asyncio
-from collections.abc import Sequence
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from polyg.errors import TextEncodingError
 
@@ -36,15 +44,15 @@ class Embedder(abc.ABC):
             return []
         if isinstance(texts, str):
             check_texts(texts)  # raises: a single str is a mistake, not a batch of letters
-        return await asyncio.to_thread(self.embed_batch_sync, list(texts))
+        return await asyncio.get_running_loop().run_in_executor(_background(), self.embed_batch_sync, list(texts))
 
     async def embed(self, text: str) -> list[float]:
         vectors = await self.embed_batch([text])
         return vectors[0]
 
     def embed_query_sync(self, text: str) -> list[float]:
-        """The vector of a search query. Providers may run a faster approximation of the model
-        here (MiniLM does); stored texts always go through `embed_batch_sync`."""
+        """The vector of a search query: the same model as stored texts, but run in the
+        caller's thread at normal priority, since someone waits for it."""
         return self.embed_batch_sync([text])[0]
 
     async def embed_query(self, text: str) -> list[float]:
@@ -93,3 +101,50 @@ def check_texts(texts: Sequence[object]) -> list[str]:
                 ) from exc
         checked.append(text)
     return checked
+
+
+# How much lower than the server's own threads background embedding runs (nice +10: under
+# contention such a thread gets about a tenth of a core's time; on an idle core, all of it).
+BACKGROUND_NICE = 10
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def lower_priority() -> None:
+    """Lower the calling thread's CPU priority (Linux: per thread). Threads it starts inherit it."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+
+
+async def run_in_background[A, R](fn: Callable[[A], R], arg: A) -> R:
+    """`fn(arg)` in a background (low-priority) thread: work that no caller waits for."""
+    return await asyncio.get_running_loop().run_in_executor(_background(), fn, arg)
+
+
+def _background() -> ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="polyg-embed", initializer=lower_priority)
+        return _executor
+
+
+def in_background_thread[T](fn: Callable[[], T]) -> T:
+    """Run `fn` in a new low-priority thread and return its result: what it creates (an
+    inference session's worker threads) inherits the lower priority."""
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        lower_priority()
+        try:
+            outcome.append(fn())
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=target, name="polyg-embed-load")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return outcome[0]

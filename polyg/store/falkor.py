@@ -8,6 +8,7 @@ redis errors are translated here into `StoreError`s with spec 001 codes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -74,6 +75,9 @@ class FalkorStore:
             "timeout": timeout_s,
             "decode_responses": True,
             "password": password,
+            # A connection idle this long is pinged (and reopened if need be) before it is used:
+            # after the database restarts, pooled connections are dead (see `_run` too).
+            "health_check_interval": 1,
         }
         if unix_socket:
             pool = aioredis.BlockingConnectionPool(
@@ -181,6 +185,12 @@ class FalkorStore:
             raise
         except Exception as exc:
             error = self._translate(exc)
+            if isinstance(exc, rexc.ConnectionError):
+                # The pool's idle connections are most likely dead too (the server stopped or
+                # restarted): drop them, so that later calls connect afresh instead of each
+                # failing once on a dead connection.
+                with contextlib.suppress(Exception):
+                    await self._pool.disconnect(inuse_connections=False)
             if isinstance(error, StoreTimeout) and self.on_unreachable is not None:
                 # The failed call is not retried: a write may or may not have been applied.
                 await self.on_unreachable()

@@ -7,6 +7,8 @@ FalkorDB server over loopback TCP, and on one that requires a password.
 from __future__ import annotations
 
 import asyncio
+import math
+import struct
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from polyg.core.graph import GraphContext
 from polyg.core.vectors import compose
 from polyg.embed import create_embedder
 from polyg.errors import DimensionMismatch, InvalidParams, NotFound, StoreAuthError, StoreTimeout
+from polyg.store.falkor import VectorParam
 from polyg.store.schema import EF_RUNTIME, SchemaGuard, ensure_schema, existing_indexes
 from tests.falkor_server import FalkorServer, free_port
 
@@ -446,3 +449,11 @@ async def test_password_in_the_url(clean_env: Path, falkor_server_with_password:
             client.flushall()
         finally:
             client.close()
+
+
+async def test_vector_parameters_reach_the_store_exactly(services: Services) -> None:
+    # Sent compactly (VectorParam), stored as float32: every float32 value must survive.
+    values = [math.pi / (i + 1) * (-1) ** i for i in range(20)] + [1e-8, -3.5e-12, 0.0, 1.0]
+    rows = await services.store.query(P, "RETURN vecf32($v)", {"v": VectorParam(values)})
+    as_float32 = [struct.unpack("f", struct.pack("f", x))[0] for x in values]
+    assert [float(x) for x in rows[0][0]] == as_float32

@@ -1,0 +1,133 @@
+"""How far entity vectors trail their text (polyg.core.vectorizer), and the embedding speeds behind it.
+
+Writes are acknowledged once their text is stored; a worker stores the vectors just after.
+This measures, in-process on a fresh embedded store with the default MiniLM embedder:
+
+- single writes: `create_entity` (one-sentence description), then `settle` (the wait a search
+  right after it would have): ack p50 and lag p50/p95, `--writes` times;
+- a burst: `--burst` entities from `create_entities` calls of 50 (two observations each, like
+  the memory-compat benchmark), then the time until every vector is stored: entities/s;
+- the embedders themselves: a stored text (pinned model) and a search query (int8 copy), p50.
+
+    .venv/bin/python bench/vector_lag.py [--writes 200] [--burst 1000] [--no-save]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common
+
+from polyg.config import load_settings
+from polyg.core.app import Polyg
+
+P = "lag"
+DESCRIPTION = "Parses the authentication tokens issued by the gateway and checks their expiry."
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="polyg-lag-") as tmp:
+        core = Polyg(load_settings(None, data_dir=Path(tmp) / "data", log_dir=Path(tmp) / "logs", log_level="WARNING"))
+        try:
+            s = await core.ready()
+            embedder = s.ctx.embedder
+            acks, lags = [], []
+            for i in range(args.writes):
+                t0 = time.perf_counter()
+                await s.entities.create(P, name=f"src/auth/parser_{i:06d}.py", type_="module", description=DESCRIPTION)
+                t1 = time.perf_counter()
+                await s.ctx.vectors.settle(P, 60)
+                acks.append(t1 - t0)
+                lags.append(time.perf_counter() - t1)
+            burst_t = time.perf_counter()
+            for start in range(0, args.burst, 50):
+                await s.named.create_entities(
+                    P,
+                    [
+                        {
+                            "name": f"Person {k}",
+                            "entityType": "person",
+                            "observations": [f"Person {k} lives in city {k % 17}.", f"Person {k} plays chess."],
+                        }
+                        for k in range(start, min(start + 50, args.burst))
+                    ],
+                )
+            written = time.perf_counter() - burst_t
+            await s.ctx.vectors.settle(P, 3600)
+            drained = time.perf_counter() - burst_t
+            text_s, query_s = [], []
+            for _ in range(100):
+                text_s.append(await common.timed(lambda: asyncio.to_thread(embedder.embed_batch_sync, [DESCRIPTION])))
+                query_s.append(await common.timed(lambda: asyncio.to_thread(embedder.embed_query_sync, "token expiry")))
+        finally:
+            await core.close()
+    return {
+        "writes": args.writes,
+        "ack": common.summarize(acks),
+        "lag": common.summarize(lags),
+        "burst": {
+            "entities": args.burst,
+            "written_s": round(written, 2),
+            "vectors_stored_s": round(drained, 2),
+            "entities_per_s": round(args.burst / drained, 1),
+        },
+        "embed_stored_text": common.summarize(text_s),
+        "embed_query": common.summarize(query_s),
+        "query_variant": getattr(embedder, "query_variant", "-"),
+    }
+
+
+def render(r: dict[str, Any], info: dict[str, Any]) -> str:
+    b = r["burst"]
+    return "\n".join(
+        [
+            f"# Write-behind vectors, {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
+            "",
+            f"polyg {info.get('git_commit', '?')}, {info.get('nproc')} CPUs, load average at start "
+            f"{info.get('loadavg')}. In-process, fresh embedded store, default MiniLM embedder.",
+            "",
+            "| what | p50 ms | p95 ms |",
+            "|---|---:|---:|",
+            f"| create_entity acknowledged ({r['writes']} sequential) | {common.fmt_ms(r['ack']['p50_ms'])} | "
+            f"{common.fmt_ms(r['ack']['p95_ms'])} |",
+            f"| then its vectors stored (lag after the ack) | {common.fmt_ms(r['lag']['p50_ms'])} | "
+            f"{common.fmt_ms(r['lag']['p95_ms'])} |",
+            f"| embed one stored text (pinned model, {len(DESCRIPTION)} chars) | "
+            f"{common.fmt_ms(r['embed_stored_text']['p50_ms'])} | {common.fmt_ms(r['embed_stored_text']['p95_ms'])} |",
+            f"| embed one search query ({r['query_variant']} model) | {common.fmt_ms(r['embed_query']['p50_ms'])} | "
+            f"{common.fmt_ms(r['embed_query']['p95_ms'])} |",
+            "",
+            f"Burst: {b['entities']} entities (2 observations each) written in {b['written_s']} s by "
+            f"create_entities calls of 50; all their vectors stored {b['vectors_stored_s']} s after the first "
+            f"call: {b['entities_per_s']} entities/s.",
+            "",
+        ]
+    )
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--writes", type=int, default=200)
+    p.add_argument("--burst", type=int, default=1000)
+    p.add_argument("--no-save", action="store_true")
+    args = p.parse_args()
+    info = common.machine_info()
+    result = asyncio.run(run(args))
+    markdown = render(result, info)
+    print(markdown)
+    if not args.no_save:
+        md, _ = common.write_results("vector-lag", markdown, {"machine": info, **result})
+        print(f"saved {md}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
