@@ -25,7 +25,6 @@ Consistency:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -40,10 +39,7 @@ log = logging.getLogger(__name__)
 
 # Entities recomposed per model call and write; their observations ride along.
 BATCH = 64
-# Marks are gathered this long before a batch is embedded, unless a search waits for them
-# or a batch is full: many writes then share one model call and two queries, instead of
-# each paying them while the next tool calls are being answered.
-GATHER_S = 0.1
+
 # Backoff after a failed batch (embedding service or store down), doubling up to the max.
 RETRY_S = 0.5
 MAX_RETRY_S = 30.0
@@ -64,7 +60,6 @@ class Vectorizer:
         self._stored: dict[str, int] = {}  # project -> tickets whose vectors are stored
         self._changed = asyncio.Condition()
         self._wake = asyncio.Event()
-        self._urgent = asyncio.Event()  # someone waits for the vectors: stop gathering
         self._task: asyncio.Task[None] | None = None
         self.failures = 0  # consecutive failed batches (0 when healthy)
 
@@ -78,8 +73,6 @@ class Vectorizer:
         self._pending.setdefault(project, set()).update(ids)
         self._marked[project] = self._marked.get(project, 0) + 1
         self._wake.set()
-        if self.pending() >= self.batch:
-            self._urgent.set()
         self._ensure_running()
 
     def pending(self, project: str | None = None) -> int:
@@ -96,7 +89,6 @@ class Vectorizer:
             return True
         if self.failures:
             return False  # the embedder or the store is failing: waiting would only add latency
-        self._urgent.set()
 
         async def stored() -> None:
             async with self._changed:
@@ -136,12 +128,10 @@ class Vectorizer:
     async def _run(self) -> None:
         delay = RETRY_S
         while True:
+            # No waiting to gather a batch: a search right after a write would wait for it.
+            # Writes made while a batch is being stored form the next batch by themselves.
             await self._wake.wait()
-            if not self._urgent.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._urgent.wait(), GATHER_S)
             self._wake.clear()
-            self._urgent.clear()
             for project in [p for p, ids in self._pending.items() if ids]:
                 ticket = self._marked[project]
                 ids = sorted(self._pending.pop(project))
