@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -46,6 +47,9 @@ def polyg_command() -> list[str]:
     return [sys.executable, "-m", "polyg"]
 
 
+MODEL_CACHE_DIR = Path(tempfile.gettempdir()) / "polyg-test-model-cache"
+
+
 def server_env(root: Path, **extra: str) -> dict[str, str]:
     """An environment for a server rooted at `root`: temp HOME/XDG dirs and log dir, no POLYG_* leaks."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_POLYG_ENV_PREFIXES) and k not in _POLYG_ENV_NAMES}
@@ -59,6 +63,8 @@ def server_env(root: Path, **extra: str) -> dict[str, str]:
         XDG_CACHE_HOME=str(home / "cache"),
         XDG_STATE_HOME=str(home / "state"),
         POLYG_LOG_DIR=str(root / "logs"),
+        # The int8 model copy is derived once for the whole run, not once per server's HOME.
+        POLYG_CACHE_DIR=str(MODEL_CACHE_DIR),
         PYTHONUNBUFFERED="1",
     )
     env.update(extra)

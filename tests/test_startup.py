@@ -337,3 +337,30 @@ def test_bad_configuration_exits_with_a_clear_message(servers_root: Path) -> Non
         assert code in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
     assert not (root / "data").exists()
+
+
+def test_stdin_from_a_regular_file_is_served_too(servers_root: Path) -> None:
+    # The event loop cannot poll a regular file: polyg then reads through the SDK's own
+    # (thread-based) streams. `polyg serve < requests.jsonl` answers, and at the end of the
+    # file it exits and stops the database it was still starting.
+    root = servers_root / "stdio-file"
+    root.mkdir(parents=True, exist_ok=True)
+    requests = root / "requests.jsonl"
+    init = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "file", "version": "0"}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+    ]
+    requests.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    with requests.open("rb") as stdin:
+        done = subprocess.run(
+            [*polyg_command(), *serve_args(root / "data", "--toolsets", "kg")],
+            stdin=stdin,
+            capture_output=True,
+            env=server_env(root, **FAST),
+            timeout=60,
+            check=False,
+        )
+    answers = {m["id"]: m for m in json_lines(done.stdout.decode())}
+    assert answers[1]["result"]["serverInfo"]["name"] == "polyg", done.stderr.decode()[-2000:]
+    assert done.returncode == 0
+    assert embedded_pid(root / "data") is None

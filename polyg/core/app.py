@@ -8,6 +8,7 @@ awaits `ready()`. `/health` reports `loading` until then.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Literal
@@ -142,7 +143,16 @@ class Polyg:
 
             embedded = EmbeddedFalkor(settings.data_dir / "db")
             self._embedded = embedded
-            socket = await asyncio.to_thread(embedded.start)
+            starting = asyncio.ensure_future(asyncio.to_thread(embedded.start))
+            try:
+                socket = await asyncio.shield(starting)
+            except asyncio.CancelledError:
+                # Closed while the database starts (a client that hangs up at once): the start
+                # runs on in its thread; stop the database when it is up, or it outlives us.
+                with contextlib.suppress(Exception):
+                    await starting
+                    await asyncio.to_thread(embedded.stop)
+                raise
             # While FalkorDB rebuilds its indexes after a restart (minutes for 100k vectors) it
             # may answer nothing at all; the process manager knows how to wait through that.
             await asyncio.to_thread(embedded.wait_until_loaded, settings.store_open_timeout_s)

@@ -34,9 +34,6 @@ class GraphContext:
 
         self.vectors = Vectorizer(self)
 
-    def entity_lock(self, project: str, entity_id: str) -> asyncio.Lock:
-        return self._stripes[self._stripe(project, entity_id)]
-
     def _stripe(self, project: str, entity_id: str) -> int:
         return zlib.crc32(f"{project}\0{entity_id}".encode()) % len(self._stripes)
 
