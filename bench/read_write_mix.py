@@ -1,0 +1,107 @@
+"""What background vector work costs the calls around it: get_entity with and without writes.
+
+Writes are acknowledged before their vectors are made (polyg.core.vectorizer); the embedding
+then runs at low priority while the next calls are answered. On a 2-core machine that work
+still competes for the cores. This drives one `polyg serve` (stdio, embedded store, default
+embedder, the kg benchmark's cached data) with the MCP Python client in two phases:
+
+- reads only: ping and get_entity, alternating;
+- with writes: the same, plus a create_entity (one-sentence description) after each get.
+
+and reports p50/p95 of ping and get_entity in each phase, same process, same data.
+
+    .venv/bin/python bench/read_write_mix.py [--entities 10000] [--rounds 300] [--no-save]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+WARMUP = 30
+DESCRIPTION = "Parses the authentication tokens issued by the gateway and checks their expiry."
+
+
+async def measure(data_dir: Path, rounds: int) -> dict[str, dict[str, Any]]:
+    params = StdioServerParameters(
+        command=common.polyg_executable(),
+        args=["serve", "--data-dir", str(data_dir)],
+        env=common.clean_env(data_dir.parent, {"POLYG_LOG_LEVEL": "WARNING"}),
+    )
+    samples: dict[str, list[float]] = {}
+    with (data_dir.parent / "mix-server.log").open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.call_tool("list_entities", {"limit": 1000})
+            assert listed.structured_content is not None, listed
+            ids = [e["id"] for e in listed.structured_content["entities"]]
+            for phase in ("reads only", "with writes"):
+                for i in range(WARMUP + rounds):
+                    keep = i >= WARMUP
+                    t = time.perf_counter()
+                    await session.send_ping()
+                    if keep:
+                        samples.setdefault(f"{phase}: ping", []).append(time.perf_counter() - t)
+                    t = time.perf_counter()
+                    await session.call_tool("get_entity", {"entity_id": random.choice(ids)})
+                    if keep:
+                        samples.setdefault(f"{phase}: get_entity", []).append(time.perf_counter() - t)
+                    if phase == "with writes":
+                        await session.call_tool(
+                            "create_entity", {"name": f"mix/{i}.py", "type": "module", "description": DESCRIPTION}
+                        )
+    return {name: common.summarize(values) for name, values in samples.items()}
+
+
+def render(n: int, stats: dict[str, dict[str, Any]], info: dict[str, Any]) -> str:
+    lines = [
+        f"# Reads with and without background vector work, {info['date']}",
+        "",
+        f"polyg {info['polyg_commit']}, {info['nproc']} CPUs ({info['cpu']}), load average at start "
+        f"{', '.join(f'{x:.2f}' for x in info['loadavg_at_start'])}. One `polyg serve` over stdio, "
+        f"{n:,} preloaded entities, default embedder; sequential calls.",
+        "",
+        "| phase: call | p50 ms | p95 ms |",
+        "|---|---:|---:|",
+    ]
+    lines += [f"| {name} | {common.fmt_ms(s['p50_ms'])} | {common.fmt_ms(s['p95_ms'])} |" for name, s in stats.items()]
+    return "\n".join([*lines, ""])
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--entities", type=int, default=10_000)
+    p.add_argument("--rounds", type=int, default=300)
+    p.add_argument("--workdir", type=Path, default=Path("/tmp/polyg-bench"))
+    p.add_argument("--no-save", action="store_true")
+    args = p.parse_args()
+    info = common.machine_info()
+    pristine, _ = common.ensure_preloaded(args.workdir, args.entities)
+    data_dir = common.fresh_copy(pristine, args.workdir / f"kg-{args.entities}" / "mix")
+    try:
+        stats = asyncio.run(measure(data_dir, args.rounds))
+    finally:
+        common.stop_db(data_dir)
+    markdown = render(args.entities, stats, info)
+    print(markdown)
+    if not args.no_save:
+        md, _ = common.write_results("read-write-mix", markdown, {"machine": info, "entities": args.entities, **stats})
+        print(f"saved {md}")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    raise SystemExit(main())
