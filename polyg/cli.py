@@ -205,9 +205,23 @@ def import_(
             if kind == "json":
                 document = json.loads(path.read_text(encoding="utf-8"))
                 bar.update(task, total=len(document.get("entities", [])) + len(document.get("relationships", [])))
-                return await transfer.import_json(target, document, batch_size=batch_size, progress=advance)
-            with path.open(encoding="utf-8") as lines:
-                return await transfer.import_memory_jsonl(target, lines, batch_size=batch_size, progress=advance)
+                report = await transfer.import_json(target, document, batch_size=batch_size, progress=advance)
+            else:
+                with path.open(encoding="utf-8") as lines:
+                    report = await transfer.import_memory_jsonl(target, lines, batch_size=batch_size, progress=advance)
+            # The text is stored; the import is done when the vectors are too.
+            vectors = bar.add_task("storing vectors", total=None)
+
+            def stored(done: int, total: int) -> None:
+                bar.update(vectors, completed=done, total=total)
+
+            if not await transfer.wait_for_vectors(target, stored):
+                print(
+                    "warning: the embedder is failing; vectors still missing are made the next time "
+                    "polyg opens this store",
+                    file=sys.stderr,
+                )
+            return report
 
     try:
         report = asyncio.run(_with_core(settings, work))

@@ -18,10 +18,8 @@ from polyg.core import limits
 from polyg.core.entities import DELETE_ENTITY_TAIL, type_label
 from polyg.core.graph import GraphContext
 from polyg.core.vectorizer import BUMP_REV
-from polyg.core.vectors import compose, head_text
 from polyg.errors import NotFound, PayloadTooLarge
 from polyg.names import RESERVED_TYPES, TYPE_NAME, new_id, now_iso, timestamps
-from polyg.store.falkor import VectorParam
 
 # Relations one read returns at most (see `relations_touching`).
 MAX_RELATIONS = 10_000
@@ -110,18 +108,14 @@ class NamedGraph:
     async def create_entities(self, project: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Create the entities whose names are new; repeats within the batch are skipped too.
         Their vectors follow from the vectorizer."""
-        new, rows = await self.prepare_entities(project, items, embed=False)
+        new, rows = await self.prepare_entities(project, items)
         created = await self.write_entities(project, rows) if rows else set()
-        self.ctx.vectors.mark(project, created)
         return [e for e, row in zip(new, rows, strict=True) if row["id"] in created]
 
     async def prepare_entities(
-        self, project: str, items: list[dict[str, Any]], *, embed: bool = True
+        self, project: str, items: list[dict[str, Any]]
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Validate a batch, drop names that exist, embed the rest (unless `embed` is False):
-        (new entities, rows to write).
-
-        Separate from the write so that an import can embed one batch while it writes the last."""
+        """Validate a batch and drop names that exist: (new entities, rows to write)."""
         _check_batch(items, "entities")
         fresh: dict[str, dict[str, Any]] = {}
         for i, item in enumerate(items):
@@ -131,61 +125,31 @@ class NamedGraph:
             fresh.setdefault(name, {"name": name, "entityType": item["entityType"], "observations": obs})
         existing = await self.ids_by_name(project, list(fresh))
         new = [e for name, e in fresh.items() if name not in existing]
-        if not new:
-            return [], []
-        if not embed:
-            return new, [
-                {
-                    "id": new_id("ent"),
-                    "name": e["name"],
-                    "type": e["entityType"],
-                    "obs": [
-                        {"id": new_id("obs"), "text": o, "created_at": t}
-                        for o, t in zip(e["observations"], timestamps(len(e["observations"])), strict=True)
-                    ],
-                }
-                for e in new
-            ]
-        texts = [head_text(e["name"], e["entityType"], "") for e in new]
-        texts += [o for e in new for o in e["observations"]]
-        vectors = await self.ctx.embed(texts)
-        heads, obs_vecs = iter(vectors[: len(new)]), iter(vectors[len(new) :])
-        rows = []
-        for entity in new:
-            head = next(heads)
-            own = [next(obs_vecs) for _ in entity["observations"]]
-            stamps = timestamps(len(own))
-            obs_rows = [
-                {"id": new_id("obs"), "text": o, "emb": VectorParam(v), "created_at": t}
-                for o, v, t in zip(entity["observations"], own, stamps, strict=True)
-            ]
-            rows.append(
-                {
-                    "id": new_id("ent"),
-                    "name": entity["name"],
-                    "type": entity["entityType"],
-                    "head": VectorParam(head),
-                    "emb": VectorParam(compose(head, own)),
-                    "obs": obs_rows,
-                }
-            )
+        rows = [
+            {
+                "id": new_id("ent"),
+                "name": e["name"],
+                "type": e["entityType"],
+                "obs": [
+                    {"id": new_id("obs"), "text": o, "created_at": t}
+                    for o, t in zip(e["observations"], timestamps(len(e["observations"])), strict=True)
+                ],
+            }
+            for e in new
+        ]
         return new, rows
 
     async def write_entities(
         self, project: str, rows: list[dict[str, Any]], *, unique_names: bool = True, now: str | None = None
     ) -> set[str]:
-        """Write prepared rows (id, name, type, obs[], optional summary/parent_id/timestamps, and
-        either vectors: head, emb and each observation's emb, or none, for the vectorizer to
-        make), skipping rows whose name (or, with unique_names=False, id) exists. Returns ids
-        created.
+        """Write prepared rows (id, name, type, obs[], optional summary/parent_id/timestamps),
+        skipping rows whose name (or, with unique_names=False, id) exists, and queue the new
+        entities for their vectors. Returns ids created.
 
         The check runs inside the write query, which FalkorDB executes alone on the graph,
         so two writers racing on one name create it once.
         """
         guard = "{name: r.name}" if unique_names else "{id: r.id}"
-        with_vectors = bool(rows) and "emb" in rows[0]
-        vectors = "embedding: vecf32(r.emb), head_embedding: vecf32(r.head)" if with_vectors else "rev: 1"
-        obs_vector = ", embedding: vecf32(o.emb)" if with_vectors else ""
         now = now or now_iso()
         by_label: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
         for row in rows:
@@ -198,14 +162,14 @@ class NamedGraph:
                 f"UNWIND $rows AS r OPTIONAL MATCH (x:Entity {guard}) WITH r, x WHERE x IS NULL "
                 f"CREATE (e:{labels} {{id: r.id, name: r.name, type: r.type, "
                 "summary: coalesce(r.summary, ''), parent_id: r.parent_id, "
-                "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), "
-                f"{vectors}}}) "
+                "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), rev: 1}) "
                 "FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, "
-                f"text: o.text, created_at: coalesce(o.created_at, $now){obs_vector}}})) "
+                "text: o.text, created_at: coalesce(o.created_at, $now)})) "
                 "RETURN r.id",
                 {"rows": group, "now": now},
             )
             created.update(row[0] for row in result)
+        self.ctx.vectors.mark(project, created)
         return created
 
     async def create_relations(self, project: str, items: list[dict[str, str]]) -> list[dict[str, str]]:

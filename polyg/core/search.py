@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import logging
 import math
 import re
 from collections.abc import Sequence
@@ -34,6 +35,8 @@ from polyg.core import limits
 from polyg.core.graph import GraphContext
 from polyg.errors import EmptyQuery, IndexNotFound, StoreError
 from polyg.store.falkor import Row, VectorParam
+
+log = logging.getLogger(__name__)
 
 LABELS = ("Entity", "Observation")
 
@@ -236,24 +239,26 @@ class SearchService:
         # Vectors of entities written just before this search may still be on their way
         # (polyg.core.vectorizer): waiting for them, while the query embeds, means a client
         # always finds what it just wrote. Usually there is nothing to wait for.
-        vector, _ = await asyncio.gather(
+        vector, settled = await asyncio.gather(
             self.ctx.embed_query(query), self.ctx.vectors.settle(project, self.config.vector_wait_s)
         )
-        # One query per index, at once: FalkorDB runs them on two threads. The index is cosine:
-        # `score` is the distance 1 - cos.
+        if not settled:
+            log.warning("search runs before the vectors of earlier writes are stored", extra={"project": project})
+        # One query per index, at once: FalkorDB runs them on two threads.
         param = VectorParam(vector)
-        lists = await asyncio.gather(
-            *(
-                self._rows(
-                    project,
-                    f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) YIELD node, score "
-                    f"{owner}RETURN {returns}, 1.0 - score",
-                    {"k": k, "v": param},
-                )
-                for label, (owner, returns) in ((label, self._owner(label)) for label in LABELS)
-            )
+        lists = await asyncio.gather(*(self._knn(project, label, param, k) for label in LABELS))
+        return best_similarity(lists)
+
+    async def _knn(self, project: str, label: str, vector: VectorParam, k: int) -> list[tuple[str, float]]:
+        owner, returns = self._owner(label)
+        # The index is cosine: `score` is the distance 1 - cos.
+        rows = await self._rows(
+            project,
+            f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) YIELD node, score "
+            f"{owner}RETURN {returns}, 1.0 - score",
+            {"k": k, "v": vector},
         )
-        return best_similarity([[(entity_id, float(similarity)) for entity_id, similarity in rows] for rows in lists])
+        return [(entity_id, float(similarity)) for entity_id, similarity in rows]
 
     async def _text(self, project: str, terms: list[str], k: int) -> list[tuple[str, float]]:
         """Entities holding the query words, best first; a word that occurs nowhere in the project

@@ -11,7 +11,6 @@ exported, and are recomputed on import.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,12 +18,11 @@ from typing import Any, TextIO
 
 from polyg.core import limits
 from polyg.core.named import NamedGraph, stored_type
-from polyg.core.vectors import compose, head_text
 from polyg.errors import InvalidParams
 from polyg.names import RESERVED_TYPES, TYPE_NAME
-from polyg.store.falkor import VectorParam
 
-IMPORT_VECTOR_WAIT_S = 3600.0
+# How often the wait for an import's vectors reports progress.
+PROGRESS_S = 0.5
 
 Progress = Callable[[int], None]  # called with the number of items just processed
 PAGE = 1000
@@ -132,15 +130,8 @@ class Transfer:
             into["observations"] += [o for o in entity["observations"] if o not in into["observations"]]
         if progress:  # bad lines, and lines merged into an earlier one, are done with
             progress(len(report.skipped) + len(entities) - len(merged))
-        batches = list(_batches(list(merged.values()), batch_size))
-        # Embedding (a worker thread) of the next batch overlaps the database write of this one:
-        # names are unique across batches, so preparing ahead cannot miss a name being written.
-        ahead = asyncio.create_task(self.named.prepare_entities(project, batches[0])) if batches else None
-        for index, batch in enumerate(batches):
-            assert ahead is not None
-            new, rows = await ahead
-            if index + 1 < len(batches):
-                ahead = asyncio.create_task(self.named.prepare_entities(project, batches[index + 1]))
+        for batch in _batches(list(merged.values()), batch_size):
+            new, rows = await self.named.prepare_entities(project, batch)
             written = await self.named.write_entities(project, rows) if rows else set()
             created = [e for e, row in zip(new, rows, strict=True) if row["id"] in written]
             report.entities_created += len(created)
@@ -171,10 +162,22 @@ class Transfer:
             if progress:
                 progress(len(batch))
         report.skipped = sorted(report.skipped + unknown)
-        # Observations added to existing entities get their vectors from the vectorizer: the
-        # import is done when they are stored too (a failing embedder leaves them to the next start).
-        await self.ctx.vectors.settle(project, IMPORT_VECTOR_WAIT_S)
         return report
+
+    async def wait_for_vectors(self, project: str, progress: Callable[[int, int], None] | None = None) -> bool:
+        """Wait until the vectorizer has stored the vectors of everything imported, reporting
+        (entities done, entities queued) as it goes. False if the embedder is failing: what is
+        left is made the next time polyg opens the store."""
+        vectors = self.ctx.vectors
+        total = vectors.pending(project)
+        while not await vectors.settle(project, PROGRESS_S):
+            if vectors.failures:
+                return False
+            if progress:
+                progress(total - vectors.pending(project), total)
+        if progress:
+            progress(total, total)
+        return True
 
     async def export_memory_jsonl(self, project: str, out: TextIO) -> int:
         count = 0
@@ -297,27 +300,17 @@ class Transfer:
         fresh = [e for e in batch if e["id"] not in have]
         if not fresh:
             return 0
-        texts = [head_text(e["name"], e["type"], e.get("description", "")) for e in fresh]
-        texts += [o["text"] for e in fresh for o in e.get("observations", [])]
-        vectors = await self.ctx.embed(texts)
-        heads, obs_vecs = iter(vectors[: len(fresh)]), iter(vectors[len(fresh) :])
-        rows = []
-        for entity in fresh:
-            head = next(heads)
-            observations = entity.get("observations", [])
-            own = [next(obs_vecs) for _ in observations]
-            rows.append(
-                {
-                    "id": entity["id"],
-                    "name": entity["name"],
-                    "type": entity["type"],
-                    "summary": entity.get("description", ""),
-                    "parent_id": entity.get("parent_id"),
-                    "created_at": entity.get("created_at"),
-                    "updated_at": entity.get("updated_at"),
-                    "head": VectorParam(head),
-                    "emb": VectorParam(compose(head, own)),
-                    "obs": [{**o, "emb": VectorParam(v)} for o, v in zip(observations, own, strict=True)],
-                }
-            )
+        rows = [
+            {
+                "id": entity["id"],
+                "name": entity["name"],
+                "type": entity["type"],
+                "summary": entity.get("description", ""),
+                "parent_id": entity.get("parent_id"),
+                "created_at": entity.get("created_at"),
+                "updated_at": entity.get("updated_at"),
+                "obs": entity.get("observations", []),
+            }
+            for entity in fresh
+        ]
         return len(await self.named.write_entities(project, rows, unique_names=False))

@@ -37,16 +37,20 @@ from polyg.store.falkor import Row, VectorParam
 
 log = logging.getLogger(__name__)
 
-# Entities recomposed per model call and write; their observations ride along.
-BATCH = 64
+# Entities recomposed per model call and write; their observations ride along. 256 makes an
+# import (which goes through here) as fast as embedding inline at create: 10k entities in 75 s
+# (64: 86 s; the vector writes update nodes, which costs the database more per query).
+BATCH = 256
 
 # Backoff after a failed batch (embedding service or store down), doubling up to the max.
 RETRY_S = 0.5
 MAX_RETRY_S = 30.0
 
 # Entities whose vectors do not match their text. Entities written before revisions existed
-# (or restored by import, which embeds at once) have no `rev` and are up to date.
+# have no `rev` and are up to date.
 STALE = "e.rev IS NOT NULL AND (e.vec_rev IS NULL OR e.vec_rev <> e.rev)"
+# Rows ready to write: (entities with their head and composed vectors, new observation vectors).
+Vectors = tuple[list[dict[str, Any]], list[dict[str, Any]]]
 # Written by every text change; `+ 1` on an entity that has none yet starts at 1.
 BUMP_REV = "e.rev = coalesce(e.rev, 0) + 1"
 
@@ -98,7 +102,6 @@ class Vectorizer:
             await asyncio.wait_for(stored(), timeout_s)
             return True
         except TimeoutError:
-            log.warning("pending vectors not stored within the wait", extra={"project": project, "wait_s": timeout_s})
             return False
 
     async def sweep(self, project: str) -> int:
@@ -136,8 +139,7 @@ class Vectorizer:
                 ticket = self._marked[project]
                 ids = sorted(self._pending.pop(project))
                 try:
-                    for start in range(0, len(ids), self.batch):
-                        await self.store_vectors(project, ids[start : start + self.batch])
+                    await self._store_all(project, ids)
                 except Exception as exc:
                     # Nothing is lost: the ids go back to the queue and are tried again later.
                     self._pending.setdefault(project, set()).update(ids)
@@ -154,8 +156,27 @@ class Vectorizer:
                     self._stored[project] = max(self._stored.get(project, 0), ticket)
                     self._changed.notify_all()
 
+    async def _store_all(self, project: str, ids: list[str]) -> None:
+        """Store the vectors of `ids` batch by batch; the next batch is read and embedded while
+        this one is written (the model and the database then use the cores at once)."""
+        batches = [ids[start : start + self.batch] for start in range(0, len(ids), self.batch)]
+        ahead = asyncio.ensure_future(self._vectors_of(project, batches[0]))
+        try:
+            for index in range(len(batches)):
+                entities, new_observations = await ahead
+                if index + 1 < len(batches):
+                    ahead = asyncio.ensure_future(self._vectors_of(project, batches[index + 1]))
+                await self._write(project, entities, new_observations)
+        finally:
+            ahead.cancel()
+
     async def store_vectors(self, project: str, entity_ids: list[str]) -> None:
         """Embed what these entities lack, recompose their vectors and store them (one batch)."""
+        await self._write(project, *await self._vectors_of(project, entity_ids))
+
+    async def _vectors_of(
+        self, project: str, entity_ids: list[str]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         rows = await self.ctx.read(
             project,
             "UNWIND $ids AS id MATCH (e:Entity {id: id}) "
@@ -164,7 +185,11 @@ class Vectorizer:
             "collect(CASE WHEN o IS NULL THEN NULL ELSE [o.id, o.text, o.embedding] END)",
             {"ids": entity_ids},
         )
-        entities, new_observations = await run_in_background(self._recompose, rows)
+        return await run_in_background(self._recompose, rows)
+
+    async def _write(
+        self, project: str, entities: list[dict[str, Any]], new_observations: list[dict[str, Any]]
+    ) -> None:
         if new_observations:
             # An observation's text never changes, so its vector is right whatever happened since.
             await self.ctx.write(
@@ -181,7 +206,7 @@ class Vectorizer:
                 {"rows": entities},
             )
 
-    def _recompose(self, rows: list[Row]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def _recompose(self, rows: list[Row]) -> Vectors:
         """Embed what the rows lack and compose entity vectors: (entity rows, new observation
         rows) ready to write. Runs in a background embedding thread, arithmetic included."""
         # What the model must run on: heads never embedded (or whose description changed)
