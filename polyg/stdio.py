@@ -1,10 +1,12 @@
 """stdio transport: the protocol owns stdout; the store opens in the background.
 
 The SDK's default stdio streams read and write through worker threads (one thread hop for
-each line read, and two for each line written and flushed). On a loaded two-core machine
-those hops are a good part of a tool call's round trip, so polyg reads and writes the pipes
-on the event loop instead, and falls back to the SDK's streams where that is not possible
-(stdin a regular file, say). As the SDK does, it moves the protocol to private copies of the
+each line read, and two for each line written and flushed), and hand each message on through
+memory streams and relay tasks. On a loaded two-core machine those hops are a good part of a
+tool call's round trip, so polyg reads and writes the pipes on the event loop, parsing a line
+into a message where the dispatcher asks for the next one and writing a response where it is
+sent (the SDK's `ReadStream`/`WriteStream` protocols). It falls back to the SDK's streams where
+that is not possible (stdin a regular file, say). As the SDK does, it moves the protocol to private copies of the
 descriptors and points fd 0 at the null device and fd 1 at stderr, so stray output of
 libraries cannot corrupt the wire.
 """
@@ -16,11 +18,15 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Self
 
+import anyio
+from mcp import types
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 from polyg.core.app import Polyg
+from polyg.logs import flush_logs
 from polyg.server import build_server
 
 log = logging.getLogger(__name__)
@@ -29,38 +35,73 @@ log = logging.getLogger(__name__)
 MAX_LINE = 64 * 1024 * 1024
 
 
-class PipeLines:
-    """Lines of a pipe, read on the event loop (what the SDK's stdin reader iterates over)."""
+class PipeReadStream:
+    """The server's read stream, straight off the stdin pipe: one JSON-RPC message per line.
+
+    Duck-types the SDK's `ReadStream` (as its own stdio transport's memory stream does), so a
+    message reaches the dispatcher without a relay task in between."""
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self._reader = reader
 
-    def __aiter__(self) -> PipeLines:
-        return self
-
-    async def __anext__(self) -> str:
+    async def receive(self) -> SessionMessage | Exception:
         line = await self._reader.readline()
         if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+            raise anyio.EndOfStream
+        try:
+            return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+        except Exception as exc:  # the SDK answers a malformed line with a parse error
+            return exc
+
+    def __aiter__(self) -> PipeReadStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        pass  # the pipe is closed with its transport, when serving ends
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
-class PipeWriter:
-    """Text written to a pipe from the event loop (what the SDK's stdout writer calls)."""
+class PipeWriteStream:
+    """The server's write stream, straight onto the stdout pipe (see `PipeReadStream`).
+
+    A line is handed to the transport in one write, so concurrent responses never interleave."""
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
 
-    async def write(self, text: str) -> None:
-        self._writer.write(text.encode("utf-8"))
+    async def send(self, item: SessionMessage, /) -> None:
+        line = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+        try:
+            self._writer.write(line.encode("utf-8"))
+            await self._writer.drain()
+        except (ConnectionError, RuntimeError) as exc:  # the client is gone (RuntimeError: closed)
+            # What the SDK's memory stream raises then; its dispatcher drops such a response.
+            raise anyio.BrokenResourceError from exc
 
-    async def flush(self) -> None:
-        await self._writer.drain()
+    async def aclose(self) -> None:
+        pass
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 @contextlib.asynccontextmanager
-async def event_loop_pipes() -> AsyncIterator[tuple[Any, Any] | None]:
-    """(stdin lines, stdout writer) on the event loop, or None where the descriptors are not
+async def event_loop_pipes() -> AsyncIterator[tuple[PipeReadStream, PipeWriteStream] | None]:
+    """The server's (read, write) streams on the stdio pipes, or None where the descriptors are not
     pipes or sockets (the caller then uses the SDK's own streams)."""
     loop = asyncio.get_running_loop()
     try:
@@ -88,7 +129,7 @@ async def event_loop_pipes() -> AsyncIterator[tuple[Any, Any] | None]:
     os.dup2(2, 1)
     os.close(null)
     try:
-        yield PipeLines(reader), PipeWriter(writer)
+        yield PipeReadStream(reader), PipeWriteStream(writer)
     finally:
         os.dup2(saved[0], 0)
         os.dup2(saved[1], 1)
@@ -102,13 +143,16 @@ async def serve_stdio(core: Polyg) -> None:
     core.start()
     try:
         async with event_loop_pipes() as pipes:
-            stdin, stdout = pipes if pipes is not None else (None, None)
-            async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+            if pipes is not None:
+                await server.run(*pipes, server.create_initialization_options())
+            else:
+                async with stdio_server() as (read_stream, write_stream):
+                    await server.run(read_stream, write_stream, server.create_initialization_options())
     except (asyncio.CancelledError, KeyboardInterrupt):
         # Stopped by a signal. With the SDK's streams, the thread reading stdin is blocked in
         # read() and would keep the interpreter alive until the client closes the pipe.
         await core.close()
+        flush_logs()
         logging.shutdown()
         os._exit(0)
     await core.close()
