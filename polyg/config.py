@@ -61,6 +61,8 @@ class Settings(BaseSettings):
     embedding_base_url: str | None = _env("embedding_base_url")
     embedding_api_key: str | None = _env("embedding_api_key")
     embedding_dimension: int | None = _env("embedding_dimension")
+    # Recently used vectors kept in memory (about 1.6 KB each); 0 turns the cache off.
+    embedding_cache_entries: int = Field(ge=0, validation_alias=AliasChoices("POLYG_EMBEDDING_CACHE_ENTRIES"))
 
     transport: Literal["stdio", "http"] = _env("transport")
     host: str = _env("host")
@@ -145,6 +147,7 @@ DEFAULTS: dict[str, Any] = {
     "embedding_base_url": None,
     "embedding_api_key": None,
     "embedding_dimension": None,
+    "embedding_cache_entries": 8192,
     "transport": "stdio",
     "host": "127.0.0.1",
     "port": 8765,

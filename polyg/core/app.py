@@ -20,6 +20,7 @@ from polyg.core.named import NamedGraph
 from polyg.core.relationships import RelationshipService
 from polyg.core.search import SearchService
 from polyg.embed import Embedder, create_embedder
+from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
 from polyg.names import check_project_id
 from polyg.store.falkor import FalkorStore
@@ -98,6 +99,8 @@ class Polyg:
             api_key=settings.embedding_api_key,
             dimension=settings.embedding_dimension,
         )
+        if settings.embedding_cache_entries:
+            embedder = CachingEmbedder(embedder, settings.embedding_cache_entries)
         # The model loads in a worker thread while the database starts.
         warm = asyncio.create_task(asyncio.to_thread(embedder.load))
         try:

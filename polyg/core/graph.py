@@ -28,6 +28,9 @@ class GraphContext:
     # Striped locks serialise read-then-write cycles on one entity within this process (adding
     # observations by name skips ones already present: two concurrent calls must not both add).
     _stripes: list[asyncio.Lock] = field(default_factory=lambda: [asyncio.Lock() for _ in range(64)])
+    # Writes this process made, per project: lets a cache of derived figures (search's node
+    # counts) see its own writes at once.
+    writes: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from polyg.core.vectorizer import Vectorizer  # it needs this class: imported late
@@ -48,7 +51,10 @@ class GraphContext:
     async def write(self, project: str, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
         check_project_id(project)
         await self.schema.ensure(project)
-        return await self.store.query(project, cypher, params)
+        try:
+            return await self.store.query(project, cypher, params)
+        finally:
+            self.writes[project] = self.writes.get(project, 0) + 1
 
     async def read(self, project: str, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
         check_project_id(project)

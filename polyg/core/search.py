@@ -28,6 +28,7 @@ import heapq
 import logging
 import math
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,6 +40,7 @@ from polyg.store.falkor import Row, VectorParam
 log = logging.getLogger(__name__)
 
 LABELS = ("Entity", "Observation")
+TOTALS_TTL_S = 2.0
 
 # Only these reach the full-text query syntax: every operator (| - % * @ ~ " ...) is dropped.
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -123,6 +125,7 @@ def fuzzy_candidates(terms: Sequence[str], config: SearchConfig = DEFAULT) -> li
 
 def idf(total: int, df: int) -> float:
     """BM25's idf: a word most texts hold ("caroline" in a chat with Caroline) counts for little."""
+    total = max(total, df)  # a node count cached a moment ago may lag behind the index
     return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
 
 
@@ -190,6 +193,8 @@ class SearchService:
     def __init__(self, ctx: GraphContext, config: SearchConfig = DEFAULT) -> None:
         # Projects whose search indexes were seen operational (they stay so until a restart).
         self._indexes_ready: set[str] = set()
+        # project -> (when counted, the process's write count then, nodes per label)
+        self._totals_cache: dict[str, tuple[float, int, dict[str, int]]] = {}
         self.ctx = ctx
         self.config = config
 
@@ -279,11 +284,21 @@ class SearchService:
     async def _totals(self, project: str) -> dict[str, int]:
         """Nodes per searchable label: what a word's document frequency is measured against.
         Only the bare `MATCH (n:L) RETURN count(n)` is answered from the label's size; any other
-        form (a UNION, a subquery) scans every node: 2 ms at 10k entities."""
+        form (a UNION, a subquery) scans every node: 2 ms at 10k entities.
+
+        Counted again after this process writes to the project, and otherwise at most every
+        `TOTALS_TTL_S` (other processes' writes): an idf barely moves in the meantime, and the
+        two counts were a millisecond of each search's critical path."""
+        now, writes = time.monotonic(), self.ctx.writes.get(project, 0)
+        cached = self._totals_cache.get(project)
+        if cached is not None and cached[1] == writes and now - cached[0] < TOTALS_TTL_S:
+            return cached[2]
         counts = await asyncio.gather(
             *(self._rows(project, f"MATCH (n:{label}) RETURN count(n)", {}) for label in LABELS)
         )
-        return {label: int(rows[0][0]) if rows else 0 for label, rows in zip(LABELS, counts, strict=True)}
+        totals = {label: int(rows[0][0]) if rows else 0 for label, rows in zip(LABELS, counts, strict=True)}
+        self._totals_cache[project] = (now, writes, totals)
+        return totals
 
     async def _term_hits(self, project: str, terms: list[str], k: int, totals: dict[str, int]) -> list[TermHits]:
         """Per label, per query term its nodes hold: its idf among them, and the entities of its

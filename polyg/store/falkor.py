@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -33,18 +34,24 @@ class VectorParam:
     The FalkorDB client writes parameters into the query's `CYPHER name=value` header with
     `str()`; for a list of floats that is 17 significant digits each, formatted one call per
     float, and parsed back by the server: ~0.7 ms of the ~1.3 ms a KNN query took. Vectors
-    are stored as float32, whose 24-bit mantissa 9 significant digits always reproduce."""
+    are stored as float32, whose 24-bit mantissa 9 significant digits always reproduce.
+    One `%` over the whole vector formats it in about half the time of a call per float."""
 
     __slots__ = ("text",)
 
     def __init__(self, values: Sequence[float]) -> None:
-        self.text = "[" + ",".join(map("{:.9g}".format, values)) + "]"
+        self.text = "[" + _format_for(len(values)) % tuple(values) + "]"
 
     def __str__(self) -> str:
         return self.text
 
     def __repr__(self) -> str:
         return f"VectorParam({self.text[:40]}...)"
+
+
+@functools.cache
+def _format_for(length: int) -> str:
+    return ",".join(["%.9g"] * length)
 
 
 def parse_store_url(url: str) -> tuple[str, int, str | None]:

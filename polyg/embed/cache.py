@@ -1,0 +1,78 @@
+"""A bounded cache of recent vectors in front of an embedder.
+
+A vector is a function of its text alone (the int8 MiniLM embeds one text per call, see
+polyg.embed.minilm), so a text seen recently need not run through the model again. That pays
+twice: agents repeat their search queries, and memories repeat observations word for word
+("Works at Acme", "Prefers dark mode"), whose vectors an import or a burst of writes would
+otherwise compute once per entity. Identical texts within one batch are embedded once.
+
+Vectors are kept as float32 (what the store keeps too), about 1.6 KB each: the default 8,192
+entries hold about 13 MB.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from array import array
+from collections import OrderedDict
+
+from polyg.embed.base import Embedder, check_texts
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ENTRIES = 8192
+
+
+class CachingEmbedder(Embedder):
+    """`inner`, with the `entries` most recently used vectors kept (least recently used out)."""
+
+    def __init__(self, inner: Embedder, entries: int = DEFAULT_ENTRIES) -> None:
+        if entries < 1:
+            raise ValueError("a vector cache needs at least one entry")
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dimension = inner.dimension
+        self._entries = entries
+        self._vectors: OrderedDict[str, array[float]] = OrderedDict()
+        self._lock = threading.Lock()  # embedding threads and the query thread share the cache
+        self.hits = 0
+        self.misses = 0
+
+    def embed_batch_sync(self, texts: list[str]) -> list[list[float]]:
+        checked = check_texts(texts)
+        found: dict[str, list[float]] = {}
+        with self._lock:
+            for text in checked:
+                if text not in found and (cached := self._vectors.get(text)) is not None:
+                    self._vectors.move_to_end(text)
+                    found[text] = cached.tolist()
+        missing = [text for text in dict.fromkeys(checked) if text not in found]
+        if missing:
+            # Stored, and returned, as float32 (what the store keeps): a text gets the same
+            # vector whether it was just made or found here.
+            made = [array("f", vector) for vector in self.inner.embed_batch_sync(missing)]
+            found.update((text, vector.tolist()) for text, vector in zip(missing, made, strict=True))
+            with self._lock:
+                for text, vector in zip(missing, made, strict=True):
+                    self._vectors[text] = vector
+                    self._vectors.move_to_end(text)
+                while len(self._vectors) > self._entries:
+                    self._vectors.popitem(last=False)
+        with self._lock:
+            self.misses += len(missing)
+            self.hits += len(checked) - len(missing)
+        return [found[text] for text in checked]
+
+    def embed_query_sync(self, text: str) -> list[float]:
+        return self.embed_batch_sync([text])[0]
+
+    def load(self) -> None:
+        self.inner.load()
+
+    def close(self) -> None:
+        log.info("vector cache", extra={"hits": self.hits, "misses": self.misses})
+        self.inner.close()
+
+    def __repr__(self) -> str:
+        return f"CachingEmbedder({self.inner!r}, entries={self._entries})"
