@@ -7,6 +7,7 @@ graph, two vocabularies (names here, ids there).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -133,8 +134,10 @@ def _relation(rel: Relation) -> dict[str, str]:
 
 
 async def _graph(s: Services, project: str, ids: list[str], next_offset: int | None = None) -> dict[str, Any]:
-    entities = await s.named.entities(project, ids)
-    relations, truncated = await s.named.relations_touching(project, ids)
+    # Two independent reads: one round trip's wait instead of two.
+    entities, (relations, truncated) = await asyncio.gather(
+        s.named.entities(project, ids), s.named.relations_touching(project, ids)
+    )
     graph: dict[str, Any] = {"entities": entities, "relations": relations}
     if truncated:
         graph["relationsTruncated"] = True
