@@ -8,8 +8,9 @@ For each store size (entities preloaded straight into the store, cached under --
   get_entity, list_entities (default limit 50, and with name_contains), add_observation, plus
   the SDK floor (ping, tools/list) for reading results as ratios. Twice: each operation in
   blocks of its own (the blocks rotating, so that noise on a shared machine spreads over all
-  of them; the per-operation figures and targets), then all interleaved call by call (reads
-  among writes whose vectors the server makes in the background);
+  of them; after a block of writes, an unmeasured search_nodes waits for their vectors; the
+  per-operation figures and targets), then all interleaved call by call (reads among writes
+  whose vectors the server makes in the background);
 - peak RSS (VmHWM) of the polyg server process and of its FalkorDB (redis-server) process.
 
 Usage: .venv/bin/python bench/kg_bench.py [--sizes 1000,10000,100000] [--calls 300]
@@ -64,6 +65,8 @@ OPS = (
 FLOOR_OP = "ping"
 SDK_OPS = ("ping", "tools/list")
 BLOCK = 30  # calls of one operation in a row, in the per-operation schedule
+WRITE_OPS = ("create_entity", "add_observation")  # their vectors are made after they answer
+BARRIER = "search_nodes (barrier)"
 SLOW_START_S = 60.0
 
 _used_dirs: list[Path] = []
@@ -217,6 +220,12 @@ async def _ops_session(
             log_offset = file_size(log_path)  # a local file: not worth a thread
             t_loop = time.perf_counter()
             for op, i in schedule:
+                if op == BARRIER:
+                    # A search answers once the vectors of every earlier write are stored: the
+                    # next block starts on a server with no embedding left to do. Not measured.
+                    await s.call("search_nodes", {"query": "barrier", "limit": 1})
+                    sequence.append(BARRIER)
+                    continue
                 t = time.perf_counter()
                 await make(op, i)
                 samples[op].append(time.perf_counter() - t)
@@ -227,19 +236,22 @@ async def _ops_session(
             return {
                 "loop_s": loop_s,
                 "stats": {op: summarize(v) for op, v in samples.items()},
-                "server_side": {op: summarize([x / 1000 for x in v]) for op, v in server_ms.items()},
+                "server_side": {op: summarize([x / 1000 for x in v]) for op, v in server_ms.items() if op in OPS},
             }
 
         # Each operation in blocks of its own (what one operation costs), the blocks rotating so
-        # that noise on a shared machine spreads over all of them; then all of them interleaved
+        # that noise on a shared machine spreads over all of them, and a block of writes followed
+        # by a barrier (so that it is not the next block that pays for the writes' vectors);
+        # then all of them interleaved
         # call by call (what a read costs among writes, whose vectors are made in the background
         # meanwhile). Indices of the second schedule follow the first: every create is new.
-        blocks = [
-            (OPS[(b + k) % len(OPS)], b * BLOCK + j)
-            for b in range(max(1, calls // BLOCK))
-            for k in range(len(OPS))
-            for j in range(BLOCK)
-        ]
+        blocks = []
+        for b in range(max(1, calls // BLOCK)):
+            for k in range(len(OPS)):
+                op = OPS[(b + k) % len(OPS)]
+                blocks += [(op, b * BLOCK + j) for j in range(BLOCK)]
+                if op in WRITE_OPS:
+                    blocks.append((BARRIER, 0))
         interleaved = [(OPS[(i + k) % len(OPS)], calls + i) for i in range(calls) for k in range(len(OPS))]
         phases = {"blocks": await run(blocks), "interleaved": await run(interleaved)}
         check = await s.call("list_entities", {"name_contains": f"bench/{tag}/", "limit": 1000})
@@ -385,7 +397,8 @@ def render(data: dict[str, Any]) -> str:
         f"MCP stdio (Python SDK client, `{data['config']['mode']}` handshake), embedded FalkorDB, "
         f"MiniLM embedder, {data['config']['warmup']} warm-up rounds, then "
         f"{data['config']['calls']} sequential calls per operation twice: in blocks of {BLOCK} calls "
-        "of one operation (the blocks of all operations rotating), and interleaved call by call "
+        "of one operation (the blocks of all operations rotating; after a block of writes, an "
+        "unmeasured search_nodes, which answers once their vectors are stored), and interleaved call by call "
         "(a read among writes whose vectors are being made in the background). Shared, noisy "
         "machine: read medians and the ratio to the SDK floor (ping) rather than absolute numbers. "
         "'in polyg' is the handler time polyg logs per call (validation, store, embedding, "

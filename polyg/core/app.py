@@ -81,6 +81,8 @@ class Polyg:
             self._task = asyncio.create_task(self._open(), name="polyg-open")
 
     async def ready(self) -> Services:
+        if self._services is not None and not self._closing:
+            return self._services  # every tool call asks: no timer, no shield once open
         self.start()
         assert self._task is not None
         try:
