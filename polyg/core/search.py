@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 LABELS = ("Entity", "Observation")
 TOTALS_TTL_S = 2.0
+INDEX_WAIT_S = 1.0
 
 # Only these reach the full-text query syntax: every operator (| - % * @ ~ " ...) is dropped.
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -227,11 +228,18 @@ class SearchService:
         """Refuse, clearly, to search while FalkorDB rebuilds indexes after a restart.
 
         Meanwhile vector queries fail and full-text queries find nothing, which would read as
-        "no match"; a project with no indexes yet (never written) simply has nothing to find."""
+        "no match"; a project with no indexes yet (never written) simply has nothing to find.
+        Indexes just created (a project's first write) are built in the background too, within
+        milliseconds: a search waits up to `INDEX_WAIT_S` for them before refusing."""
         if project in self._indexes_ready:
             return
-        rows = await self.ctx.read(project, "CALL db.indexes() YIELD label, status RETURN label, status")
-        building = sorted({label for label, status in rows if label in LABELS and status != "OPERATIONAL"})
+        deadline = time.monotonic() + INDEX_WAIT_S
+        while True:
+            rows = await self.ctx.read(project, "CALL db.indexes() YIELD label, status RETURN label, status")
+            building = sorted({label for label, status in rows if label in LABELS and status != "OPERATIONAL"})
+            if not building or time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(0.05)
         if building:
             raise IndexNotFound(
                 f"The search indexes of project {project!r} ({', '.join(building)}) are being rebuilt after "
