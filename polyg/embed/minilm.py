@@ -8,7 +8,7 @@ Pipeline (what sentence-transformers does for this model): WordPiece tokenisatio
 to 256 tokens, the transformer, mean pooling over real (unpadded) tokens, L2 normalisation.
 
 What runs is, by default, the copy of the pinned model whose matrix products are int8
-(polyg.embed.quantize): about twice the throughput and four times the speed on a short query,
+(polyg.embed.quantize): faster (by how much depends on the CPU) and lighter in memory,
 cosine >= 0.99 to the pinned model's vectors. It quantises activations with one scale per
 call, so it embeds one text per call (in a batch a text's vector would depend on the other
 texts), on `threads` threads in parallel. If the copy cannot be made, the pinned model runs,
