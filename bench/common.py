@@ -386,6 +386,36 @@ def clean_env(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, s
     return env
 
 
+def server_side_ms(log_path: Path, offset: int, sequence: list[str], wait_s: float = 5.0) -> dict[str, list[float]]:
+    """Per operation, the handler time polyg logs for each call ("tool call" lines, field ms):
+    from argument validation to the result, without the MCP transport. Matched to the calls
+    made (`sequence`, in order; an operation's first word is the tool) by order, as calls are
+    sequential; empty if the log does not line up. polyg writes its log from a thread, so the
+    last lines may trail the last call by a moment: waits up to `wait_s` for them."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        with log_path.open("rb") as f:
+            f.seek(offset)
+            lines = f.read().decode(errors="replace").splitlines()
+        entries = []
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                if isinstance(entry, dict) and entry.get("msg") == "tool call":
+                    entries.append(entry)
+        if len(entries) >= len(sequence) or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+    if len(entries) < len(sequence):
+        return {}
+    out: dict[str, list[float]] = {}
+    for op, entry in zip(sequence, entries, strict=False):
+        if op.split()[0] != entry.get("tool"):
+            return {}
+        out.setdefault(op, []).append(float(entry["ms"]))
+    return out
+
+
 class McpCalls:
     """Tool calls and pings over an MCP client session held in `self.client`."""
 

@@ -122,31 +122,6 @@ def file_size(path: Path) -> int:
     return path.stat().st_size
 
 
-def server_side_ms(log_path: Path, offset: int, sequence: list[str]) -> dict[str, list[float]]:
-    """Per operation, the handler time polyg logs for each call ("tool call" lines, field ms):
-    from argument validation to the result, without the MCP transport. Matched to our calls by
-    order (calls are sequential); empty if the log does not line up."""
-    with log_path.open("rb") as f:
-        f.seek(offset)
-        lines = f.read().decode(errors="replace").splitlines()
-    entries = []
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and entry.get("msg") == "tool call":
-            entries.append(entry)
-    if len(entries) < len(sequence):
-        return {}
-    out: dict[str, list[float]] = {}
-    for op, entry in zip(sequence, entries, strict=False):
-        if op.split()[0] != entry.get("tool"):
-            return {}
-        out.setdefault(op, []).append(float(entry["ms"]))
-    return out
-
-
 async def ops_session(
     data_dir: Path, env: dict[str, str], log_path: Path, n: int, calls: int, warmup: int, seed: int
 ) -> dict[str, Any]:
@@ -232,7 +207,7 @@ async def _ops_session(
                 if op not in SDK_OPS:
                     sequence.append(op)
             loop_s = time.perf_counter() - t_loop
-            server_ms = server_side_ms(log_path, log_offset, sequence)
+            server_ms = common.server_side_ms(log_path, log_offset, sequence)
             return {
                 "loop_s": loop_s,
                 "stats": {op: summarize(v) for op, v in samples.items()},

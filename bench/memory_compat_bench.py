@@ -477,27 +477,6 @@ class StdioServer(McpCalls):
 # --- measuring ------------------------------------------------------------------------------------
 
 
-def server_side_ms(log_path: Path, offset: int, sequence: list[str]) -> dict[str, list[float]]:
-    """polyg's own handler time per call ("tool call" log lines, field ms), matched by order."""
-    with log_path.open("rb") as f:
-        f.seek(offset)
-        lines = f.read().decode(errors="replace").splitlines()
-    entries = []
-    for line in lines:
-        with contextlib.suppress(ValueError):
-            entry = json.loads(line)
-            if isinstance(entry, dict) and entry.get("msg") == "tool call":
-                entries.append(entry)
-    if len(entries) < len(sequence):
-        return {}
-    out: dict[str, list[float]] = {}
-    for op, entry in zip(sequence, entries, strict=False):
-        if op != entry.get("tool"):
-            return {}
-        out.setdefault(op, []).append(float(entry["ms"]))
-    return out
-
-
 def _count(result: Any) -> int:
     sc = getattr(result, "structured_content", None)
     if isinstance(sc, dict) and isinstance(sc.get("entities"), list):
@@ -669,7 +648,7 @@ async def session(args: argparse.Namespace, n: int, run_official: bool, polyg_di
             made = workload["create_entities"][0]["name"]
             got = await srv.call("open_nodes", {"names": [made]})
             out[s]["create_check"] = _count(got) == 1
-        inside = server_side_ms(plog, raw["polyg"]["log_offset"], raw["polyg"]["sequence"])
+        inside = common.server_side_ms(plog, raw["polyg"]["log_offset"], raw["polyg"]["sequence"])
         out["polyg"]["server_side"] = {op: common.summarize([x / 1000 for x in v]) for op, v in inside.items()}
         out["machine_load"] = sampler.summary()
         if "official" in servers:
