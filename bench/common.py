@@ -263,6 +263,16 @@ def _git(*args: str) -> str:
         return ""
 
 
+def describe_machine(m: dict[str, Any]) -> str:
+    """One sentence of `machine_info()` for a results page: commit, Python, CPUs, load, packages."""
+    dirty = " (with uncommitted changes)" if m["polyg_tracked_changes"] or m["untracked_polyg_files"] else ""
+    return (
+        f"polyg {m['polyg_commit']}{dirty}, Python {m['python']}, {m['nproc']} CPUs ({m['cpu']}), "
+        f"{m['mem_total_gb']} GB, load average at start {', '.join(f'{x:.2f}' for x in m['loadavg_at_start'])}; "
+        f"mcp {m['packages'].get('mcp', '?')}, falkordblite {m['packages'].get('falkordblite', '?')}."
+    )
+
+
 def machine_info() -> dict[str, Any]:
     cpu = ""
     with contextlib.suppress(OSError):

@@ -363,11 +363,7 @@ def render(data: dict[str, Any]) -> str:
     lines = [
         f"# kg benchmark, {m['date']}",
         "",
-        f"polyg {m['polyg_commit']}"
-        + (" (with uncommitted changes)" if m["polyg_tracked_changes"] or m["untracked_polyg_files"] else "")
-        + f", Python {m['python']}, {m['nproc']} CPUs ({m['cpu']}), {m['mem_total_gb']} GB, "
-        f"load average at start {', '.join(f'{x:.2f}' for x in m['loadavg_at_start'])}; "
-        f"mcp {m['packages'].get('mcp', '?')}, falkordblite {m['packages'].get('falkordblite', '?')}.",
+        common.describe_machine(m),
         "",
         f"MCP stdio (Python SDK client, `{data['config']['mode']}` handshake), embedded FalkorDB, "
         f"MiniLM embedder, {data['config']['warmup']} warm-up rounds, then "

