@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
+from polyg.tools.schema import output_schema
+
 if TYPE_CHECKING:
     from polyg.core.app import Services
 
@@ -54,7 +56,7 @@ class ToolSpec:
 
     @property
     def output_schema(self) -> dict[str, Any]:
-        return self.output.model_json_schema()
+        return output_schema(self.output)
 
 
 @dataclass

@@ -1,0 +1,50 @@
+"""Output schemas in the form clients validate fastest.
+
+A client checks every `structuredContent` against the tool's `outputSchema` (the Python MCP
+client does, with `jsonschema`), so the schema's form is paid on every call. pydantic writes
+nested models as `$ref`s into `$defs`, and optional fields as `anyOf: [{type}, {type: null}]`;
+resolving a `$ref` and trying each branch of an `anyOf` are the slow paths of `jsonschema`.
+The same constraints written inline, with type lists, validate in about half the time
+(a `search_nodes` result of 10 entities: 0.73 -> 0.54 ms; a `get_entity` result: 0.20 -> 0.11 ms,
+with a round trip of ~1.3 ms on these machines).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """`model`'s JSON schema with every local `$ref` inlined and `anyOf`s of bare types
+    written as a type list. Equivalent to pydantic's schema for every value."""
+    schema = model.model_json_schema()
+    definitions = schema.pop("$defs", {})
+    flat: dict[str, Any] = _flatten(schema, definitions, ())
+    return flat
+
+
+def _flatten(node: Any, definitions: dict[str, Any], seen: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_flatten(item, definitions, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        name = ref.removeprefix("#/$defs/")
+        if name in seen:  # a recursive model cannot be inlined
+            raise ValueError(f"output model {name} is recursive")
+        siblings = {key: value for key, value in node.items() if key != "$ref"}
+        return {**_flatten(definitions[name], definitions, (*seen, name)), **siblings}
+    out = {key: _flatten(value, definitions, seen) for key, value in node.items()}
+    branches = out.get("anyOf")
+    if isinstance(branches, list) and branches and all(_bare_type(branch) for branch in branches):
+        del out["anyOf"]
+        out["type"] = [branch["type"] for branch in branches]
+    return out
+
+
+def _bare_type(branch: Any) -> bool:
+    """A branch that says nothing but its (single) type: `{"type": "string"}`."""
+    return isinstance(branch, dict) and set(branch) == {"type"} and isinstance(branch["type"], str)
