@@ -396,6 +396,9 @@ def clean_env(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, s
     return env
 
 
+MAX_STRAY_LINES = 5
+
+
 def server_side_ms(log_path: Path, offset: int, sequence: list[str], wait_s: float = 5.0) -> dict[str, list[float]]:
     """Per operation, the handler time polyg logs for each call ("tool call" lines, field ms):
     from argument validation to the result, without the MCP transport. Matched to the calls
@@ -416,14 +419,16 @@ def server_side_ms(log_path: Path, offset: int, sequence: list[str], wait_s: flo
         if len(entries) >= len(sequence) or time.monotonic() >= deadline:
             break
         time.sleep(0.05)
-    if len(entries) < len(sequence):
-        return {}
-    out: dict[str, list[float]] = {}
-    for op, entry in zip(sequence, entries, strict=False):
-        if op.split()[0] != entry.get("tool"):
-            return {}
-        out.setdefault(op, []).append(float(entry["ms"]))
-    return out
+    # The line of a call made just before `offset` was read may land after it (it is written
+    # from a thread): the measured calls start at the first entry from which the tools line up.
+    for start in range(min(MAX_STRAY_LINES, len(entries) - len(sequence)) + 1):
+        window = entries[start : start + len(sequence)]
+        if all(op.split()[0] == entry.get("tool") for op, entry in zip(sequence, window, strict=True)):
+            out: dict[str, list[float]] = {}
+            for op, entry in zip(sequence, window, strict=True):
+                out.setdefault(op, []).append(float(entry["ms"]))
+            return out
+    return {}
 
 
 class McpCalls:
