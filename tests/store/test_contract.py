@@ -23,7 +23,7 @@ from polyg.core.vectors import compose
 from polyg.embed import create_embedder
 from polyg.errors import DimensionMismatch, InvalidParams, NotFound, StoreAuthError, StoreTimeout
 from polyg.store.falkor import VectorParam
-from polyg.store.schema import EF_RUNTIME, SchemaGuard, ensure_schema, existing_indexes
+from polyg.store.schema import EF_CONSTRUCTION, EF_RUNTIME, SchemaGuard, ensure_schema, existing_indexes
 from tests.falkor_server import FalkorServer, free_port
 
 from .conftest import StoreMode
@@ -341,6 +341,8 @@ async def test_indexes_exist_after_the_first_write(services: Services) -> None:
         assert "VECTOR" in found[(label, "embedding")]
         opts = vector_options[label]
         assert opts["efRuntime"] == EF_RUNTIME == 100
+        assert opts["efConstruction"] == EF_CONSTRUCTION == 100
+        assert opts["M"] == 16
         assert opts["dimension"] == s.ctx.embedder.dimension
         assert opts["similarityFunction"] == "cosine"
 
