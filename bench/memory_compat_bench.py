@@ -899,8 +899,9 @@ def render(data: dict[str, Any]) -> str:
         "",
         "First call: `open_nodes`, retried while it fails (polyg: while FalkorDB loads its files a call "
         "can fail with \"Cannot reach FalkorDB ... Timeout reading\"). 'first search_nodes without error': "
-        "after loading, FalkorDB rebuilds its indexes in the background, and until they are operational "
-        "polyg's search_nodes fails (\"Invalid arguments for procedure 'db.idx.vector.queryNodes'\"). "
+        "when the database replayed its log of commands, FalkorDB then builds the indexes in the background, "
+        "and until they are operational polyg's search_nodes refuses (\"The search indexes ... are being "
+        'rebuilt"); a store compacted at its last clean stop has them built when it answers. '
         "The benchmark waits for both before measuring.",
         "",
         "## Machine load while measuring",

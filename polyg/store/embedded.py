@@ -45,6 +45,9 @@ _POLL_S = 0.02
 _PING_TIMEOUT_S = 1.0
 _SIGNAL_GRACE_S = 5.0
 _LOG_TAIL_LINES = 20
+# A clean stop compacts the AOF once its log of commands has grown by this much since the last
+# compaction (see EmbeddedFalkor._compact_aof); redis' own trigger is 64 MB and doubling.
+COMPACT_MIN_BYTES = 16 * 1024 * 1024
 # sun_path holds 108 bytes on Linux and 104 on macOS, the trailing NUL included.
 _MAX_SOCKET_PATH = 103
 
@@ -82,13 +85,21 @@ def socket_path_for(data_dir: Path) -> str:
 
 
 class EmbeddedFalkor:
-    def __init__(self, data_dir: Path, *, start_timeout: float = 60.0, stop_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        start_timeout: float = 60.0,
+        stop_timeout: float = 30.0,
+        compact_min_bytes: int = COMPACT_MIN_BYTES,
+    ) -> None:
         # Resolved so that every process spells the directory (and the socket hash) the same way.
         self.data_dir = Path(data_dir).resolve()
         self.socket_path = socket_path_for(self.data_dir)
         self.log_path = self.data_dir / "falkordb.log"
         self.start_timeout = start_timeout
         self.stop_timeout = stop_timeout
+        self.compact_min_bytes = compact_min_bytes
         self._pidfile = self.data_dir / "falkordb.pid"
         self._config_path = self.data_dir / "falkordb.conf"
         self._users_fd: int | None = None
@@ -259,6 +270,7 @@ class EmbeddedFalkor:
         client = self._client(max(deadline - time.monotonic(), _PING_TIMEOUT_S))
         try:
             pid = int(client.info("server")["process_id"])
+            self._compact_aof(client, deadline)
             client.shutdown()  # returns when the server drops the connection as it exits
         except (rexc.ConnectionError, rexc.TimeoutError, OSError):
             pass  # nothing listens (it died), or it never answered: the pid checks follow
@@ -279,6 +291,39 @@ class EmbeddedFalkor:
             if _wait_exit(pid, time.monotonic() + _SIGNAL_GRACE_S):
                 return
         raise StoreTimeout(f"FalkorDB pid {pid} in {self.data_dir} did not exit.")
+
+    def _compact_aof(self, client: redis.Redis, deadline: float) -> None:
+        """Fold the AOF's log of commands into its RDB base before stopping, when the log has
+        grown large (or a rewrite is already running: SHUTDOWN would kill it).
+
+        A graph loaded from the base has its indexes built during the load, so everything,
+        search included, works from the moment the server answers (a 10k-entity import: 7.3 s
+        after start). A graph rebuilt by replaying commands is answered sooner, but its
+        indexes are then built in the background and search waits for them (25.5 s). Compacting
+        costs a fork and one write of the base (0.5 s at 10k entities, 1.4 s at 100k), and is
+        given up, harmlessly, at half the time left to stop."""
+        info = client.info("persistence")
+        if not info.get("aof_enabled"):
+            return
+        running = bool(info.get("aof_rewrite_in_progress") or info.get("aof_rewrite_scheduled"))
+        grown = int(info.get("aof_current_size", 0)) - int(info.get("aof_base_size", 0))
+        if not running and grown < self.compact_min_bytes:
+            return
+        if not running:
+            try:
+                client.bgrewriteaof()
+            except rexc.ResponseError as exc:  # e.g. a snapshot in progress: stop without it
+                log.warning("FalkorDB did not compact its AOF before stopping: %s", exc)
+                return
+        give_up = time.monotonic() + (deadline - time.monotonic()) / 2
+        while time.monotonic() < give_up:
+            info = client.info("persistence")
+            if not (info.get("aof_rewrite_in_progress") or info.get("aof_rewrite_scheduled")):
+                if info.get("aof_last_bgrewrite_status") != "ok":
+                    log.warning("compacting the FalkorDB AOF failed; it is replayed at the next start")
+                return
+            time.sleep(_POLL_S)
+        log.warning("compacting the FalkorDB AOF took too long; it is replayed at the next start")
 
     def _write_config(self) -> Path:
         settings = {

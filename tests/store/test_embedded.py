@@ -109,6 +109,34 @@ def test_data_survives_stop_and_start(data_dir: Path) -> None:
         assert (data_dir / "aof").is_dir()
 
 
+def aof_sizes(data_dir: Path) -> dict[str, int]:
+    """Sizes of the AOF's RDB base and of its log of commands (the incremental file)."""
+    sizes = {"base": 0, "log": 0}
+    for path in (data_dir / "aof").iterdir():
+        if path.name.endswith(".base.rdb"):
+            sizes["base"] += path.stat().st_size
+        elif path.name.endswith(".incr.aof"):
+            sizes["log"] += path.stat().st_size
+    return sizes
+
+
+@pytest.mark.parametrize("threshold", [1, 1 << 40])
+def test_a_clean_stop_compacts_a_grown_log(data_dir: Path, threshold: int) -> None:
+    with EmbeddedFalkor(data_dir, compact_min_bytes=threshold) as ef:
+        ef.wait_until_loaded(30)
+        query(ef, "CREATE INDEX FOR (n:N) ON (n.v)")
+        query(ef, "UNWIND range(1, 2000) AS i CREATE (:N {v: i, text: 'some words to make the log grow'})")
+    sizes = aof_sizes(data_dir)
+    if threshold == 1:
+        assert sizes["log"] == 0 and sizes["base"] > 0  # everything folded into the base
+    else:
+        assert sizes["log"] > 0  # below the threshold: left as it was
+    with EmbeddedFalkor(data_dir) as again:
+        again.wait_until_loaded(30)
+        assert query(again, "MATCH (n:N) RETURN count(n)")[1] == [[2000]]
+        assert query(again, "MATCH (n:N {v: 1999}) RETURN n.v")[1] == [[1999]]
+
+
 def test_one_server_shared_by_two_objects(data_dir: Path) -> None:
     first, second = EmbeddedFalkor(data_dir), EmbeddedFalkor(data_dir)
     first.start()
