@@ -404,7 +404,9 @@ def server_side_ms(log_path: Path, offset: int, sequence: list[str], wait_s: flo
     from argument validation to the result, without the MCP transport. Matched to the calls
     made (`sequence`, in order; an operation's first word is the tool) by order, as calls are
     sequential; empty if the log does not line up. polyg writes its log from a thread, so the
-    last lines may trail the last call by a moment: waits up to `wait_s` for them."""
+    line of a call made just before `offset` was read may land after it, and the last lines
+    may trail the last call by a moment: the measured calls start at the first entry from
+    which the tools line up, and the log is read again, for up to `wait_s`, until they do."""
     deadline = time.monotonic() + wait_s
     while True:
         with log_path.open("rb") as f:
@@ -416,19 +418,16 @@ def server_side_ms(log_path: Path, offset: int, sequence: list[str], wait_s: flo
                 entry = json.loads(line)
                 if isinstance(entry, dict) and entry.get("msg") == "tool call":
                     entries.append(entry)
-        if len(entries) >= len(sequence) or time.monotonic() >= deadline:
-            break
+        for start in range(min(MAX_STRAY_LINES, len(entries) - len(sequence)) + 1):
+            window = entries[start : start + len(sequence)]
+            if all(op.split()[0] == entry.get("tool") for op, entry in zip(sequence, window, strict=True)):
+                out: dict[str, list[float]] = {}
+                for op, entry in zip(sequence, window, strict=True):
+                    out.setdefault(op, []).append(float(entry["ms"]))
+                return out
+        if time.monotonic() >= deadline:
+            return {}
         time.sleep(0.05)
-    # The line of a call made just before `offset` was read may land after it (it is written
-    # from a thread): the measured calls start at the first entry from which the tools line up.
-    for start in range(min(MAX_STRAY_LINES, len(entries) - len(sequence)) + 1):
-        window = entries[start : start + len(sequence)]
-        if all(op.split()[0] == entry.get("tool") for op, entry in zip(sequence, window, strict=True)):
-            out: dict[str, list[float]] = {}
-            for op, entry in zip(sequence, window, strict=True):
-                out.setdefault(op, []).append(float(entry["ms"]))
-            return out
-    return {}
 
 
 class McpCalls:

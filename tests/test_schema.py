@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from jsonschema.validators import validator_for
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from polyg.tools import toolsets
 from polyg.tools.schema import output_schema
@@ -88,8 +88,21 @@ def test_ref_siblings_are_kept() -> None:
         x: int
 
     class Outer(BaseModel):
-        inner: Inner | None = None
+        inner: Inner = Field(title="Inside", description="the inner part")
+        maybe: Inner | None = None
 
+    assert "$ref" in Outer.model_json_schema()["properties"]["inner"]  # a $ref with siblings
     flat = output_schema(Outer)
-    assert flat["properties"]["inner"]["anyOf"][0]["properties"]["x"]["type"] == "integer"
-    assert flat["properties"]["inner"]["default"] is None
+    inner = flat["properties"]["inner"]
+    assert inner["properties"]["x"]["type"] == "integer"
+    assert (inner["title"], inner["description"]) == ("Inside", "the inner part")
+    assert flat["properties"]["maybe"]["anyOf"][0]["properties"]["x"]["type"] == "integer"
+    assert flat["properties"]["maybe"]["default"] is None
+
+
+def test_data_values_are_not_rewritten() -> None:
+    class WithData(BaseModel):
+        shape: dict[str, Any] = Field(default={"anyOf": [{"type": "string"}]})
+
+    flat = output_schema(WithData)
+    assert flat["properties"]["shape"]["default"] == {"anyOf": [{"type": "string"}]}

@@ -25,21 +25,29 @@ def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     return flat
 
 
+# Keywords whose values are data (JSON values), not schemas: copied as they are.
+DATA_KEYWORDS = frozenset({"default", "const", "enum", "examples"})
+
+
 def _flatten(node: Any, definitions: dict[str, Any], seen: tuple[str, ...]) -> Any:
     if isinstance(node, list):
         return [_flatten(item, definitions, seen) for item in node]
     if not isinstance(node, dict):
         return node
+    out = {
+        key: value if key in DATA_KEYWORDS else _flatten(value, definitions, seen)
+        for key, value in node.items()
+        if key != "$ref"
+    }
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
         name = ref.removeprefix("#/$defs/")
         if name in seen:  # a recursive model cannot be inlined
             raise ValueError(f"output model {name} is recursive")
-        siblings = {key: value for key, value in node.items() if key != "$ref"}
-        return {**_flatten(definitions[name], definitions, (*seen, name)), **siblings}
-    out = {key: _flatten(value, definitions, seen) for key, value in node.items()}
+        # The reference's own keywords (a field's title, description) win over the model's.
+        return {**_flatten(definitions[name], definitions, (*seen, name)), **out}
     branches = out.get("anyOf")
-    if isinstance(branches, list) and branches and all(_bare_type(branch) for branch in branches):
+    if "type" not in out and isinstance(branches, list) and branches and all(_bare_type(branch) for branch in branches):
         del out["anyOf"]
         out["type"] = [branch["type"] for branch in branches]
     return out

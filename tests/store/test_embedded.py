@@ -137,6 +137,25 @@ def test_a_clean_stop_compacts_a_grown_log(data_dir: Path, threshold: int) -> No
         assert query(again, "MATCH (n:N {v: 1999}) RETURN n.v")[1] == [[1999]]
 
 
+def test_the_log_is_compacted_once_its_growth_over_restarts_passes_the_threshold(data_dir: Path) -> None:
+    def session(threshold: int) -> None:
+        with EmbeddedFalkor(data_dir, compact_min_bytes=threshold) as ef:
+            ef.wait_until_loaded(30)
+            query(ef, "UNWIND range(1, 1000) AS i CREATE (:N {v: i, text: 'some words to make the log grow'})")
+
+    session(1 << 40)
+    first = aof_sizes(data_dir)["log"]
+    assert first > 0
+    threshold = first * 5 // 2  # crossed by three sessions, not by two
+    session(threshold)
+    assert aof_sizes(data_dir)["log"] > first  # grown, below the threshold: kept
+    session(threshold)
+    assert aof_sizes(data_dir)["log"] == 0
+    with EmbeddedFalkor(data_dir) as ef:
+        ef.wait_until_loaded(30)
+        assert query(ef, "MATCH (n:N) RETURN count(n)")[1] == [[3000]]
+
+
 def test_one_server_shared_by_two_objects(data_dir: Path) -> None:
     first, second = EmbeddedFalkor(data_dir), EmbeddedFalkor(data_dir)
     first.start()
