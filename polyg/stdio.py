@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 from collections.abc import AsyncIterator
 from typing import Self
 
@@ -140,6 +141,13 @@ async def event_loop_pipes() -> AsyncIterator[tuple[PipeReadStream, PipeWriteStr
 
 async def serve_stdio(core: Polyg) -> None:
     server, _ = build_server(core)
+    # SIGTERM cancels the serving task from the event loop, as asyncio.run does for Ctrl-C.
+    # A KeyboardInterrupt raised in the signal handler itself can land in a weakref callback
+    # or a __del__, where Python prints and ignores it, and the server would run on.
+    serving = asyncio.current_task()
+    if serving is not None:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals off the main thread
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, serving.cancel)
     core.start()
     try:
         async with event_loop_pipes() as pipes:
@@ -151,6 +159,8 @@ async def serve_stdio(core: Polyg) -> None:
     except (asyncio.CancelledError, KeyboardInterrupt):
         # Stopped by a signal. With the SDK's streams, the thread reading stdin is blocked in
         # read() and would keep the interpreter alive until the client closes the pipe.
+        if serving is not None:
+            serving.uncancel()  # the cancellation is handled: closing must not be cut short
         await core.close()
         flush_logs()
         logging.shutdown()
