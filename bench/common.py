@@ -692,14 +692,13 @@ def _vec_param(row: Any) -> list[float]:
 
 async def _preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch: int) -> dict[str, Any]:
     import numpy as np
-    import redis
 
     from polyg.config import load_settings
     from polyg.core.app import Polyg
     from polyg.core.entities import type_label
     from polyg.core.vectors import compose, head_text
     from polyg.names import now_iso
-    from polyg.store.embedded import socket_path_for
+    from polyg.store.embedded import EmbeddedFalkor
 
     def say(msg: str) -> None:
         print(f"[preload {n}] {msg}", file=sys.stderr, flush=True)
@@ -814,15 +813,8 @@ async def _preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch
     # Compact the AOF into an RDB preamble, as a long-lived store would be after its
     # automatic rewrites: restarts then load a snapshot rather than replaying every UNWIND.
     t_rw = time.perf_counter()
-    r = redis.Redis(unix_socket_path=socket_path_for((data_dir / "db").resolve()), socket_timeout=600)
-    with contextlib.suppress(redis.ResponseError):  # "already in progress" (an automatic one)
-        r.bgrewriteaof()
-    while True:
-        persistence = r.info("persistence")
-        if not persistence.get("aof_rewrite_in_progress") and not persistence.get("aof_rewrite_scheduled"):
-            break
-        await asyncio.sleep(0.2)
-    r.close()
+    if not await asyncio.to_thread(EmbeddedFalkor(data_dir / "db").compact, 600):
+        raise RuntimeError("compacting the preloaded store's AOF failed")
     info["aof_rewrite_s"] = round(time.perf_counter() - t_rw, 1)
     info["store_open_s"] = round(open_s, 2)
     await core.close()

@@ -216,10 +216,10 @@ async def _ops_session(
 
         # Each operation in blocks of its own (what one operation costs), the blocks rotating so
         # that noise on a shared machine spreads over all of them, and a block of writes followed
-        # by a barrier (so that it is not the next block that pays for the writes' vectors);
-        # then all of them interleaved
-        # call by call (what a read costs among writes, whose vectors are made in the background
-        # meanwhile). Indices of the second schedule follow the first: every create is new.
+        # by a barrier (so that it is not the next block that pays for the writes' vectors); then
+        # all of them interleaved call by call (what a read costs among writes, whose vectors are
+        # made in the background meanwhile). Indices of the second schedule follow the first:
+        # every create is new.
         blocks = []
         for b in range(max(1, calls // BLOCK)):
             for k in range(len(OPS)):

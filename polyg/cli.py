@@ -66,7 +66,9 @@ def serve(
 
     setup_logging(settings.log_level, settings.resolved_log_dir)
     # SIGTERM (what process managers send) takes the same path as Ctrl-C: the server stops,
-    # and the embedded database is shut down cleanly if no other polyg process uses it.
+    # and the embedded database is shut down cleanly if no other polyg process uses it. This
+    # handler covers the moments no event loop handles it: the stdio server cancels itself from
+    # its loop (polyg.stdio), and uvicorn handles it while the HTTP server runs.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         asyncio.run(_serve(settings))

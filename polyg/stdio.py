@@ -6,9 +6,9 @@ memory streams and relay tasks. On a loaded two-core machine those hops are a go
 tool call's round trip, so polyg reads and writes the pipes on the event loop, parsing a line
 into a message where the dispatcher asks for the next one and writing a response where it is
 sent (the SDK's `ReadStream`/`WriteStream` protocols). It falls back to the SDK's streams where
-that is not possible (stdin a regular file, say). As the SDK does, it moves the protocol to private copies of the
-descriptors and points fd 0 at the null device and fd 1 at stderr, so stray output of
-libraries cannot corrupt the wire.
+that is not possible (stdin a regular file, say). As the SDK does, it moves the protocol to
+private copies of the descriptors and points fd 0 at the null device and fd 1 at stderr, so
+stray output of libraries cannot corrupt the wire.
 """
 
 from __future__ import annotations

@@ -272,7 +272,7 @@ class EmbeddedFalkor:
         client = self._client(max(deadline - time.monotonic(), _PING_TIMEOUT_S))
         try:
             pid = int(client.info("server")["process_id"])
-            self._compact_aof(client)
+            self._compact_aof(client, COMPACT_WAIT_S, self.compact_min_bytes)
             client.shutdown()  # returns when the server drops the connection as it exits
         except (rexc.ConnectionError, rexc.TimeoutError, OSError):
             pass  # nothing listens (it died), or it never answered: the pid checks follow
@@ -294,27 +294,37 @@ class EmbeddedFalkor:
                 return
         raise StoreTimeout(f"FalkorDB pid {pid} in {self.data_dir} did not exit.")
 
-    def _compact_aof(self, client: redis.Redis) -> None:
-        """Fold the AOF's log of commands into its RDB base before stopping, when the log has
-        grown by `compact_min_bytes` (or a rewrite is already running: SHUTDOWN would kill it).
+    def compact(self, wait_s: float, min_bytes: int = 0) -> bool:
+        """Fold the running server's AOF log of commands into its RDB base, if it has grown by
+        `min_bytes`, waiting up to `wait_s`; whether it is folded (or small enough) now."""
+        client = self._client(max(wait_s, _PING_TIMEOUT_S))
+        try:
+            return self._compact_aof(client, wait_s, min_bytes)
+        finally:
+            client.close()
+
+    def _compact_aof(self, client: redis.Redis, wait_s: float, min_bytes: int) -> bool:
+        """Fold the AOF's log of commands into its RDB base when it has grown by `min_bytes`
+        (or a rewrite is already running: SHUTDOWN would kill it). A stop does this with
+        `compact_min_bytes` and `COMPACT_WAIT_S`.
 
         A graph loaded from the base has its indexes built during the load, so everything,
         search included, works from the moment the server answers (after a 10k-entity import:
-        5.1 s after start). A graph rebuilt by replaying commands is answered sooner, but its
+        5-7 s after start). A graph rebuilt by replaying commands is answered sooner, but its
         indexes are then built in the background and search waits for them (23-29 s). Compacting
         costs a fork and one write of the base (0.5 s at 10k entities, 1.4 s at 100k). MCP
-        clients give a server about 2 s to exit once they close its stdin, so it is given up
+        clients give a server about 2 s to exit once they close its stdin, so a stop gives up
         after `COMPACT_WAIT_S`, harmlessly: SHUTDOWN stops the rewrite and the log stays whole.
         While the server runs, redis compacts too (`auto-aof-rewrite-min-size`)."""
         try:
             info = client.info("persistence")
             if not info.get("aof_enabled"):
-                return
+                return True
             running = bool(info.get("aof_rewrite_in_progress") or info.get("aof_rewrite_scheduled"))
             # aof_base_size is the base file's size, so this is the log's growth across restarts.
             grown = int(info.get("aof_current_size", 0)) - int(info.get("aof_base_size", 0))
-            if not running and grown < self.compact_min_bytes:
-                return
+            if not running and grown < min_bytes:
+                return True
             if not running:
                 try:
                     client.bgrewriteaof()  # while a child (a snapshot) runs, redis schedules it
@@ -322,17 +332,19 @@ class EmbeddedFalkor:
                     # "already in progress": redis started one since INFO; wait for it below.
                     if "progress" not in str(exc):
                         raise
-            give_up = time.monotonic() + COMPACT_WAIT_S
+            give_up = time.monotonic() + wait_s
             while time.monotonic() < give_up:
                 info = client.info("persistence")
                 if not (info.get("aof_rewrite_in_progress") or info.get("aof_rewrite_scheduled")):
-                    if info.get("aof_last_bgrewrite_status") != "ok":
-                        log.warning("compacting the FalkorDB AOF failed; its log is replayed at the next start")
-                    return
+                    if info.get("aof_last_bgrewrite_status") == "ok":
+                        return True
+                    log.warning("compacting the FalkorDB AOF failed; its log is replayed at the next start")
+                    return False
                 time.sleep(_POLL_S)
             log.warning("compacting the FalkorDB AOF takes too long; its log is replayed at the next start")
-        except rexc.RedisError as exc:  # optional work: SHUTDOWN must still be sent
-            log.warning("FalkorDB did not compact its AOF before stopping: %s", exc)
+        except rexc.RedisError as exc:  # optional work: a stop must still send SHUTDOWN
+            log.warning("FalkorDB did not compact its AOF: %s", exc)
+        return False
 
     def _write_config(self) -> Path:
         settings = {

@@ -156,6 +156,17 @@ def test_the_log_is_compacted_once_its_growth_over_restarts_passes_the_threshold
         assert query(ef, "MATCH (n:N) RETURN count(n)")[1] == [[3000]]
 
 
+def test_compact_folds_the_log_of_a_running_server(data_dir: Path) -> None:
+    with EmbeddedFalkor(data_dir, compact_min_bytes=1 << 40) as ef:
+        ef.wait_until_loaded(30)
+        query(ef, "UNWIND range(1, 500) AS i CREATE (:N {v: i})")
+        assert ef.compact(wait_s=30, min_bytes=1 << 40) is True  # grown by less: nothing to do
+        assert aof_sizes(data_dir)["log"] > 0
+        assert ef.compact(wait_s=30) is True
+        assert aof_sizes(data_dir)["log"] == 0
+        assert query(ef, "MATCH (n:N) RETURN count(n)")[1] == [[500]]
+
+
 def test_one_server_shared_by_two_objects(data_dir: Path) -> None:
     first, second = EmbeddedFalkor(data_dir), EmbeddedFalkor(data_dir)
     first.start()
