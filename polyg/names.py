@@ -11,12 +11,13 @@ import secrets
 from datetime import UTC, datetime, timedelta
 
 from polyg.errors import InvalidParams
+from polyg.store.names import NAME, OWN_REL_TYPES, short, user_rel_type
 
-PROJECT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
-# Letters, digits and underscores, not starting with a digit: valid unquoted in Cypher.
-TYPE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
+# Kept for callers that test a name without raising; `polyg.store.names` is the validator.
+TYPE_NAME = NAME
 # Relationship types polyg uses for its own structure; users may not create or delete them.
-RESERVED_TYPES = frozenset({"HAS_OBSERVATION"})
+RESERVED_TYPES = OWN_REL_TYPES
 GRAPH_PREFIX = "polyg:"
 
 
@@ -36,9 +37,9 @@ def timestamps(count: int) -> list[str]:
 
 
 def check_project_id(project_id: str) -> str:
-    if not isinstance(project_id, str) or not PROJECT_ID.match(project_id):
+    if not isinstance(project_id, str) or not PROJECT_ID.fullmatch(project_id):
         raise InvalidParams(
-            f"Invalid project_id {project_id!r}: use 1-64 letters, digits, '_', '.' or '-', "
+            f"Invalid project_id {short(project_id)}: use 1-64 letters, digits, '_', '.' or '-', "
             "starting with a letter or digit."
         )
     return project_id
@@ -49,8 +50,4 @@ def graph_key(project_id: str) -> str:
 
 
 def check_type_name(name: str, what: str = "relationship type") -> str:
-    if not isinstance(name, str) or not TYPE_NAME.match(name):
-        raise InvalidParams(f"Invalid {what} {name!r}: use 1-64 letters, digits or '_', not starting with a digit.")
-    if name.upper() in RESERVED_TYPES:
-        raise InvalidParams(f"Invalid {what} {name!r}: the name is reserved by polyg.")
-    return name
+    return user_rel_type(name, what)

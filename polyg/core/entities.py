@@ -14,13 +14,12 @@ from polyg.core.graph import GraphContext
 from polyg.core.vectorizer import BUMP_REV
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
+from polyg.store.names import is_reserved_label
 
 ENTITY_FIELDS = "e {.id, .name, .type, .summary, .parent_id, .created_at, .updated_at}"
 # FalkorDB before 4.18 projects a null (no OPTIONAL MATCH hit) to {id: NULL, text: NULL}, which
 # collect() keeps; the CASE turns it back into a null that collect() drops.
 OBSERVATIONS = "collect(CASE WHEN o IS NULL THEN NULL ELSE o {.id, .text} END)"
-# Labels polyg gives its own nodes; an entity type never adds one of these as a second label.
-OWN_LABELS = frozenset({"Entity", "Observation", "PolygMeta", "RelationshipType", "Event"})
 # Follows a MATCH binding `e`: deletes the entities, their observations and relationships,
 # and clears the parent of their children. Returns how many entities were deleted.
 DELETE_ENTITY_TAIL = (
@@ -40,10 +39,10 @@ async def exists(ctx: GraphContext, project: str, cypher: str, params: dict[str,
 
 def type_label(type_: str) -> str | None:
     """A second label from the entity type (`location` -> `:Location`), if the type is a valid name."""
-    if not TYPE_NAME.match(type_):
+    if not TYPE_NAME.fullmatch(type_):
         return None
     label = type_[0].upper() + type_[1:]
-    return None if label in OWN_LABELS else label
+    return None if is_reserved_label(label) else label
 
 
 def shape_entity(row: dict[str, Any], observations: list[dict[str, Any]] | None = None) -> dict[str, Any]:

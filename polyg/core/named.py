@@ -29,12 +29,12 @@ REL_TEXT = "coalesce(r.label, type(r))"
 
 def stored_type(relation_type: str) -> str:
     """A valid relationship type name for free relation text (`works at` -> `works_at`)."""
-    if TYPE_NAME.match(relation_type) and relation_type.upper() not in RESERVED_TYPES:
+    if TYPE_NAME.fullmatch(relation_type) and relation_type not in RESERVED_TYPES:
         return relation_type
     name = re.sub(r"\W", "_", relation_type, flags=re.ASCII).strip("_")[:64] or "RELATED_TO"
     if name[0].isdigit():
         name = f"_{name}"[:64]
-    return "RELATED_TO" if name.upper() in RESERVED_TYPES else name
+    return "RELATED_TO" if name in RESERVED_TYPES else name
 
 
 def _check_batch(items: list[Any], field: str) -> None:

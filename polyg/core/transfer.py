@@ -101,7 +101,7 @@ def parse_memory_jsonl(
 
 
 def _valid_type(name: Any) -> bool:
-    return isinstance(name, str) and bool(TYPE_NAME.match(name)) and name.upper() not in RESERVED_TYPES
+    return isinstance(name, str) and bool(TYPE_NAME.fullmatch(name)) and name not in RESERVED_TYPES
 
 
 def _relation_batch(batch_size: int) -> int:

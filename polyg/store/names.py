@@ -1,0 +1,109 @@
+"""Labels and relationship types: the only names that reach Cypher unquoted.
+
+Cypher cannot take a label or a relationship type as a parameter, so they are interpolated into
+query text. `Label` and `RelType` are the only types query code interpolates: each is a `str`
+that its constructor has checked in full (`fullmatch`, so a trailing newline cannot slip
+through as it does past `re.match(...$)`). polyg's own labels and types live in one registry;
+user-chosen names that collide with them are refused (`user_label`, `user_rel_type`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Self
+
+from polyg.errors import InvalidParams
+
+# Letters, digits and underscores, not starting with a digit: valid unquoted in Cypher.
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+# Every label polyg gives its own nodes (DESIGN section 2).
+OWN_LABELS = frozenset(
+    {
+        "Entity",
+        "Observation",
+        "RelationshipType",
+        "Template",
+        "CachedDocument",
+        "Event",
+        "Article",
+        "Author",
+        "Chunk",
+        "PolygMeta",
+    }
+)
+# Every relationship type polyg uses for its own structure.
+OWN_REL_TYPES = frozenset(
+    {
+        "HAS_OBSERVATION",
+        "USES_TEMPLATE",
+        "CACHED_AT",
+        "DEPENDS_ON",
+        "INVOLVES",
+        "HAS_CHUNK",
+        "WROTE",
+        "MENTIONS",
+        "NEXT_CHUNK",
+        "T_BEFORE",
+    }
+)
+
+
+def is_name(value: object) -> bool:
+    return isinstance(value, str) and NAME.fullmatch(value) is not None
+
+
+class _Name(str):
+    what = "name"
+
+    def __new__(cls, value: object) -> Self:
+        if not is_name(value):
+            raise InvalidParams(
+                f"Invalid {cls.what} {short(value)}: use 1-64 letters, digits or '_', not starting with a digit."
+            )
+        return super().__new__(cls, value)
+
+
+class Label(_Name):
+    """A node label, safe to interpolate."""
+
+    what = "label"
+
+
+class RelType(_Name):
+    """A relationship type, safe to interpolate."""
+
+    what = "relationship type"
+
+
+# Reservation is exact, as FalkorDB's names are case-sensitive: `DEPENDS_ON` is polyg's (a cached
+# document's dependency), `depends_on` is a user's (spec 004 names it among its seven types).
+def is_reserved_label(name: str) -> bool:
+    return name in OWN_LABELS
+
+
+def is_reserved_rel_type(name: str) -> bool:
+    return name in OWN_REL_TYPES
+
+
+def user_label(name: object, what: str = "label") -> Label:
+    """A label a user chose (an entity type's second label): valid and not one of polyg's own."""
+    label = Label(name)
+    if is_reserved_label(label):
+        raise InvalidParams(f"Invalid {what} {label!r}: the name is reserved by polyg.")
+    return label
+
+
+def user_rel_type(name: object, what: str = "relationship type") -> RelType:
+    """A relationship type a user chose: valid and not one of polyg's own."""
+    rel = RelType(name)
+    if is_reserved_rel_type(rel):
+        raise InvalidParams(f"Invalid {what} {rel!r}: the name is reserved by polyg.")
+    return rel
+
+
+def short(value: object, limit: int = 80) -> str:
+    """A value quoted for an error message or a log line, cut to `limit` characters: a 1 MB
+    bad input must not become a 1 MB error."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
