@@ -325,7 +325,7 @@ async def build_source_project(kg: KG) -> dict[str, str]:
     await kg.ok("delete_observation", {"entity_id": ids["app"], "observation_id": doomed})
     for source, target, type_, description in [
         ("repo", "app", "CONTAINS", "holds the entry point"),
-        ("app", "snow", "MENTIONS", ""),
+        ("app", "snow", "REFERS_TO", ""),
         ("twin2", "twin1", "COPIES", "a copy"),
         ("app", "app", "CALLS", "recursion"),
     ]:

@@ -19,7 +19,8 @@ from polyg.core.entities import DELETE_ENTITY_TAIL, type_label
 from polyg.core.graph import GraphContext
 from polyg.core.vectorizer import BUMP_REV
 from polyg.errors import NotFound, PayloadTooLarge
-from polyg.names import RESERVED_TYPES, TYPE_NAME, new_id, now_iso, timestamps
+from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
+from polyg.store.names import is_reserved_rel_type
 
 # Relations one read returns at most (see `relations_touching`).
 MAX_RELATIONS = 10_000
@@ -29,12 +30,12 @@ REL_TEXT = "coalesce(r.label, type(r))"
 
 def stored_type(relation_type: str) -> str:
     """A valid relationship type name for free relation text (`works at` -> `works_at`)."""
-    if TYPE_NAME.fullmatch(relation_type) and relation_type not in RESERVED_TYPES:
+    if TYPE_NAME.fullmatch(relation_type) and not is_reserved_rel_type(relation_type):
         return relation_type
     name = re.sub(r"\W", "_", relation_type, flags=re.ASCII).strip("_")[:64] or "RELATED_TO"
     if name[0].isdigit():
         name = f"_{name}"[:64]
-    return "RELATED_TO" if name in RESERVED_TYPES else name
+    return "RELATED_TO" if is_reserved_rel_type(name) else name
 
 
 def _check_batch(items: list[Any], field: str) -> None:

@@ -19,7 +19,8 @@ from typing import Any, TextIO
 from polyg.core import limits
 from polyg.core.named import NamedGraph, stored_type
 from polyg.errors import InvalidParams
-from polyg.names import RESERVED_TYPES, TYPE_NAME
+from polyg.names import TYPE_NAME
+from polyg.store.names import is_reserved_rel_type
 
 # How often the wait for an import's vectors reports progress.
 PROGRESS_S = 0.5
@@ -101,7 +102,7 @@ def parse_memory_jsonl(
 
 
 def _valid_type(name: Any) -> bool:
-    return isinstance(name, str) and bool(TYPE_NAME.fullmatch(name)) and name not in RESERVED_TYPES
+    return isinstance(name, str) and bool(TYPE_NAME.fullmatch(name)) and not is_reserved_rel_type(name)
 
 
 def _relation_batch(batch_size: int) -> int:

@@ -76,14 +76,18 @@ class RelType(_Name):
     what = "relationship type"
 
 
-# Reservation is exact, as FalkorDB's names are case-sensitive: `DEPENDS_ON` is polyg's (a cached
-# document's dependency), `depends_on` is a user's (spec 004 names it among its seven types).
+_OWN_LABELS_FOLDED = frozenset(label.casefold() for label in OWN_LABELS)
+_OWN_REL_TYPES_FOLDED = frozenset(rel.casefold() for rel in OWN_REL_TYPES)
+
+
+# Reservation ignores case: FalkorDB's names are case-sensitive, but a user's `has_observation`
+# beside polyg's `HAS_OBSERVATION` would read as one type to every person and model.
 def is_reserved_label(name: str) -> bool:
-    return name in OWN_LABELS
+    return name.casefold() in _OWN_LABELS_FOLDED
 
 
 def is_reserved_rel_type(name: str) -> bool:
-    return name in OWN_REL_TYPES
+    return name.casefold() in _OWN_REL_TYPES_FOLDED
 
 
 def user_label(name: object, what: str = "label") -> Label:
