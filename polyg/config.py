@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
@@ -63,6 +63,17 @@ class Settings(BaseSettings):
     embedding_dimension: int | None = _env("embedding_dimension")
     # Recently used vectors kept in memory (about 1.6 KB each); 0 turns the cache off.
     embedding_cache_entries: int = Field(ge=0, validation_alias=AliasChoices("POLYG_EMBEDDING_CACHE_ENTRIES"))
+
+    # LLM (off by default: "none"); see polyg/llm. Keys are SecretStr so no repr shows them.
+    llm_provider: Literal["none", "openai", "anthropic", "ollama"] = _env("llm_provider", "LLM_PROVIDER")
+    llm_model: str | None = _env("llm_model", "LLM_MODEL")
+    llm_base_url: str | None = _env("llm_base_url")
+    llm_api_key: SecretStr | None = _env("llm_api_key")
+    openai_api_key: SecretStr | None = _env("openai_api_key", "OPENAI_API_KEY")
+    anthropic_api_key: SecretStr | None = _env("anthropic_api_key", "ANTHROPIC_API_KEY")
+    ollama_base_url: str | None = _env("ollama_base_url", "OLLAMA_BASE_URL")
+    llm_timeout_s: float = Field(gt=0, validation_alias=AliasChoices("POLYG_LLM_TIMEOUT_S"))
+    llm_max_retries: int = Field(ge=0, le=10, validation_alias=AliasChoices("POLYG_LLM_MAX_RETRIES"))
 
     transport: Literal["stdio", "http"] = _env("transport")
     host: str = _env("host")
@@ -148,6 +159,15 @@ DEFAULTS: dict[str, Any] = {
     "embedding_api_key": None,
     "embedding_dimension": None,
     "embedding_cache_entries": 8192,
+    "llm_provider": "none",
+    "llm_model": None,
+    "llm_base_url": None,
+    "llm_api_key": None,
+    "openai_api_key": None,
+    "anthropic_api_key": None,
+    "ollama_base_url": None,
+    "llm_timeout_s": 20.0,
+    "llm_max_retries": 2,
     "transport": "stdio",
     "host": "127.0.0.1",
     "port": 8765,
