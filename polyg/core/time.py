@@ -23,11 +23,12 @@ The rules every caller can rely on:
   time; "until X" includes the period X names; "before X" excludes it.
 - Anything that cannot be read is `InvalidParams` (4002) saying which forms are accepted.
 
-Range indexes for time filters: declare the property on its label in
-`polyg.store.schema.RANGE_INDEXES` (e.g. `"Event": ("id", "occurred_at")`). Relationship
-properties are indexed per relationship type (`CREATE INDEX FOR ()-[r:WORKS_ON]-() ON
-(r.valid_from)`), so an index on `valid_from`/`valid_to` belongs with the registration of
-each relationship type that carries validity windows.
+Range indexes for time filters: FalkorDB serves `>=`/`<` filters on these strings from a
+range index (EXPLAIN shows "Node By Index Scan" / "Edge By Index Scan"). Declare a node
+property on its label in `polyg.store.schema.RANGE_INDEXES` (e.g. `"Event": ("id",
+"occurred_at")`). Relationship properties are indexed per relationship type (`CREATE INDEX FOR
+()-[r:WORKS_ON]-() ON (r.valid_from)`), so the index on `valid_from`/`valid_to` belongs with
+the registration of each relationship type that carries validity windows.
 """
 
 from __future__ import annotations
@@ -265,9 +266,20 @@ def parse_time(
     tz: str | tzinfo | None = None,
     clock: Clock = SYSTEM_CLOCK,
 ) -> ParsedTime:
-    """Read one time expression (no range words; see `parse_range`)."""
+    """Read one time expression. A phrase that names a span ("since Monday", "last 3 days")
+    is InvalidParams here: dateparser would drop the range word and answer a wrong instant."""
     ctx = _Context.make(reference, tz, clock)
-    return _parse_point(_clean(text), ctx, original=text)
+    cleaned = _clean(text)
+    if any(pattern.fullmatch(cleaned.lower()) for pattern, _ in _RANGE_FORMS):
+        raise InvalidParams(
+            f"{_quote(text)} names a span of time, not one instant; give a date or time such as "
+            "'2024-03-05T14:30:00Z' or 'yesterday 14:30'",
+            details={"value": _quote(text)},
+        )
+    try:
+        return _parse_point(cleaned, ctx, original=text)
+    except (ValueError, OverflowError) as exc:  # dates past year 9999 and the like
+        raise _unreadable(text) from exc
 
 
 def parse_range(
@@ -284,11 +296,14 @@ def parse_range(
     ctx = _Context.make(reference, tz, clock)
     cleaned = _clean(text)
     lowered = cleaned.lower()
-    for pattern, build in _RANGE_FORMS:
-        match = pattern.fullmatch(lowered)
-        if match is not None:
-            return build(match, ctx, cleaned)
-    return _parse_point(_strip_preposition(cleaned), ctx, original=text).period
+    try:
+        for pattern, build in _RANGE_FORMS:
+            match = pattern.fullmatch(lowered)
+            if match is not None:
+                return build(match, ctx, cleaned)
+        return _parse_point(_strip_preposition(cleaned), ctx, original=text).period
+    except (ValueError, OverflowError) as exc:  # dates past year 9999 and the like
+        raise _unreadable(text) from exc
 
 
 @dataclass(frozen=True)
@@ -351,6 +366,7 @@ def _parse_point(text: str, ctx: _Context, *, original: str) -> ParsedTime:
 # ISO 8601 first: exact, fast, and never second-guessed by a phrase parser.
 _ISO_YEAR = re.compile(r"\d{4}")
 _ISO_MONTH = re.compile(r"(\d{4})-(\d{2})")
+_ISO_SHAPED = re.compile(r"\d{4}-\d{2}(-\d{2}([T ][\d:.,]+(Z|[+-]\d{2}(:?\d{2})?)?)?)?", re.IGNORECASE)
 _BARE_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
 
 
@@ -365,7 +381,10 @@ def _parse_iso(text: str, ctx: _Context) -> ParsedTime | None:
         if len(text) < 13 or not text[:4].isdigit():
             return None
         value = datetime.fromisoformat(text.replace("z", "Z"))
-    except ValueError:
+    except ValueError as exc:
+        if _ISO_SHAPED.fullmatch(text):
+            # dateparser would read "2024-13-01" as 13 January: an invalid ISO date is refused.
+            raise _unreadable(text) from exc
         return None
     has_seconds = value.second or value.microsecond or re.search(r"\d:\d\d:\d\d", text)
     granularity: Granularity = "second" if has_seconds else "minute"

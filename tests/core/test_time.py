@@ -305,7 +305,27 @@ def test_a_naive_reference_is_read_in_tz() -> None:
 # -- unreadable input ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["garbage xyz", "", "   ", "5", "12", "3.5", "the day after never", "x" * 101])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "garbage xyz",
+        "",
+        "   ",
+        "5",
+        "12",
+        "3.5",
+        "the day after never",
+        "x" * 101,
+        "2024-02-30",
+        "2024-13-01",  # dateparser alone reads this as 13 January
+        "2024-13",
+        "2024-03-05T25:00",
+        # Past the end of what a datetime can hold once converted or extended to a period.
+        "9999",
+        "9999-12-31T23:59:59Z",
+        "9999 at",
+    ],
+)
 def test_unreadable_input_is_invalid_params(text: str) -> None:
     with pytest.raises(InvalidParams) as err:
         parse_instant(text, reference=THURSDAY)
@@ -313,10 +333,25 @@ def test_unreadable_input_is_invalid_params(text: str) -> None:
     assert "ISO 8601" in err.value.message
 
 
+@pytest.mark.parametrize("text", ["9999", "after 9999-12-31T23:59:59Z", "10000 years ago"])
+def test_out_of_range_ranges_are_invalid_params(text: str) -> None:
+    with pytest.raises(InvalidParams, match="could not read"):
+        parse_range(text, reference=THURSDAY)
+
+
 def test_the_error_quotes_at_most_80_characters_of_the_input() -> None:
     with pytest.raises(InvalidParams) as err:
         parse_instant("nonsense " * 11, reference=THURSDAY)
     assert len(err.value.details["value"]) <= 86
+
+
+@pytest.mark.parametrize("text", ["since Monday", "after March 2023", "last 3 days", "between 2023 and 2024"])
+def test_a_span_is_not_read_as_an_instant(text: str) -> None:
+    # dateparser alone reads "after March 2023" as 1 March 2023: the opposite of what was said.
+    with pytest.raises(InvalidParams, match="names a span of time"):
+        parse_instant(text, reference=THURSDAY)
+    with pytest.raises(InvalidParams, match="names a span of time"):
+        validity_window(text, reference=THURSDAY)
 
 
 def test_non_text_input_is_invalid_params() -> None:
