@@ -7,6 +7,7 @@ from typing import Any, Literal
 from polyg.core import limits
 from polyg.core.entities import exists
 from polyg.core.graph import GraphContext
+from polyg.core.reltypes import RelTypeService
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import check_type_name, new_id, now_iso
 
@@ -27,8 +28,9 @@ def _pattern(direction: str) -> str:
 
 
 class RelationshipService:
-    def __init__(self, ctx: GraphContext) -> None:
+    def __init__(self, ctx: GraphContext, reltypes: RelTypeService | None = None) -> None:
         self.ctx = ctx
+        self.reltypes = reltypes or RelTypeService(ctx)
 
     async def create(
         self, project: str, *, source_id: str, target_id: str, type_: str, description: str = ""
@@ -38,6 +40,7 @@ class RelationshipService:
         ends = {"src": source_id, "dst": target_id}
         if not await exists(self.ctx, project, "MATCH (a:Entity {id: $src}), (b:Entity {id: $dst}) RETURN a.id", ends):
             raise NotFound("Source or Target entity not found.")
+        await self.reltypes.ensure(project, [type_])
         rel_id = new_id("rel")
         # The type is interpolated (Cypher cannot parameterise it); check_type_name made it safe.
         rows = await self.ctx.write(

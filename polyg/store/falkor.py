@@ -161,14 +161,31 @@ class FalkorStore:
         *,
         timeout_ms: int | None = None,
     ) -> list[Row]:
+        return (await self.ro_table(project, cypher, params, timeout_ms=timeout_ms))[1]
+
+    async def ro_table(
+        self,
+        project: str,
+        cypher: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout_ms: int | None = None,
+    ) -> tuple[list[str], list[Row]]:
+        """`ro_query` with the names of the columns."""
         graph = await self._graph(project)
         try:
             result = await self._run(graph.ro_query(cypher, params, timeout=timeout_ms))
         except StoreError as exc:
             if "Invalid graph operation on empty key" in str(exc):
-                return []  # a project nobody has written to yet reads as empty
+                return [], []  # a project nobody has written to yet reads as empty
             raise
-        return list(result.result_set)
+        return [str(column[1]) for column in result.header], list(result.result_set)
+
+    async def explain(self, project: str, cypher: str, params: dict[str, Any] | None = None) -> list[str]:
+        """The plan FalkorDB would run, one operation a line: compiles the query, runs nothing."""
+        graph = await self._graph(project)
+        plan = await self._run(graph.explain(cypher, params))
+        return [str(line) for line in plan.plan]
 
     async def list_projects(self) -> list[str]:
         db: FalkorDB = await self._run(self._database())

@@ -1,0 +1,404 @@
+"""Traversal: k-hop neighbourhoods, the k best paths between two nodes, subgraphs.
+
+Relationship types polyg uses for its own structure (`HAS_OBSERVATION`, `DEPENDS_ON`, ...) are
+never traversed. Nodes of any kind are reached; start nodes are named by polyg id and label.
+
+Paths (spec 000 `find_relationship_paths`): every simple path of at most `max_len` hops, each
+hop travelled either way, is scored by a pluggable `PathScorer`, and the `k` best are returned.
+The search meets in the middle: the paths of up to ceil(max_len / 2) hops from the source and of
+up to floor(max_len / 2) from the target are read (one query each) and joined where they meet,
+so a length-4 search reads two 2-hop neighbourhoods instead of every 4-hop walk from the
+source. `algo.SPpaths` minimises a sum of one edge property, which cannot express a weight that
+depends on the direction a hop is travelled nor a 1/length factor, so scoring happens here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from polyg.core import limits
+from polyg.core.graph import GraphContext
+from polyg.core.reltypes import RelTypeService, weights
+from polyg.errors import InvalidParams, NotFound
+from polyg.store.falkor import Row
+from polyg.store.names import Label, RelType, user_rel_type
+from polyg.store.queries import traversal as q
+from polyg.store.queries.traversal import Direction
+
+ENTITY = Label("Entity")
+DIRECTIONS: tuple[str, ...] = ("outbound", "inbound", "both")
+MAX_DEPTH = 3
+MAX_PATH_LEN = 6
+MAX_PATHS = 100
+# Rows one breadth-first layer or one half-path search may read: bounds the work a hub costs.
+LAYER_CAP = 20_000
+HALF_PATH_CAP = 50_000
+MAX_SUBGRAPH_NODES = 1_000
+MAX_SUBGRAPH_EDGES = 5_000
+# Spec 000's relevance strength of one relationship; a relationship without one counts as medium.
+RELEVANCE = {"weak": 0.2, "medium": 0.6, "strong": 1.0}
+
+
+@dataclass(frozen=True)
+class NodeRef:
+    internal_id: int
+    id: str | None
+    name: str | None
+    type: str | None
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EdgeRef:
+    internal_id: int
+    id: str | None
+    type: str
+    source: NodeRef
+    target: NodeRef
+    properties: Mapping[str, Any]
+    # Whether the traversal went from source to target (outbound), or against it.
+    forward: bool = True
+
+    @property
+    def weight(self) -> float | None:
+        value = self.properties.get("weight")
+        return float(value) if isinstance(value, (int, float)) else None
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    node: NodeRef
+    distance: int
+    path: tuple[NodeRef, ...]  # from the start node to this one, both included
+    edges: tuple[EdgeRef, ...]  # along `path`
+
+    @property
+    def via(self) -> EdgeRef:
+        return self.edges[-1]
+
+
+@dataclass(frozen=True)
+class Neighbourhood:
+    start: NodeRef
+    neighbours: tuple[Neighbour, ...]
+    # A layer read more rows than LAYER_CAP: nodes beyond them were not looked at.
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class Hop:
+    type: str
+    forward: bool
+    relevance_strength: Any
+    weight: Any
+
+
+@dataclass(frozen=True)
+class PathScore:
+    raw: float
+    length_penalty: float
+    final: float
+
+
+class PathScorer(Protocol):
+    def hop(self, hop: Hop) -> float:
+        """A hop's score in [0, 1]."""
+        ...
+
+    def combine(self, hops: Sequence[float]) -> PathScore: ...
+
+
+@dataclass(frozen=True)
+class StrengthScorer:
+    """Spec 000: per hop relevance strength x the type's directional weight for the direction
+    travelled; the product times 1 / length."""
+
+    directional: Mapping[str, tuple[float, float]]
+
+    def hop(self, hop: Hop) -> float:
+        forward, backward = self.directional.get(hop.type, weights(None))
+        return relevance(hop.relevance_strength) * (forward if hop.forward else backward)
+
+    def combine(self, hops: Sequence[float]) -> PathScore:
+        raw = math.prod(hops)
+        penalty = 1.0 / len(hops)
+        return PathScore(raw, penalty, raw * penalty)
+
+
+@dataclass(frozen=True)
+class WeightScorer:
+    """Spec 004: the product of the edges' weights (1.0 where none is set), either direction."""
+
+    def hop(self, hop: Hop) -> float:
+        value = hop.weight
+        return min(max(float(value), 0.0), 1.0) if isinstance(value, (int, float)) else 1.0
+
+    def combine(self, hops: Sequence[float]) -> PathScore:
+        raw = math.prod(hops)
+        return PathScore(raw, 1.0, raw)
+
+
+def relevance(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
+        return float(value)
+    return RELEVANCE.get(str(value).lower() if value is not None else "medium", RELEVANCE["medium"])
+
+
+@dataclass(frozen=True)
+class ScoredPath:
+    nodes: tuple[NodeRef, ...]
+    edges: tuple[EdgeRef, ...]
+    hop_scores: tuple[float, ...]
+    score: PathScore
+
+    @property
+    def length(self) -> int:
+        return len(self.edges)
+
+
+@dataclass(frozen=True)
+class PathSearch:
+    source: NodeRef
+    target: NodeRef
+    paths: tuple[ScoredPath, ...]  # best first
+    total_found: int  # paths of at least the minimum score, before the cut to k
+    # A half-path search read more rows than HALF_PATH_CAP: some paths were not looked at.
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class Subgraph:
+    nodes: tuple[NodeRef, ...]
+    edges: tuple[EdgeRef, ...]
+    missing: tuple[str, ...]  # requested ids no node has
+    truncated: bool  # more than the edge cap joined the nodes
+
+
+def node_from(row: Sequence[Any]) -> NodeRef:
+    internal, node_id, name, type_, labels = row
+    return NodeRef(int(internal), node_id, name, type_, tuple(labels or ()))
+
+
+def _edge_from(row: Sequence[Any], nodes: Mapping[int, NodeRef], forward: bool = True) -> EdgeRef:
+    internal, source, target, edge_id, type_, props = row
+    return EdgeRef(int(internal), edge_id, type_, nodes[int(source)], nodes[int(target)], dict(props or {}), forward)
+
+
+# A half path: node internal ids, and per hop (edge internal id, source internal id, type,
+# relevance strength, weight).
+HalfPath = tuple[list[int], list[list[Any]]]
+# A scored path before its nodes and edges are read: score, node internal ids, hops, hop scores.
+Candidate = tuple[PathScore, list[int], list[list[Any]], list[float]]
+
+
+class TraversalService:
+    def __init__(self, ctx: GraphContext, reltypes: RelTypeService | None = None) -> None:
+        self.ctx = ctx
+        self.reltypes = reltypes or RelTypeService(ctx)
+
+    async def node(self, project: str, node_id: str, label: Label = ENTITY) -> NodeRef:
+        row = await q.find_node(self.ctx, project, label, node_id)
+        if row is None:
+            raise NotFound(f"{label} {node_id} not found.")
+        return node_from(row)
+
+    async def neighbours(
+        self,
+        project: str,
+        node_id: str,
+        *,
+        label: Label = ENTITY,
+        direction: str = "both",
+        types: Sequence[str] | None = None,
+        min_weight: float = 0.0,
+        depth: int = 1,
+        limit: int = 50,
+    ) -> Neighbourhood:
+        """Nodes within `depth` hops, nearest first (heavier edge first within a distance), each
+        with its distance and the path and edges that first reached it (breadth first)."""
+        way = _direction(direction)
+        rels = _types(types)
+        if not 1 <= depth <= MAX_DEPTH:
+            raise InvalidParams(f"depth must be between 1 and {MAX_DEPTH}.")
+        if not 0.0 <= min_weight <= 1.0:
+            raise InvalidParams("min_weight must be between 0 and 1.")
+        limits.limit(limit)
+        start = await self.node(project, node_id, label)
+        reached: dict[int, Neighbour | None] = {start.internal_id: None}
+        found: list[Neighbour] = []
+        frontier = [start]
+        truncated = False
+        for distance in range(1, depth + 1):
+            rows = await q.expand(
+                self.ctx,
+                project,
+                [n.internal_id for n in frontier],
+                direction=way,
+                types=rels,
+                min_weight=min_weight,
+                cap=LAYER_CAP,
+            )
+            truncated = truncated or len(rows) >= LAYER_CAP
+            by_id = {n.internal_id: n for n in frontier}
+            next_frontier: list[NodeRef] = []
+            for row in sorted(rows, key=_layer_order):
+                here = by_id[int(row[0])]
+                node = node_from(row[7:])
+                if node.internal_id in reached:
+                    continue
+                ends = {here.internal_id: here, node.internal_id: node}
+                edge = _edge_from(row[1:7], ends, forward=int(row[2]) == here.internal_id)
+                before = reached[here.internal_id]
+                path = (*(before.path if before else (start,)), node)
+                edges = (*(before.edges if before else ()), edge)
+                neighbour = Neighbour(node, distance, path, edges)
+                reached[node.internal_id] = neighbour
+                found.append(neighbour)
+                next_frontier.append(node)
+                if len(found) >= limit:
+                    return Neighbourhood(start, tuple(found), truncated)
+            frontier = next_frontier
+            if not frontier:
+                break
+        return Neighbourhood(start, tuple(found), truncated)
+
+    async def strength_scorer(self, project: str) -> StrengthScorer:
+        return StrengthScorer(await self.reltypes.weights(project))
+
+    async def paths(
+        self,
+        project: str,
+        source_id: str,
+        target_id: str,
+        *,
+        label: Label = ENTITY,
+        max_len: int = 4,
+        k: int = 5,
+        min_score: float = 0.0,
+        types: Sequence[str] | None = None,
+        scorer: PathScorer | None = None,
+    ) -> PathSearch:
+        """The `k` best-scored simple paths of 1..`max_len` hops between two nodes (spec 000's
+        strength unless another scorer is given), best first; ties go to the shorter path."""
+        if not 1 <= max_len <= MAX_PATH_LEN:
+            raise InvalidParams(f"max_path_length must be between 1 and {MAX_PATH_LEN}.")
+        if not 1 <= k <= MAX_PATHS:
+            raise InvalidParams(f"max_paths must be between 1 and {MAX_PATHS}.")
+        rels = _types(types)
+        source, target = await asyncio.gather(
+            self.node(project, source_id, label), self.node(project, target_id, label)
+        )
+        if scorer is None:
+            scorer = await self.strength_scorer(project)
+        if source.internal_id == target.internal_id:
+            return PathSearch(source, target, (), 0, False)
+        from_source, from_target = await asyncio.gather(
+            self._half_paths(project, source.internal_id, (max_len + 1) // 2, rels),
+            self._half_paths(project, target.internal_id, max_len // 2, rels),
+        )
+        truncated = len(from_source) >= HALF_PATH_CAP or len(from_target) >= HALF_PATH_CAP
+        scored: list[Candidate] = []
+        for nodes, hops in _join(from_source, from_target, target.internal_id, max_len):
+            hop_scores = [
+                scorer.hop(Hop(type_, source_of == nodes[i], strength, weight))
+                for i, (_, source_of, type_, strength, weight) in enumerate(hops)
+            ]
+            score = scorer.combine(hop_scores)
+            if score.final >= min_score:
+                scored.append((score, nodes, hops, hop_scores))
+        scored.sort(key=lambda item: (-item[0].final, len(item[2]), item[1]))
+        best = scored[:k]
+        return PathSearch(source, target, tuple(await self._describe(project, best)), len(scored), truncated)
+
+    async def subgraph(
+        self,
+        project: str,
+        node_ids: Sequence[str],
+        *,
+        label: Label = ENTITY,
+        max_edges: int = MAX_SUBGRAPH_EDGES,
+    ) -> Subgraph:
+        """The given nodes and the relationships among them (polyg's own types left out)."""
+        wanted = list(dict.fromkeys(node_ids))
+        if len(wanted) > MAX_SUBGRAPH_NODES:
+            raise InvalidParams(f"A subgraph holds at most {MAX_SUBGRAPH_NODES} nodes; {len(wanted)} were given.")
+        if not 1 <= max_edges <= MAX_SUBGRAPH_EDGES:
+            raise InvalidParams(f"max_edges must be between 1 and {MAX_SUBGRAPH_EDGES}.")
+        nodes = {n.internal_id: n for n in map(node_from, await q.find_nodes(self.ctx, project, label, wanted))}
+        rows = await q.edges_among(self.ctx, project, list(nodes), max_edges + 1)
+        edges = [_edge_from(row, nodes) for row in rows[:max_edges]]
+        order = {node_id: i for i, node_id in enumerate(wanted)}
+        present = {n.id for n in nodes.values()}
+        return Subgraph(
+            nodes=tuple(sorted(nodes.values(), key=lambda n: order.get(n.id or "", 0))),
+            edges=tuple(sorted(edges, key=lambda e: (e.source.internal_id, e.target.internal_id, e.internal_id))),
+            missing=tuple(i for i in wanted if i not in present),
+            truncated=len(rows) > max_edges,
+        )
+
+    async def _half_paths(self, project: str, start: int, max_len: int, rels: list[RelType] | None) -> list[HalfPath]:
+        if max_len == 0:
+            return []
+        rows = await q.half_paths(self.ctx, project, start, max_len=max_len, types=rels, cap=HALF_PATH_CAP)
+        return [([int(i) for i in nodes], list(hops)) for nodes, hops in rows]
+
+    async def _describe(self, project: str, best: list[Candidate]) -> list[ScoredPath]:
+        """Node and edge details of the chosen paths, read once for all of them."""
+        node_ids = sorted({i for _, nodes, _, _ in best for i in nodes})
+        edge_keys = sorted({(int(h[1]), int(h[0])) for _, _, hops, _ in best for h in hops})
+        node_rows, edge_rows = await asyncio.gather(
+            q.nodes_by_internal_id(self.ctx, project, node_ids),
+            q.edges_by_internal_id(self.ctx, project, edge_keys),
+        )
+        nodes = {n.internal_id: n for n in map(node_from, node_rows)}
+        edges = {int(row[0]): row for row in edge_rows}
+        described = []
+        for score, path_nodes, hops, hop_scores in best:
+            path_edges = tuple(
+                _edge_from(edges[int(h[0])], nodes, forward=int(h[1]) == path_nodes[i]) for i, h in enumerate(hops)
+            )
+            described.append(ScoredPath(tuple(nodes[i] for i in path_nodes), path_edges, tuple(hop_scores), score))
+        return described
+
+
+def _join(
+    from_source: list[HalfPath], from_target: list[HalfPath], target: int, max_len: int
+) -> list[tuple[list[int], list[list[Any]]]]:
+    """Simple paths source -> target: a source half of ceil(l / 2) hops joined to a target half of
+    floor(l / 2) hops at their common end node (each path is found once, at its own split)."""
+    by_end: dict[int, list[HalfPath]] = {target: [([target], [])]}
+    for nodes, hops in from_target:
+        by_end.setdefault(nodes[-1], []).append((nodes, hops))
+    joined = []
+    for nodes, hops in from_source:
+        for back_nodes, back_hops in by_end.get(nodes[-1], ()):
+            if len(hops) - len(back_hops) not in (0, 1) or len(hops) + len(back_hops) > max_len:
+                continue
+            path = nodes + back_nodes[-2::-1]
+            if len(set(path)) != len(path):
+                continue  # a walk through one node twice is not a path
+            joined.append((path, hops + back_hops[::-1]))
+    return joined
+
+
+def _layer_order(row: Row) -> tuple[Any, ...]:
+    """Heavier relationships first, then a stable order (type, polyg ids)."""
+    weight = row[6].get("weight") if isinstance(row[6], dict) else None
+    heavy = -float(weight) if isinstance(weight, (int, float)) else -1.0
+    return (heavy, row[5], str(row[8] or ""), str(row[4] or ""))
+
+
+def _direction(value: str) -> Direction:
+    if value not in DIRECTIONS:
+        raise InvalidParams(f"direction must be one of {', '.join(DIRECTIONS)}.")
+    return value  # type: ignore[return-value]
+
+
+def _types(values: Sequence[str] | None) -> list[RelType] | None:
+    if not values:
+        return None
+    return [user_rel_type(v) for v in dict.fromkeys(values)]

@@ -1,0 +1,126 @@
+"""Traversal: neighbourhood layers, half-paths for path search, subgraphs, centrality.
+
+Nodes are addressed by their internal id (`id(n)`) between the calls of one traversal: a seek
+by internal id needs no label and no index, so a traversal crosses node kinds (Entity, Event,
+Chunk) alike. polyg's own structural relationship types (`HAS_OBSERVATION`, `DEPENDS_ON`, ...)
+are never traversed: they are bookkeeping, not knowledge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from polyg.store.falkor import Row
+from polyg.store.names import OWN_REL_TYPES, Label, RelType
+from polyg.store.queries import Runner
+
+Direction = Literal["outbound", "inbound", "both"]
+_PATTERNS: dict[str, str] = {"outbound": "-[{r}]->", "inbound": "<-[{r}]-", "both": "-[{r}]-"}
+OWN_TYPES = sorted(OWN_REL_TYPES)
+# A node as the traversal reports it: internal id, polyg id, name, type, labels.
+NODE = "id({v}), {v}.id, {v}.name, {v}.type, labels({v})"
+# An edge: internal id, internal ids of its source and target, polyg id, type, properties.
+EDGE = "id({v}), id(startNode({v})), id(endNode({v})), {v}.id, type({v}), properties({v})"
+
+
+def _hop(direction: Direction, types: Sequence[RelType] | None, var: str = "r") -> tuple[str, str]:
+    """The relationship pattern of one hop and the condition that keeps out polyg's own types."""
+    typed = f"{var}:{'|'.join(types)}" if types else var
+    condition = "true" if types else f"NOT type({var}) IN $own"
+    return _PATTERNS[direction].format(r=typed), condition
+
+
+async def find_node(runner: Runner, project: str, label: Label, node_id: str) -> Row | None:
+    rows = await runner.read(project, f"MATCH (n:{label} {{id: $id}}) RETURN {NODE.format(v='n')}", {"id": node_id})
+    return rows[0] if rows else None
+
+
+async def find_nodes(runner: Runner, project: str, label: Label, node_ids: Sequence[str]) -> list[Row]:
+    return await runner.read(
+        project, f"MATCH (n:{label}) WHERE n.id IN $ids RETURN {NODE.format(v='n')}", {"ids": list(node_ids)}
+    )
+
+
+async def nodes_by_internal_id(runner: Runner, project: str, internal_ids: Sequence[int]) -> list[Row]:
+    return await runner.read(
+        project,
+        f"UNWIND $ids AS i MATCH (n) WHERE id(n) = i RETURN {NODE.format(v='n')}",
+        {"ids": list(internal_ids)},
+    )
+
+
+async def expand(
+    runner: Runner,
+    project: str,
+    frontier: Sequence[int],
+    *,
+    direction: Direction,
+    types: Sequence[RelType] | None,
+    min_weight: float,
+    cap: int,
+) -> list[Row]:
+    """One breadth-first layer: [from internal id, *EDGE, *NODE of the node reached], at most
+    `cap` rows. An edge without a `weight` weighs 1.0 (spec 004's default)."""
+    hop, keep = _hop(direction, types)
+    return await runner.read(
+        project,
+        f"UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) "
+        f"WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
+        f"RETURN fid, {EDGE.format(v='r')}, {NODE.format(v='o')} LIMIT $cap",
+        {"frontier": list(frontier), "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
+    )
+
+
+async def half_paths(
+    runner: Runner, project: str, start: int, *, max_len: int, types: Sequence[RelType] | None, cap: int
+) -> list[Row]:
+    """Paths of 0..max_len hops from `start`, either way along each hop:
+    [[node internal ids], [[edge internal id, source internal id, type, relevance_strength, weight]]]."""
+    rel = f":{'|'.join(types)}" if types else ""
+    keep = "true" if types else "none(r IN relationships(p) WHERE type(r) IN $own)"
+    return await runner.read(
+        project,
+        f"MATCH (a) WHERE id(a) = $start MATCH p = (a)-[{rel}*0..{int(max_len)}]-(m) WHERE {keep} "
+        "RETURN [x IN nodes(p) | id(x)], "
+        "[r IN relationships(p) | [id(r), id(startNode(r)), type(r), r.relevance_strength, r.weight]] "
+        "LIMIT $cap",
+        {"start": start, "own": OWN_TYPES, "cap": cap},
+    )
+
+
+async def edges_by_internal_id(runner: Runner, project: str, edges: Sequence[tuple[int, int]]) -> list[Row]:
+    """Edges given as (source internal id, edge internal id): *EDGE rows."""
+    return await runner.read(
+        project,
+        "UNWIND $edges AS e MATCH (a) WHERE id(a) = e[0] MATCH (a)-[r]->() WHERE id(r) = e[1] "
+        f"RETURN {EDGE.format(v='r')}",
+        {"edges": [list(e) for e in edges]},
+    )
+
+
+async def edges_among(runner: Runner, project: str, internal_ids: Sequence[int], cap: int) -> list[Row]:
+    """Edges whose both ends are among the given nodes (polyg's own types left out): *EDGE rows."""
+    return await runner.read(
+        project,
+        "UNWIND $ids AS i MATCH (a) WHERE id(a) = i MATCH (a)-[r]->(b) "
+        "WHERE id(b) IN $ids AND NOT type(r) IN $own "
+        f"RETURN {EDGE.format(v='r')} LIMIT $cap",
+        {"ids": list(internal_ids), "own": OWN_TYPES, "cap": cap},
+    )
+
+
+async def degrees(runner: Runner, project: str, label: Label) -> list[Row]:
+    """[polyg id, relationships to other `label` nodes, of types not polyg's own]."""
+    return await runner.read(
+        project,
+        f"MATCH (n:{label}) OPTIONAL MATCH (n)-[r]-(:{label}) WHERE NOT type(r) IN $own RETURN n.id, count(r)",
+        {"own": OWN_TYPES},
+    )
+
+
+async def pagerank(runner: Runner, project: str, label: Label) -> list[Row]:
+    """[polyg id, PageRank score] over the `label` nodes and every relationship between them."""
+    return await runner.read(
+        project, "CALL algo.pageRank($label, null) YIELD node, score RETURN node.id, score", {"label": str(label)}
+    )
