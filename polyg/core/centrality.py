@@ -23,8 +23,9 @@ MAX_AGE_S = 30.0
 
 @dataclass(frozen=True)
 class Centrality:
-    """Per polyg id: PageRank (scores sum to 1 over the label's nodes) and degree (relationships
-    to other nodes of the label, polyg's own types left out)."""
+    """Per polyg id: PageRank (FalkorDB's scores, in (0, 1); a node without outgoing
+    relationships passes its rank on to nobody, so they need not sum to 1) and degree
+    (relationships to other nodes of the label, polyg's own types left out)."""
 
     pagerank: Mapping[str, float]
     degree: Mapping[str, int]

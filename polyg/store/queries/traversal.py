@@ -75,13 +75,13 @@ async def expand(
 async def half_paths(
     runner: Runner, project: str, start: int, *, max_len: int, types: Sequence[RelType] | None, cap: int
 ) -> list[Row]:
-    """Paths of 0..max_len hops from `start`, either way along each hop:
+    """Paths of 1..max_len hops from `start`, either way along each hop:
     [[node internal ids], [[edge internal id, source internal id, type, relevance_strength, weight]]]."""
     rel = f":{'|'.join(types)}" if types else ""
     keep = "true" if types else "none(r IN relationships(p) WHERE type(r) IN $own)"
     return await runner.read(
         project,
-        f"MATCH (a) WHERE id(a) = $start MATCH p = (a)-[{rel}*0..{int(max_len)}]-(m) WHERE {keep} "
+        f"MATCH (a) WHERE id(a) = $start MATCH p = (a)-[{rel}*1..{int(max_len)}]-(m) WHERE {keep} "
         "RETURN [x IN nodes(p) | id(x)], "
         "[r IN relationships(p) | [id(r), id(startNode(r)), type(r), r.relevance_strength, r.weight]] "
         "LIMIT $cap",

@@ -1,0 +1,151 @@
+"""Traversal against embedded FalkorDB: neighbourhoods, k best paths, subgraphs, centrality."""
+
+from __future__ import annotations
+
+import pytest
+
+from polyg.core.app import Services
+from polyg.core.centrality import CentralityService
+from polyg.core.reltypes import RelTypeService
+from polyg.core.traversal import TraversalService, WeightScorer
+from polyg.errors import InvalidParams, NotFound
+
+pytestmark = pytest.mark.anyio
+
+# A -CHILD_OF(strong)-> B -CHILD_OF(strong)-> D; A -COLLABORATED_WITH(weak)-> D;
+# C -INFLUENCED_BY(strong)-> A; C -INFLUENCED_BY(medium)-> D; B -COLLABORATED_WITH(medium)-> C;
+# D -LOCATED_IN(strong)-> E (a type nobody described); B -COLLABORATED_WITH-> B (a loop).
+GRAPH = """
+CREATE (a:Entity {id: 'A', name: 'A', type: 'person'}), (b:Entity {id: 'B', name: 'B', type: 'person'}),
+       (c:Entity {id: 'C', name: 'C', type: 'person'}), (d:Entity {id: 'D', name: 'D', type: 'person'}),
+       (e:Entity {id: 'E', name: 'E', type: 'city'}),
+       (a)-[:CHILD_OF {id: 'ab', relevance_strength: 'strong', weight: 0.9}]->(b),
+       (b)-[:CHILD_OF {id: 'bd', relevance_strength: 'strong', weight: 0.8}]->(d),
+       (a)-[:COLLABORATED_WITH {id: 'ad', relevance_strength: 'weak', weight: 0.3}]->(d),
+       (c)-[:INFLUENCED_BY {id: 'ca', relevance_strength: 'strong', weight: 0.5}]->(a),
+       (c)-[:INFLUENCED_BY {id: 'cd', relevance_strength: 'medium'}]->(d),
+       (b)-[:COLLABORATED_WITH {id: 'bc', relevance_strength: 'medium'}]->(c),
+       (d)-[:LOCATED_IN {id: 'de', relevance_strength: 'strong'}]->(e),
+       (b)-[:COLLABORATED_WITH {id: 'bb'}]->(b),
+       (a)-[:HAS_OBSERVATION]->(:Observation {id: 'obs', text: 'structure, not knowledge'})
+"""
+
+
+async def build(s: Services, project: str) -> TraversalService:
+    await s.ctx.write(project, GRAPH)
+    types = RelTypeService(s.ctx)
+    await types.create(project, "CHILD_OF", directionality="strong")
+    await types.create(project, "INFLUENCED_BY", directionality="weak")
+    await types.create(project, "COLLABORATED_WITH", directionality="balanced")
+    return TraversalService(s.ctx, types)
+
+
+def ids(path: object) -> list[str]:
+    return [n.id for n in path.nodes]  # type: ignore[attr-defined]
+
+
+async def test_paths_scored_by_spec_000_strength(services: Services, project: str) -> None:
+    t = await build(services, project)
+    found = await t.paths(project, "A", "D", max_len=4, k=10)
+    # By hand: per hop relevance (weak 0.2, medium 0.6, strong 1.0) x directional weight for
+    # the direction travelled, the product times 1 / length.
+    expected = [
+        (["A", "B", "D"], 1.0 * 1.0 * 1.0 * 1.0 / 2),  # longer, strong: beats the direct weak link
+        (["A", "C", "D"], (1.0 * 0.6) * (0.6 * 0.8) / 2),  # A<-C travelled backward (weak: 0.6)
+        (["A", "D"], 0.2 * 0.7),
+        (["A", "C", "B", "D"], (1.0 * 0.6) * (0.6 * 0.7) * (1.0 * 1.0) / 3),
+        (["A", "B", "C", "D"], (1.0 * 1.0) * (0.6 * 0.7) * (0.6 * 0.8) / 3),
+    ]
+    assert [ids(p) for p in found.paths] == [path for path, _ in expected]
+    for path, (_, strength) in zip(found.paths, expected, strict=True):
+        assert path.score.final == pytest.approx(strength)
+        assert len(set(ids(path))) == len(path.nodes)  # no node twice (B has a loop; A-B-C-A is a cycle)
+    assert found.total_found == 5 and not found.truncated
+    best = found.paths[0]
+    assert [(e.id, e.type, e.forward) for e in best.edges] == [("ab", "CHILD_OF", True), ("bd", "CHILD_OF", True)]
+    assert (best.score.raw, best.score.length_penalty) == (1.0, 0.5)
+    backward = found.paths[1].edges[0]
+    assert (backward.id, backward.source.id, backward.target.id, backward.forward) == ("ca", "C", "A", False)
+
+
+async def test_paths_k_min_score_and_length(services: Services, project: str) -> None:
+    t = await build(services, project)
+    top = await t.paths(project, "A", "D", k=2, min_score=0.1)
+    assert [ids(p) for p in top.paths] == [["A", "B", "D"], ["A", "C", "D"]]
+    assert top.total_found == 3
+    short = await t.paths(project, "A", "D", max_len=1)
+    assert [ids(p) for p in short.paths] == [["A", "D"]]
+    # Through an undescribed type (0.5 both ways): A-B-D-E.
+    far = await t.paths(project, "A", "E", max_len=3, k=1)
+    assert ids(far.paths[0]) == ["A", "B", "D", "E"]
+    assert far.paths[0].score.final == pytest.approx(1.0 * 1.0 * 0.5 / 3)
+    weighted = await t.paths(project, "A", "D", k=1, scorer=WeightScorer())
+    # Spec 004's weights: ab 0.9 x bc 1.0 (no weight) x cd 1.0 beats ab 0.9 x bd 0.8.
+    assert ids(weighted.paths[0]) == ["A", "B", "C", "D"] and weighted.paths[0].score.final == pytest.approx(0.9)
+    with pytest.raises(InvalidParams):
+        await t.paths(project, "A", "D", max_len=7)
+    with pytest.raises(NotFound):
+        await t.paths(project, "A", "nope")
+
+
+async def test_neighbours_distance_path_direction_and_caps(services: Services, project: str) -> None:
+    t = await build(services, project)
+    one = await t.neighbours(project, "A")
+    assert [(n.node.id, n.distance) for n in one.neighbours] == [("B", 1), ("C", 1), ("D", 1)]
+    via = {n.node.id: (n.via.type, n.via.forward) for n in one.neighbours}
+    assert via == {"B": ("CHILD_OF", True), "C": ("INFLUENCED_BY", False), "D": ("COLLABORATED_WITH", True)}
+
+    two = await t.neighbours(project, "A", depth=2)
+    e = next(n for n in two.neighbours if n.node.id == "E")
+    assert e.distance == 2 and [n.id for n in e.path] == ["A", "D", "E"] and [x.id for x in e.edges] == ["ad", "de"]
+    assert "obs" not in {n.node.id for n in two.neighbours}  # HAS_OBSERVATION is not traversed
+
+    out = await t.neighbours(project, "A", direction="outbound", depth=3)
+    assert {n.node.id: n.distance for n in out.neighbours} == {"B": 1, "D": 1, "C": 2, "E": 2}
+    inbound = await t.neighbours(project, "D", direction="inbound")
+    assert {n.node.id for n in inbound.neighbours} == {"A", "B", "C"}
+    typed = await t.neighbours(project, "A", types=["CHILD_OF"], depth=3)
+    assert [(n.node.id, n.distance) for n in typed.neighbours] == [("B", 1), ("D", 2)]
+    heavy = await t.neighbours(project, "A", min_weight=0.5, depth=3)
+    # ad (0.3) is too light, so D is two hops away; cd has no weight (1.0) and outweighs bd (0.8).
+    assert {n.node.id: [x.id for x in n.edges] for n in heavy.neighbours}["D"] == ["ca", "cd"]
+    capped = await t.neighbours(project, "A", depth=3, limit=2)
+    assert [n.node.id for n in capped.neighbours] == ["B", "C"]
+    for bad in ({"depth": 4}, {"depth": 0}, {"limit": 0}, {"direction": "up"}, {"min_weight": 2.0}):
+        with pytest.raises(InvalidParams):
+            await t.neighbours(project, "A", **bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParams):
+        await t.neighbours(project, "A", types=["HAS_OBSERVATION"])
+
+
+async def test_subgraph_among_given_nodes(services: Services, project: str) -> None:
+    t = await build(services, project)
+    sub = await t.subgraph(project, ["A", "B", "D", "missing"])
+    assert [n.id for n in sub.nodes] == ["A", "B", "D"]
+    assert sorted(e.id for e in sub.edges) == ["ab", "ad", "bb", "bd"]  # B's loop joins B to B
+    assert sub.missing == ("missing",) and not sub.truncated
+    capped = await t.subgraph(project, ["A", "B", "D"], max_edges=1)
+    assert len(capped.edges) == 1 and capped.truncated
+    with pytest.raises(InvalidParams):
+        await t.subgraph(project, [str(i) for i in range(1001)])
+
+
+async def test_pagerank_on_a_star_and_cache_refresh(services: Services, project: str) -> None:
+    s = services
+    await s.ctx.write(
+        project,
+        "CREATE (hub:Entity {id: 'hub'}) WITH hub UNWIND range(1, 5) AS i "
+        "CREATE (:Entity {id: 'leaf' + toString(i)})-[:LINKS_TO]->(hub)",
+    )
+    centrality = CentralityService(s.ctx)
+    first = await centrality.get(project)
+    ranked = sorted(first.pagerank, key=lambda k: -first.pagerank[k])
+    assert ranked[0] == "hub"
+    assert all(first.rank("hub") > first.rank(f"leaf{i}") for i in range(1, 6))
+    assert len({round(first.rank(f"leaf{i}"), 9) for i in range(1, 6)}) == 1  # the leaves alike
+    assert first.degree["hub"] == 5 and first.degree["leaf1"] == 1
+    assert first.normalised_rank("hub") == 1.0
+    assert await centrality.get(project) is first  # cached
+    await s.ctx.write(project, "MATCH (hub:Entity {id: 'hub'}) CREATE (hub)-[:LINKS_TO]->(:Entity {id: 'new'})")
+    second = await centrality.get(project)
+    assert second is not first and second.degree["hub"] == 6 and "new" in second.pagerank
