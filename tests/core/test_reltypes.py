@@ -14,7 +14,8 @@ pytestmark = pytest.mark.anyio
 
 async def edge_id_indexes(s: Services, project: str) -> set[str]:
     rows = await s.store.ro_query(
-        project, "CALL db.indexes() YIELD label, types, entitytype WHERE entitytype = 'RELATIONSHIP' RETURN label, types"
+        project,
+        "CALL db.indexes() YIELD label, types, entitytype WHERE entitytype = 'RELATIONSHIP' RETURN label, types",
     )
     return {label for label, types in rows if "RANGE" in dict(types).get("id", [])}
 

@@ -1,0 +1,132 @@
+"""The template-variable runner: read-only user Cypher bound to a node, against embedded FalkorDB."""
+
+from __future__ import annotations
+
+import pytest
+
+from polyg.core.app import Services
+from polyg.core.user_cypher import UserCypher
+from polyg.errors import InvalidParams, NotFound, StoreTimeout
+from polyg.store.names import Label
+
+pytestmark = pytest.mark.anyio
+ENTITY = Label("Entity")
+
+GRAPH = """
+CREATE (cp:Entity:Person {id: 'cp', name: 'Charlie Parker', summary: 'Jazz saxophonist'}),
+       (ly:Entity:Person {id: 'ly', name: 'Lester Young', summary: 'Jazz saxophonist'}),
+       (dg:Entity:Person {id: 'dg', name: 'Dizzy Gillespie', summary: 'Jazz trumpeter'}),
+       (cp)-[:INFLUENCED_BY {id: 'i1', relevance_strength: 'strong'}]->(ly),
+       (cp)-[:COLLABORATED_WITH {id: 'c1', relevance_strength: 'strong', projects: ['Bebop'], when: '1945'}]->(dg)
+"""
+INFLUENCES = (
+    "MATCH (n)-[r:INFLUENCED_BY]->(p:Person) RETURN p.name as name, "
+    "CASE WHEN r.relevance_strength = 'strong' THEN true ELSE false END as strength, p.summary as work_type"
+)
+
+
+async def runner(s: Services, project: str) -> UserCypher:
+    await s.ctx.write(project, GRAPH)
+    return UserCypher(s.ctx)
+
+
+async def test_runs_bound_to_the_node(services: Services, project: str) -> None:
+    u = await runner(services, project)
+    await u.check(project, INFLUENCES)
+    result = await u.run_for(project, INFLUENCES, ENTITY, "cp")
+    assert result.columns == ("name", "strength", "work_type")
+    assert result.rows == (("Lester Young", True, "Jazz saxophonist"),)
+    assert not result.truncated
+    # Lester Young has no influences: bound to him, the same query finds none.
+    assert (await u.run_for(project, INFLUENCES, ENTITY, "ly")).rows == ()
+    with pytest.raises(NotFound):
+        await u.run_for(project, INFLUENCES, ENTITY, "nobody")
+
+
+async def test_dependencies_are_the_nodes_and_edges_read(services: Services, project: str) -> None:
+    u = await runner(services, project)
+    ids = dict(await services.store.ro_query(project, "MATCH (x:Entity) RETURN x.id, id(x)"))
+    edges = dict(await services.store.ro_query(project, "MATCH ()-[r]->() RETURN r.id, id(r)"))
+    result = await u.run_for(project, "MATCH (n)-[r]->(p) RETURN p.name AS name, [p, {via: r}] AS seen", ENTITY, "cp")
+    assert result.node_ids == {ids["cp"], ids["ly"], ids["dg"]}
+    assert result.edge_ids == {edges["i1"], edges["c1"]}
+    assert sorted(row[0] for row in result.rows) == ["Dizzy Gillespie", "Lester Young"]
+    assert {row[1][0]["properties"]["id"] for row in result.rows} == {"ly", "dg"}  # nodes come back as maps
+    only_names = await u.run_for(project, "MATCH (n)-[r]->(p) RETURN p.name", ENTITY, "cp")
+    assert only_names.node_ids == {ids["cp"]} and only_names.edge_ids == frozenset()
+
+
+async def test_writes_are_refused(services: Services, project: str) -> None:
+    u = await runner(services, project)
+    for query in (
+        "SET n.name = 'x' RETURN n",
+        "MATCH (n)-[r]->(p) DELETE r",
+        "CREATE (x:Person {name: 'x'}) RETURN x",
+        "MERGE (x:Person {name: 'x'}) RETURN x",
+    ):
+        with pytest.raises(InvalidParams, match="writes"):
+            await u.check(project, query)
+        with pytest.raises(InvalidParams, match="read-only"):
+            await u.run_for(project, query, ENTITY, "cp")
+    with pytest.raises(InvalidParams, match="read-only"):
+        await u.run_for(project, "CALL db.idx.fulltext.createNodeIndex('Person', 'name')", ENTITY, "cp")
+    with pytest.raises(InvalidParams, match="beyond its node"):
+        await u.check(project, "CALL db.idx.fulltext.createNodeIndex('Person', 'name')")
+    rows = await services.store.ro_query(
+        project, "MATCH (x) WHERE x.name = 'x' OR x:Person RETURN x.name ORDER BY x.name"
+    )
+    assert rows == [["Charlie Parker"], ["Dizzy Gillespie"], ["Lester Young"]]
+    assert (
+        await services.store.ro_query(project, "CALL db.indexes() YIELD label WHERE label = 'Person' RETURN label")
+        == []
+    )
+
+
+async def test_queries_that_leave_their_node_are_refused(services: Services, project: str) -> None:
+    u = await runner(services, project)
+    for query in (
+        "MATCH (m) RETURN m.name",
+        "MATCH (m:Person) RETURN m.name",
+        "MATCH (n)-[r]->(p) RETURN p.name AS name UNION MATCH (m) RETURN m.name AS name",
+        "MATCH (n)-[r]->(p) WITH p MATCH (q) WHERE id(q) = id(p) + 1 RETURN q.name",
+        "MATCH (a), (b) RETURN a.name",
+        "CALL db.idx.fulltext.queryNodes('Entity', 'jazz') YIELD node RETURN node.name",
+    ):
+        with pytest.raises(InvalidParams, match="beyond its node"):
+            await u.check(project, query)
+    await u.check(project, "MATCH (n)-[:COLLABORATED_WITH]->(p)-[*1..2]-(q) RETURN DISTINCT q.name ORDER BY q.name")
+
+
+async def test_errors_carry_the_database_reason(services: Services, project: str) -> None:
+    u = await runner(services, project)
+    with pytest.raises(InvalidParams, match="does not compile: Invalid input") as info:
+        await u.check(project, "MATCH (n)-[r:INFLUENCED_BY->(p) RETURN p")
+    assert info.value.code == 4002
+    with pytest.raises(InvalidParams, match="query failed"):
+        await u.run_for(project, "RETURN n.name, 1 / 0", ENTITY, "cp")
+    with pytest.raises(InvalidParams):
+        await u.check(project, "")
+
+
+async def test_row_cap_and_time_limit(services: Services, project: str) -> None:
+    s = services
+    u = await runner(s, project)
+    await s.ctx.write(
+        project,
+        "MATCH (cp:Entity {id: 'cp'}) UNWIND range(1, 40) AS i "
+        "CREATE (cp)-[:KNOWS]->(:Entity {id: 'k' + toString(i), name: 'k' + toString(i)})",
+    )
+    capped = await u.run_for(project, "MATCH (n)-[:KNOWS]->(p) RETURN p.name", ENTITY, "cp", max_rows=10)
+    assert len(capped.rows) == 10 and capped.truncated
+    # Every friend knows every other: walks of up to 6 hops number 40^6; a limit of 50 ms stops it.
+    await s.ctx.write(
+        project,
+        "MATCH (a:Entity), (b:Entity) WHERE a.id STARTS WITH 'k' AND b.id STARTS WITH 'k' AND a <> b "
+        "CREATE (a)-[:KNOWS]->(b)",
+    )
+    slow = "MATCH (n)-[:KNOWS*1..6]->(p) RETURN count(p)"
+    await u.check(project, slow)
+    with pytest.raises(StoreTimeout, match="50 ms"):
+        await u.run_for(project, slow, ENTITY, "cp", timeout_ms=50)
+    with pytest.raises(InvalidParams):
+        await u.run_for(project, slow, ENTITY, "cp", timeout_ms=0)
