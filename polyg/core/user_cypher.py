@@ -9,8 +9,12 @@ second seek by id are refused. Reading outward from `n` is what a template varia
 
 `Result.node_ids` / `edge_ids` are the dependencies a cached document needs: the bound node and
 every node, relationship and path the rows return, at any depth of lists and maps. A query that
-returns only properties (`p.name`) shows only its bound node: a caller that needs its exact
-dependencies returns the nodes (`RETURN p`) or adds them to a column.
+returns only properties (`RETURN p.name`) shows none of what it read, so `run(...,
+dependencies=True)` runs it a second time with its final projection replaced by `RETURN *`
+(every variable in scope there, capped at `MAX_PROBE_ROWS` rows) and adds what that returns.
+What this cannot see: pattern elements without a variable (`(n)-->(:Person)-->(q)`: the middle
+node) and variables a `WITH` dropped before the final RETURN. Templates that name what they
+match get exact dependencies; `Result.dependencies_probed` says whether the probe ran in full.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from polyg.store.queries import user_cypher as q
 DEFAULT_TIMEOUT_MS = 1_000
 MAX_TIMEOUT_MS = 30_000
 DEFAULT_MAX_ROWS = 1_000
+MAX_PROBE_ROWS = 10_000
 MAX_QUERY = 16_384
 
 # Plan operations that read beyond the bound node, or write (RO_QUERY refuses writes when the
@@ -62,6 +67,8 @@ class Result:
     # Internal ids (`id(x)`) of the nodes and relationships the rows hold, the bound node included.
     node_ids: frozenset[int]
     edge_ids: frozenset[int]
+    # The dependency probe ran and returned all its rows (see the module docstring).
+    dependencies_probed: bool = False
 
 
 def _walk(value: Any) -> Iterator[Node | Edge]:
@@ -141,8 +148,10 @@ class UserCypher:
         *,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
         max_rows: int = DEFAULT_MAX_ROWS,
+        dependencies: bool = False,
     ) -> Result:
-        """Runs `query` with `n` bound to the node of internal id `node`."""
+        """Runs `query` with `n` bound to the node of internal id `node`; with `dependencies`,
+        also finds what it matched (see the module docstring)."""
         check_project_id(project)
         _check_text(query)
         if not 1 <= timeout_ms <= MAX_TIMEOUT_MS:
@@ -155,13 +164,33 @@ class UserCypher:
         rows = graph_rows[:max_rows]
         nodes, edges = graph_ids(rows)
         nodes.add(node)
+        probed = False
+        if dependencies:
+            probe_rows = await self._probe(project, query, node, timeout_ms)
+            if probe_rows is not None:
+                more_nodes, more_edges = graph_ids(probe_rows)
+                nodes |= more_nodes
+                edges |= more_edges
+                probed = len(probe_rows) < MAX_PROBE_ROWS
         return Result(
             columns=columns,
             rows=tuple(tuple(plain(v) for v in row) for row in rows),
             truncated=len(graph_rows) > max_rows,
             node_ids=frozenset(nodes),
             edge_ids=frozenset(edges),
+            dependencies_probed=probed,
         )
+
+    async def _probe(self, project: str, query: str, node: int, timeout_ms: int) -> list[Row] | None:
+        probe = q.dependency_probe(query)
+        if probe is None:
+            return None
+        try:
+            return await q.run_probe(self.ctx.store, project, probe, node, timeout_ms=timeout_ms, cap=MAX_PROBE_ROWS)
+        except StoreTimeout as exc:
+            raise StoreTimeout(f"The template query ran longer than its limit of {timeout_ms} ms.") from exc
+        except StoreError:
+            return None  # e.g. no variable left in scope at the final RETURN: the rows are all we know
 
     async def run_for(self, project: str, query: str, label: Label, node_id: str, **options: Any) -> Result:
         """`run` with the target given by its polyg id and label."""

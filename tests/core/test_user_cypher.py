@@ -130,3 +130,32 @@ async def test_row_cap_and_time_limit(services: Services, project: str) -> None:
         await u.run_for(project, slow, ENTITY, "cp", timeout_ms=50)
     with pytest.raises(InvalidParams):
         await u.run_for(project, slow, ENTITY, "cp", timeout_ms=0)
+
+
+async def test_dependency_probe_finds_what_properties_hide(services: Services, project: str) -> None:
+    u = await runner(services, project)
+    ids = dict(await services.store.ro_query(project, "MATCH (x:Entity) RETURN x.id, id(x)"))
+    edges = dict(await services.store.ro_query(project, "MATCH ()-[r]->() RETURN r.id, id(r)"))
+    collaborators = (
+        "MATCH (n)-[r:COLLABORATED_WITH]->(p:Person) WHERE r.relevance_strength IN ['medium', 'strong'] "
+        "RETURN p.name as name, r.projects as projects, r.when as when ORDER BY r.when LIMIT 5"
+    )
+    result = await u.run_for(project, collaborators, ENTITY, "cp", dependencies=True)
+    assert result.rows == (("Dizzy Gillespie", ["Bebop"], "1945"),)
+    assert result.node_ids == {ids["cp"], ids["dg"]} and result.edge_ids == {edges["c1"]}
+    assert result.dependencies_probed
+    # A RETURN inside a string, a comment or a subquery's braces is not the final projection.
+    tricky = "MATCH (n)-[r]->(p) WHERE p.name <> 'RETURN x' /* RETURN y */ RETURN p.name AS `RETURN`"
+    assert (await u.run_for(project, tricky, ENTITY, "cp", dependencies=True)).node_ids == set(ids.values())
+
+
+def test_final_return() -> None:
+    from polyg.store.queries.user_cypher import dependency_probe
+
+    assert dependency_probe("MATCH (n)-->(p) RETURN p.name ORDER BY p.name") == "MATCH (n)-->(p) RETURN *"
+    assert dependency_probe("MATCH (n) WITH n RETURN n.name // RETURN 1") == "MATCH (n) WITH n RETURN *"
+    assert dependency_probe('MATCH (n) WHERE n.x = "it\'s RETURN" RETURN 1') == (
+        'MATCH (n) WHERE n.x = "it\'s RETURN" RETURN *'
+    )
+    assert dependency_probe("MATCH (n) RETURN [x IN [1] | x] AS returned") == "MATCH (n) RETURN *"
+    assert dependency_probe("MATCH (n) SET n.returns = 1") is None

@@ -26,7 +26,68 @@ async def run(
     return await store.ro_table(project, bound(query), {NODE_PARAM: node}, timeout_ms=timeout_ms)
 
 
+async def run_probe(store: FalkorStore, project: str, probe: str, node: int, *, timeout_ms: int, cap: int) -> list[Row]:
+    """Runs a `dependency_probe`, at most `cap` rows."""
+    return await store.ro_query(project, bound(probe) + f" LIMIT {int(cap)}", {NODE_PARAM: node}, timeout_ms=timeout_ms)
+
+
 async def plan(store: FalkorStore, project: str, query: str) -> list[str]:
     """The operations FalkorDB would run (GRAPH.EXPLAIN), names only, leaves last."""
     lines = await store.explain(project, bound(query), {NODE_PARAM: NO_NODE})
     return [line.split("|")[0].strip() for line in lines]
+
+
+def final_return(query: str) -> int | None:
+    """Where the query's last top-level RETURN starts: outside strings, quoted names, comments
+    and brackets (a subquery's RETURN is inside braces). None if there is none."""
+    depth = 0
+    found: int | None = None
+    i, end = 0, len(query)
+    while i < end:
+        c = query[i]
+        if c in "'\"`":
+            i = _closing_quote(query, i)
+        elif query.startswith("//", i):
+            i = query.find("\n", i)
+            i = end if i < 0 else i
+        elif query.startswith("/*", i):
+            i = query.find("*/", i + 2)
+            i = end if i < 0 else i + 1
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif (
+            depth == 0
+            and query[i : i + 6].upper() == "RETURN"
+            and (i == 0 or not _word(query[i - 1]))
+            and (i + 6 == end or not _word(query[i + 6]))
+        ):
+            found = i
+        i += 1
+    return found
+
+
+def dependency_probe(query: str) -> str | None:
+    """The query with its final projection replaced by every variable in scope (`RETURN *`):
+    its rows hold the nodes and relationships the query matched, even when the query itself
+    returns only their properties. None when the query has no top-level RETURN."""
+    at = final_return(query)
+    return None if at is None else query[:at] + "RETURN *"
+
+
+def _closing_quote(text: str, start: int) -> int:
+    quote = text[start]
+    i = start + 1
+    while i < len(text):
+        if text[i] == "\\" and quote != "`":
+            i += 2
+            continue
+        if text[i] == quote:
+            return i
+        i += 1
+    return len(text)
+
+
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"
