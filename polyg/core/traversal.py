@@ -5,11 +5,11 @@ never traversed. Nodes of any kind are reached; start nodes are named by polyg i
 
 Paths (spec 000 `find_relationship_paths`): every simple path of at most `max_len` hops, each
 hop travelled either way, is scored by a pluggable `PathScorer`, and the `k` best are returned.
-The search meets in the middle: the paths of up to ceil(max_len / 2) hops from the source and of
-up to floor(max_len / 2) from the target are read (one query each) and joined where they meet,
-so a length-4 search reads two 2-hop neighbourhoods instead of every 4-hop walk from the
-source. `algo.SPpaths` minimises a sum of one edge property, which cannot express a weight that
-depends on the direction a hop is travelled nor a 1/length factor, so scoring happens here.
+FalkorDB enumerates the paths (one variable-length pattern with both ends bound, capped at
+`PATH_CAP` rows) and sends back only those that reach the target; they are scored here.
+`algo.SPpaths` minimises a sum of one edge property, which cannot express a weight that depends
+on the direction a hop is travelled nor a 1/length factor: it would find the shortest paths,
+not the strongest. bench/traversal_bench.py compares the alternatives.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ DIRECTIONS: tuple[str, ...] = ("outbound", "inbound", "both")
 MAX_DEPTH = 3
 MAX_PATH_LEN = 6
 MAX_PATHS = 100
-# Rows one breadth-first layer or one half-path search may read: bounds the work a hub costs.
+# Rows one breadth-first layer or one path search may read: bounds the work a hub costs.
 LAYER_CAP = 20_000
-HALF_PATH_CAP = 50_000
+PATH_CAP = 50_000
 MAX_SUBGRAPH_NODES = 1_000
 MAX_SUBGRAPH_EDGES = 5_000
 # Spec 000's relevance strength of one relationship; a relationship without one counts as medium.
@@ -166,7 +166,7 @@ class PathSearch:
     target: NodeRef
     paths: tuple[ScoredPath, ...]  # best first
     total_found: int  # paths of at least the minimum score, before the cut to k
-    # A half-path search read more rows than HALF_PATH_CAP: some paths were not looked at.
+    # The search read PATH_CAP paths: others were not looked at.
     truncated: bool
 
 
@@ -188,9 +188,6 @@ def _edge_from(row: Sequence[Any], nodes: Mapping[int, NodeRef], forward: bool =
     return EdgeRef(int(internal), edge_id, type_, nodes[int(source)], nodes[int(target)], dict(props or {}), forward)
 
 
-# A half path: node internal ids, and per hop (edge internal id, source internal id, type,
-# relevance strength, weight).
-HalfPath = tuple[list[int], list[list[Any]]]
 # A scored path before its nodes and edges are read: score, node internal ids, hops, hop scores.
 Candidate = tuple[PathScore, list[int], list[list[Any]], list[float]]
 
@@ -292,17 +289,22 @@ class TraversalService:
         source, target = await asyncio.gather(
             self.node(project, source_id, label), self.node(project, target_id, label)
         )
-        if scorer is None:
-            scorer = await self.strength_scorer(project)
         if source.internal_id == target.internal_id:
             return PathSearch(source, target, (), 0, False)
-        from_source, from_target = await asyncio.gather(
-            self._half_paths(project, source.internal_id, (max_len + 1) // 2, rels),
-            self._half_paths(project, target.internal_id, max_len // 2, rels),
+        if scorer is None:
+            scorer = await self.strength_scorer(project)
+        rows = await q.paths_between(
+            self.ctx, project, source.internal_id, target.internal_id, max_len=max_len, types=rels, cap=PATH_CAP
         )
-        truncated = len(from_source) >= HALF_PATH_CAP or len(from_target) >= HALF_PATH_CAP
         scored: list[Candidate] = []
-        for nodes, hops in _join(from_source, from_target, target.internal_id, max_len):
+        seen: set[tuple[int, ...]] = set()
+        for path_nodes, path_hops in rows:
+            nodes = [int(i) for i in path_nodes]
+            hops = list(path_hops)
+            key = tuple(int(h[0]) for h in hops)
+            if len(set(nodes)) != len(nodes) or key in seen:
+                continue  # a walk through one node twice is not a path
+            seen.add(key)
             hop_scores = [
                 scorer.hop(Hop(type_, source_of == nodes[i], strength, weight))
                 for i, (_, source_of, type_, strength, weight) in enumerate(hops)
@@ -312,7 +314,8 @@ class TraversalService:
                 scored.append((score, nodes, hops, hop_scores))
         scored.sort(key=lambda item: (-item[0].final, len(item[2]), item[1]))
         best = scored[:k]
-        return PathSearch(source, target, tuple(await self._describe(project, best)), len(scored), truncated)
+        described = await self._describe(project, best) if best else []
+        return PathSearch(source, target, tuple(described), len(scored), len(rows) >= PATH_CAP)
 
     async def subgraph(
         self,
@@ -340,12 +343,6 @@ class TraversalService:
             truncated=len(rows) > max_edges,
         )
 
-    async def _half_paths(self, project: str, start: int, max_len: int, rels: list[RelType] | None) -> list[HalfPath]:
-        if max_len == 0:
-            return []
-        rows = await q.half_paths(self.ctx, project, start, max_len=max_len, types=rels, cap=HALF_PATH_CAP)
-        return [([int(i) for i in nodes], list(hops)) for nodes, hops in rows]
-
     async def _describe(self, project: str, best: list[Candidate]) -> list[ScoredPath]:
         """Node and edge details of the chosen paths, read once for all of them."""
         node_ids = sorted({i for _, nodes, _, _ in best for i in nodes})
@@ -363,26 +360,6 @@ class TraversalService:
             )
             described.append(ScoredPath(tuple(nodes[i] for i in path_nodes), path_edges, tuple(hop_scores), score))
         return described
-
-
-def _join(
-    from_source: list[HalfPath], from_target: list[HalfPath], target: int, max_len: int
-) -> list[tuple[list[int], list[list[Any]]]]:
-    """Simple paths source -> target: a source half of ceil(l / 2) hops joined to a target half of
-    floor(l / 2) hops at their common end node (each path is found once, at its own split)."""
-    by_end: dict[int, list[HalfPath]] = {target: [([target], [])]}
-    for nodes, hops in from_target:
-        by_end.setdefault(nodes[-1], []).append((nodes, hops))
-    joined = []
-    for nodes, hops in from_source:
-        for back_nodes, back_hops in by_end.get(nodes[-1], ()):
-            if len(hops) - len(back_hops) not in (0, 1) or len(hops) + len(back_hops) > max_len:
-                continue
-            path = nodes + back_nodes[-2::-1]
-            if len(set(path)) != len(path):
-                continue  # a walk through one node twice is not a path
-            joined.append((path, hops + back_hops[::-1]))
-    return joined
 
 
 def _layer_order(row: Row) -> tuple[Any, ...]:

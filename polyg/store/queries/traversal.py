@@ -1,4 +1,4 @@
-"""Traversal: neighbourhood layers, half-paths for path search, subgraphs, centrality.
+"""Traversal: neighbourhood layers, paths between two nodes, subgraphs, centrality.
 
 Nodes are addressed by their internal id (`id(n)`) between the calls of one traversal: a seek
 by internal id needs no label and no index, so a traversal crosses node kinds (Entity, Event,
@@ -72,20 +72,29 @@ async def expand(
     )
 
 
-async def half_paths(
-    runner: Runner, project: str, start: int, *, max_len: int, types: Sequence[RelType] | None, cap: int
+async def paths_between(
+    runner: Runner,
+    project: str,
+    source: int,
+    target: int,
+    *,
+    max_len: int,
+    types: Sequence[RelType] | None,
+    cap: int,
 ) -> list[Row]:
-    """Paths of 1..max_len hops from `start`, either way along each hop:
-    [[node internal ids], [[edge internal id, source internal id, type, relevance_strength, weight]]]."""
+    """Paths of 1..max_len hops from `source` to `target`, either way along each hop:
+    [[node internal ids], [[edge internal id, source internal id, type, relevance_strength, weight]]].
+    FalkorDB does not repeat a relationship within a path, but may pass a node twice."""
     rel = f":{'|'.join(types)}" if types else ""
     keep = "true" if types else "none(r IN relationships(p) WHERE type(r) IN $own)"
     return await runner.read(
         project,
-        f"MATCH (a) WHERE id(a) = $start MATCH p = (a)-[{rel}*1..{int(max_len)}]-(m) WHERE {keep} "
+        "MATCH (a) WHERE id(a) = $source MATCH (b) WHERE id(b) = $target "
+        f"MATCH p = (a)-[{rel}*1..{int(max_len)}]-(b) WHERE {keep} "
         "RETURN [x IN nodes(p) | id(x)], "
         "[r IN relationships(p) | [id(r), id(startNode(r)), type(r), r.relevance_strength, r.weight]] "
         "LIMIT $cap",
-        {"start": start, "own": OWN_TYPES, "cap": cap},
+        {"source": source, "target": target, "own": OWN_TYPES, "cap": cap},
     )
 
 

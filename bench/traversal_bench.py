@@ -1,0 +1,171 @@
+"""Traversal in the core (no MCP): k-best path search, neighbourhoods and centrality on a
+generated graph, and the path-search alternatives measured side by side.
+
+    .venv/bin/python bench/traversal_bench.py [--nodes 10000] [--pairs 50]
+
+The graph grows by preferential attachment (each new entity links to 2 earlier ones, chosen in
+proportion to their degree, so hubs form as in real graphs), with spec 000's three described
+relationship types and random relevance strengths and weights. Path searches run between random
+pairs, length <= 4, 5 paths:
+
+- `meet-in-middle`: what `TraversalService.paths` does (2-hop half paths from both ends, joined
+  and scored in Python);
+- `enumerate`: one variable-length pattern `(a)-[*1..4]-(b)` capped at 50,000 rows, then scored;
+- `SPpaths`: `algo.SPpaths` with pathCount 5, maxLen 4, both directions: the 5 shortest paths by
+  hop count, unscored (it minimises a sum of an edge property, which spec 000's strength is not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import describe_machine, fmt_ms, machine_info, summarize, write_results
+from polyg.config import load_settings
+from polyg.core.app import Polyg, Services
+from polyg.core.centrality import CentralityService
+from polyg.core.reltypes import RelTypeService
+from polyg.core.traversal import TraversalService
+from polyg.embed import create_embedder
+
+P = "bench"
+TYPES = {"CHILD_OF": "strong", "INFLUENCED_BY": "weak", "COLLABORATED_WITH": "balanced"}
+STRENGTHS = ("weak", "medium", "strong")
+
+
+def generate(n: int, seed: int = 7) -> list[tuple[int, int, str, str, float]]:
+    rng = random.Random(seed)
+    ends: list[int] = [0, 1]
+    edges = [(1, 0, "COLLABORATED_WITH", "medium", 0.5)]
+    for i in range(2, n):
+        for target in {rng.choice(ends) for _ in range(2)}:
+            edges.append((i, target, rng.choice(list(TYPES)), rng.choice(STRENGTHS), round(rng.random(), 2)))
+            ends += [i, target]
+    return edges
+
+
+async def load(s: Services, n: int) -> int:
+    await s.ctx.write(
+        P, "UNWIND range(0, $n - 1) AS i CREATE (:Entity {id: 'e' + toString(i), name: 'e' + toString(i)})", {"n": n}
+    )
+    edges = generate(n)
+    for rel in TYPES:
+        batch = [[f"e{a}", f"e{b}", f"r{k}", st, w] for k, (a, b, t, st, w) in enumerate(edges) if t == rel]
+        for i in range(0, len(batch), 5000):
+            await s.ctx.write(
+                P,
+                f"UNWIND $rows AS row MATCH (a:Entity {{id: row[0]}}), (b:Entity {{id: row[1]}}) "
+                f"CREATE (a)-[:{rel} {{id: row[2], relevance_strength: row[3], weight: row[4]}}]->(b)",
+                {"rows": batch[i : i + 5000]},
+            )
+    types = RelTypeService(s.ctx)
+    for rel, directionality in TYPES.items():
+        await types.create(P, rel, directionality=directionality)
+    return len(edges)
+
+
+async def timed(fn: Any) -> tuple[float, Any]:
+    t = time.perf_counter()
+    value = await fn()
+    return time.perf_counter() - t, value
+
+
+async def measure(s: Services, n: int, pairs: int) -> dict[str, Any]:
+    rng = random.Random(11)
+    traversal = TraversalService(s.ctx)
+    internal = dict(await s.store.ro_query(P, "MATCH (e:Entity) RETURN e.id, id(e)"))
+    chosen = [(f"e{rng.randrange(n)}", f"e{rng.randrange(n)}") for _ in range(pairs)]
+    times: dict[str, list[float]] = {"meet-in-middle": [], "enumerate": [], "SPpaths": [], "neighbours d2": []}
+    found: dict[str, list[int]] = {"meet-in-middle": [], "enumerate": [], "SPpaths": []}
+    scorer = await traversal.strength_scorer(P)
+    for a, b in chosen:
+        t, result = await timed(lambda a=a, b=b: traversal.paths(P, a, b, max_len=4, k=5, scorer=scorer))
+        times["meet-in-middle"].append(t)
+        found["meet-in-middle"].append(len(result.paths))
+        t, rows = await timed(
+            lambda a=a, b=b: s.store.ro_query(
+                P,
+                "MATCH (a) WHERE id(a) = $a MATCH (b) WHERE id(b) = $b MATCH p = (a)-[*1..4]-(b) "
+                "RETURN [x IN nodes(p) | id(x)], [r IN relationships(p) | [id(r), id(startNode(r)), type(r), "
+                "r.relevance_strength]] LIMIT 50000",
+                {"a": internal[a], "b": internal[b]},
+            )
+        )
+        times["enumerate"].append(t)
+        found["enumerate"].append(len(rows))
+        t, rows = await timed(
+            lambda a=a, b=b: s.store.ro_query(
+                P,
+                "MATCH (a) WHERE id(a) = $a MATCH (b) WHERE id(b) = $b CALL algo.SPpaths({sourceNode: a, "
+                "targetNode: b, relTypes: $types, relDirection: 'both', pathCount: 5, maxLen: 4}) "
+                "YIELD path RETURN [x IN nodes(path) | id(x)]",
+                {"a": internal[a], "b": internal[b], "types": list(TYPES)},
+            )
+        )
+        times["SPpaths"].append(t)
+        found["SPpaths"].append(len(rows))
+        t, _ = await timed(lambda a=a: traversal.neighbours(P, a, depth=2, limit=50))
+        times["neighbours d2"].append(t)
+    centrality = CentralityService(s.ctx)
+    t_cold, _ = await timed(lambda: centrality.get(P))
+    t_warm, _ = await timed(lambda: centrality.get(P))
+    return {
+        "times": {k: summarize(v) for k, v in times.items()},
+        "paths_found_median": {k: sorted(v)[len(v) // 2] for k, v in found.items()},
+        "centrality_cold_ms": t_cold * 1000,
+        "centrality_cached_ms": t_warm * 1000,
+    }
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nodes", type=int, default=10_000)
+    parser.add_argument("--pairs", type=int, default=50)
+    args = parser.parse_args()
+    machine = machine_info()
+    with tempfile.TemporaryDirectory(prefix="polyg-trav-") as tmp:
+        root = Path(tmp)
+        core = Polyg(
+            load_settings(None, data_dir=root / "data", log_dir=root / "logs", store=None),
+            embedder=create_embedder("hashing"),
+        )
+        try:
+            s = await core.ready()
+            edge_count = await load(s, args.nodes)
+            result = await measure(s, args.nodes, args.pairs)
+        finally:
+            await core.close()
+    rows = [
+        f"| {name} | {fmt_ms(st['p50_ms'])} | {fmt_ms(st['p95_ms'])} | {result['paths_found_median'].get(name, '-')} |"
+        for name, st in result["times"].items()
+    ]
+    markdown = "\n".join(
+        [
+            f"# Traversal: {args.nodes} entities, {edge_count} relationships, {args.pairs} random pairs",
+            "",
+            describe_machine(machine),
+            "",
+            "| what | p50 ms | p95 ms | median paths (or rows) found |",
+            "|---|---|---|---|",
+            *rows,
+            "",
+            f"Centrality (PageRank + degree) cold {result['centrality_cold_ms']:.1f} ms, "
+            f"cached {result['centrality_cached_ms']:.3f} ms.",
+            "",
+        ]
+    )
+    print(markdown)
+    write_results("traversal", markdown, {"machine": machine, "nodes": args.nodes, "edges": edge_count, **result})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))
