@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -64,12 +65,13 @@ class CentralityService:
             if cached is not None:
                 return cached
             writes = self.ctx.writes.get(project, 0)
-            ranks, degrees = await asyncio.gather(
-                q.pagerank(self.ctx, project, label), q.degrees(self.ctx, project, label)
+            ranks, ends = await asyncio.gather(
+                q.pagerank(self.ctx, project, label), q.edge_ends(self.ctx, project, label)
             )
+            degree = Counter(node_id for pair in ends for node_id in pair if node_id is not None)
             value = Centrality(
                 pagerank={node_id: float(score) for node_id, score in ranks if node_id is not None},
-                degree={node_id: int(count) for node_id, count in degrees if node_id is not None},
+                degree={node_id: degree.get(node_id, 0) for node_id, _ in ranks if node_id is not None},
                 computed_at=time.monotonic(),
             )
             self._cache[key] = _Entry(writes, value)

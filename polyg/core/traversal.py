@@ -286,9 +286,7 @@ class TraversalService:
         if not 1 <= k <= MAX_PATHS:
             raise InvalidParams(f"max_paths must be between 1 and {MAX_PATHS}.")
         rels = _types(types)
-        source, target = await asyncio.gather(
-            self.node(project, source_id, label), self.node(project, target_id, label)
-        )
+        source, target = await self._pair(project, source_id, target_id, label)
         if source.internal_id == target.internal_id:
             return PathSearch(source, target, (), 0, False)
         if scorer is None:
@@ -342,6 +340,13 @@ class TraversalService:
             missing=tuple(i for i in wanted if i not in present),
             truncated=len(rows) > max_edges,
         )
+
+    async def _pair(self, project: str, source_id: str, target_id: str, label: Label) -> tuple[NodeRef, NodeRef]:
+        found = {n.id: n for n in map(node_from, await q.find_nodes(self.ctx, project, label, [source_id, target_id]))}
+        for node_id in (source_id, target_id):
+            if node_id not in found:
+                raise NotFound(f"{label} {node_id} not found.")
+        return found[source_id], found[target_id]
 
     async def _describe(self, project: str, best: list[Candidate]) -> list[ScoredPath]:
         """Node and edge details of the chosen paths, read once for all of them."""

@@ -119,11 +119,13 @@ async def edges_among(runner: Runner, project: str, internal_ids: Sequence[int],
     )
 
 
-async def degrees(runner: Runner, project: str, label: Label) -> list[Row]:
-    """[polyg id, relationships to other `label` nodes, of types not polyg's own]."""
+async def edge_ends(runner: Runner, project: str, label: Label) -> list[Row]:
+    """[source polyg id, target polyg id] of every relationship between two `label` nodes, of
+    types not polyg's own. Degrees are counted from these by the caller: FalkorDB's grouped
+    count over an undirected pattern is several times slower than reading the pairs."""
     return await runner.read(
         project,
-        f"MATCH (n:{label}) OPTIONAL MATCH (n)-[r]-(:{label}) WHERE NOT type(r) IN $own RETURN n.id, count(r)",
+        f"MATCH (n:{label})-[r]->(m:{label}) WHERE NOT type(r) IN $own RETURN n.id, m.id",
         {"own": OWN_TYPES},
     )
 
