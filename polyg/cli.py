@@ -131,24 +131,29 @@ def status(store: StoreOpt = None, data_dir: DataDirOpt = None, config: ConfigOp
     """Show the store and its projects."""
     settings = _settings(config, store=store, data_dir=data_dir, embedding_provider="hashing")
 
-    async def run() -> list[str]:
+    async def run() -> tuple[list[str], dict[str, int]]:
         from polyg.core.app import Polyg
 
         core = Polyg(settings)
         try:
             services = await core.ready()
-            return await services.store.list_projects()
+            projects = await services.store.list_projects()
+            parked = {p: await services.ctx.vectors.parked(p) for p in projects}
+            return projects, {p: n for p, n in parked.items() if n}
         finally:
             await core.close()
 
     try:
-        projects = asyncio.run(run())
+        projects, parked = asyncio.run(run())
     except PolygError as exc:
         _fail(exc)
     from polyg.core.app import Polyg
 
     print(f"store: {Polyg(settings).store_description}")
     print(f"projects ({len(projects)}): {', '.join(projects) or '-'}")
+    if parked:
+        counts = ", ".join(f"{p} {n}" for p, n in parked.items())
+        print(f"entities whose text the embedder rejects (no vectors until it changes): {counts}")
 
 
 FormatOpt = Annotated[str, typer.Option("--format", help="memory-jsonl or json (import: auto by content).")]

@@ -95,7 +95,7 @@ class EntityService:
         rows = await self.ctx.write(
             project,
             parent_match + f"CREATE (e:{labels} {{id: $id, name: $name, type: $type, summary: $summary, "
-            "parent_id: $parent, created_at: $now, updated_at: $now, rev: 1}) "
+            "parent_id: $parent, created_at: $now, updated_at: $now, rev: randomUUID()}) "
             "FOREACH (o IN $obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation "
             "{id: o.id, text: o.text, created_at: o.at})) "
             f"RETURN {ENTITY_FIELDS}",

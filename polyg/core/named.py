@@ -163,7 +163,8 @@ class NamedGraph:
                 f"UNWIND $rows AS r OPTIONAL MATCH (x:Entity {guard}) WITH r, x WHERE x IS NULL "
                 f"CREATE (e:{labels} {{id: r.id, name: r.name, type: r.type, "
                 "summary: coalesce(r.summary, ''), parent_id: r.parent_id, "
-                "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), rev: 1}) "
+                "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), "
+                "rev: randomUUID()}) "
                 "FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, "
                 "text: o.text, created_at: coalesce(o.created_at, $now)})) "
                 "RETURN r.id",

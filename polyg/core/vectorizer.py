@@ -20,19 +20,30 @@ Consistency:
   mark brings the entity back here;
 - a crash between the two leaves `e.vec_rev <> e.rev`; `sweep` finds such entities when a
   project is opened and queues them again. Nothing is lost, only late.
+- revisions are random tokens, not counters: an entity deleted and created again with the
+  same id (an import restores ids) starts from a revision its predecessor never had.
+
+Failures: a round whose database cannot be reached is retried, with a growing pause per
+project. A batch that fails otherwise is split in halves down to single entities; a text
+that fails alone while the model embeds other texts is parked (`e.vec_parked`, logged,
+counted by `polyg status`), so that one text the embedder rejects cannot hold back every
+other vector of its project, or make its searches wait.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import logging
+import time
 from collections.abc import Iterable
 from typing import Any
 
 from polyg.core.graph import GraphContext
 from polyg.core.vectors import SET_VECTORS, compose, head_text
 from polyg.embed.base import run_in_background
-from polyg.errors import PolygError
+from polyg.errors import PolygError, StoreNotReady, StoreTimeout
 from polyg.store.falkor import Row, VectorParam
 
 log = logging.getLogger(__name__)
@@ -49,10 +60,22 @@ MAX_RETRY_S = 30.0
 # Entities whose vectors do not match their text. Entities written before revisions existed
 # have no `rev` and are up to date.
 STALE = "e.rev IS NOT NULL AND (e.vec_rev IS NULL OR e.vec_rev <> e.rev)"
+# Entities whose text failed to embed on its own (`Vectorizer._park`): `vec_parked` is the
+# revision that failed, so a text change (a new revision) makes the entity ordinary again.
+PARKED = "e.vec_parked IS NOT NULL AND e.vec_parked = e.rev"
 # Rows ready to write: (entities with their head and composed vectors, new observation vectors).
 Vectors = tuple[list[dict[str, Any]], list[dict[str, Any]]]
-# Written by every text change; `+ 1` on an entity that has none yet starts at 1.
-BUMP_REV = "e.rev = coalesce(e.rev, 0) + 1"
+# Written by every text change and by every creation: a token no other revision of any entity
+# has, so that a vector computed for an entity that was deleted and created again with the
+# same id (an import restores ids) can never pass for the new entity's.
+NEW_REV = "randomUUID()"
+BUMP_REV = f"e.rev = {NEW_REV}"
+# Failures that say nothing about the texts of a batch: the database cannot be reached. Any
+# other failure may be one text the model (or the database) rejects, so the batch is split.
+TRANSIENT = (StoreTimeout, StoreNotReady)
+# Embedded to tell a rejected text from a model that rejects everything (each probe is a new
+# text, so that a cache in front of the model cannot answer for it).
+PROBE = "polyg embedding probe {}"
 
 
 class Vectorizer:
@@ -65,7 +88,18 @@ class Vectorizer:
         self._changed = asyncio.Condition()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self.failures = 0  # consecutive failed batches (0 when healthy)
+        # Per project, so that one project's success does not hide another's failures.
+        self._failures: dict[str, int] = {}  # project -> consecutive failed rounds
+        self._retry_at: dict[str, float] = {}  # project -> when to try a failed round again
+        self._probes = itertools.count()
+
+    @property
+    def failures(self) -> int:
+        """Consecutive failed rounds, summed over projects (0 when healthy)."""
+        return sum(self._failures.values())
+
+    def failing(self, project: str) -> bool:
+        return self._failures.get(project, 0) > 0
 
     # --- what writers and readers call --------------------------------------------------------
 
@@ -89,20 +123,30 @@ class Vectorizer:
         """Wait until vectors of everything marked so far in `project` are stored (True), or
         until `timeout_s` passes (False: the embedder is failing or far behind)."""
         ticket = self._marked.get(project, 0)
-        if self._stored.get(project, 0) >= ticket:
-            return True
-        if self.failures:
-            return False  # the embedder or the store is failing: waiting would only add latency
+
+        def done() -> bool:
+            return self._stored.get(project, 0) >= ticket
+
+        # The embedder or the store is failing for this project (now, or while we wait):
+        # waiting would only add latency to every search.
+        if done() or self.failing(project):
+            return done()
 
         async def stored() -> None:
             async with self._changed:
-                await self._changed.wait_for(lambda: self._stored.get(project, 0) >= ticket)
+                await self._changed.wait_for(lambda: done() or self.failing(project))
 
         try:
             await asyncio.wait_for(stored(), timeout_s)
-            return True
         except TimeoutError:
             return False
+        return done()
+
+    async def parked(self, project: str) -> int:
+        """Entities of `project` whose text the embedder rejects: they have no vector until
+        their text changes (or the next start tries them again)."""
+        rows = await self.ctx.read(project, f"MATCH (e:Entity) WHERE {PARKED} RETURN count(e)")
+        return int(rows[0][0]) if rows else 0
 
     async def sweep(self, project: str) -> int:
         """Queue the entities of `project` whose vectors are stale (left by a crash); how many."""
@@ -129,46 +173,107 @@ class Vectorizer:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="polyg-vectorizer")
 
     async def _run(self) -> None:
-        delay = RETRY_S
         while True:
             # No waiting to gather a batch: a search right after a write would wait for it.
             # Writes made while a batch is being stored form the next batch by themselves.
-            await self._wake.wait()
+            # A project that failed waits for its retry time; the others go on meanwhile.
+            now = time.monotonic()
+            waits = [self._retry_at.get(p, now) - now for p, ids in self._pending.items() if ids]
+            if not waits or min(waits) > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), min(waits) if waits else None)
             self._wake.clear()
-            for project in [p for p, ids in self._pending.items() if ids]:
-                ticket = self._marked[project]
-                ids = sorted(self._pending.pop(project))
-                try:
-                    await self._store_all(project, ids)
-                except Exception as exc:
-                    # Nothing is lost: the ids go back to the queue and are tried again later.
-                    self._pending.setdefault(project, set()).update(ids)
-                    self.failures += 1
-                    message = exc.message if isinstance(exc, PolygError) else repr(exc)
-                    log.warning("storing vectors failed; will retry", extra={"project": project, "error": message})
-                    self._wake.set()
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, MAX_RETRY_S)
-                    continue
-                self.failures = 0
-                delay = RETRY_S
-                async with self._changed:
-                    self._stored[project] = max(self._stored.get(project, 0), ticket)
-                    self._changed.notify_all()
+            now = time.monotonic()
+            for project in [p for p, ids in self._pending.items() if ids and self._retry_at.get(p, now) <= now]:
+                await self._round(project)
 
-    async def _store_all(self, project: str, ids: list[str]) -> None:
-        """Store the vectors of `ids` batch by batch; the next batch is read and embedded while
-        this one is written (the model and the database then use the cores at once)."""
+    async def _round(self, project: str) -> None:
+        ticket = self._marked[project]
+        ids = sorted(self._pending.pop(project))
+        left = set(ids)  # not yet stored or parked
+        try:
+            await self._store_all(project, ids, left)
+        except Exception as exc:
+            # Nothing is lost: what is left goes back to the queue and is tried again later.
+            self._pending.setdefault(project, set()).update(left)
+            failures = self._failures[project] = self._failures.get(project, 0) + 1
+            delay = min(RETRY_S * 2 ** (failures - 1), MAX_RETRY_S)
+            self._retry_at[project] = time.monotonic() + delay
+            message = exc.message if isinstance(exc, PolygError) else repr(exc)
+            log.warning("storing vectors failed; will retry", extra={"project": project, "error": message})
+            async with self._changed:
+                self._changed.notify_all()  # searches waiting on this project stop waiting
+            return
+        self._failures.pop(project, None)
+        self._retry_at.pop(project, None)
+        async with self._changed:
+            self._stored[project] = max(self._stored.get(project, 0), ticket)
+            self._changed.notify_all()
+
+    async def _store_all(self, project: str, ids: list[str], left: set[str]) -> None:
+        """Store the vectors of `ids` batch by batch, removing each from `left` once stored (or
+        parked); the next batch is read and embedded while this one is written (the model and
+        the database then use the cores at once)."""
         batches = [ids[start : start + self.batch] for start in range(0, len(ids), self.batch)]
         ahead = asyncio.ensure_future(self._vectors_of(project, batches[0]))
         try:
-            for index in range(len(batches)):
-                entities, new_observations = await ahead
-                if index + 1 < len(batches):
-                    ahead = asyncio.ensure_future(self._vectors_of(project, batches[index + 1]))
-                await self._write(project, entities, new_observations)
+            for index, batch in enumerate(batches):
+                try:
+                    try:
+                        vectors = await ahead
+                    finally:
+                        if index + 1 < len(batches):
+                            ahead = asyncio.ensure_future(self._vectors_of(project, batches[index + 1]))
+                    await self._write(project, *vectors)
+                except TRANSIENT:
+                    raise
+                except Exception as exc:
+                    await self._split(project, batch, left, exc)
+                left.difference_update(batch)
         finally:
             ahead.cancel()
+            if ahead.done() and not ahead.cancelled():
+                ahead.exception()  # retrieved: a read-ahead that failed is tried again anyway
+
+    async def _split(self, project: str, batch: list[str], left: set[str], error: Exception) -> None:
+        """A batch failed for a reason other than the database being down: store its halves
+        apart, down to single entities, so that one text the embedder rejects (too long for a
+        provider, a byte it cannot take) does not hold back every other vector of the project.
+        A text that fails alone is parked, unless the embedder rejects everything (then the
+        error is raised: a failure to retry, not a text to park)."""
+        if len(batch) == 1:
+            if not await self._embedder_works():
+                raise error
+            await self._park(project, batch[0], error)
+            return
+        middle = len(batch) // 2
+        for half in (batch[:middle], batch[middle:]):
+            try:
+                await self._write(project, *await self._vectors_of(project, half))
+            except TRANSIENT:
+                raise
+            except Exception as exc:
+                await self._split(project, half, left, exc)
+            left.difference_update(half)
+
+    async def _embedder_works(self) -> bool:
+        probe = PROBE.format(next(self._probes))
+        try:
+            await run_in_background(self.ctx.embedder.embed_batch_sync, [probe])
+        except Exception:
+            return False
+        return True
+
+    async def _park(self, project: str, entity_id: str, error: Exception) -> None:
+        """Give up on the vectors of one entity until its text changes (or the next start's
+        sweep), and say so: its project's other vectors go on, and search still finds it by
+        its words."""
+        message = error.message if isinstance(error, PolygError) else repr(error)
+        log.warning(
+            "embedding this entity's text fails on its own; its vectors are parked until its text changes",
+            extra={"project": project, "entity": entity_id, "error": message},
+        )
+        await self.ctx.write(project, "MATCH (e:Entity {id: $id}) SET e.vec_parked = e.rev", {"id": entity_id})
 
     async def _vectors_of(self, project: str, entity_ids: list[str]) -> Vectors:
         rows = await self.ctx.read(
@@ -196,7 +301,7 @@ class Vectorizer:
             await self.ctx.write(
                 project,
                 "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) WHERE e.rev = r.rev "
-                f"{SET_VECTORS.format(entity='r.emb', head='r.head')} SET e.vec_rev = r.rev",
+                f"{SET_VECTORS.format(entity='r.emb', head='r.head')} SET e.vec_rev = r.rev REMOVE e.vec_parked",
                 {"rows": entities},
             )
 

@@ -23,6 +23,7 @@ from .conftest import StoreMode
 pytestmark = pytest.mark.anyio
 
 P = "vectors"
+POISON = "\u2620"  # a text holding it is rejected by ControlledEmbedder, alone or in a batch
 
 
 class ControlledEmbedder(HashingEmbedder):
@@ -32,14 +33,20 @@ class ControlledEmbedder(HashingEmbedder):
         super().__init__()
         self.gate = threading.Event()
         self.gate.set()
+        self.waiting = threading.Event()  # set while a call waits at the gate
         self.failures_left = 0
+        self.down = False  # every call fails, as when the embedding service is down
         self.batches = 0
 
     def embed_batch_sync(self, texts: list[str]) -> list[list[float]]:
+        self.waiting.set()
         assert self.gate.wait(30), "test never released the embedder"
-        if self.failures_left > 0:
+        self.waiting.clear()
+        if self.down or self.failures_left > 0:
             self.failures_left -= 1
             raise EmbeddingError("embedding service unavailable (test)")
+        if any(POISON in text for text in texts):
+            raise EmbeddingError("the provider rejects this input (test)")
         self.batches += 1
         return super().embed_batch_sync(texts)
 
@@ -72,7 +79,8 @@ async def test_a_write_is_acknowledged_before_its_vectors_and_they_follow(
         s.entities.create(P, name="Miles Davis", type_="person", observations=["played the trumpet"]), 5
     )
     assert (await s.entities.get(P, made["id"]))["observations"][0]["text"] == "played the trumpet"
-    assert await vectors_of(s, made["id"]) == (None, 1, None)
+    embedding, written_rev, vec_rev = await vectors_of(s, made["id"])
+    assert embedding is None and written_rev is not None and vec_rev is None
     assert embedder.batches == 0  # acknowledged while the model has finished nothing
 
     embedder.gate.set()
@@ -80,7 +88,7 @@ async def test_a_write_is_acknowledged_before_its_vectors_and_they_follow(
     embedding, rev, vec_rev = await vectors_of(s, made["id"])
     head, observation = embedder.embed_batch_sync(["Miles Davis (person)", "played the trumpet"])
     assert embedding == pytest.approx(compose(head, [observation]), abs=1e-5)
-    assert rev == vec_rev == 1
+    assert rev == vec_rev == written_rev
     rows = await s.store.ro_query(P, "MATCH (o:Observation) RETURN o.embedding")
     assert [float(x) for x in rows[0][0]] == pytest.approx(observation, abs=1e-5)
 
@@ -114,22 +122,25 @@ async def test_a_failing_embedder_loses_nothing(controlled: tuple[Services, Cont
     assert embedder.failures_left == 0
     assert s.ctx.vectors.failures == 0
     _, rev, vec_rev = await vectors_of(s, made["id"])
-    assert rev == vec_rev == 1
+    assert rev is not None and rev == vec_rev
 
 
 async def test_a_text_change_while_embedding_wins(controlled: tuple[Services, ControlledEmbedder]) -> None:
     s, embedder = controlled
     made = await s.entities.create(P, name="a", type_="thing")
     assert await s.ctx.vectors.settle(P, 30)
+    revisions = [(await vectors_of(s, made["id"]))[1]]
     embedder.gate.clear()
     first = await s.entities.add_observation(P, made["id"], "first")
     await asyncio.sleep(0.2)  # the worker has read revision 2 and waits on the model
+    revisions.append((await vectors_of(s, made["id"]))[1])
     await s.entities.add_observation(P, made["id"], "second")
+    revisions.append((await vectors_of(s, made["id"]))[1])
     await s.entities.delete_observation(P, made["id"], first["id"])
     embedder.gate.set()
     assert await s.ctx.vectors.settle(P, 30)
     embedding, rev, vec_rev = await vectors_of(s, made["id"])
-    assert rev == vec_rev == 4
+    assert rev == vec_rev and len({*revisions, rev}) == 4  # each change made a new revision
     head, second = embedder.embed_batch_sync(["a (thing)", "second"])
     assert embedding == pytest.approx(compose(head, [second]), abs=1e-5)
 
@@ -159,3 +170,91 @@ async def test_vectors_a_crash_left_behind_are_made_at_the_next_start(store_mode
         assert rows[0][0]
     finally:
         await second.close()
+
+
+async def test_a_text_the_embedder_rejects_is_parked_and_holds_back_nothing(
+    controlled: tuple[Services, ControlledEmbedder], caplog: pytest.LogCaptureFixture
+) -> None:
+    s, embedder = controlled
+    embedder.gate.clear()  # the four writes form one batch
+    good = [await s.entities.create(P, name=f"good {i}", type_="thing", observations=[f"fine text {i}"]) for i in range(3)]
+    bad = await s.entities.create(P, name="bad", type_="thing", observations=[f"rejected {POISON} text"])
+    embedder.gate.set()
+    # Settled: not waiting on a batch that can never be stored.
+    assert await s.ctx.vectors.settle(P, 30)
+    for made in good:
+        embedding, rev, vec_rev = await vectors_of(s, made["id"])
+        assert embedding is not None and rev == vec_rev
+    embedding, rev, vec_rev = await vectors_of(s, bad["id"])
+    assert embedding is None and vec_rev is None
+    assert await s.ctx.vectors.parked(P) == 1
+    assert s.ctx.vectors.failures == 0 and s.ctx.vectors.pending(P) == 0
+    parked = [r for r in caplog.records if "parked" in r.getMessage()]
+    assert [getattr(r, "entity", None) for r in parked] == [bad["id"]]
+    # Found by its words all the same; a text change makes it an ordinary entity again.
+    assert bad["id"] in [entity_id for entity_id, _ in await s.search.entities(P, "rejected", limit=5)]
+    await s.entities.update_description(P, bad["id"], "now embeddable")
+    await s.entities.delete_observation(P, bad["id"], (await s.entities.get(P, bad["id"]))["observations"][0]["id"])
+    assert await s.ctx.vectors.settle(P, 30)
+    embedding, rev, vec_rev = await vectors_of(s, bad["id"])
+    assert embedding is not None and rev == vec_rev
+    assert await s.ctx.vectors.parked(P) == 0
+
+
+async def test_a_lone_rejected_text_is_parked_and_later_writes_go_on(
+    controlled: tuple[Services, ControlledEmbedder],
+) -> None:
+    s, _ = controlled
+    bad = await s.entities.create(P, name=f"only {POISON}", type_="thing")
+    assert await s.ctx.vectors.settle(P, 30)
+    assert await s.ctx.vectors.parked(P) == 1
+    later = await s.entities.create(P, name="later", type_="thing")
+    assert await s.ctx.vectors.settle(P, 30)
+    assert (await vectors_of(s, later["id"]))[0] is not None
+    assert (await vectors_of(s, bad["id"]))[0] is None
+
+
+async def test_an_embedder_that_is_down_parks_nothing_and_search_does_not_wait_for_it(
+    controlled: tuple[Services, ControlledEmbedder],
+) -> None:
+    s, embedder = controlled
+    embedder.gate.clear()
+    made = await s.entities.create(P, name="a", type_="thing")
+    # A search already waiting when the batch fails stops waiting: the project is failing.
+    waiting = asyncio.create_task(s.ctx.vectors.settle(P, 3600))
+    await asyncio.to_thread(embedder.waiting.wait, 30)
+    embedder.down = True
+    embedder.gate.set()
+    assert await asyncio.wait_for(waiting, 60) is False  # bound: a guard against a hang only
+    assert s.ctx.vectors.failing(P)
+    assert await s.ctx.vectors.settle(P, 3600) is False  # and later searches do not wait either
+    assert await s.ctx.vectors.parked(P) == 0  # a model that rejects everything parks nothing
+    embedder.down = False
+    deadline = time.monotonic() + 30
+    while (await vectors_of(s, made["id"]))[0] is None:
+        assert time.monotonic() < deadline, "vectors never stored after the embedder came back"
+        await asyncio.sleep(0.1)
+    assert await s.ctx.vectors.settle(P, 30)
+
+
+async def test_a_vector_computed_for_a_deleted_entity_never_lands_on_its_namesake(
+    controlled: tuple[Services, ControlledEmbedder],
+) -> None:
+    """An import restores ids: an entity deleted and created again with the same id must not
+    receive the vector of its predecessor's text (its revision once restarted at 1)."""
+    s, embedder = controlled
+
+    def row(text: str, obs_id: str) -> dict[str, object]:
+        return {"id": "ent_same", "name": "same", "type": "thing", "summary": text, "obs": [{"id": obs_id, "text": text}]}
+
+    embedder.gate.clear()
+    await s.named.write_entities(P, [row("the old text", "obs_old")], unique_names=False)
+    await asyncio.to_thread(embedder.waiting.wait, 30)  # the worker embeds the old text
+    await s.entities.delete(P, "ent_same")
+    await s.named.write_entities(P, [row("the new text", "obs_new")], unique_names=False)
+    embedder.gate.set()
+    assert await s.ctx.vectors.settle(P, 30)
+    embedding, rev, vec_rev = await vectors_of(s, "ent_same")
+    assert rev == vec_rev
+    head, observation = embedder.embed_batch_sync(["same (thing): the new text", "the new text"])
+    assert embedding == pytest.approx(compose(head, [observation]), abs=1e-5)
