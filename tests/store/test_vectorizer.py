@@ -177,7 +177,9 @@ async def test_a_text_the_embedder_rejects_is_parked_and_holds_back_nothing(
 ) -> None:
     s, embedder = controlled
     embedder.gate.clear()  # the four writes form one batch
-    good = [await s.entities.create(P, name=f"good {i}", type_="thing", observations=[f"fine text {i}"]) for i in range(3)]
+    good = [
+        await s.entities.create(P, name=f"good {i}", type_="thing", observations=[f"fine text {i}"]) for i in range(3)
+    ]
     bad = await s.entities.create(P, name="bad", type_="thing", observations=[f"rejected {POISON} text"])
     embedder.gate.set()
     # Settled: not waiting on a batch that can never be stored.
@@ -245,7 +247,8 @@ async def test_a_vector_computed_for_a_deleted_entity_never_lands_on_its_namesak
     s, embedder = controlled
 
     def row(text: str, obs_id: str) -> dict[str, object]:
-        return {"id": "ent_same", "name": "same", "type": "thing", "summary": text, "obs": [{"id": obs_id, "text": text}]}
+        obs = [{"id": obs_id, "text": text}]
+        return {"id": "ent_same", "name": "same", "type": "thing", "summary": text, "obs": obs}
 
     embedder.gate.clear()
     await s.named.write_entities(P, [row("the old text", "obs_old")], unique_names=False)
