@@ -23,6 +23,7 @@ import hashlib
 import logging
 import os
 import signal
+import stat
 import subprocess
 import time
 from collections.abc import Iterator
@@ -44,6 +45,10 @@ _POLL_S = 0.02
 # an AOF, redis serves clients only between batches of 1024 commands.
 _PING_TIMEOUT_S = 1.0
 _SIGNAL_GRACE_S = 5.0
+# After a refused SHUTDOWN the server will not go by itself, and MCP clients give a server about
+# 2 s to exit: signal it at once and wait this long per signal. A SIGKILL loses nothing
+# acknowledged: redis writes the AOF before it replies (the kernel holds it from then on).
+_REFUSED_GRACE_S = 0.75
 _LOG_TAIL_LINES = 20
 # The AOF's log of commands is folded into its RDB base once it has grown by this much: by
 # redis while it runs (when the log is also as large as the base; its default is 64 MB), and
@@ -76,14 +81,34 @@ def embedded_binaries() -> tuple[str, str]:
 
 
 def socket_path_for(data_dir: Path) -> str:
-    """`<data_dir>/falkordb.sock`, or a name in /tmp derived from the directory when too long."""
+    """`<data_dir>/falkordb.sock`, or, when that is too long for a socket, a name derived from the
+    directory in this user's private directory in /tmp (`short_socket_dir`)."""
     path = str(data_dir / "falkordb.sock")
     if len(os.fsencode(path)) <= _MAX_SOCKET_PATH:
         return path
     # Deterministic, so every process opening this directory finds the same socket. Not
     # tempfile.gettempdir(): TMPDIR may differ between processes.
     digest = hashlib.sha256(os.fsencode(data_dir)).hexdigest()[:16]
-    return f"/tmp/polyg-{digest}.sock"
+    return f"{short_socket_dir()}/{digest}.sock"
+
+
+def short_socket_dir() -> str:
+    return f"/tmp/polyg-{os.getuid()}"
+
+
+def _private_dir(path: str) -> None:
+    """Create `path` as a directory only this user can enter, or check that it is one.
+
+    /tmp is shared: a name there that another user could take first would let them answer in
+    place of our database (and read what polyg writes to it), so the directory must be ours
+    and closed to everyone else before a socket goes in it."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise StoreError(f"{path} is not a directory owned by this user; remove it or use a shorter data directory.")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(path, 0o700)
 
 
 class EmbeddedFalkor:
@@ -124,6 +149,8 @@ class EmbeddedFalkor:
         server that has died.
         """
         self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if os.path.dirname(self.socket_path) == short_socket_dir():
+            _private_dir(short_socket_dir())
         deadline = time.monotonic() + self.start_timeout
         with self._start_lock(deadline):
             if self._state() == "down":
@@ -268,6 +295,7 @@ class EmbeddedFalkor:
     def _shutdown(self, deadline: float) -> None:
         """SHUTDOWN the server (it flushes and fsyncs the AOF), then make sure the pid is gone."""
         pid: int | None = None
+        refused = False
         # A long timeout: a server replaying its AOF reads commands only now and then.
         client = self._client(max(deadline - time.monotonic(), _PING_TIMEOUT_S))
         try:
@@ -278,19 +306,22 @@ class EmbeddedFalkor:
             pass  # nothing listens (it died), or it never answered: the pid checks follow
         except rexc.RedisError as exc:
             log.warning("FalkorDB refused SHUTDOWN (%s); sending SIGTERM", exc)
+            refused = True
         finally:
             client.close()
         if pid is None:
             pid = self._pidfile_pid()
             if pid is None or not self._is_our_server(pid):
                 return  # nothing running
-        if _wait_exit(pid, deadline):
+        # A server that accepted SHUTDOWN is exiting (flushing its AOF): give it the time left.
+        if not refused and _wait_exit(pid, deadline):
             return
+        grace = _REFUSED_GRACE_S if refused else _SIGNAL_GRACE_S
         for sig in (signal.SIGTERM, signal.SIGKILL):
             log.warning("FalkorDB pid %d still running; sending %s", pid, sig.name)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
-            if _wait_exit(pid, time.monotonic() + _SIGNAL_GRACE_S):
+            if _wait_exit(pid, time.monotonic() + grace):
                 return
         raise StoreTimeout(f"FalkorDB pid {pid} in {self.data_dir} did not exit.")
 
