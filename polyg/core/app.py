@@ -46,6 +46,13 @@ class Services:
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
 
+    def forget_database_state(self) -> None:
+        """Forget what was learnt about the database (indexes seen ready, node counts, schemas
+        made): after a restart it rebuilds its indexes, and a database replaced by an empty
+        one has none."""
+        self.search.forget_database_state()
+        self.ctx.schema = SchemaGuard(self.store, self.ctx.schema.model_id, self.ctx.schema.dimension)
+
 
 class Polyg:
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
@@ -54,7 +61,7 @@ class Polyg:
         self._task: asyncio.Task[Services] | None = None
         self._embedded: object | None = None  # EmbeddedFalkor, imported lazily
         self._services: Services | None = None
-        self._revive_lock = asyncio.Lock()
+        self._revive: asyncio.Task[None] | None = None
         self._closing = False
         self._sweep: asyncio.Task[None] | None = None
 
@@ -105,11 +112,16 @@ class Polyg:
             embedder = CachingEmbedder(embedder, settings.embedding_cache_entries)
         # The model loads in a worker thread while the database starts.
         warm = asyncio.create_task(asyncio.to_thread(embedder.load))
+        store: FalkorStore | None = None
         try:
             store = await self._open_store()
             await warm
         except BaseException:
             warm.cancel()
+            # The embedded database stays attached (`self._embedded`): the next open reuses
+            # it, and `close()` stops it.
+            if store is not None:
+                await store.close()
             raise
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
         services = Services(
@@ -146,8 +158,14 @@ class Polyg:
         else:
             from polyg.store.embedded import EmbeddedFalkor
 
-            embedded = EmbeddedFalkor(settings.data_dir / "db")
-            self._embedded = embedded
+            # One per Polyg, made once: an open that fails after the database started (the model
+            # did not load, the load timed out) leaves it attached, and a second instance would
+            # hold a second share of the database, so that `close()` would not be the last user
+            # and the database would outlive polyg.
+            if self._embedded is None:
+                self._embedded = EmbeddedFalkor(settings.data_dir / "db")
+            embedded = self._embedded
+            assert isinstance(embedded, EmbeddedFalkor)
             starting = asyncio.ensure_future(asyncio.to_thread(embedded.start))
             try:
                 socket = await asyncio.shield(starting)
@@ -162,7 +180,7 @@ class Polyg:
             # may answer nothing at all; the process manager knows how to wait through that.
             await asyncio.to_thread(embedded.wait_until_loaded, settings.store_open_timeout_s)
             store = FalkorStore(unix_socket=socket, pool_size=pool, timeout_s=timeout)
-            store.on_unreachable = self._revive_embedded
+        store.on_unreachable = self._database_unreachable
         try:
             await store.wait_until_loaded(settings.store_open_timeout_s)
         except PolygError:
@@ -170,21 +188,34 @@ class Polyg:
             raise
         return store
 
+    async def _database_unreachable(self) -> None:
+        """A store call could not reach the database: it died, or it restarted under us (a
+        server restarts, another polyg process revives the embedded one). Either way it loads
+        its data again and rebuilds its indexes, so what was learnt about them is forgotten;
+        the embedded database is started again if it is down."""
+        if self._closing:
+            return
+        if self._embedded is not None:
+            if self._revive is None or self._revive.done():
+                self._revive = asyncio.create_task(self._revive_embedded(), name="polyg-revive")
+            # Shielded: a caller that gives up must not cut a start short (see `close`).
+            await asyncio.shield(self._revive)
+        if self._services is not None:
+            self._services.forget_database_state()
+
     async def _revive_embedded(self) -> None:
         """Start the embedded database again if it died (it replays its AOF on start)."""
         from polyg.store.embedded import EmbeddedFalkor
 
         embedded = self._embedded
-        if not isinstance(embedded, EmbeddedFalkor) or self._closing:
+        assert isinstance(embedded, EmbeddedFalkor)
+        if await asyncio.to_thread(embedded.is_alive):
             return
-        async with self._revive_lock:
-            if await asyncio.to_thread(embedded.is_alive):
-                return
-            log.warning("embedded database stopped answering; starting it again")
-            try:
-                await asyncio.to_thread(embedded.start)
-            except PolygError as exc:
-                log.error("could not restart the embedded database", extra={"error": exc.message})
+        log.warning("embedded database stopped answering; starting it again")
+        try:
+            await asyncio.to_thread(embedded.start)
+        except PolygError as exc:
+            log.error("could not restart the embedded database", extra={"error": exc.message})
 
     async def project_count(self) -> int | None:
         if self._services is None:
@@ -208,4 +239,9 @@ class Polyg:
             from polyg.store.embedded import EmbeddedFalkor
 
             assert isinstance(self._embedded, EmbeddedFalkor)
+            if self._revive is not None and not self._revive.done():
+                # A start under way would attach anew after our stop, which would then not be
+                # the last user's, and the database would outlive us: let it finish first.
+                log.info("waiting for the embedded database restart to finish before stopping it")
+                await asyncio.gather(self._revive, return_exceptions=True)
             await asyncio.to_thread(self._embedded.stop)

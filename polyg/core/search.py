@@ -192,12 +192,18 @@ def rrf(rankings: Sequence[Sequence[tuple[str, float]]], k: int) -> dict[str, fl
 
 class SearchService:
     def __init__(self, ctx: GraphContext, config: SearchConfig = DEFAULT) -> None:
-        # Projects whose search indexes were seen operational (they stay so until a restart).
+        # Projects whose search indexes were seen operational (they stay so until the database
+        # restarts: `forget_database_state`).
         self._indexes_ready: set[str] = set()
         # project -> (when counted, the process's write count then, nodes per label)
         self._totals_cache: dict[str, tuple[float, int, dict[str, int]]] = {}
         self.ctx = ctx
         self.config = config
+
+    def forget_database_state(self) -> None:
+        """The database restarted (it rebuilds its indexes) or was replaced: check again."""
+        self._indexes_ready.clear()
+        self._totals_cache.clear()
 
     async def entities(self, project: str, query: str, limit: int = 10) -> list[tuple[str, float]]:
         """Best entity ids for `query`, with fused scores, best first."""
@@ -353,7 +359,30 @@ class SearchService:
         try:
             return await self.ctx.read(project, cypher, params)
         except StoreError as exc:
-            # A project with no writes yet has no indexes: it simply has nothing to find.
-            if "index" in str(exc).lower() or "empty key" in str(exc).lower():
+            if not _no_vector_index(exc):
+                raise
+        # FalkorDB answers a vector query this way both when the label has no vector index (a
+        # project with nothing embedded yet: nothing to find) and while it builds one (after
+        # a restart, even if this process saw it ready before): find out which.
+        self._indexes_ready.discard(project)
+        self._totals_cache.pop(project, None)
+        await self._check_indexes(project)  # raises IndexNotFound while an index is being built
+        try:
+            return await self.ctx.read(project, cypher, params)
+        except StoreError as exc:
+            if _no_vector_index(exc):
                 return []
             raise
+
+
+# What FalkorDB answers to `db.idx.vector.queryNodes` on a label without a usable vector index:
+# the property was never set in the graph, or the index is missing or still being built. Only
+# these: any other store error (an index error included) is an error, not "no match".
+_NO_VECTOR_INDEX = (
+    "Attempted to access undefined attribute",
+    "Invalid arguments for procedure 'db.idx.vector.queryNodes'",
+)
+
+
+def _no_vector_index(exc: StoreError) -> bool:
+    return any(text in exc.message for text in _NO_VECTOR_INDEX)
