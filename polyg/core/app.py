@@ -230,6 +230,12 @@ class Polyg:
         if self._sweep is not None:
             self._sweep.cancel()
             await asyncio.gather(self._sweep, return_exceptions=True)
+        if self._revive is not None and not self._revive.done():
+            # A start under way would attach anew after our stop, which would then not be the
+            # last user's, and the database would outlive us: let it finish first (the vectors
+            # still queued are then stored, not left waiting on it).
+            log.info("waiting for the embedded database restart to finish before stopping it")
+            await asyncio.gather(self._revive, return_exceptions=True)
         if self._services is not None:
             # Vectors still queued are stored first; any left over are found by the next sweep.
             await self._services.ctx.vectors.close()
@@ -239,9 +245,4 @@ class Polyg:
             from polyg.store.embedded import EmbeddedFalkor
 
             assert isinstance(self._embedded, EmbeddedFalkor)
-            if self._revive is not None and not self._revive.done():
-                # A start under way would attach anew after our stop, which would then not be
-                # the last user's, and the database would outlive us: let it finish first.
-                log.info("waiting for the embedded database restart to finish before stopping it")
-                await asyncio.gather(self._revive, return_exceptions=True)
             await asyncio.to_thread(self._embedded.stop)

@@ -11,6 +11,7 @@ import logging
 import os
 import shutil
 import signal
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -21,13 +22,23 @@ import pytest
 from polyg.config import Settings, load_settings
 from polyg.core.app import Polyg, Services
 from polyg.embed.hashing import HashingEmbedder
-from polyg.errors import EmbeddingModelError, IndexNotFound, StoreError
+from polyg.errors import EmbeddingError, EmbeddingModelError, IndexNotFound, StoreError
 from polyg.store.embedded import EmbeddedFalkor
-from tests.mcp_helpers import embedded_pid, redis_servers_under
+from tests.mcp_helpers import embedded_pid, polyg_command, redis_servers_under, server_env
 
 pytestmark = pytest.mark.anyio
 
 P = "life"
+
+
+class RejectsSome(HashingEmbedder):
+    """Hashing vectors, but a batch holding a text with "reject me" fails, as a provider that
+    refuses one input fails the whole request."""
+
+    def embed_batch_sync(self, texts: list[str]) -> list[list[float]]:
+        if any("reject me" in text for text in texts):
+            raise EmbeddingError("the provider refuses this input (test)")
+        return super().embed_batch_sync(texts)
 
 
 class LoadFails(HashingEmbedder):
@@ -189,7 +200,7 @@ async def test_search_during_an_index_rebuild_after_a_restart_says_so(
     core = Polyg(settings(), embedder=HashingEmbedder())
     try:
         s = await core.ready()
-        await entities_with_vectors(s, 6000)
+        await entities_with_vectors(s, 2000)
         await until_answering(lambda: s.search.entities(P, "filler"))  # indexes seen ready
         kill9_database(clean_env / "data")
         with pytest.raises(StoreError):
@@ -209,3 +220,26 @@ async def test_search_during_an_index_rebuild_after_a_restart_says_so(
             assert found is None or found[0][0] == "ent_5"
     finally:
         await core.close()
+
+
+async def test_polyg_status_counts_parked_entities(settings: Callable[..., Settings], clean_env: Path) -> None:
+    core = Polyg(settings(), embedder=RejectsSome())
+    try:
+        s = await core.ready()
+        await s.entities.create(P, name="fine", type_="thing")
+        await s.entities.create(P, name="odd", type_="thing", observations=["please reject me"])
+        assert await s.ctx.vectors.settle(P, 30)
+        assert await s.ctx.vectors.parked(P) == 1
+    finally:
+        await core.close()
+    status = await asyncio.to_thread(
+        subprocess.run,
+        [*polyg_command(), "status", "--data-dir", str(clean_env / "data")],
+        env=server_env(clean_env / "cli"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert f"no vectors until it changes): {P} 1" in status.stdout, status.stdout + status.stderr
+    assert redis_servers_under(clean_env) == []
