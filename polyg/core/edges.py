@@ -1,0 +1,245 @@
+"""Edges between any nodes an edge may join (entities, events, chunks, ...), written in batches
+with one outcome per item.
+
+An edge id carries its type (`rel_<16 hex>_<TYPE>`), so that finding an edge by id is one
+lookup in its type's range index on `id` (see `polyg.store.queries.edges` for the numbers).
+Ids without a type (edges written before this scheme) are found by asking each type's index in
+turn. A type's index is made on the type's first use (`EdgeService.ensure_index`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from polyg.core import limits
+from polyg.core.embeddable import REGISTRY, EmbeddableRegistry
+from polyg.core.graph import GraphContext
+from polyg.core.model import OWN_PROPERTY_KEYS, Edge, check_text, decode_properties, encode_properties
+from polyg.errors import InvalidParams, NotFound, PayloadTooLarge, PolygError, StoreError
+from polyg.names import now_iso
+from polyg.store.falkor import Row
+from polyg.store.names import NAME, Label, RelType, is_name, is_reserved_rel_type, user_rel_type
+from polyg.store.queries import edges as q
+from polyg.store.queries import nodes as nq
+
+Status = Literal["created", "updated", "deleted", "error"]
+OWN_KEYS = sorted(OWN_PROPERTY_KEYS)
+EDGE_ID = re.compile(rf"rel_[0-9a-f]{{16}}_({NAME.pattern})")
+
+
+def new_edge_id(rel_type: RelType) -> str:
+    return f"rel_{secrets.token_hex(8)}_{rel_type}"
+
+
+def type_of(edge_id: str) -> RelType | None:
+    """The type an edge id carries, if it carries one."""
+    match = EDGE_ID.fullmatch(edge_id) if isinstance(edge_id, str) else None
+    if match is None or is_reserved_rel_type(match.group(1)):
+        return None
+    return RelType(match.group(1))
+
+
+@dataclass(frozen=True)
+class EdgeDraft:
+    """A new edge: endpoints by id or exact name, `type` a relationship type name."""
+
+    source: str
+    target: str
+    type: str
+    description: str = ""
+    properties: Mapping[str, object] | None = None
+
+
+@dataclass(frozen=True)
+class EdgeChange:
+    id: str
+    description: str | None = None
+    properties: Mapping[str, object] | None = None  # merged; a None value removes the property
+
+
+@dataclass(frozen=True)
+class EdgeOutcome:
+    index: int
+    status: Status
+    id: str | None = None
+    edge: Edge | None = None
+    error: str | None = None
+    code: int | None = None
+
+
+def failed(index: int, exc: PolygError, edge_id: str | None = None) -> EdgeOutcome:
+    return EdgeOutcome(index, "error", edge_id, error=exc.message, code=exc.code)
+
+
+def edge_from(row: Row) -> Edge:
+    edge, rel_type, source, target, props = row[:5]
+    return Edge(
+        id=edge["id"],
+        type=rel_type,
+        source_id=source,
+        target_id=target,
+        description=edge.get("description") or "",
+        properties=decode_properties(dict(props)),
+        created_at=edge.get("created_at"),
+        updated_at=edge.get("updated_at"),
+    )
+
+
+def check_batch(items: Sequence[Any], what: str) -> None:
+    if len(items) > limits.MAX_BATCH:
+        raise PayloadTooLarge(f"{what} holds {len(items)} items; the limit is {limits.MAX_BATCH}.")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    id: str
+    label: Label
+    labels: tuple[str, ...]
+    type: str | None
+
+
+async def resolve(
+    ctx: GraphContext, project: str, refs: Sequence[str], registry: EmbeddableRegistry = REGISTRY
+) -> dict[str, Resolved]:
+    """Reference -> node, by exact id first, then by exact name (the oldest of that name)."""
+    wanted = sorted({ref for ref in refs if isinstance(ref, str) and ref})
+    if not wanted:
+        return {}
+    rows = await ctx.read(project, *nq.resolve(registry.endpoint_labels(), registry.named_labels(), wanted))
+    endpoints = set(registry.endpoint_labels())
+    found: dict[str, Resolved] = {}
+    for ref, (node_id, labels, type_) in rows:
+        label = next(label for label in labels if label in endpoints)
+        found[ref] = Resolved(node_id, Label(label), tuple(labels), type_)
+    return found
+
+
+@dataclass
+class EdgeService:
+    ctx: GraphContext
+    registry: EmbeddableRegistry = REGISTRY
+    # (project, type) pairs whose id index exists: checked once per process.
+    _indexed: set[tuple[str, str]] = field(default_factory=set)
+    _index_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def ensure_index(self, project: str, rel_type: RelType) -> None:
+        """Make the range index on `id` of this relationship type, if it is not there yet. The
+        relationship type registry calls it when a type is registered; writes call it on a
+        type's first use."""
+        if (project, rel_type) in self._indexed:
+            return
+        async with self._index_lock:
+            if (project, rel_type) in self._indexed:
+                return
+            rows = await self.ctx.read(project, q.INDEXED_TYPES)
+            indexed = {label for label, types in rows if "RANGE" in dict(types).get("id", [])}
+            if rel_type not in indexed:
+                try:
+                    await self.ctx.write(project, q.ensure_index(rel_type))
+                except StoreError as exc:
+                    if "already indexed" not in str(exc):  # made since we looked: what we wanted
+                        raise
+            self._indexed.update((project, t) for t in {*indexed, rel_type})
+
+    def forget(self, project: str) -> None:
+        """The project was cleared: its indexes are gone."""
+        self._indexed = {pair for pair in self._indexed if pair[0] != project}
+
+    # --- writes ---------------------------------------------------------------------------------
+
+    async def create(self, project: str, drafts: Sequence[EdgeDraft]) -> list[EdgeOutcome]:
+        check_batch(drafts, "relationships")
+        ends = await resolve(self.ctx, project, [r for d in drafts for r in (d.source, d.target)], self.registry)
+        outcomes = []
+        for index, draft in enumerate(drafts):
+            try:
+                outcomes.append(await self._create_one(project, index, draft, ends))
+            except PolygError as exc:
+                outcomes.append(failed(index, exc))
+        return outcomes
+
+    async def _create_one(
+        self, project: str, index: int, draft: EdgeDraft, ends: Mapping[str, Resolved]
+    ) -> EdgeOutcome:
+        where = f"relationships[{index}]"
+        rel_type = user_rel_type(draft.type)
+        description = check_text(draft.description, f"{where}.description", max_len=limits.MAX_TEXT)
+        props = {k: v for k, v in encode_properties(draft.properties, f"{where}.properties").items() if v is not None}
+        source, target = ends.get(draft.source), ends.get(draft.target)
+        if source is None or target is None:
+            missing = draft.source if source is None else draft.target
+            raise NotFound(f"Node {missing!r} not found (by id or name).")
+        await self.ensure_index(project, rel_type)
+        edge_id = new_edge_id(rel_type)
+        row = {"id": edge_id, "description": description, "props": props, "now": now_iso()}
+        rows = await self.ctx.write(
+            project, *q.create_edge(rel_type, (source.label, source.id), (target.label, target.id), row, OWN_KEYS)
+        )
+        if not rows:
+            raise NotFound("The source or target node was deleted meanwhile.")
+        return EdgeOutcome(index, "created", edge_id, edge_from(rows[0]))
+
+    async def update(self, project: str, changes: Sequence[EdgeChange]) -> list[EdgeOutcome]:
+        check_batch(changes, "relationships")
+        outcomes = []
+        for index, change in enumerate(changes):
+            try:
+                where = f"relationships[{index}]"
+                description = None
+                if change.description is not None:
+                    description = check_text(change.description, f"{where}.description", max_len=limits.MAX_TEXT)
+                props = encode_properties(change.properties, f"{where}.properties")
+                rel_type = await self.type_of_id(project, change.id)
+                query = q.update_edge(rel_type, change.id, description, props, now_iso(), OWN_KEYS)
+                rows = await self.ctx.write(project, *query)
+                if not rows:
+                    raise NotFound(f"Relationship {change.id} not found.")
+                outcomes.append(EdgeOutcome(index, "updated", change.id, edge_from(rows[0])))
+            except PolygError as exc:
+                outcomes.append(failed(index, exc, change.id if isinstance(change.id, str) else None))
+        return outcomes
+
+    async def delete(self, project: str, ids: Sequence[str]) -> list[EdgeOutcome]:
+        check_batch(ids, "relationships")
+        outcomes = []
+        for index, edge_id in enumerate(ids):
+            try:
+                rel_type = await self.type_of_id(project, edge_id)
+                rows = await self.ctx.write(project, *q.delete_edge(rel_type, edge_id, now_iso()))
+                if not rows:
+                    raise NotFound(f"Relationship {edge_id} not found.")
+                outcomes.append(EdgeOutcome(index, "deleted", edge_id))
+            except PolygError as exc:
+                outcomes.append(failed(index, exc, edge_id if isinstance(edge_id, str) else None))
+        return outcomes
+
+    # --- reads ----------------------------------------------------------------------------------
+
+    async def get(self, project: str, edge_id: str) -> Edge:
+        rel_type = await self.type_of_id(project, edge_id)
+        rows = await self.ctx.read(project, *q.get_edges(rel_type, [edge_id], OWN_KEYS))
+        if not rows:
+            raise NotFound(f"Relationship {edge_id} not found.")
+        return edge_from(rows[0])
+
+    async def type_of_id(self, project: str, edge_id: str) -> RelType:
+        """The type of an edge, from its id or else by asking each type's index (NotFound)."""
+        if not isinstance(edge_id, str) or not edge_id:
+            raise InvalidParams("A relationship id must be a non-empty string.")
+        carried = type_of(edge_id)
+        if carried is not None:
+            return carried
+        types = [
+            RelType(name)
+            for (name,) in await self.ctx.read(project, q.TYPES)
+            if is_name(name) and not is_reserved_rel_type(name)
+        ]
+        rows = await self.ctx.read(project, *q.find_type(types, edge_id)) if types else []
+        if not rows:
+            raise NotFound(f"Relationship {edge_id} not found.")
+        return RelType(rows[0][0])

@@ -1,0 +1,143 @@
+"""What carries text declares itself here: its text fields, what its vector is made of, and whose
+search hit it is. The index set, the search targets and (next) the vectorizer's queries follow
+from these declarations, so a new node kind gets vectors and hybrid search by declaring itself.
+
+- `head`: the fields its own vector is embedded from, joined by `head_text`;
+- `parts`: a child label whose vectors are composed into this one's (an entity's observations,
+  `polyg.core.vectors.compose`), reached by a relationship type;
+- `owner`: for a part, the label its search hits count for (an observation's hit is its entity's);
+- `fulltext`: fields in its full-text index; `lookup`: fields with a range index (equality);
+- `endpoint`: whether an edge may start or end at it (an observation may not: it belongs to
+  its entity and is deleted with it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from polyg.core.vectors import head_text as entity_head_text
+from polyg.store.names import Label, RelType
+from polyg.store.queries.nodes import NodeIndexes
+
+
+@dataclass(frozen=True)
+class Link:
+    """Another label, reached by a relationship type (from the owner to the part)."""
+
+    label: Label
+    rel: RelType
+
+
+def _field(name: str) -> Callable[[Mapping[str, Any]], str]:
+    def text(values: Mapping[str, Any]) -> str:
+        return str(values.get(name) or "")
+
+    return text
+
+
+def _entity_head(values: Mapping[str, Any]) -> str:
+    return entity_head_text(values["name"], values["type"], values.get("summary") or "")
+
+
+@dataclass(frozen=True)
+class Embeddable:
+    label: Label
+    head: tuple[str, ...]
+    head_text: Callable[[Mapping[str, Any]], str]
+    fulltext: tuple[str, ...]
+    lookup: tuple[str, ...] = ("id",)
+    parts: Link | None = None
+    owner: Link | None = None
+    endpoint: bool = True
+
+    @property
+    def named(self) -> bool:
+        """Whether nodes of this label can be addressed by an exact name."""
+        return "name" in self.lookup
+
+
+@dataclass(frozen=True)
+class SearchTarget:
+    """A vector and full-text index that search queries, and whose hits it counts for: the node
+    itself (`owner` None) or its owner."""
+
+    label: Label
+    owner: Link | None
+
+
+ENTITY = Embeddable(
+    Label("Entity"),
+    head=("name", "type", "summary"),
+    head_text=_entity_head,
+    fulltext=("name", "type", "summary"),
+    lookup=("id", "name", "type"),
+    parts=Link(Label("Observation"), RelType("HAS_OBSERVATION")),
+)
+OBSERVATION = Embeddable(
+    Label("Observation"),
+    head=("text",),
+    head_text=_field("text"),
+    fulltext=("text",),
+    owner=Link(Label("Entity"), RelType("HAS_OBSERVATION")),
+    endpoint=False,
+)
+# Declared for the temporal (spec 003) and retrieval (spec 001) toolsets, which register them.
+EVENT = Embeddable(Label("Event"), head=("description",), head_text=_field("description"), fulltext=("description",))
+CHUNK = Embeddable(Label("Chunk"), head=("text",), head_text=_field("text"), fulltext=("text",))
+
+
+class EmbeddableRegistry:
+    def __init__(self, entries: Iterable[Embeddable] = ()) -> None:
+        self._entries: dict[str, Embeddable] = {}
+        for entry in entries:
+            self.register(entry)
+
+    def register(self, entry: Embeddable) -> None:
+        if entry.label in self._entries:
+            raise ValueError(f"{entry.label} is already declared embeddable")
+        for link in (entry.parts, entry.owner):
+            if link is not None and link.label == entry.label:
+                raise ValueError(f"{entry.label} cannot be its own part or owner")
+        self._entries[entry.label] = entry
+
+    def __getitem__(self, label: str) -> Embeddable:
+        return self._entries[label]
+
+    def __contains__(self, label: object) -> bool:
+        return label in self._entries
+
+    @property
+    def labels(self) -> tuple[Label, ...]:
+        return tuple(entry.label for entry in self._entries.values())
+
+    def index_set(self) -> NodeIndexes:
+        """Range indexes on the lookup fields, a full-text index on the text fields, a vector
+        index on `embedding`, for every declared label."""
+        entries = self._entries.values()
+        return NodeIndexes(
+            range={e.label: e.lookup for e in entries if e.lookup},
+            fulltext={e.label: e.fulltext for e in entries if e.fulltext},
+            vector=tuple(e.label for e in entries),
+        )
+
+    def search_targets(self) -> tuple[SearchTarget, ...]:
+        return tuple(SearchTarget(e.label, e.owner) for e in self._entries.values())
+
+    def search_labels(self) -> tuple[Label, ...]:
+        return tuple(target.label for target in self.search_targets())
+
+    def endpoint_labels(self) -> tuple[Label, ...]:
+        """Labels an edge may join, each found by its indexed `id`."""
+        return tuple(e.label for e in self._entries.values() if e.endpoint and "id" in e.lookup)
+
+    def named_labels(self) -> tuple[Label, ...]:
+        return tuple(e.label for e in self._entries.values() if e.endpoint and e.named)
+
+    def text_fields(self) -> frozenset[str]:
+        return frozenset(f for e in self._entries.values() for f in (*e.head, *e.fulltext))
+
+
+# What polyg embeds and searches today.
+REGISTRY = EmbeddableRegistry([ENTITY, OBSERVATION])

@@ -1,0 +1,289 @@
+"""Nodes written in batches, one outcome per item (spec 000 `manage_nodes`, and the entity writes
+of every other toolset).
+
+Every item is checked before it is written and written by one query, so an item fails whole:
+a bad property, an unknown relationship target or a vanished parent leaves nothing behind, and
+the other items go on. Parents and edge targets are found by id, then by exact name; a name
+created by an earlier item of the same batch means that node. Creating or deleting an edge
+bumps `updated_at` on the nodes it touches (a cached document built from them is stale).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from polyg.core import limits
+from polyg.core.edges import OWN_KEYS, EdgeService, Resolved, Status, check_batch, new_edge_id, resolve
+from polyg.core.embeddable import ENTITY, REGISTRY, Embeddable, EmbeddableRegistry
+from polyg.core.graph import GraphContext
+from polyg.core.model import Node, check_text, decode_properties, encode_properties
+from polyg.errors import InvalidParams, NotFound, PayloadTooLarge, PolygError
+from polyg.names import new_id, now_iso, timestamps
+from polyg.store.falkor import Row
+from polyg.store.names import Label, is_name, is_reserved_label, user_rel_type
+from polyg.store.queries import nodes as q
+
+MAX_NODE_EDGES = 100  # edges one new node may bring along
+
+
+@dataclass(frozen=True)
+class NodeEdge:
+    """An edge made with a new node: to `target` (id or exact name), or from it if not `outgoing`."""
+
+    target: str
+    type: str
+    outgoing: bool = True
+    description: str = ""
+    properties: Mapping[str, object] | None = None
+
+
+@dataclass(frozen=True)
+class NodeDraft:
+    name: str
+    type: str
+    summary: str = ""
+    properties: Mapping[str, object] | None = None
+    observations: Sequence[str] = ()
+    parent: str | None = None  # id or exact name
+    edges: Sequence[NodeEdge] = ()
+
+
+@dataclass(frozen=True)
+class NodeChange:
+    """Fields to change on the node `ref` (id or exact name); None leaves a field as it is."""
+
+    ref: str
+    name: str | None = None
+    type: str | None = None
+    summary: str | None = None
+    properties: Mapping[str, object] | None = None  # merged; a None value removes the property
+
+
+@dataclass(frozen=True)
+class NodeOutcome:
+    index: int
+    status: Status
+    id: str | None = None
+    node: Node | None = None
+    edge_ids: tuple[str, ...] = ()
+    error: str | None = None
+    code: int | None = None
+
+
+def type_label(type_: str) -> Label | None:
+    """A second label from the node type (`location` -> `:Location`), if the type is a valid
+    name and the label is not one of polyg's own."""
+    if not is_name(type_):
+        return None
+    label = type_[0].upper() + type_[1:]
+    return None if is_reserved_label(label) else Label(label)
+
+
+def node_from(row: Row, kind: str) -> Node:
+    fields, labels, props = row[:3]
+    return Node(
+        id=fields["id"],
+        kind=kind,
+        labels=tuple(labels),
+        name=fields.get("name"),
+        type=fields.get("type"),
+        summary=fields.get("summary") or "",
+        parent_id=fields.get("parent_id"),
+        properties=decode_properties(dict(props)),
+        created_at=fields.get("created_at"),
+        updated_at=fields.get("updated_at"),
+    )
+
+
+def _failed(index: int, exc: PolygError, node_id: str | None = None) -> NodeOutcome:
+    return NodeOutcome(index, "error", node_id, error=exc.message, code=exc.code)
+
+
+class NodeService:
+    def __init__(
+        self,
+        ctx: GraphContext,
+        edges: EdgeService,
+        *,
+        kind: Embeddable = ENTITY,
+        registry: EmbeddableRegistry = REGISTRY,
+    ) -> None:
+        self.ctx = ctx
+        self.edges = edges
+        self.kind = kind
+        self.registry = registry
+
+    # --- create ---------------------------------------------------------------------------------
+
+    async def create(self, project: str, drafts: Sequence[NodeDraft]) -> list[NodeOutcome]:
+        check_batch(drafts, "nodes")
+        refs = [r for d in drafts for r in (d.parent, *(e.target for e in d.edges)) if r is not None]
+        found = await resolve(self.ctx, project, refs, self.registry)
+        made: dict[str, Resolved] = {}  # names created by this batch, which earlier items' names win
+        outcomes = []
+        for index, draft in enumerate(drafts):
+            try:
+                outcome = await self._create_one(project, index, draft, {**found, **made})
+            except PolygError as exc:
+                outcome = _failed(index, exc)
+            if outcome.node is not None:
+                node = outcome.node
+                made.setdefault(draft.name, Resolved(node.id, self.kind.label, node.labels, node.type))
+            outcomes.append(outcome)
+        self.ctx.vectors.mark(project, [o.id for o in outcomes if o.id is not None and o.status == "created"])
+        return outcomes
+
+    async def _create_one(
+        self, project: str, index: int, draft: NodeDraft, known: Mapping[str, Resolved]
+    ) -> NodeOutcome:
+        where = f"nodes[{index}]"
+        row = self._row(draft, where)
+        parent = None
+        if draft.parent is not None:
+            parent = self._endpoint(known, draft.parent, f"{where}.parent")
+            if parent.label != self.kind.label:
+                raise InvalidParams(f"{where}.parent must be a {self.kind.label}.")
+            row["parent_id"] = parent.id
+        edges = self._edges(draft, where, known)
+        for edge in edges:
+            await self.edges.ensure_index(project, edge.type)
+        query = q.create_node(
+            self.kind.label,
+            type_label(draft.type),
+            row,
+            parent_label=self.kind.label,
+            edges=edges,
+            own_keys=OWN_KEYS,
+        )
+        rows = await self.ctx.write(project, *query)
+        if not rows:
+            raise NotFound(f"{where}: the parent or a relationship target was deleted meanwhile.")
+        node = node_from(rows[0], self.kind.label)
+        return NodeOutcome(index, "created", node.id, node, tuple(e.row["id"] for e in edges))
+
+    def _row(self, draft: NodeDraft, where: str) -> dict[str, Any]:
+        observations = list(draft.observations)
+        if len(observations) > limits.MAX_BATCH:
+            raise PayloadTooLarge(f"{where}.observations holds {len(observations)} items; the limit is {limits.MAX_BATCH}.")
+        texts = [
+            check_text(o, f"{where}.observations[{i}]", max_len=limits.MAX_TEXT, allow_empty=False)
+            for i, o in enumerate(observations)
+        ]
+        props = encode_properties(draft.properties, f"{where}.properties")
+        return {
+            "id": new_id("ent"),
+            "name": check_text(draft.name, f"{where}.name", max_len=limits.MAX_NAME, allow_empty=False),
+            "type": check_text(draft.type, f"{where}.type", max_len=limits.MAX_TYPE, allow_empty=False),
+            "summary": check_text(draft.summary, f"{where}.summary", max_len=limits.MAX_TEXT),
+            "parent_id": None,
+            "props": {k: v for k, v in props.items() if v is not None},
+            "obs": [
+                {"id": new_id("obs"), "text": text, "at": at}
+                for text, at in zip(dict.fromkeys(texts), timestamps(len(set(texts))), strict=True)
+            ],
+            "now": now_iso(),
+        }
+
+    def _edges(self, draft: NodeDraft, where: str, known: Mapping[str, Resolved]) -> list[q.NewEdge]:
+        if len(draft.edges) > MAX_NODE_EDGES:
+            raise PayloadTooLarge(f"{where}.relationships holds {len(draft.edges)} items; the limit is {MAX_NODE_EDGES}.")
+        edges = []
+        for i, edge in enumerate(draft.edges):
+            at = f"{where}.relationships[{i}]"
+            rel_type = user_rel_type(edge.type, f"{at}.type")
+            props = encode_properties(edge.properties, f"{at}.properties")
+            target = self._endpoint(known, edge.target, f"{at}.target")
+            row = {
+                "id": new_edge_id(rel_type),
+                "description": check_text(edge.description, f"{at}.description", max_len=limits.MAX_TEXT),
+                "props": {k: v for k, v in props.items() if v is not None},
+            }
+            edges.append(q.NewEdge(rel_type, target.label, target.id, edge.outgoing, row))
+        return edges
+
+    @staticmethod
+    def _endpoint(known: Mapping[str, Resolved], ref: object, where: str) -> Resolved:
+        if not isinstance(ref, str) or not ref:
+            raise InvalidParams(f"{where} must be a node id or name.")
+        if ref not in known:
+            raise NotFound(f"{where}: node {ref!r} not found (by id or name).")
+        return known[ref]
+
+    # --- update and delete ----------------------------------------------------------------------
+
+    async def update(self, project: str, changes: Sequence[NodeChange]) -> list[NodeOutcome]:
+        check_batch(changes, "nodes")
+        found = await resolve(self.ctx, project, [c.ref for c in changes], self.registry)
+        outcomes = []
+        for index, change in enumerate(changes):
+            try:
+                target = self._own(found, change.ref, f"nodes[{index}]")
+                async with self.ctx.entity_locks(project, [target.id]):
+                    outcomes.append(await self._update_one(project, index, change, target))
+            except PolygError as exc:
+                outcomes.append(_failed(index, exc))
+        return outcomes
+
+    async def _update_one(self, project: str, index: int, change: NodeChange, target: Resolved) -> NodeOutcome:
+        where = f"nodes[{index}]"
+        sets: dict[str, str] = {}
+        if change.name is not None:
+            sets["name"] = check_text(change.name, f"{where}.name", max_len=limits.MAX_NAME, allow_empty=False)
+        if change.type is not None:
+            sets["type"] = check_text(change.type, f"{where}.type", max_len=limits.MAX_TYPE, allow_empty=False)
+        if change.summary is not None:
+            sets["summary"] = check_text(change.summary, f"{where}.summary", max_len=limits.MAX_TEXT)
+        props = encode_properties(change.properties, f"{where}.properties")
+        relabel = None
+        if "type" in sets and target.type != sets["type"]:
+            relabel = (type_label(target.type or ""), type_label(sets["type"]))
+        text_changed = any(field in self.kind.head for field in sets)
+        query = q.update_node(
+            self.kind.label,
+            target.id,
+            sets,
+            props,
+            now_iso(),
+            relabel=relabel,
+            text_changed=text_changed,
+            own_keys=OWN_KEYS,
+        )
+        rows = await self.ctx.write(project, *query)
+        if not rows:
+            raise NotFound(f"{where}: node {change.ref!r} was deleted meanwhile.")
+        if text_changed:
+            self.ctx.vectors.mark(project, [target.id])
+        return NodeOutcome(index, "updated", target.id, node_from(rows[0], self.kind.label))
+
+    async def delete(self, project: str, refs: Sequence[str]) -> list[NodeOutcome]:
+        """Delete nodes with their observations and edges; their neighbours' `updated_at` is
+        bumped and their children lose their parent."""
+        check_batch(refs, "nodes")
+        found = await resolve(self.ctx, project, refs, self.registry)
+        outcomes = []
+        for index, ref in enumerate(refs):
+            try:
+                target = self._own(found, ref, f"nodes[{index}]")
+                rows = await self.ctx.write(project, *q.delete_node(self.kind.label, target.id, now_iso()))
+                if not rows:
+                    raise NotFound(f"nodes[{index}]: node {ref!r} was deleted meanwhile.")
+                outcomes.append(NodeOutcome(index, "deleted", target.id))
+            except PolygError as exc:
+                outcomes.append(_failed(index, exc))
+        return outcomes
+
+    def _own(self, found: Mapping[str, Resolved], ref: object, where: str) -> Resolved:
+        target = self._endpoint(found, ref, where)
+        if target.label != self.kind.label:
+            raise NotFound(f"{where}: {ref!r} is not a {self.kind.label}.")
+        return target
+
+    # --- reads ----------------------------------------------------------------------------------
+
+    async def get(self, project: str, ids: Sequence[str]) -> list[Node]:
+        """The nodes with these ids, in that order (unknown ids are left out)."""
+        rows = await self.ctx.read(project, *q.get_nodes(self.kind.label, list(ids), OWN_KEYS))
+        by_id = {node.id: node for node in (node_from(row, self.kind.label) for row in rows)}
+        return [by_id[i] for i in ids if i in by_id]

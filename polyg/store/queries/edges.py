@@ -1,0 +1,85 @@
+"""Cypher for edges: created, read, updated and deleted one per query, found by id through the
+per-type range index on `id`; every write bumps both endpoints' `updated_at`.
+
+FalkorDB indexes relationships per type, and a pattern naming several types (`[r:A|B]`) or
+none uses no index: at 100k edges over 50 types, finding an edge by id took 51 ms with no type,
+15 ms with two, 0.29 ms with its type, 2.3 ms as a UNION of 50 typed lookups. So an edge id
+carries its type (`polyg.core.edges`), and the UNION is only the fallback for ids without one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from polyg.store.names import Label, RelType
+from polyg.store.queries.nodes import Query
+
+EDGE_RETURN = (
+    "r {.id, .description, .created_at, .updated_at} AS edge, type(r) AS type, a.id AS source, b.id AS target, "
+    "[k IN keys(r) WHERE NOT k IN $own | [k, r[k]]] AS props"
+)
+TOUCH_ENDS = "a.updated_at = $now, b.updated_at = $now"
+
+
+def ensure_index(rel_type: RelType) -> str:
+    return f"CREATE INDEX FOR ()-[r:{rel_type}]-() ON (r.id)"
+
+
+INDEXED_TYPES = (
+    "CALL db.indexes() YIELD label, types, entitytype WHERE entitytype = 'RELATIONSHIP' "
+    "RETURN label, types"
+)
+TYPES = "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType"
+
+
+def create_edge(
+    rel_type: RelType,
+    source: tuple[Label, str],
+    target: tuple[Label, str],
+    row: Mapping[str, Any],
+    own_keys: Sequence[str],
+) -> Query:
+    """An edge from `row` (id, description, props, now) between two nodes matched by label and
+    id; no row if either is missing."""
+    (source_label, source_id), (target_label, target_id) = source, target
+    return (
+        f"MATCH (a:{source_label} {{id: $source}}), (b:{target_label} {{id: $target}}) "
+        f"CREATE (a)-[r:{rel_type} {{id: $id, description: $description, created_at: $now, updated_at: $now}}]->(b) "
+        f"SET r += $props, {TOUCH_ENDS} RETURN {EDGE_RETURN}",
+        {**row, "source": source_id, "target": target_id, "own": list(own_keys)},
+    )
+
+
+def get_edges(rel_type: RelType, ids: list[str], own_keys: Sequence[str]) -> Query:
+    return (
+        f"UNWIND $ids AS id MATCH (a)-[r:{rel_type} {{id: id}}]->(b) RETURN {EDGE_RETURN}",
+        {"ids": ids, "own": list(own_keys)},
+    )
+
+
+def find_type(rel_types: Sequence[RelType], edge_id: str) -> Query:
+    """The type of the edge with this id, looked up type by type (ids that do not carry it)."""
+    branches = [f"MATCH ()-[r:{t} {{id: $id}}]->() RETURN type(r) AS type" for t in rel_types]
+    return " UNION ".join(branches), {"id": edge_id}
+
+
+def update_edge(
+    rel_type: RelType, edge_id: str, description: str | None, props: Mapping[str, Any], now: str, own_keys: Sequence[str]
+) -> Query:
+    """Merge user properties (a None value removes one) and set the description if given."""
+    sets = ["r += $props", "r.updated_at = $now", TOUCH_ENDS]
+    if description is not None:
+        sets.append("r.description = $description")
+    return (
+        f"MATCH (a)-[r:{rel_type} {{id: $id}}]->(b) SET {', '.join(sets)} RETURN {EDGE_RETURN}",
+        {"id": edge_id, "description": description, "props": dict(props), "now": now, "own": list(own_keys)},
+    )
+
+
+def delete_edge(rel_type: RelType, edge_id: str, now: str) -> Query:
+    return (
+        f"MATCH (a)-[r:{rel_type} {{id: $id}}]->(b) WITH a, b, r, r.id AS gone DELETE r SET {TOUCH_ENDS} "
+        "RETURN gone, a.id, b.id",
+        {"id": edge_id, "now": now},
+    )

@@ -1,0 +1,192 @@
+"""Cypher for nodes: resolving references, creating, updating and deleting one node per query,
+and the per-label index statements.
+
+Each write is one query, and FalkorDB applies a query whole or not at all (a query that fails
+part-way is rolled back), so an item of a batch is never half-written. Endpoints and parents are
+matched before anything is created: a node that vanished in between makes the query return no
+row and write nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from polyg.store.names import Label, RelType
+
+Query = tuple[str, dict[str, Any]]
+
+# A node's own fields as one map, and its user properties as [key, value] pairs: the keys
+# polyg owns (embeddings among them: 384 floats each) are not sent back.
+NODE_RETURN = (
+    "n {.id, .name, .type, .summary, .parent_id, .created_at, .updated_at} AS node, labels(n) AS labels, "
+    "[k IN keys(n) WHERE NOT k IN $own | [k, n[k]]] AS props"
+)
+# Written by every change to what a node's vector is made from; `+ 1` on none starts at 1.
+BUMP_REV = "n.rev = coalesce(n.rev, 0) + 1"
+
+SETTABLE = frozenset({"name", "type", "summary", "parent_id"})
+HAS_OBSERVATION = RelType("HAS_OBSERVATION")
+OBSERVATION = Label("Observation")
+
+
+def labels(kind: Label, extra: Label | None) -> str:
+    return f"{kind}:{extra}" if extra else str(kind)
+
+
+def resolve(id_labels: Sequence[Label], name_labels: Sequence[Label], refs: list[str]) -> Query:
+    """Each reference -> [id, labels, type] of the node with that id, else of the oldest node
+    with that name; unresolved references have no row. One indexed lookup per label, one round
+    trip."""
+    branches = [f"WITH ref MATCH (n:{label} {{id: ref}}) RETURN n, 0 AS rank" for label in id_labels]
+    branches += [f"WITH ref MATCH (n:{label} {{name: ref}}) RETURN n, 1 AS rank" for label in name_labels]
+    return (
+        f"UNWIND $refs AS ref CALL {{ {' UNION '.join(branches)} }} "
+        "WITH ref, n, rank ORDER BY rank, n.created_at, n.id "
+        "RETURN ref, collect([n.id, labels(n), n.type])[0]",
+        {"refs": refs},
+    )
+
+
+@dataclass(frozen=True)
+class NewEdge:
+    """An edge written with a new node: to or from an existing node (`other`, matched by id)."""
+
+    type: RelType
+    other_label: Label
+    other_id: str
+    outgoing: bool  # new node -> other
+    row: dict[str, Any]  # id, description, props
+
+
+def create_node(
+    kind: Label,
+    extra: Label | None,
+    row: Mapping[str, Any],
+    *,
+    parent_label: Label | None,
+    edges: Sequence[NewEdge] = (),
+    own_keys: Sequence[str] = (),
+) -> Query:
+    """One node (with its observations and edges) from `row`: id, name, type, summary,
+    parent_id, props, obs [{id, text, at}], now. Returns the node; no row if an endpoint or the
+    parent is missing."""
+    params: dict[str, Any] = {**row, "own": list(own_keys)}
+    matches = []
+    if row.get("parent_id") is not None and parent_label is not None:
+        matches.append(f"(p:{parent_label} {{id: $parent_id}})")
+    for i, edge in enumerate(edges):
+        matches.append(f"(o{i}:{edge.other_label} {{id: $o{i}}})")
+        params.update({f"o{i}": edge.other_id, f"i{i}": edge.row["id"], f"d{i}": edge.row["description"]})
+        params[f"p{i}"] = edge.row["props"]
+    match = f"MATCH {', '.join(matches)} " if matches else ""
+    cypher = (
+        match + f"CREATE (n:{labels(kind, extra)} {{id: $id, name: $name, type: $type, summary: $summary, "
+        "parent_id: $parent_id, created_at: $now, updated_at: $now, rev: 1}) SET n += $props "
+        f"FOREACH (o IN $obs | CREATE (n)-[:{HAS_OBSERVATION}]->(:{OBSERVATION} "
+        "{id: o.id, text: o.text, created_at: o.at})) "
+    )
+    for i, edge in enumerate(edges):
+        fields = f"{{id: $i{i}, description: $d{i}, created_at: $now, updated_at: $now}}"
+        arrow = f"(n)-[r{i}:{edge.type} {fields}]->(o{i})" if edge.outgoing else f"(o{i})-[r{i}:{edge.type} {fields}]->(n)"
+        cypher += f"CREATE {arrow} SET r{i} += $p{i}, o{i}.updated_at = $now "
+    return cypher + f"RETURN {NODE_RETURN}", params
+
+
+def update_node(
+    kind: Label,
+    node_id: str,
+    sets: Mapping[str, Any],
+    props: Mapping[str, Any],
+    now: str,
+    *,
+    relabel: tuple[Label | None, Label | None] | None = None,
+    text_changed: bool = False,
+    own_keys: Sequence[str] = (),
+) -> Query:
+    """Set own fields (`sets`: name, type, summary, parent_id) and merge user properties (a None
+    value removes one); `relabel` swaps the type label (old, new); a text change bumps the
+    revision and drops the head vector, which the vectorizer makes again."""
+    assignments = [f"n.{_own_field(key)} = $set_{key}" for key in sets]
+    assignments += ["n += $props", "n.updated_at = $now"]
+    if text_changed:
+        assignments.append(BUMP_REV)
+    cypher = f"MATCH (n:{kind} {{id: $id}}) "
+    if relabel is not None:
+        old, new = relabel
+        if old is not None and old != new:
+            cypher += f"REMOVE n:{old} "
+        if new is not None:
+            assignments.append(f"n:{new}")
+    cypher += "SET " + ", ".join(assignments) + " "
+    if text_changed:
+        cypher += "REMOVE n.head_embedding "
+    return cypher + f"RETURN {NODE_RETURN}", {
+        "id": node_id,
+        **{f"set_{key}": value for key, value in sets.items()},
+        "props": dict(props),
+        "now": now,
+        "own": list(own_keys),
+    }
+
+
+def _own_field(key: str) -> str:
+    if key not in SETTABLE:
+        raise ValueError(f"not a settable node field: {key!r}")
+    return key
+
+
+def delete_node(kind: Label, node_id: str, now: str) -> Query:
+    """The node, its observations and edges; its neighbours' `updated_at` is bumped (an edge
+    touching them went away) and its children lose their parent. Returns the neighbours' ids."""
+    return (
+        f"MATCH (n:{kind} {{id: $id}}) "
+        f"OPTIONAL MATCH (n)-[r]-(m) WHERE type(r) <> '{HAS_OBSERVATION}' "
+        "WITH n, collect(DISTINCT m) AS near FOREACH (m IN near | SET m.updated_at = $now) "
+        f"WITH n, [m IN near | m.id] AS near OPTIONAL MATCH (n)-[:{HAS_OBSERVATION}]->(o:{OBSERVATION}) "
+        "WITH n, near, collect(o) AS obs FOREACH (x IN obs | DELETE x) "
+        f"WITH n, near OPTIONAL MATCH (c:{kind} {{parent_id: n.id}}) "
+        "WITH n, near, collect(c) AS kids FOREACH (k IN kids | SET k.parent_id = NULL) "
+        "WITH n, near, n.id AS gone DETACH DELETE n RETURN gone, near",
+        {"id": node_id, "now": now},
+    )
+
+
+def get_nodes(kind: Label, ids: list[str], own_keys: Sequence[str]) -> Query:
+    return (
+        f"UNWIND $ids AS id MATCH (n:{kind} {{id: id}}) RETURN {NODE_RETURN}",
+        {"ids": ids, "own": list(own_keys)},
+    )
+
+
+@dataclass(frozen=True)
+class NodeIndexes:
+    """The indexes of node labels: range (equality lookups), full-text, vector (`embedding`)."""
+
+    range: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    fulltext: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    vector: tuple[str, ...] = ()
+
+    def missing(
+        self, found: Mapping[tuple[str, str], set[str]], dimension: int, *, hnsw: Mapping[str, int]
+    ) -> list[str]:
+        """Statements creating the indexes `found` (label, property) -> kinds lacks. `hnsw`:
+        M, efConstruction, efRuntime of new vector indexes."""
+        statements = []
+        for label, props in self.range.items():
+            for prop in props:
+                if "RANGE" not in found.get((label, prop), set()):
+                    statements.append(f"CREATE INDEX FOR (n:{Label(label)}) ON (n.{Label(prop)})")
+        for label, props in self.fulltext.items():
+            if not all("FULLTEXT" in found.get((label, p), set()) for p in props):
+                args = ", ".join(f"'{Label(p)}'" for p in props)
+                statements.append(f"CALL db.idx.fulltext.createNodeIndex('{Label(label)}', {args})")
+        for label in self.vector:
+            if "VECTOR" not in found.get((label, "embedding"), set()):
+                statements.append(
+                    f"CREATE VECTOR INDEX FOR (n:{Label(label)}) ON (n.embedding) OPTIONS "
+                    f"{{dimension: {int(dimension)}, similarityFunction: 'cosine', M: {int(hnsw['M'])}, "
+                    f"efConstruction: {int(hnsw['efConstruction'])}, efRuntime: {int(hnsw['efRuntime'])}}}"
+                )
+        return statements

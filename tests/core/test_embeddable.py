@@ -1,0 +1,75 @@
+"""The embeddable registry derives today's index set exactly, and a new label gets its indexes
+and a search target by declaring itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from polyg.core.embeddable import CHUNK, ENTITY, EVENT, OBSERVATION, REGISTRY, Embeddable, EmbeddableRegistry, Link
+from polyg.core.model import OWN_PROPERTY_KEYS
+from polyg.store import schema
+from polyg.store.names import Label, RelType
+
+HNSW = {"M": schema.HNSW_M, "efConstruction": schema.EF_CONSTRUCTION, "efRuntime": schema.EF_RUNTIME}
+
+
+def test_the_registry_gives_todays_index_lists() -> None:
+    indexes = REGISTRY.index_set()
+    assert indexes.range == schema.RANGE_INDEXES
+    assert indexes.fulltext == schema.FULLTEXT_INDEXES
+    assert indexes.vector == schema.VECTOR_INDEXES
+
+
+@pytest.mark.parametrize(
+    "found",
+    [
+        {},
+        {("Entity", "id"): {"RANGE"}, ("Entity", "name"): {"RANGE", "FULLTEXT"}},
+        {("Entity", "embedding"): {"VECTOR"}, ("Observation", "text"): {"FULLTEXT"}},
+        {("Entity", p): {"RANGE", "FULLTEXT"} for p in ("id", "name", "type", "summary")},
+    ],
+)
+def test_the_registry_gives_todays_index_statements(found: dict[tuple[str, str], set[str]]) -> None:
+    assert REGISTRY.index_set().missing(found, 384, hnsw=HNSW) == schema._missing_statements(found, 384)
+
+
+def test_search_targets_are_todays_labels_with_their_owners() -> None:
+    assert REGISTRY.search_labels() == ("Entity", "Observation")
+    [entity, observation] = REGISTRY.search_targets()
+    assert entity.owner is None
+    assert observation.owner is not None and (observation.owner.label, observation.owner.rel) == (
+        "Entity",
+        "HAS_OBSERVATION",
+    )
+
+
+def test_a_declared_label_gets_indexes_and_a_search_target() -> None:
+    registry = EmbeddableRegistry([ENTITY, OBSERVATION, EVENT, CHUNK])
+    statements = registry.index_set().missing({}, 8, hnsw=HNSW)
+    assert "CREATE INDEX FOR (n:Event) ON (n.id)" in statements
+    assert "CALL db.idx.fulltext.createNodeIndex('Chunk', 'text')" in statements
+    assert any(s.startswith("CREATE VECTOR INDEX FOR (n:Event) ON (n.embedding)") for s in statements)
+    assert registry.search_labels() == ("Entity", "Observation", "Event", "Chunk")
+    assert registry.endpoint_labels() == ("Entity", "Event", "Chunk")  # not observations
+    assert registry.named_labels() == ("Entity",)
+
+
+def test_head_texts() -> None:
+    assert ENTITY.head_text({"name": "Miles Davis", "type": "person", "summary": "trumpeter"}) == (
+        "Miles Davis (person): trumpeter"
+    )
+    assert EVENT.head_text({"description": "recorded Kind of Blue"}) == "recorded Kind of Blue"
+
+
+def test_declarations_are_checked() -> None:
+    with pytest.raises(ValueError, match="already"):
+        EmbeddableRegistry([ENTITY, ENTITY])
+    with pytest.raises(ValueError, match="own part"):
+        looped = Link(Label("Entity"), RelType("HAS_PART"))
+        EmbeddableRegistry([Embeddable(Label("Entity"), ("name",), ENTITY.head_text, ("name",), parts=looped)])
+
+
+def test_text_fields_are_polyg_keys() -> None:
+    """A user property may not take the name of a field polyg embeds or indexes."""
+    everything = EmbeddableRegistry([ENTITY, OBSERVATION, EVENT, CHUNK])
+    assert everything.text_fields() <= OWN_PROPERTY_KEYS
