@@ -166,7 +166,9 @@ class NodeService:
     def _row(self, draft: NodeDraft, where: str) -> dict[str, Any]:
         observations = list(draft.observations)
         if len(observations) > limits.MAX_BATCH:
-            raise PayloadTooLarge(f"{where}.observations holds {len(observations)} items; the limit is {limits.MAX_BATCH}.")
+            raise PayloadTooLarge(
+                f"{where}.observations holds {len(observations)} items; the limit is {limits.MAX_BATCH}."
+            )
         texts = [
             check_text(o, f"{where}.observations[{i}]", max_len=limits.MAX_TEXT, allow_empty=False)
             for i, o in enumerate(observations)
@@ -188,7 +190,9 @@ class NodeService:
 
     def _edges(self, draft: NodeDraft, where: str, known: Mapping[str, Resolved]) -> list[q.NewEdge]:
         if len(draft.edges) > MAX_NODE_EDGES:
-            raise PayloadTooLarge(f"{where}.relationships holds {len(draft.edges)} items; the limit is {MAX_NODE_EDGES}.")
+            raise PayloadTooLarge(
+                f"{where}.relationships holds {len(draft.edges)} items; the limit is {MAX_NODE_EDGES}."
+            )
         edges = []
         for i, edge in enumerate(draft.edges):
             at = f"{where}.relationships[{i}]"

@@ -129,7 +129,9 @@ def node_count(core: Core, project: str) -> int:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(props=storable)
-def test_whatever_the_codec_accepts_round_trips_through_falkordb(core: Core, project: str, props: dict[str, Any]) -> None:
+def test_whatever_the_codec_accepts_round_trips_through_falkordb(
+    core: Core, project: str, props: dict[str, Any]
+) -> None:
     check_round_trip(core, project, props)
 
 
@@ -160,7 +162,9 @@ def check_round_trip(core: Core, project: str, props: dict[str, Any]) -> None:
     assert canonical(dict(stored.properties)) == canonical(expected)
     # Template Cypher reads them as plain properties.
     for key, value in expected.items():
-        rows = run(core, core.services.ctx.read(project, f"MATCH (n:Entity {{id: $id}}) RETURN n.{key}", {"id": stored.id}))
+        rows = run(
+            core, core.services.ctx.read(project, f"MATCH (n:Entity {{id: $id}}) RETURN n.{key}", {"id": stored.id})
+        )
         assert repr(rows[0][0]) == repr(value)
     [edge] = run(core, core.edges.create(project, [EdgeDraft(outcome.id, outcome.id, "LINKS", properties=props)]))
     assert edge.status == "created", edge

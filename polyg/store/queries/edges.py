@@ -26,10 +26,7 @@ def ensure_index(rel_type: RelType) -> str:
     return f"CREATE INDEX FOR ()-[r:{rel_type}]-() ON (r.id)"
 
 
-INDEXED_TYPES = (
-    "CALL db.indexes() YIELD label, types, entitytype WHERE entitytype = 'RELATIONSHIP' "
-    "RETURN label, types"
-)
+INDEXED_TYPES = "CALL db.indexes() YIELD label, types, entitytype WHERE entitytype = 'RELATIONSHIP' RETURN label, types"
 TYPES = "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType"
 
 
@@ -65,7 +62,12 @@ def find_type(rel_types: Sequence[RelType], edge_id: str) -> Query:
 
 
 def update_edge(
-    rel_type: RelType, edge_id: str, description: str | None, props: Mapping[str, Any], now: str, own_keys: Sequence[str]
+    rel_type: RelType,
+    edge_id: str,
+    description: str | None,
+    props: Mapping[str, Any],
+    now: str,
+    own_keys: Sequence[str],
 ) -> Query:
     """Merge user properties (a None value removes one) and set the description if given."""
     sets = ["r += $props", "r.updated_at = $now", TOUCH_ENDS]

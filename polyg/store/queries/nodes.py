@@ -89,7 +89,9 @@ def create_node(
     )
     for i, edge in enumerate(edges):
         fields = f"{{id: $i{i}, description: $d{i}, created_at: $now, updated_at: $now}}"
-        arrow = f"(n)-[r{i}:{edge.type} {fields}]->(o{i})" if edge.outgoing else f"(o{i})-[r{i}:{edge.type} {fields}]->(n)"
+        arrow = (
+            f"(n)-[r{i}:{edge.type} {fields}]->(o{i})" if edge.outgoing else f"(o{i})-[r{i}:{edge.type} {fields}]->(n)"
+        )
         cypher += f"CREATE {arrow} SET r{i} += $p{i}, o{i}.updated_at = $now "
     return cypher + f"RETURN {NODE_RETURN}", params
 
