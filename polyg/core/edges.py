@@ -153,36 +153,65 @@ class EdgeService:
     # --- writes ---------------------------------------------------------------------------------
 
     async def create(self, project: str, drafts: Sequence[EdgeDraft]) -> list[EdgeOutcome]:
+        """Create edges; the valid items in one query per (type, source label, target label)."""
         check_batch(drafts, "relationships")
         ends = await resolve(self.ctx, project, [r for d in drafts for r in (d.source, d.target)], self.registry)
-        outcomes = []
+        outcomes: dict[int, EdgeOutcome] = {}
+        groups: dict[tuple[RelType, Label, Label], list[tuple[int, dict[str, Any]]]] = {}
+        now = now_iso()
         for index, draft in enumerate(drafts):
             try:
-                outcomes.append(await self._create_one(project, index, draft, ends))
+                key, row = self._prepare(index, draft, ends, now)
             except PolygError as exc:
-                outcomes.append(failed(index, exc))
-        return outcomes
+                outcomes[index] = failed(index, exc)
+                continue
+            groups.setdefault(key, []).append((index, row))
+        for (rel_type, source_label, target_label), items in groups.items():
+            try:
+                await self.ensure_index(project, rel_type)
+                written = await self._write(project, rel_type, source_label, target_label, [row for _, row in items])
+            except PolygError as exc:
+                # The checks leave nothing the database refuses: this is the store failing, and the
+                # group's one query wrote nothing.
+                outcomes.update((index, failed(index, exc)) for index, _ in items)
+                continue
+            for index, row in items:
+                outcomes[index] = self._outcome(index, row, written)
+        return [outcomes[index] for index in range(len(drafts))]
 
-    async def _create_one(
-        self, project: str, index: int, draft: EdgeDraft, ends: Mapping[str, Resolved]
-    ) -> EdgeOutcome:
+    def _prepare(
+        self, index: int, draft: EdgeDraft, ends: Mapping[str, Resolved], now: str
+    ) -> tuple[tuple[RelType, Label, Label], dict[str, Any]]:
         where = f"relationships[{index}]"
-        rel_type = user_rel_type(draft.type)
+        rel_type = user_rel_type(draft.type, f"{where}.type")
         description = check_text(draft.description, f"{where}.description", max_len=limits.MAX_TEXT)
-        props = {k: v for k, v in encode_properties(draft.properties, f"{where}.properties").items() if v is not None}
+        props = encode_properties(draft.properties, f"{where}.properties")
         source, target = ends.get(draft.source), ends.get(draft.target)
         if source is None or target is None:
             missing = draft.source if source is None else draft.target
-            raise NotFound(f"Node {missing!r} not found (by id or name).")
-        await self.ensure_index(project, rel_type)
-        edge_id = new_edge_id(rel_type)
-        row = {"id": edge_id, "description": description, "props": props, "now": now_iso()}
-        rows = await self.ctx.write(
-            project, *q.create_edge(rel_type, (source.label, source.id), (target.label, target.id), row, OWN_KEYS)
-        )
-        if not rows:
-            raise NotFound("The source or target node was deleted meanwhile.")
-        return EdgeOutcome(index, "created", edge_id, edge_from(rows[0]))
+            raise NotFound(f"{where}: node {missing!r} not found (by id or name).")
+        row = {
+            "id": new_edge_id(rel_type),
+            "source": source.id,
+            "target": target.id,
+            "description": description,
+            "props": {k: v for k, v in props.items() if v is not None},
+            "now": now,
+        }
+        return (rel_type, source.label, target.label), row
+
+    async def _write(
+        self, project: str, rel_type: RelType, source: Label, target: Label, rows: list[dict[str, Any]]
+    ) -> dict[str, Edge]:
+        result = await self.ctx.write(project, *q.create_edges(rel_type, source, target, rows, OWN_KEYS))
+        return {edge.id: edge for edge in map(edge_from, result)}
+
+    @staticmethod
+    def _outcome(index: int, row: Mapping[str, Any], written: Mapping[str, Edge]) -> EdgeOutcome:
+        edge = written.get(row["id"])
+        if edge is None:
+            return failed(index, NotFound(f"relationships[{index}]: the source or target node was deleted meanwhile."))
+        return EdgeOutcome(index, "created", edge.id, edge)
 
     async def update(self, project: str, changes: Sequence[EdgeChange]) -> list[EdgeOutcome]:
         check_batch(changes, "relationships")

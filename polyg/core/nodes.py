@@ -97,6 +97,10 @@ def node_from(row: Row, kind: str) -> Node:
     )
 
 
+def _refs(draft: NodeDraft) -> list[str]:
+    return [ref for ref in (draft.parent, *(edge.target for edge in draft.edges)) if isinstance(ref, str)]
+
+
 def _failed(index: int, exc: PolygError, node_id: str | None = None) -> NodeOutcome:
     return NodeOutcome(index, "error", node_id, error=exc.message, code=exc.code)
 
@@ -118,50 +122,96 @@ class NodeService:
     # --- create ---------------------------------------------------------------------------------
 
     async def create(self, project: str, drafts: Sequence[NodeDraft]) -> list[NodeOutcome]:
+        """Create nodes in batch order, items of one shape together (one query per shape),
+        except that an item referring by name to a node of the pending items waits for it."""
         check_batch(drafts, "nodes")
         refs = [r for d in drafts for r in (d.parent, *(e.target for e in d.edges)) if r is not None]
         found = await resolve(self.ctx, project, refs, self.registry)
-        made: dict[str, Resolved] = {}  # names created by this batch, which earlier items' names win
-        outcomes = []
+        made: dict[str, Resolved] = {}  # names created by this batch: they win over older namesakes
+        outcomes: dict[int, NodeOutcome] = {}
+        pending: list[tuple[int, q.NodeShape, dict[str, Any]]] = []
+        pending_names: set[str] = set()
         for index, draft in enumerate(drafts):
+            if any(ref in pending_names for ref in _refs(draft)):
+                await self._write(project, pending, drafts, outcomes, made)
+                pending, pending_names = [], set()
             try:
-                outcome = await self._create_one(project, index, draft, {**found, **made})
+                shape, row = self._prepare(index, draft, {**found, **made})
             except PolygError as exc:
-                outcome = _failed(index, exc)
-            if outcome.node is not None:
-                node = outcome.node
-                made.setdefault(draft.name, Resolved(node.id, self.kind.label, node.labels, node.type))
-            outcomes.append(outcome)
-        self.ctx.vectors.mark(project, [o.id for o in outcomes if o.id is not None and o.status == "created"])
-        return outcomes
+                outcomes[index] = _failed(index, exc)
+                continue
+            pending.append((index, shape, row))
+            pending_names.add(row["name"])
+        await self._write(project, pending, drafts, outcomes, made)
+        created = [o.id for o in outcomes.values() if o.id is not None and o.status == "created"]
+        self.ctx.vectors.mark(project, created)
+        return [outcomes[index] for index in range(len(drafts))]
 
-    async def _create_one(
-        self, project: str, index: int, draft: NodeDraft, known: Mapping[str, Resolved]
-    ) -> NodeOutcome:
+    async def _write(
+        self,
+        project: str,
+        pending: list[tuple[int, q.NodeShape, dict[str, Any]]],
+        drafts: Sequence[NodeDraft],
+        outcomes: dict[int, NodeOutcome],
+        made: dict[str, Resolved],
+    ) -> None:
+        groups: dict[q.NodeShape, list[tuple[int, dict[str, Any]]]] = {}
+        for index, shape, row in pending:
+            groups.setdefault(shape, []).append((index, row))
+        for shape, items in groups.items():
+            try:
+                for edge in shape.edges:
+                    await self.edges.ensure_index(project, edge.type)
+                query = q.create_nodes(
+                    self.kind.label, shape, [row for _, row in items], parent_label=self.kind.label, own_keys=OWN_KEYS
+                )
+                written = {
+                    n.id: n for n in (node_from(r, self.kind.label) for r in await self.ctx.write(project, *query))
+                }
+            except PolygError as exc:
+                # The checks leave nothing the database refuses: this is the store failing, and the
+                # group's one query wrote nothing.
+                outcomes.update((index, _failed(index, exc)) for index, _ in items)
+                continue
+            for index, row in items:
+                node = written.get(row["id"])
+                if node is None:
+                    gone = NotFound(f"nodes[{index}]: the parent or a relationship target was deleted meanwhile.")
+                    outcomes[index] = _failed(index, gone)
+                    continue
+                edge_ids = tuple(row[f"i{i}"] for i in range(len(shape.edges)))
+                outcomes[index] = NodeOutcome(index, "created", node.id, node, edge_ids)
+        for index, _, _ in pending:  # in batch order: the first of a name is the one it means
+            node = outcomes[index].node
+            if node is not None:
+                made.setdefault(drafts[index].name, Resolved(node.id, self.kind.label, node.labels, node.type))
+
+    def _prepare(
+        self, index: int, draft: NodeDraft, known: Mapping[str, Resolved]
+    ) -> tuple[q.NodeShape, dict[str, Any]]:
         where = f"nodes[{index}]"
         row = self._row(draft, where)
-        parent = None
         if draft.parent is not None:
             parent = self._endpoint(known, draft.parent, f"{where}.parent")
             if parent.label != self.kind.label:
                 raise InvalidParams(f"{where}.parent must be a {self.kind.label}.")
             row["parent_id"] = parent.id
-        edges = self._edges(draft, where, known)
-        for edge in edges:
-            await self.edges.ensure_index(project, edge.type)
-        query = q.create_node(
-            self.kind.label,
-            type_label(draft.type),
-            row,
-            parent_label=self.kind.label,
-            edges=edges,
-            own_keys=OWN_KEYS,
-        )
-        rows = await self.ctx.write(project, *query)
-        if not rows:
-            raise NotFound(f"{where}: the parent or a relationship target was deleted meanwhile.")
-        node = node_from(rows[0], self.kind.label)
-        return NodeOutcome(index, "created", node.id, node, tuple(e.row["id"] for e in edges))
+        if len(draft.edges) > MAX_NODE_EDGES:
+            raise PayloadTooLarge(
+                f"{where}.relationships holds {len(draft.edges)} items; the limit is {MAX_NODE_EDGES}."
+            )
+        edges = []
+        for i, edge in enumerate(draft.edges):
+            at = f"{where}.relationships[{i}]"
+            rel_type = user_rel_type(edge.type, f"{at}.type")
+            props = encode_properties(edge.properties, f"{at}.properties")
+            other = self._endpoint(known, edge.target, f"{at}.target")
+            row[f"o{i}"] = other.id
+            row[f"i{i}"] = new_edge_id(rel_type)
+            row[f"d{i}"] = check_text(edge.description, f"{at}.description", max_len=limits.MAX_TEXT)
+            row[f"p{i}"] = {k: v for k, v in props.items() if v is not None}
+            edges.append(q.EdgeShape(rel_type, other.label, edge.outgoing))
+        return q.NodeShape(type_label(row["type"]), draft.parent is not None, tuple(edges)), row
 
     def _row(self, draft: NodeDraft, where: str) -> dict[str, Any]:
         observations = list(draft.observations)
@@ -187,25 +237,6 @@ class NodeService:
             ],
             "now": now_iso(),
         }
-
-    def _edges(self, draft: NodeDraft, where: str, known: Mapping[str, Resolved]) -> list[q.NewEdge]:
-        if len(draft.edges) > MAX_NODE_EDGES:
-            raise PayloadTooLarge(
-                f"{where}.relationships holds {len(draft.edges)} items; the limit is {MAX_NODE_EDGES}."
-            )
-        edges = []
-        for i, edge in enumerate(draft.edges):
-            at = f"{where}.relationships[{i}]"
-            rel_type = user_rel_type(edge.type, f"{at}.type")
-            props = encode_properties(edge.properties, f"{at}.properties")
-            target = self._endpoint(known, edge.target, f"{at}.target")
-            row = {
-                "id": new_edge_id(rel_type),
-                "description": check_text(edge.description, f"{at}.description", max_len=limits.MAX_TEXT),
-                "props": {k: v for k, v in props.items() if v is not None},
-            }
-            edges.append(q.NewEdge(rel_type, target.label, target.id, edge.outgoing, row))
-        return edges
 
     @staticmethod
     def _endpoint(known: Mapping[str, Resolved], ref: object, where: str) -> Resolved:

@@ -145,3 +145,19 @@ def test_delete_bumps_neighbours_and_frees_children(core: Core, project: str) ->
     assert read(core, project, "MATCH (n:Entity {name: 'Other'}) RETURN n.updated_at > $t", {"t": stamp}) == [[True]]
     assert count(core, project, "(o:Observation)") == 0
     assert read(core, project, "MATCH (n:Entity) RETURN n.name") == [["Other"]]
+
+
+def test_only_earlier_items_are_visible_by_name(core: Core, project: str) -> None:
+    early, late, after = make(
+        core,
+        project,
+        NodeDraft("Early", "thing", edges=[NodeEdge("Late", "BEFORE_IT")]),
+        NodeDraft("Late", "thing"),
+        NodeDraft("After", "thing", parent="Late", edges=[NodeEdge("Late", "AFTER_IT"), NodeEdge("Late", "NEAR")]),
+    )
+    assert (early.status, early.code, late.status, after.status) == ("error", 4004, "created", "created")
+    assert after.node is not None and after.node.parent_id == late.id and len(after.edge_ids) == 2
+    assert read(core, project, "MATCH (a)-[r]->(b) RETURN a.name, type(r), b.name ORDER BY type(r)") == [
+        ["After", "AFTER_IT", "Late"],
+        ["After", "NEAR", "Late"],
+    ]

@@ -30,21 +30,18 @@ INDEXED_TYPES = "CALL db.indexes() YIELD label, types, entitytype WHERE entityty
 TYPES = "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType"
 
 
-def create_edge(
-    rel_type: RelType,
-    source: tuple[Label, str],
-    target: tuple[Label, str],
-    row: Mapping[str, Any],
-    own_keys: Sequence[str],
+def create_edges(
+    rel_type: RelType, source_label: Label, target_label: Label, rows: list[dict[str, Any]], own_keys: Sequence[str]
 ) -> Query:
-    """An edge from `row` (id, description, props, now) between two nodes matched by label and
-    id; no row if either is missing."""
-    (source_label, source_id), (target_label, target_id) = source, target
+    """Edges of one type between nodes of two labels, from rows (as `create_edge`, with `source`
+    and `target` ids), in one query. A row whose endpoint is missing writes nothing and returns
+    no row; the others are written."""
     return (
-        f"MATCH (a:{source_label} {{id: $source}}), (b:{target_label} {{id: $target}}) "
-        f"CREATE (a)-[r:{rel_type} {{id: $id, description: $description, created_at: $now, updated_at: $now}}]->(b) "
-        f"SET r += $props, {TOUCH_ENDS} RETURN {EDGE_RETURN}",
-        {**row, "source": source_id, "target": target_id, "own": list(own_keys)},
+        f"UNWIND $rows AS row MATCH (a:{source_label} {{id: row.source}}), (b:{target_label} {{id: row.target}}) "
+        f"CREATE (a)-[r:{rel_type} {{id: row.id, description: row.description, created_at: row.now, "
+        f"updated_at: row.now}}]->(b) SET r += row.props, a.updated_at = row.now, b.updated_at = row.now "
+        f"RETURN {EDGE_RETURN}",
+        {"rows": rows, "own": list(own_keys)},
     )
 
 

@@ -50,50 +50,45 @@ def resolve(id_labels: Sequence[Label], name_labels: Sequence[Label], refs: list
 
 
 @dataclass(frozen=True)
-class NewEdge:
-    """An edge written with a new node: to or from an existing node (`other`, matched by id)."""
+class EdgeShape:
+    """An edge a new node brings: its type, the other node's label, and its direction."""
 
     type: RelType
     other_label: Label
-    other_id: str
     outgoing: bool  # new node -> other
-    row: dict[str, Any]  # id, description, props
 
 
-def create_node(
-    kind: Label,
-    extra: Label | None,
-    row: Mapping[str, Any],
-    *,
-    parent_label: Label | None,
-    edges: Sequence[NewEdge] = (),
-    own_keys: Sequence[str] = (),
+@dataclass(frozen=True)
+class NodeShape:
+    """What the query creating a node looks like: nodes of one shape are written together."""
+
+    extra: Label | None  # the label from its type
+    parent: bool
+    edges: tuple[EdgeShape, ...] = ()
+
+
+def create_nodes(
+    kind: Label, shape: NodeShape, rows: list[dict[str, Any]], *, parent_label: Label, own_keys: Sequence[str]
 ) -> Query:
-    """One node (with its observations and edges) from `row`: id, name, type, summary,
-    parent_id, props, obs [{id, text, at}], now. Returns the node; no row if an endpoint or the
-    parent is missing."""
-    params: dict[str, Any] = {**row, "own": list(own_keys)}
-    matches = []
-    if row.get("parent_id") is not None and parent_label is not None:
-        matches.append(f"(p:{parent_label} {{id: $parent_id}})")
-    for i, edge in enumerate(edges):
-        matches.append(f"(o{i}:{edge.other_label} {{id: $o{i}}})")
-        params.update({f"o{i}": edge.other_id, f"i{i}": edge.row["id"], f"d{i}": edge.row["description"]})
-        params[f"p{i}"] = edge.row["props"]
-    match = f"MATCH {', '.join(matches)} " if matches else ""
-    cypher = (
-        match + f"CREATE (n:{labels(kind, extra)} {{id: $id, name: $name, type: $type, summary: $summary, "
-        "parent_id: $parent_id, created_at: $now, updated_at: $now, rev: 1}) SET n += $props "
-        f"FOREACH (o IN $obs | CREATE (n)-[:{HAS_OBSERVATION}]->(:{OBSERVATION} "
+    """Nodes of one shape, with their observations and edges, one per row: id, name, type,
+    summary, parent_id, props, obs [{id, text, at}], now, and per edge i: o<i> (the other node's
+    id), i<i> (the edge id), d<i> (description), p<i> (properties). Parent and other nodes are
+    matched first: a row whose parent or other node is missing writes nothing and returns no row."""
+    matches = [f"(p:{parent_label} {{id: r.parent_id}})"] if shape.parent else []
+    matches += [f"(o{i}:{edge.other_label} {{id: r.o{i}}})" for i, edge in enumerate(shape.edges)]
+    cypher = "UNWIND $rows AS r " + (f"MATCH {', '.join(matches)} " if matches else "")
+    cypher += (
+        f"CREATE (n:{labels(kind, shape.extra)} {{id: r.id, name: r.name, type: r.type, summary: r.summary, "
+        "parent_id: r.parent_id, created_at: r.now, updated_at: r.now, rev: 1}) SET n += r.props "
+        f"FOREACH (o IN r.obs | CREATE (n)-[:{HAS_OBSERVATION}]->(:{OBSERVATION} "
         "{id: o.id, text: o.text, created_at: o.at})) "
     )
-    for i, edge in enumerate(edges):
-        fields = f"{{id: $i{i}, description: $d{i}, created_at: $now, updated_at: $now}}"
-        arrow = (
-            f"(n)-[r{i}:{edge.type} {fields}]->(o{i})" if edge.outgoing else f"(o{i})-[r{i}:{edge.type} {fields}]->(n)"
-        )
-        cypher += f"CREATE {arrow} SET r{i} += $p{i}, o{i}.updated_at = $now "
-    return cypher + f"RETURN {NODE_RETURN}", params
+    for i, edge in enumerate(shape.edges):
+        fields = f"{{id: r.i{i}, description: r.d{i}, created_at: r.now, updated_at: r.now}}"
+        ends = ("n", f"o{i}") if edge.outgoing else (f"o{i}", "n")
+        cypher += f"CREATE ({ends[0]})-[e{i}:{edge.type} {fields}]->({ends[1]}) "
+        cypher += f"SET e{i} += r.p{i}, o{i}.updated_at = r.now "
+    return cypher + f"RETURN {NODE_RETURN}", {"rows": rows, "own": list(own_keys)}
 
 
 def update_node(
