@@ -19,7 +19,7 @@ from typing import Any
 
 from polyg.core.vectors import head_text as entity_head_text
 from polyg.store.names import Label, RelType
-from polyg.store.queries.nodes import NodeIndexes
+from polyg.store.queries.nodes import NodeIndexes, owner_match, vector_sources
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,10 @@ class SearchTarget:
 
     label: Label
     owner: Link | None
+
+    def owner_match(self) -> tuple[str, str]:
+        """Match clause and id expression that map a hit `node` on this label to its owner's id."""
+        return owner_match(self.owner.label if self.owner else None, self.owner.rel if self.owner else None)
 
 
 ENTITY = Embeddable(
@@ -134,6 +138,15 @@ class EmbeddableRegistry:
 
     def named_labels(self) -> tuple[Label, ...]:
         return tuple(e.label for e in self._entries.values() if e.endpoint and e.named)
+
+    def vector_sources(self, label: str) -> str:
+        """The query the vectorizer reads `$ids` of this label with (head fields, parts)."""
+        entry = self._entries[label]
+        part = None
+        if entry.parts is not None:
+            part_entry = self._entries[entry.parts.label]
+            part = (entry.parts.rel, part_entry.label, part_entry.head[0])
+        return vector_sources(entry.label, entry.head, part)
 
     def text_fields(self) -> frozenset[str]:
         return frozenset(f for e in self._entries.values() for f in (*e.head, *e.fulltext))

@@ -3,10 +3,16 @@ and a search target by declaring itself."""
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
+
 import pytest
 
 from polyg.core.embeddable import CHUNK, ENTITY, EVENT, OBSERVATION, REGISTRY, Embeddable, EmbeddableRegistry, Link
 from polyg.core.model import OWN_PROPERTY_KEYS
+from polyg.core.search import SearchService
+from polyg.core.vectorizer import Vectorizer
 from polyg.store import schema
 from polyg.store.names import Label, RelType
 
@@ -73,3 +79,19 @@ def test_text_fields_are_polyg_keys() -> None:
     """A user property may not take the name of a field polyg embeds or indexes."""
     everything = EmbeddableRegistry([ENTITY, OBSERVATION, EVENT, CHUNK])
     assert everything.text_fields() <= OWN_PROPERTY_KEYS
+
+
+def _strings_in(function: object) -> list[str]:
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))  # type: ignore[arg-type]
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+
+
+def test_the_vectorizer_query_follows_from_the_registry() -> None:
+    """The query today's vectorizer reads entities with is the one the registry derives."""
+    assert REGISTRY.vector_sources("Entity") in _strings_in(Vectorizer._vectors_of)
+
+
+def test_search_owner_mapping_follows_from_the_registry() -> None:
+    for target in REGISTRY.search_targets():
+        assert target.owner_match() == SearchService._owner(target.label)
+    assert "e.description" in EmbeddableRegistry([EVENT]).vector_sources("Event")

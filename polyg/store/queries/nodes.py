@@ -187,3 +187,26 @@ class NodeIndexes:
                     f"efConstruction: {int(hnsw['efConstruction'])}, efRuntime: {int(hnsw['efRuntime'])}}}"
                 )
         return statements
+
+
+def vector_sources(label: Label, head: Sequence[str], part: tuple[RelType, Label, str] | None) -> str:
+    """What the vectorizer reads to (re)compose the vectors of nodes `$ids`: id, revision, head
+    fields, the stored head vector, and [id, text, vector] of each part (relationship type,
+    label, text field) whose vectors are composed into the node's."""
+    fields = ", ".join(f"e.{Label(f)}" for f in head)
+    if part is None:
+        return f"UNWIND $ids AS id MATCH (e:{label} {{id: id}}) RETURN e.id, e.rev, {fields}, e.head_embedding, []"
+    rel, part_label, text = part
+    return (
+        f"UNWIND $ids AS id MATCH (e:{label} {{id: id}}) "
+        f"OPTIONAL MATCH (e)-[:{rel}]->(o:{part_label}) "
+        f"RETURN e.id, e.rev, {fields}, e.head_embedding, "
+        f"collect(CASE WHEN o IS NULL THEN NULL ELSE [o.id, o.{Label(text)}, o.embedding] END)"
+    )
+
+
+def owner_match(owner: Label | None, rel: RelType | None) -> tuple[str, str]:
+    """Match clause and id expression that map a search hit `node` to the node it counts for."""
+    if owner is None or rel is None:
+        return "", "node.id"
+    return f"MATCH (e:{owner})-[:{rel}]->(node) ", "e.id"
