@@ -30,9 +30,9 @@ Scalar = str | int | float | bool
 PropertyValue = Scalar | list[str] | list[int | float] | list[bool]
 Properties = dict[str, PropertyValue]
 
-# Keys polyg writes itself on nodes or edges: a user property of that name would overwrite
-# them, or be read back as one of them. Text fields of every embeddable label are among them
-# (tests/core/test_embeddable.py holds the registry to that).
+# Keys polyg writes itself on nodes or edges (all lower case, reserved in any case): a user
+# property of that name would overwrite them, or be read back as one of them. Text fields of
+# every embeddable label are among them (tests/core/test_embeddable.py holds the registry to that).
 OWN_PROPERTY_KEYS = frozenset(
     {
         "id",
@@ -125,7 +125,7 @@ def property_key(key: object, field: str = "properties") -> str:
             f"Invalid property name {short(key)} in {field}: use 1-64 letters, digits or '_', "
             "not starting with a digit."
         )
-    if key in OWN_PROPERTY_KEYS:
+    if key.casefold() in OWN_PROPERTY_KEYS:  # as names.py reserves names: `ID` beside `id` misleads
         raise InvalidParams(f"Invalid property name {key!r} in {field}: the name is reserved by polyg.")
     return key
 

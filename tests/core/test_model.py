@@ -29,6 +29,7 @@ def refused(value: object) -> str:
 @pytest.mark.parametrize("key", sorted(OWN_PROPERTY_KEYS))
 def test_own_keys_are_refused(key: str) -> None:
     assert "reserved" in refused({key: 1})
+    assert "reserved" in refused({key.upper(): 1})
 
 
 @pytest.mark.parametrize("key", ["", "a-b", "1a", "a b", "a\n", "é", "x" * 65, "a`b", "a}", 3])
