@@ -14,12 +14,12 @@ import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from polyg.core import limits
 from polyg.core.embeddable import REGISTRY, EmbeddableRegistry
 from polyg.core.graph import GraphContext
-from polyg.core.model import OWN_PROPERTY_KEYS, Edge, check_text, decode_properties, encode_properties
+from polyg.core.model import OWN_PROPERTY_KEYS, Edge, Outcome, check_text, decode_properties, encode_properties
 from polyg.errors import InvalidParams, NotFound, PayloadTooLarge, PolygError, StoreError
 from polyg.names import now_iso
 from polyg.store.falkor import Row
@@ -27,7 +27,6 @@ from polyg.store.names import NAME, Label, RelType, is_name, is_reserved_rel_typ
 from polyg.store.queries import edges as q
 from polyg.store.queries import nodes as nq
 
-Status = Literal["created", "updated", "deleted", "error"]
 OWN_KEYS = sorted(OWN_PROPERTY_KEYS)
 EDGE_ID = re.compile(rf"rel_[0-9a-f]{{16}}_({NAME.pattern})")
 
@@ -60,20 +59,6 @@ class EdgeChange:
     id: str
     description: str | None = None
     properties: Mapping[str, object] | None = None  # merged; a None value removes the property
-
-
-@dataclass(frozen=True)
-class EdgeOutcome:
-    index: int
-    status: Status
-    id: str | None = None
-    edge: Edge | None = None
-    error: str | None = None
-    code: int | None = None
-
-
-def failed(index: int, exc: PolygError, edge_id: str | None = None) -> EdgeOutcome:
-    return EdgeOutcome(index, "error", edge_id, error=exc.message, code=exc.code)
 
 
 def edge_from(row: Row) -> Edge:
@@ -152,18 +137,18 @@ class EdgeService:
 
     # --- writes ---------------------------------------------------------------------------------
 
-    async def create(self, project: str, drafts: Sequence[EdgeDraft]) -> list[EdgeOutcome]:
+    async def create(self, project: str, drafts: Sequence[EdgeDraft]) -> list[Outcome]:
         """Create edges; the valid items in one query per (type, source label, target label)."""
         check_batch(drafts, "relationships")
         ends = await resolve(self.ctx, project, [r for d in drafts for r in (d.source, d.target)], self.registry)
-        outcomes: dict[int, EdgeOutcome] = {}
+        outcomes: dict[int, Outcome] = {}
         groups: dict[tuple[RelType, Label, Label], list[tuple[int, dict[str, Any]]]] = {}
         now = now_iso()
         for index, draft in enumerate(drafts):
             try:
                 key, row = self._prepare(index, draft, ends, now)
             except PolygError as exc:
-                outcomes[index] = failed(index, exc)
+                outcomes[index] = Outcome.failed(index, exc)
                 continue
             groups.setdefault(key, []).append((index, row))
         for (rel_type, source_label, target_label), items in groups.items():
@@ -173,7 +158,7 @@ class EdgeService:
             except PolygError as exc:
                 # The checks leave nothing the database refuses: this is the store failing, and the
                 # group's one query wrote nothing.
-                outcomes.update((index, failed(index, exc)) for index, _ in items)
+                outcomes.update((index, Outcome.failed(index, exc)) for index, _ in items)
                 continue
             for index, row in items:
                 outcomes[index] = self._outcome(index, row, written)
@@ -186,6 +171,9 @@ class EdgeService:
         rel_type = user_rel_type(draft.type, f"{where}.type")
         description = check_text(draft.description, f"{where}.description", max_len=limits.MAX_TEXT)
         props = encode_properties(draft.properties, f"{where}.properties")
+        for end in ("source", "target"):
+            if not isinstance(getattr(draft, end), str) or not getattr(draft, end):
+                raise InvalidParams(f"{where}.{end} must be a node id or name.")
         source, target = ends.get(draft.source), ends.get(draft.target)
         if source is None or target is None:
             missing = draft.source if source is None else draft.target
@@ -207,13 +195,15 @@ class EdgeService:
         return {edge.id: edge for edge in map(edge_from, result)}
 
     @staticmethod
-    def _outcome(index: int, row: Mapping[str, Any], written: Mapping[str, Edge]) -> EdgeOutcome:
+    def _outcome(index: int, row: Mapping[str, Any], written: Mapping[str, Edge]) -> Outcome:
         edge = written.get(row["id"])
         if edge is None:
-            return failed(index, NotFound(f"relationships[{index}]: the source or target node was deleted meanwhile."))
-        return EdgeOutcome(index, "created", edge.id, edge)
+            return Outcome.failed(
+                index, NotFound(f"relationships[{index}]: the source or target node was deleted meanwhile.")
+            )
+        return Outcome(index, "created", edge.id, edge=edge)
 
-    async def update(self, project: str, changes: Sequence[EdgeChange]) -> list[EdgeOutcome]:
+    async def update(self, project: str, changes: Sequence[EdgeChange]) -> list[Outcome]:
         check_batch(changes, "relationships")
         outcomes = []
         for index, change in enumerate(changes):
@@ -228,12 +218,12 @@ class EdgeService:
                 rows = await self.ctx.write(project, *query)
                 if not rows:
                     raise NotFound(f"Relationship {change.id} not found.")
-                outcomes.append(EdgeOutcome(index, "updated", change.id, edge_from(rows[0])))
+                outcomes.append(Outcome(index, "updated", change.id, edge=edge_from(rows[0])))
             except PolygError as exc:
-                outcomes.append(failed(index, exc, change.id if isinstance(change.id, str) else None))
+                outcomes.append(Outcome.failed(index, exc, change.id))
         return outcomes
 
-    async def delete(self, project: str, ids: Sequence[str]) -> list[EdgeOutcome]:
+    async def delete(self, project: str, ids: Sequence[str]) -> list[Outcome]:
         check_batch(ids, "relationships")
         outcomes = []
         for index, edge_id in enumerate(ids):
@@ -242,9 +232,9 @@ class EdgeService:
                 rows = await self.ctx.write(project, *q.delete_edge(rel_type, edge_id, now_iso()))
                 if not rows:
                     raise NotFound(f"Relationship {edge_id} not found.")
-                outcomes.append(EdgeOutcome(index, "deleted", edge_id))
+                outcomes.append(Outcome(index, "deleted", edge_id))
             except PolygError as exc:
-                outcomes.append(failed(index, exc, edge_id if isinstance(edge_id, str) else None))
+                outcomes.append(Outcome.failed(index, exc, edge_id))
         return outcomes
 
     # --- reads ----------------------------------------------------------------------------------

@@ -21,9 +21,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from polyg.errors import InvalidParams, PayloadTooLarge
+from polyg.core import limits
+from polyg.errors import InvalidParams, PayloadTooLarge, PolygError
 from polyg.store.names import NAME, short
 
 Scalar = str | int | float | bool
@@ -102,6 +103,29 @@ class Hit:
     fused: float
     vector: float | None = None  # cosine similarity, when vector search found it
     text: float | None = None  # the text ranking's vote, when full-text search found it
+
+
+Status = Literal["created", "updated", "deleted", "error"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one item of a batch write: `index` is its place in the batch; `node` or
+    `edge` what was written; `edge_ids` the edges a new node brought; on error, its message and
+    code."""
+
+    index: int
+    status: Status
+    id: str | None = None
+    node: Node | None = None
+    edge: Edge | None = None
+    edge_ids: tuple[str, ...] = ()
+    error: str | None = None
+    code: int | None = None
+
+    @classmethod
+    def failed(cls, index: int, exc: PolygError, item_id: object = None) -> Outcome:
+        return cls(index, "error", item_id if isinstance(item_id, str) else None, error=exc.message, code=exc.code)
 
 
 def encode_properties(value: object, field: str = "properties") -> dict[str, PropertyValue | None]:
@@ -191,14 +215,10 @@ def _encode_string(value: str, field: str) -> str:
 
 
 def check_text(value: object, field: str, *, max_len: int = MAX_STRING, allow_empty: bool = True) -> str:
-    """A text field of polyg's own (name, summary, ...): the string rules of the codec."""
+    """A text field of polyg's own (name, summary, ...): the limits, and the codec's string rules."""
     if not isinstance(value, str):
         raise InvalidParams(f"{field} must be a string.")
-    if not allow_empty and not value.strip():
-        raise InvalidParams(f"{field} must not be empty.")
-    if len(value) > max_len:
-        raise PayloadTooLarge(f"{field} is {len(value)} characters long; the limit is {max_len}.")
-    return _encode_string(value, field)
+    return _encode_string(limits.text(value, field, max_len=max_len, allow_empty=allow_empty), field)
 
 
 def decode_properties(stored: Mapping[str, Any]) -> Properties:

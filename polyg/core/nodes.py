@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.edges import OWN_KEYS, EdgeService, Resolved, Status, check_batch, new_edge_id, resolve
+from polyg.core.edges import OWN_KEYS, EdgeService, Resolved, check_batch, new_edge_id, resolve
 from polyg.core.embeddable import ENTITY, REGISTRY, Embeddable, EmbeddableRegistry
 from polyg.core.graph import GraphContext
-from polyg.core.model import Node, check_text, decode_properties, encode_properties
+from polyg.core.model import Node, Outcome, check_text, decode_properties, encode_properties
 from polyg.errors import InvalidParams, NotFound, PayloadTooLarge, PolygError
 from polyg.names import new_id, now_iso, timestamps
 from polyg.store.falkor import Row
@@ -61,17 +61,6 @@ class NodeChange:
     properties: Mapping[str, object] | None = None  # merged; a None value removes the property
 
 
-@dataclass(frozen=True)
-class NodeOutcome:
-    index: int
-    status: Status
-    id: str | None = None
-    node: Node | None = None
-    edge_ids: tuple[str, ...] = ()
-    error: str | None = None
-    code: int | None = None
-
-
 def type_label(type_: str) -> Label | None:
     """A second label from the node type (`location` -> `:Location`), if the type is a valid
     name and the label is not one of polyg's own."""
@@ -101,10 +90,6 @@ def _refs(draft: NodeDraft) -> list[str]:
     return [ref for ref in (draft.parent, *(edge.target for edge in draft.edges)) if isinstance(ref, str)]
 
 
-def _failed(index: int, exc: PolygError, node_id: str | None = None) -> NodeOutcome:
-    return NodeOutcome(index, "error", node_id, error=exc.message, code=exc.code)
-
-
 class NodeService:
     def __init__(
         self,
@@ -121,14 +106,14 @@ class NodeService:
 
     # --- create ---------------------------------------------------------------------------------
 
-    async def create(self, project: str, drafts: Sequence[NodeDraft]) -> list[NodeOutcome]:
+    async def create(self, project: str, drafts: Sequence[NodeDraft]) -> list[Outcome]:
         """Create nodes in batch order, items of one shape together (one query per shape),
         except that an item referring by name to a node of the pending items waits for it."""
         check_batch(drafts, "nodes")
         refs = [r for d in drafts for r in (d.parent, *(e.target for e in d.edges)) if r is not None]
         found = await resolve(self.ctx, project, refs, self.registry)
         made: dict[str, Resolved] = {}  # names created by this batch: they win over older namesakes
-        outcomes: dict[int, NodeOutcome] = {}
+        outcomes: dict[int, Outcome] = {}
         pending: list[tuple[int, q.NodeShape, dict[str, Any]]] = []
         pending_names: set[str] = set()
         for index, draft in enumerate(drafts):
@@ -138,7 +123,7 @@ class NodeService:
             try:
                 shape, row = self._prepare(index, draft, {**found, **made})
             except PolygError as exc:
-                outcomes[index] = _failed(index, exc)
+                outcomes[index] = Outcome.failed(index, exc)
                 continue
             pending.append((index, shape, row))
             pending_names.add(row["name"])
@@ -152,7 +137,7 @@ class NodeService:
         project: str,
         pending: list[tuple[int, q.NodeShape, dict[str, Any]]],
         drafts: Sequence[NodeDraft],
-        outcomes: dict[int, NodeOutcome],
+        outcomes: dict[int, Outcome],
         made: dict[str, Resolved],
     ) -> None:
         groups: dict[q.NodeShape, list[tuple[int, dict[str, Any]]]] = {}
@@ -171,16 +156,16 @@ class NodeService:
             except PolygError as exc:
                 # The checks leave nothing the database refuses: this is the store failing, and the
                 # group's one query wrote nothing.
-                outcomes.update((index, _failed(index, exc)) for index, _ in items)
+                outcomes.update((index, Outcome.failed(index, exc)) for index, _ in items)
                 continue
             for index, row in items:
                 node = written.get(row["id"])
                 if node is None:
                     gone = NotFound(f"nodes[{index}]: the parent or a relationship target was deleted meanwhile.")
-                    outcomes[index] = _failed(index, gone)
+                    outcomes[index] = Outcome.failed(index, gone)
                     continue
                 edge_ids = tuple(row[f"i{i}"] for i in range(len(shape.edges)))
-                outcomes[index] = NodeOutcome(index, "created", node.id, node, edge_ids)
+                outcomes[index] = Outcome(index, "created", node.id, node, edge_ids=edge_ids)
         for index, _, _ in pending:  # in batch order: the first of a name is the one it means
             node = outcomes[index].node
             if node is not None:
@@ -248,7 +233,7 @@ class NodeService:
 
     # --- update and delete ----------------------------------------------------------------------
 
-    async def update(self, project: str, changes: Sequence[NodeChange]) -> list[NodeOutcome]:
+    async def update(self, project: str, changes: Sequence[NodeChange]) -> list[Outcome]:
         check_batch(changes, "nodes")
         found = await resolve(self.ctx, project, [c.ref for c in changes], self.registry)
         outcomes = []
@@ -258,10 +243,10 @@ class NodeService:
                 async with self.ctx.entity_locks(project, [target.id]):
                     outcomes.append(await self._update_one(project, index, change, target))
             except PolygError as exc:
-                outcomes.append(_failed(index, exc))
+                outcomes.append(Outcome.failed(index, exc))
         return outcomes
 
-    async def _update_one(self, project: str, index: int, change: NodeChange, target: Resolved) -> NodeOutcome:
+    async def _update_one(self, project: str, index: int, change: NodeChange, target: Resolved) -> Outcome:
         where = f"nodes[{index}]"
         sets: dict[str, str] = {}
         if change.name is not None:
@@ -290,9 +275,9 @@ class NodeService:
             raise NotFound(f"{where}: node {change.ref!r} was deleted meanwhile.")
         if text_changed:
             self.ctx.vectors.mark(project, [target.id])
-        return NodeOutcome(index, "updated", target.id, node_from(rows[0], self.kind.label))
+        return Outcome(index, "updated", target.id, node_from(rows[0], self.kind.label))
 
-    async def delete(self, project: str, refs: Sequence[str]) -> list[NodeOutcome]:
+    async def delete(self, project: str, refs: Sequence[str]) -> list[Outcome]:
         """Delete nodes with their observations and edges; their neighbours' `updated_at` is
         bumped and their children lose their parent."""
         check_batch(refs, "nodes")
@@ -304,9 +289,9 @@ class NodeService:
                 rows = await self.ctx.write(project, *q.delete_node(self.kind.label, target.id, now_iso()))
                 if not rows:
                     raise NotFound(f"nodes[{index}]: node {ref!r} was deleted meanwhile.")
-                outcomes.append(NodeOutcome(index, "deleted", target.id))
+                outcomes.append(Outcome(index, "deleted", target.id))
             except PolygError as exc:
-                outcomes.append(_failed(index, exc))
+                outcomes.append(Outcome.failed(index, exc))
         return outcomes
 
     def _own(self, found: Mapping[str, Resolved], ref: object, where: str) -> Resolved:

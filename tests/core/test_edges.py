@@ -43,11 +43,12 @@ def test_create_per_item_with_names_and_ids(core: Core, project: str) -> None:
                 EdgeDraft(miles, "Nobody", "PLAYED_WITH"),
                 EdgeDraft(miles, "John Coltrane", "DEPENDS_ON"),
                 EdgeDraft(miles, "John Coltrane", "PLAYED_WITH", properties={"bad": {"nested": 1}}),
+                EdgeDraft(miles, ["not", "a", "name"], "PLAYED_WITH"),  # type: ignore[arg-type]
             ],
         ),
     )
-    assert [o.status for o in outcomes] == ["created", "error", "error", "error"]
-    assert [o.code for o in outcomes[1:]] == [4004, 4002, 4002]
+    assert [o.status for o in outcomes] == ["created", "error", "error", "error", "error"]
+    assert [o.code for o in outcomes[1:]] == [4004, 4002, 4002, 4002]
     edge = outcomes[0].edge
     assert edge is not None and edge.id == outcomes[0].id and type_of(edge.id) == "PLAYED_WITH"
     assert (edge.source_id, edge.type, edge.description) == (miles, "PLAYED_WITH", "quintet")
