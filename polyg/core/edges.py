@@ -4,23 +4,23 @@ with one outcome per item.
 An edge id carries its type (`rel_<16 hex>_<TYPE>`), so that finding an edge by id is one
 lookup in its type's range index on `id` (see `polyg.store.queries.edges` for the numbers).
 Ids without a type (edges written before this scheme) are found by asking each type's index in
-turn. A type's index is made on the type's first use (`EdgeService.ensure_index`).
+turn. A type is registered on its first use, which makes that index (`polyg.core.reltypes`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from polyg.core import limits
 from polyg.core.embeddable import REGISTRY, EmbeddableRegistry
 from polyg.core.graph import GraphContext
 from polyg.core.model import OWN_PROPERTY_KEYS, Edge, Outcome, check_text, decode_properties, encode_properties
-from polyg.errors import InvalidParams, NotFound, PayloadTooLarge, PolygError, StoreError
+from polyg.core.reltypes import RelTypeService
+from polyg.errors import InvalidParams, NotFound, PayloadTooLarge, PolygError
 from polyg.names import now_iso
 from polyg.store.falkor import Row
 from polyg.store.names import NAME, Label, RelType, is_name, is_reserved_rel_type, user_rel_type
@@ -95,7 +95,7 @@ async def resolve(
     wanted = sorted({ref for ref in refs if isinstance(ref, str) and ref})
     if not wanted:
         return {}
-    rows = await ctx.read(project, *nq.resolve(registry.endpoint_labels(), registry.named_labels(), wanted))
+    rows = await nq.resolve(ctx, project, registry.endpoint_labels(), registry.named_labels(), wanted)
     endpoints = set(registry.endpoint_labels())
     found: dict[str, Resolved] = {}
     for ref, (node_id, labels, type_) in rows:
@@ -104,36 +104,14 @@ async def resolve(
     return found
 
 
-@dataclass
 class EdgeService:
-    ctx: GraphContext
-    registry: EmbeddableRegistry = REGISTRY
-    # (project, type) pairs whose id index exists: checked once per process.
-    _indexed: set[tuple[str, str]] = field(default_factory=set)
-    _index_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-    async def ensure_index(self, project: str, rel_type: RelType) -> None:
-        """Make the range index on `id` of this relationship type, if it is not there yet. The
-        relationship type registry calls it when a type is registered; writes call it on a
-        type's first use."""
-        if (project, rel_type) in self._indexed:
-            return
-        async with self._index_lock:
-            if (project, rel_type) in self._indexed:
-                return
-            rows = await self.ctx.read(project, q.INDEXED_TYPES)
-            indexed = {label for label, types in rows if "RANGE" in dict(types).get("id", [])}
-            if rel_type not in indexed:
-                try:
-                    await self.ctx.write(project, q.ensure_index(rel_type))
-                except StoreError as exc:
-                    if "already indexed" not in str(exc):  # made since we looked: what we wanted
-                        raise
-            self._indexed.update((project, t) for t in {*indexed, rel_type})
-
-    def forget(self, project: str) -> None:
-        """The project was cleared: its indexes are gone."""
-        self._indexed = {pair for pair in self._indexed if pair[0] != project}
+    def __init__(
+        self, ctx: GraphContext, reltypes: RelTypeService | None = None, registry: EmbeddableRegistry = REGISTRY
+    ) -> None:
+        self.ctx = ctx
+        # Registers a type on its first use, with the range index on its edges' `id`.
+        self.reltypes = reltypes or RelTypeService(ctx)
+        self.registry = registry
 
     # --- writes ---------------------------------------------------------------------------------
 
@@ -153,7 +131,7 @@ class EdgeService:
             groups.setdefault(key, []).append((index, row))
         for (rel_type, source_label, target_label), items in groups.items():
             try:
-                await self.ensure_index(project, rel_type)
+                await self.reltypes.ensure(project, [rel_type])
                 written = await self._write(project, rel_type, source_label, target_label, [row for _, row in items])
             except PolygError as exc:
                 # The checks leave nothing the database refuses: this is the store failing, and the
@@ -191,7 +169,7 @@ class EdgeService:
     async def _write(
         self, project: str, rel_type: RelType, source: Label, target: Label, rows: list[dict[str, Any]]
     ) -> dict[str, Edge]:
-        result = await self.ctx.write(project, *q.create_edges(rel_type, source, target, rows, OWN_KEYS))
+        result = await q.create_edges(self.ctx, project, rel_type, source, target, rows, OWN_KEYS)
         return {edge.id: edge for edge in map(edge_from, result)}
 
     @staticmethod
@@ -214,8 +192,9 @@ class EdgeService:
                     description = check_text(change.description, f"{where}.description", max_len=limits.MAX_TEXT)
                 props = encode_properties(change.properties, f"{where}.properties")
                 rel_type = await self.type_of_id(project, change.id)
-                query = q.update_edge(rel_type, change.id, description, props, now_iso(), OWN_KEYS)
-                rows = await self.ctx.write(project, *query)
+                rows = await q.update_edge(
+                    self.ctx, project, rel_type, change.id, description, props, now_iso(), OWN_KEYS
+                )
                 if not rows:
                     raise NotFound(f"Relationship {change.id} not found.")
                 outcomes.append(Outcome(index, "updated", change.id, edge=edge_from(rows[0])))
@@ -229,7 +208,7 @@ class EdgeService:
         for index, edge_id in enumerate(ids):
             try:
                 rel_type = await self.type_of_id(project, edge_id)
-                rows = await self.ctx.write(project, *q.delete_edge(rel_type, edge_id, now_iso()))
+                rows = await q.delete_edge(self.ctx, project, rel_type, edge_id, now_iso())
                 if not rows:
                     raise NotFound(f"Relationship {edge_id} not found.")
                 outcomes.append(Outcome(index, "deleted", edge_id))
@@ -241,7 +220,7 @@ class EdgeService:
 
     async def get(self, project: str, edge_id: str) -> Edge:
         rel_type = await self.type_of_id(project, edge_id)
-        rows = await self.ctx.read(project, *q.get_edges(rel_type, [edge_id], OWN_KEYS))
+        rows = await q.get_edges(self.ctx, project, rel_type, [edge_id], OWN_KEYS)
         if not rows:
             raise NotFound(f"Relationship {edge_id} not found.")
         return edge_from(rows[0])
@@ -255,10 +234,10 @@ class EdgeService:
             return carried
         types = [
             RelType(name)
-            for (name,) in await self.ctx.read(project, q.TYPES)
+            for name in await q.relationship_types(self.ctx, project)
             if is_name(name) and not is_reserved_rel_type(name)
         ]
-        rows = await self.ctx.read(project, *q.find_type(types, edge_id)) if types else []
+        rows = await q.find_type(self.ctx, project, types, edge_id)
         if not rows:
             raise NotFound(f"Relationship {edge_id} not found.")
         return RelType(rows[0][0])

@@ -145,14 +145,17 @@ class NodeService:
             groups.setdefault(shape, []).append((index, row))
         for shape, items in groups.items():
             try:
-                for edge in shape.edges:
-                    await self.edges.ensure_index(project, edge.type)
-                query = q.create_nodes(
-                    self.kind.label, shape, [row for _, row in items], parent_label=self.kind.label, own_keys=OWN_KEYS
+                await self.edges.reltypes.ensure(project, [edge.type for edge in shape.edges])
+                rows = await q.create_nodes(
+                    self.ctx,
+                    project,
+                    self.kind.label,
+                    shape,
+                    [row for _, row in items],
+                    parent_label=self.kind.label,
+                    own_keys=OWN_KEYS,
                 )
-                written = {
-                    n.id: n for n in (node_from(r, self.kind.label) for r in await self.ctx.write(project, *query))
-                }
+                written = {n.id: n for n in (node_from(r, self.kind.label) for r in rows)}
             except PolygError as exc:
                 # The checks leave nothing the database refuses: this is the store failing, and the
                 # group's one query wrote nothing.
@@ -260,7 +263,9 @@ class NodeService:
         if "type" in sets and target.type != sets["type"]:
             relabel = (type_label(target.type or ""), type_label(sets["type"]))
         text_changed = any(field in self.kind.head for field in sets)
-        query = q.update_node(
+        rows = await q.update_node(
+            self.ctx,
+            project,
             self.kind.label,
             target.id,
             sets,
@@ -270,7 +275,6 @@ class NodeService:
             text_changed=text_changed,
             own_keys=OWN_KEYS,
         )
-        rows = await self.ctx.write(project, *query)
         if not rows:
             raise NotFound(f"{where}: node {change.ref!r} was deleted meanwhile.")
         if text_changed:
@@ -286,7 +290,7 @@ class NodeService:
         for index, ref in enumerate(refs):
             try:
                 target = self._own(found, ref, f"nodes[{index}]")
-                rows = await self.ctx.write(project, *q.delete_node(self.kind.label, target.id, now_iso()))
+                rows = await q.delete_node(self.ctx, project, self.kind.label, target.id, now_iso())
                 if not rows:
                     raise NotFound(f"nodes[{index}]: node {ref!r} was deleted meanwhile.")
                 outcomes.append(Outcome(index, "deleted", target.id))
@@ -304,6 +308,6 @@ class NodeService:
 
     async def get(self, project: str, ids: Sequence[str]) -> list[Node]:
         """The nodes with these ids, in that order (unknown ids are left out)."""
-        rows = await self.ctx.read(project, *q.get_nodes(self.kind.label, list(ids), OWN_KEYS))
+        rows = await q.get_nodes(self.ctx, project, self.kind.label, list(ids), OWN_KEYS)
         by_id = {node.id: node for node in (node_from(row, self.kind.label) for row in rows)}
         return [by_id[i] for i in ids if i in by_id]

@@ -117,7 +117,7 @@ def test_ids_without_a_type_are_found_through_every_types_index(core: Core, proj
 
 def test_edges_join_other_node_kinds_but_not_observations(core: Core, project: str) -> None:
     registry = EmbeddableRegistry([ENTITY, OBSERVATION, EVENT])
-    edges = EdgeService(core.services.ctx, registry)
+    edges = EdgeService(core.services.ctx, registry=registry)
     [miles] = run(core, core.nodes.create(project, [NodeDraft("Miles Davis", "person", observations=["trumpet"])]))
     run(core, core.services.ctx.write(project, "CREATE (:Event {id: 'evt_1', description: 'Kind of Blue session'})"))
     [[obs_id]] = read(core, project, "MATCH (o:Observation) RETURN o.id")

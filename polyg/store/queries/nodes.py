@@ -1,7 +1,7 @@
-"""Cypher for nodes: resolving references, creating, updating and deleting one node per query,
-and the per-label index statements.
+"""Cypher for nodes: resolving references; creating (nodes of one shape per query), updating and
+deleting nodes; the per-label index statements, and the vectorizer's and search's fragments.
 
-Each write is one query, and FalkorDB applies a query whole or not at all (a query that fails
+Each item is written by one query, and FalkorDB applies a query whole or not at all (a query that fails
 part-way is rolled back), so an item of a batch is never half-written. Endpoints and parents are
 matched before anything is created: a node that vanished in between makes the query return no
 row and write nothing.
@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from polyg.store.falkor import Row
 from polyg.store.names import Label, RelType
-
-Query = tuple[str, dict[str, Any]]
+from polyg.store.queries import Runner
 
 # A node's own fields as one map, and its user properties as [key, value] pairs: the keys
 # polyg owns (embeddings among them: 384 floats each) are not sent back.
@@ -35,13 +35,16 @@ def labels(kind: Label, extra: Label | None) -> str:
     return f"{kind}:{extra}" if extra else str(kind)
 
 
-def resolve(id_labels: Sequence[Label], name_labels: Sequence[Label], refs: list[str]) -> Query:
+async def resolve(
+    runner: Runner, project: str, id_labels: Sequence[Label], name_labels: Sequence[Label], refs: list[str]
+) -> list[Row]:
     """Each reference -> [id, labels, type] of the node with that id, else of the oldest node
     with that name; unresolved references have no row. One indexed lookup per label, one round
     trip."""
     branches = [f"WITH ref MATCH (n:{label} {{id: ref}}) RETURN n, 0 AS rank" for label in id_labels]
     branches += [f"WITH ref MATCH (n:{label} {{name: ref}}) RETURN n, 1 AS rank" for label in name_labels]
-    return (
+    return await runner.read(
+        project,
         f"UNWIND $refs AS ref CALL {{ {' UNION '.join(branches)} }} "
         "WITH ref, n, rank ORDER BY rank, n.created_at, n.id "
         "RETURN ref, collect([n.id, labels(n), n.type])[0]",
@@ -67,9 +70,16 @@ class NodeShape:
     edges: tuple[EdgeShape, ...] = ()
 
 
-def create_nodes(
-    kind: Label, shape: NodeShape, rows: list[dict[str, Any]], *, parent_label: Label, own_keys: Sequence[str]
-) -> Query:
+async def create_nodes(
+    runner: Runner,
+    project: str,
+    kind: Label,
+    shape: NodeShape,
+    rows: list[dict[str, Any]],
+    *,
+    parent_label: Label,
+    own_keys: Sequence[str],
+) -> list[Row]:
     """Nodes of one shape, with their observations and edges, one per row: id, name, type,
     summary, parent_id, props, obs [{id, text, at}], now, and per edge i: o<i> (the other node's
     id), i<i> (the edge id), d<i> (description), p<i> (properties). Parent and other nodes are
@@ -88,10 +98,12 @@ def create_nodes(
         ends = ("n", f"o{i}") if edge.outgoing else (f"o{i}", "n")
         cypher += f"CREATE ({ends[0]})-[e{i}:{edge.type} {fields}]->({ends[1]}) "
         cypher += f"SET e{i} += r.p{i}, o{i}.updated_at = r.now "
-    return cypher + f"RETURN {NODE_RETURN}", {"rows": rows, "own": list(own_keys)}
+    return await runner.write(project, cypher + f"RETURN {NODE_RETURN}", {"rows": rows, "own": list(own_keys)})
 
 
-def update_node(
+async def update_node(
+    runner: Runner,
+    project: str,
     kind: Label,
     node_id: str,
     sets: Mapping[str, Any],
@@ -101,7 +113,7 @@ def update_node(
     relabel: tuple[Label | None, Label | None] | None = None,
     text_changed: bool = False,
     own_keys: Sequence[str] = (),
-) -> Query:
+) -> list[Row]:
     """Set own fields (`sets`: name, type, summary, parent_id) and merge user properties (a None
     value removes one); `relabel` swaps the type label (old, new); a text change bumps the
     revision and drops the head vector, which the vectorizer makes again."""
@@ -119,13 +131,9 @@ def update_node(
     cypher += "SET " + ", ".join(assignments) + " "
     if text_changed:
         cypher += "REMOVE n.head_embedding "
-    return cypher + f"RETURN {NODE_RETURN}", {
-        "id": node_id,
-        **{f"set_{key}": value for key, value in sets.items()},
-        "props": dict(props),
-        "now": now,
-        "own": list(own_keys),
-    }
+    params = {"id": node_id, "props": dict(props), "now": now, "own": list(own_keys)}
+    params.update({f"set_{key}": value for key, value in sets.items()})
+    return await runner.write(project, cypher + f"RETURN {NODE_RETURN}", params)
 
 
 def _own_field(key: str) -> str:
@@ -134,10 +142,11 @@ def _own_field(key: str) -> str:
     return key
 
 
-def delete_node(kind: Label, node_id: str, now: str) -> Query:
+async def delete_node(runner: Runner, project: str, kind: Label, node_id: str, now: str) -> list[Row]:
     """The node, its observations and edges; its neighbours' `updated_at` is bumped (an edge
     touching them went away) and its children lose their parent. Returns the neighbours' ids."""
-    return (
+    return await runner.write(
+        project,
         f"MATCH (n:{kind} {{id: $id}}) "
         f"OPTIONAL MATCH (n)-[r]-(m) WHERE type(r) <> '{HAS_OBSERVATION}' "
         "WITH n, collect(DISTINCT m) AS near FOREACH (m IN near | SET m.updated_at = $now) "
@@ -150,8 +159,9 @@ def delete_node(kind: Label, node_id: str, now: str) -> Query:
     )
 
 
-def get_nodes(kind: Label, ids: list[str], own_keys: Sequence[str]) -> Query:
-    return (
+async def get_nodes(runner: Runner, project: str, kind: Label, ids: list[str], own_keys: Sequence[str]) -> list[Row]:
+    return await runner.read(
+        project,
         f"UNWIND $ids AS id MATCH (n:{kind} {{id: id}}) RETURN {NODE_RETURN}",
         {"ids": ids, "own": list(own_keys)},
     )
