@@ -136,6 +136,15 @@ class OpenAICompatEmbedder(Embedder):
                 f"embedding endpoint {self._url} returned {len(vectors)} vectors for {expected} inputs",
                 details={"url": self._url},
             )
+        for position, vector in enumerate(vectors):
+            # Python's JSON reader takes NaN and Infinity; such a vector (or one whose norm
+            # overflows) would poison every cosine score it takes part in.
+            if not all(map(math.isfinite, vector)):
+                raise EmbeddingError(
+                    f"embedding endpoint {self._url} returned a vector with NaN or infinite values "
+                    f"(input #{position} of {expected})",
+                    details={"url": self._url, "position": position},
+                )
         return vectors
 
     def _check_dimension(self, vectors: list[list[float]]) -> None:

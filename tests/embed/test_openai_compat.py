@@ -231,3 +231,20 @@ def test_fake_chat_completions_with_a_callable_and_failures(srv: FakeOpenAIServe
     assert (limited.status_code, limited.text) == (429, "slow down")
     assert ok["choices"][0]["message"]["content"] == "echo: ping"
     assert missing.status_code == 404
+
+
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity", "1e309"])
+def test_vectors_with_nan_or_infinity_are_refused(
+    srv: FakeOpenAIServer, embedder: OpenAICompatEmbedder, bad: str
+) -> None:
+    # Python's JSON reader accepts these; 1e309 overflows to infinity.
+    fine = "[" + ", ".join(["0.5"] * 8) + "]"
+    poisoned = "[" + ", ".join(["0.1", bad] + ["0.1"] * 6) + "]"
+    body = f'{{"data": [{{"index": 0, "embedding": {fine}}}, {{"index": 1, "embedding": {poisoned}}}]}}'
+    srv.fail_next(status=200, body=body, path="/v1/embeddings")
+    with pytest.raises(EmbeddingError) as excinfo:
+        embedder.embed_batch_sync(["fine", "poisoned"])
+    assert excinfo.value.code == 3001
+    assert "NaN or infinite" in excinfo.value.message and "input #1" in excinfo.value.message
+    # The next answer is a good one again, and is taken.
+    assert embedder.embed_batch_sync(["fine"])[0] == pytest.approx(srv.vector_for("fine"), abs=1e-12)
