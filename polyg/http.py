@@ -1,15 +1,26 @@
-"""Streamable HTTP transport: `/mcp`, `GET /health`, a bearer API key and an Origin check.
+"""Streamable HTTP transport: `/mcp`, `GET /health`, a bearer API key, Host and Origin checks.
 
 Binds loopback by default. Any other bind address needs an API key (checked by `serve_http`
-before anything listens). Browsers send `Origin`; a page on a foreign site must not be able
-to drive a local server (DNS rebinding), so a foreign Origin is refused with 403.
+before anything listens). Two checks keep web pages from driving a local server:
+- DNS rebinding (a foreign name made to resolve to 127.0.0.1): the page's requests carry the
+  foreign name in `Host`, so on a loopback bind only loopback names are accepted as Host (421).
+- A page on a foreign site calling 127.0.0.1 directly: the browser sends the page's `Origin`;
+  only loopback origins and those listed in `allowed_origins` are accepted (403).
+polyg makes both checks itself (the SDK's own, which knows no `allowed_origins`, is off), so the
+setting governs on every bind address.
+
+`/health` needs no key: without it (when a key is configured) it says only the status; with
+it, or on a server without a key, it also names the store (never its credentials) and counts
+the projects.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import logging
+import socket
 import sys
 from typing import Any
 from urllib.parse import urlparse
@@ -20,14 +31,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from polyg.closing import close_fully
 from polyg.core.app import Polyg
-from polyg.errors import ConfigError
+from polyg.errors import ConfigError, PolygError
 from polyg.server import build_server
 
 log = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
 PUBLIC_PATHS = {"/health"}
+# /health answers within this even when the store hangs (a server that accepts and never answers).
+HEALTH_STORE_TIMEOUT_S = 2.0
 
 
 def is_loopback(host: str) -> bool:
@@ -40,73 +54,99 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class GuardMiddleware:
-    """Refuses foreign Origins (403) and, when a key is set, requests without it (401)."""
+def host_name(host_header: str) -> str:
+    """The name in a Host header, without its port (`[::1]:8765` -> `::1`)."""
+    if host_header.startswith("["):
+        return host_header[1:].partition("]")[0]
+    return host_header.rpartition(":")[0] if host_header.count(":") == 1 else host_header
 
-    def __init__(self, app: ASGIApp, *, api_key: str | None, allowed_origins: list[str]) -> None:
+
+class GuardMiddleware:
+    """Refuses a foreign Host on a loopback bind (421), foreign Origins (403) and, when a key is
+    set, requests to `/mcp` without it (401)."""
+
+    def __init__(self, app: ASGIApp, *, api_key: str | None, allowed_origins: list[str], loopback: bool) -> None:
         self.app = app
         self.api_key = api_key
         self.allowed_origins = {o.rstrip("/") for o in allowed_origins}
+        self.loopback = loopback
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if self.loopback and not is_loopback(host_name(headers.get("host", ""))):
+            await JSONResponse({"error": "Host not allowed"}, status_code=421)(scope, receive, send)
+            return
         origin = headers.get("origin")
-        if origin and not self._origin_allowed(origin, headers.get("host", "")):
+        if origin and not self.origin_allowed(origin):
             await JSONResponse({"error": "Origin not allowed"}, status_code=403)(scope, receive, send)
             return
-        if self.api_key and scope["path"] not in PUBLIC_PATHS:
-            scheme, _, supplied = headers.get("authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(supplied.strip().encode(), self.api_key.encode()):
-                response = JSONResponse(
-                    {"error": "Missing or invalid API key"},
-                    status_code=401,
-                    headers={"WWW-Authenticate": "Bearer"},
-                )
-                await response(scope, receive, send)
-                return
+        if scope["path"] not in PUBLIC_PATHS and not has_key(headers, self.api_key):
+            response = JSONResponse(
+                {"error": "Missing or invalid API key"},
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+            await response(scope, receive, send)
+            return
         await self.app(scope, receive, send)
 
-    def _origin_allowed(self, origin: str, host_header: str) -> bool:
+    def origin_allowed(self, origin: str) -> bool:
+        """A page on the user's own machine, or one the configuration names."""
         if origin.rstrip("/") in self.allowed_origins:
             return True
-        parsed = urlparse(origin)
-        if parsed.hostname and is_loopback(parsed.hostname):
-            return True
-        # Same origin as the address the client used to reach us.
-        return bool(host_header) and parsed.netloc == host_header
+        hostname = urlparse(origin).hostname
+        return hostname is not None and is_loopback(hostname)
+
+
+def has_key(headers: dict[str, str], api_key: str | None) -> bool:
+    """Whether the request carries the API key (always true when none is configured)."""
+    if not api_key:
+        return True
+    scheme, _, supplied = headers.get("authorization", "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(supplied.strip().encode(), api_key.encode())
+
+
+def health_endpoint(core: Polyg) -> Route:
+    async def health(request: Request) -> Response:
+        status = core.status
+        body: dict[str, Any] = {"status": status}
+        if status == "ok":
+            try:
+                projects = await asyncio.wait_for(core.project_count(), HEALTH_STORE_TIMEOUT_S)
+            except (PolygError, TimeoutError) as exc:
+                status = body["status"] = "error"
+                error = str(exc) or f"the store did not answer within {HEALTH_STORE_TIMEOUT_S:g} s"
+            else:
+                body["projects"] = projects
+        elif status == "error":
+            error = core.error_message or "the store could not be opened"
+        if has_key(dict(request.headers.items()), core.settings.api_key):
+            body["store"] = core.store_description
+            if status == "error":
+                body["error"] = core.redact(error)
+        else:
+            body.pop("projects", None)
+        return JSONResponse(body, status_code=503 if status == "error" else 200)
+
+    return Route("/health", health, methods=["GET"])
 
 
 def build_http_app(core: Polyg) -> ASGIApp:
     settings = core.settings
     server, _ = build_server(core)
-
-    async def health(request: Request) -> Response:
-        status = core.status
-        body: dict[str, Any] = {"status": status, "store": core.store_description}
-        if status == "ok":
-            body["projects"] = await core.project_count()
-        elif status == "error":
-            body["error"] = core.error_message
-        return JSONResponse(body, status_code=503 if status == "error" else 200)
-
-    loopback = is_loopback(settings.host)
-    security = TransportSecuritySettings(
-        # The SDK's Host-header check only knows loopback names; on another bind address the
-        # API key and our Origin check protect the endpoint instead.
-        enable_dns_rebinding_protection=loopback,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-    )
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
-        transport_security=security,
+        # polyg checks Host and Origin itself (GuardMiddleware), with its allowed_origins.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=settings.host,
-        custom_starlette_routes=[Route("/health", health, methods=["GET"])],
+        custom_starlette_routes=[health_endpoint(core)],
     )
-    return GuardMiddleware(app, api_key=settings.api_key, allowed_origins=settings.allowed_origins)
+    return GuardMiddleware(
+        app, api_key=settings.api_key, allowed_origins=settings.allowed_origins, loopback=is_loopback(settings.host)
+    )
 
 
 def check_bind(host: str, api_key: str | None) -> None:
@@ -116,12 +156,29 @@ def check_bind(host: str, api_key: str | None) -> None:
         )
 
 
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything else starts: a port in use is an error
+    before the database starts or the URL is printed."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.") from None
+    sock.set_inheritable(True)
+    return sock
+
+
 async def serve_http(core: Polyg) -> None:
     import uvicorn
 
     settings = core.settings
     check_bind(settings.host, settings.api_key)
     app = build_http_app(core)
+    listening = bind(settings.host, settings.port)
     core.start()
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(
@@ -129,10 +186,9 @@ async def serve_http(core: Polyg) -> None:
         file=sys.stderr,
         flush=True,
     )
-    config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_config=None, access_log=False, lifespan="on"
-    )
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
     try:
-        await uvicorn.Server(config).serve()
+        await uvicorn.Server(config).serve(sockets=[listening])
     finally:
-        await core.close()
+        listening.close()
+        await close_fully(core)

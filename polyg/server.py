@@ -14,12 +14,14 @@ from typing import Any
 from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from polyg import __version__
 from polyg.core.app import Polyg
 from polyg.errors import InvalidParams, PolygError
 from polyg.logs import new_request_id, request_id
+from polyg.store.names import short
 from polyg.tools import toolsets
 from polyg.tools.prompts import PROMPTS, render
 from polyg.tools.registry import ToolSpec
@@ -32,11 +34,22 @@ INSTRUCTIONS = (
 )
 
 
+# A message longer than this is cut in the log line of a call (the client gets it whole).
+LOGGED_ERROR_CHARS = 300
+# Error texts are built from the input they refuse; this caps what a huge input can make of one.
+MAX_ERROR_CHARS = 2000
+
+
 def error_result(exc: PolygError, rid: str) -> types.CallToolResult:
+    """An `isError` result: the text `Error: <message>` and the code in `_meta`, no structured
+    content. Every tool declares an `outputSchema`, and clients that validate structured content
+    against it (the TypeScript SDK's does, for errors too) would reject `{"error": ...}` and
+    never show the message."""
     message = exc.message if exc.message.startswith("Error: ") else f"Error: {exc.message}"
+    if len(message) > MAX_ERROR_CHARS:
+        message = f"{message[:MAX_ERROR_CHARS]}... (cut: {len(message)} characters)"
     return types.CallToolResult(
         content=[types.TextContent(text=message)],
-        structured_content={"error": {"code": exc.code, "message": exc.message}},
         is_error=True,
         _meta={"polyg/requestId": rid, "polyg/errorCode": exc.code},
     )
@@ -56,10 +69,21 @@ def success_result(value: dict[str, Any] | str, rid: str) -> types.CallToolResul
 
 def describe_validation(tool: str, exc: ValidationError) -> InvalidParams:
     problems = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in err["loc"]) or "arguments"
-        problems.append(f"{where}: {err['msg']}")
+    for err in exc.errors(include_url=False, include_input=False):
+        # A location can hold a key the client chose (a property name): quote at most a prefix.
+        where = ".".join(_location_part(part) for part in err["loc"])
+        problems.append(f"{where or 'arguments'}: {err['msg']}")
     return InvalidParams(f"Invalid arguments for {tool}: " + "; ".join(problems))
+
+
+def _location_part(part: object) -> str:
+    text = str(part)
+    return text if len(text) <= 64 else short(text)
+
+
+def unknown_tool(name: str) -> MCPError:
+    """A call to a tool that is not listed: a protocol error (JSON-RPC -32602), not a tool result."""
+    return MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {short(name)}")
 
 
 class Dispatcher:
@@ -89,33 +113,53 @@ class Dispatcher:
         return await self.call(params.name, params.arguments or {})
 
     async def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        tool = self.tools.get(name)
+        if tool is None:
+            log.info("unknown tool", extra={"tool": short(name)})
+            raise unknown_tool(name)
         rid = new_request_id()
         token = request_id.set(rid)
         started = time.perf_counter()
         outcome: dict[str, Any] = {"tool": name}
         try:
-            tool = self.tools.get(name)
-            if tool is None:
-                raise InvalidParams(f"Unknown tool {name!r}.")
+            result = await self._run(tool, arguments, rid, outcome)
+            # Server-side time of the call, for clients and benchmarks (the log line says it too).
+            ms = (time.perf_counter() - started) * 1000
+            assert result.meta is not None
+            result.meta["polyg/serverMs"] = round(ms, 3)
+            return result
+        finally:
+            outcome["ms"] = round((time.perf_counter() - started) * 1000, 3)
+            log.info("tool call", extra=outcome)
+            request_id.reset(token)
+
+    async def _run(
+        self, tool: ToolSpec, arguments: dict[str, Any], rid: str, outcome: dict[str, Any]
+    ) -> types.CallToolResult:
+        try:
             try:
                 args = tool.params.model_validate(arguments)
             except ValidationError as exc:
-                raise describe_validation(name, exc) from exc
+                raise describe_validation(tool.name, exc) from exc
             services = await self.core.ready()
             result = success_result(await tool.handler(services, args), rid)
             outcome["ok"] = True
             return result
         except PolygError as exc:
-            outcome.update(ok=False, code=exc.code, error=exc.message)
+            outcome.update(ok=False, code=exc.code, error=_for_log(exc.message))
             return error_result(exc, rid)
         except Exception as exc:
-            log.exception("tool crashed", extra={"tool": name})
+            log.exception("tool crashed", extra={"tool": tool.name})
             outcome.update(ok=False, code=4000, error=type(exc).__name__)
-            return error_result(PolygError(f"Internal error in {name} (request id {rid})."), rid)
-        finally:
-            outcome["ms"] = round((time.perf_counter() - started) * 1000, 3)
-            log.info("tool call", extra=outcome)
-            request_id.reset(token)
+            return error_result(PolygError(f"Internal error in {tool.name} (request id {rid})."), rid)
+
+
+def _for_log(message: str) -> str:
+    return (
+        message
+        if len(message) <= LOGGED_ERROR_CHARS
+        else f"{message[:LOGGED_ERROR_CHARS]}... ({len(message)} characters)"
+    )
 
 
 async def list_prompts(
@@ -139,8 +183,6 @@ async def list_prompts(
 async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
     prompt = next((p for p in PROMPTS if p.name == params.name), None)
     if prompt is None:
-        from mcp.shared.exceptions import MCPError
-
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt {params.name!r}")
     return types.GetPromptResult(
         description=prompt.description,

@@ -9,6 +9,11 @@ sent (the SDK's `ReadStream`/`WriteStream` protocols). It falls back to the SDK'
 that is not possible (stdin a regular file, say). As the SDK does, it moves the protocol to
 private copies of the descriptors and points fd 0 at the null device and fd 1 at stderr, so
 stray output of libraries cannot corrupt the wire.
+
+A line that is not a JSON-RPC message (malformed or truncated JSON, invalid UTF-8, nesting too
+deep, a line over `MAX_LINE`) is answered as the HTTP transport answers such a body: a JSON-RPC
+parse error (-32700), or invalid request (-32600) for JSON that is not a JSON-RPC message, and
+the session goes on. The SDK drops such lines without a word, and the client waits forever.
 """
 
 from __future__ import annotations
@@ -18,14 +23,18 @@ import contextlib
 import logging
 import os
 import signal
+import stat
 from collections.abc import AsyncIterator
-from typing import Self
+from typing import Any, Self
 
 import anyio
+import pydantic_core
 from mcp import types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
+from polyg.closing import close_fully
 from polyg.core.app import Polyg
 from polyg.logs import flush_logs
 from polyg.server import build_server
@@ -36,23 +45,68 @@ log = logging.getLogger(__name__)
 MAX_LINE = 64 * 1024 * 1024
 
 
+class BadInput(Exception):
+    """A line that is not a JSON-RPC message, with the error that answers it."""
+
+    def __init__(self, code: int, message: str, request_id: str | int | None = None) -> None:
+        super().__init__(message)
+        self.error = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
+
+
+def bad_input(exc: Exception, line: bytes | None = None) -> BadInput:
+    """The answer to a line that failed to parse as a JSON-RPC message (`exc` says why)."""
+    if isinstance(exc, BadInput):
+        return exc
+    errors = exc.errors(include_url=False, include_input=False) if isinstance(exc, ValidationError) else []
+    if errors and errors[0]["type"] != "json_invalid":
+        return BadInput(types.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message", _request_id(line))
+    reason = errors[0].get("ctx", {}).get("error", errors[0]["msg"]) if errors else type(exc).__name__
+    return BadInput(types.PARSE_ERROR, f"Parse error: {reason}")
+
+
+def _request_id(line: bytes | None) -> str | int | None:
+    """The id of a JSON object that is no valid request, so the client can match the error."""
+    try:
+        value: Any = pydantic_core.from_json(line) if line is not None else None
+    except ValueError:
+        return None
+    rid = value.get("id") if isinstance(value, dict) else None
+    return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
+
+
 class PipeReadStream:
     """The server's read stream, straight off the stdin pipe: one JSON-RPC message per line.
 
     Duck-types the SDK's `ReadStream` (as its own stdio transport's memory stream does), so a
-    message reaches the dispatcher without a relay task in between."""
+    message reaches the dispatcher without a relay task in between. A line that is no message
+    comes out as a `BadInput` (see `AnsweringBadInput`)."""
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self._reader = reader
+        self._oversized = False
 
     async def receive(self) -> SessionMessage | Exception:
-        line = await self._reader.readline()
-        if not line:
-            raise anyio.EndOfStream
-        try:
-            return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-        except Exception as exc:  # the SDK answers a malformed line with a parse error
-            return exc
+        while True:
+            try:
+                line = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:  # end of input
+                if not exc.partial.strip() and not self._oversized:
+                    raise anyio.EndOfStream from None
+                line = exc.partial  # a last line without its newline, most likely cut short
+            except asyncio.LimitOverrunError as exc:
+                # Over MAX_LINE: drop what is buffered and read on to the line's end.
+                await self._reader.readexactly(exc.consumed)
+                self._oversized = True
+                continue
+            if self._oversized:
+                self._oversized = False
+                return BadInput(types.PARSE_ERROR, f"Parse error: a message longer than {MAX_LINE} bytes")
+            if not line.strip():
+                continue
+            try:
+                return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+            except ValidationError as exc:
+                return bad_input(exc, line)
 
     def __aiter__(self) -> PipeReadStream:
         return self
@@ -65,6 +119,43 @@ class PipeReadStream:
 
     async def aclose(self) -> None:
         pass  # the pipe is closed with its transport, when serving ends
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class AnsweringBadInput:
+    """A read stream that answers what is not a JSON-RPC message on the write stream and passes
+    the messages on (the SDK's dispatcher would drop the former silently)."""
+
+    def __init__(self, inner: Any, write: Any) -> None:
+        self._inner = inner
+        self._write = write
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item  # type: ignore[no-any-return]
+            answer = bad_input(item)
+            log.info("bad input on stdin", extra={"code": answer.error.error.code, "error": str(answer)[:200]})
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await self._write.send(SessionMessage(answer.error))
+
+    def __aiter__(self) -> AnsweringBadInput:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -100,27 +191,47 @@ class PipeWriteStream:
         await self.aclose()
 
 
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 @contextlib.asynccontextmanager
 async def event_loop_pipes() -> AsyncIterator[tuple[PipeReadStream, PipeWriteStream] | None]:
     """The server's (read, write) streams on the stdio pipes, or None where the descriptors are not
     pipes or sockets (the caller then uses the SDK's own streams)."""
     loop = asyncio.get_running_loop()
+    if not (_is_pipe(0) and _is_pipe(1)):
+        # A regular file or a character device (/dev/null): epoll refuses those, and for
+        # /dev/null only once the reader is added, after connect_read_pipe has returned.
+        yield None
+        return
     try:
         wire_in, wire_out = os.dup(0), os.dup(1)
     except OSError:
         yield None
         return
     reader = asyncio.StreamReader(limit=MAX_LINE, loop=loop)
+    in_file = os.fdopen(wire_in, "rb", buffering=0)
+    out_file = os.fdopen(wire_out, "wb", buffering=0)
+    read_transport: asyncio.ReadTransport | None = None
     try:
-        in_file = os.fdopen(wire_in, "rb", buffering=0)
-        out_file = os.fdopen(wire_out, "wb", buffering=0)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), in_file)
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader, loop=loop), in_file
+        )
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, out_file)
-    except (OSError, ValueError) as exc:  # e.g. a regular file: the event loop cannot poll it
+    except (OSError, ValueError) as exc:
         log.debug("stdio on worker threads: %s", exc)
-        for fd in (wire_in, wire_out):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        # Closed through their file objects (each closes its descriptor once): closing the
+        # numbers by hand left the objects to close them again when collected, by then
+        # another file's descriptor, the one the SDK's streams read.
+        if read_transport is not None:
+            read_transport.close()
+        in_file.close()
+        out_file.close()
         yield None
         return
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
@@ -149,20 +260,26 @@ async def serve_stdio(core: Polyg) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals off the main thread
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, serving.cancel)
     core.start()
+    stopped_by_signal = False
     try:
         async with event_loop_pipes() as pipes:
             if pipes is not None:
-                await server.run(*pipes, server.create_initialization_options())
+                read, write = pipes
+                await server.run(AnsweringBadInput(read, write), write, server.create_initialization_options())
             else:
                 async with stdio_server() as (read_stream, write_stream):
-                    await server.run(read_stream, write_stream, server.create_initialization_options())
+                    answering = AnsweringBadInput(read_stream, write_stream)
+                    await server.run(answering, write_stream, server.create_initialization_options())
     except (asyncio.CancelledError, KeyboardInterrupt):
-        # Stopped by a signal. With the SDK's streams, the thread reading stdin is blocked in
-        # read() and would keep the interpreter alive until the client closes the pipe.
+        stopped_by_signal = True
         if serving is not None:
             serving.uncancel()  # the cancellation is handled: closing must not be cut short
-        await core.close()
+    finally:
+        # Whatever ended the session (the client, a signal, a failure), the database stops.
+        await close_fully(core)
+    if stopped_by_signal:
+        # With the SDK's streams, the thread reading stdin is blocked in read() and would keep
+        # the interpreter alive until the client closes the pipe.
         flush_logs()
         logging.shutdown()
         os._exit(0)
-    await core.close()

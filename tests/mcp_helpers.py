@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ import anyio
 import anyio.to_thread
 import httpx
 import httpx2
+import jsonschema
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -81,41 +83,86 @@ def serve_args(data_dir: Path, *extra: str) -> list[str]:
 @dataclass(frozen=True)
 class Result:
     is_error: bool
-    structured: dict[str, Any]
+    structured: dict[str, Any]  # a success's structuredContent; {} for an error, which has none
     text: str
+    error_code: int | None = None  # an error's `_meta` "polyg/errorCode"
+    server_ms: float = 0.0  # `_meta` "polyg/serverMs"
 
     @property
     def code(self) -> int:
-        return int(self.structured["error"]["code"])
+        assert self.error_code is not None, f"not an error: {self.text}"
+        return self.error_code
+
+    @property
+    def message(self) -> str:
+        """An error's message: its text without the leading `Error: `."""
+        assert self.is_error, self.text
+        return self.text.removeprefix("Error: ")
+
+
+# Output schemas per client (by id, as Client is unhashable; the weak reference tells a reused
+# id apart), as a client that validates results keeps them after tools/list.
+_output_schemas: dict[int, tuple[weakref.ref[Client], dict[str, dict[str, Any] | None]]] = {}
+
+
+async def output_schemas(client: Client) -> dict[str, dict[str, Any] | None]:
+    known = _output_schemas.get(id(client))
+    if known is not None and known[0]() is client:
+        return known[1]
+    listed = (await client.list_tools()).tools
+    schemas = {tool.name: tool.output_schema for tool in listed}
+    _output_schemas[id(client)] = (weakref.ref(client), schemas)
+    return schemas
+
+
+def check_as_a_validating_client(tool: str, schema: dict[str, Any] | None, result: Any) -> None:
+    """What the TypeScript SDK's client does with a result of a tool that declares an output
+    schema (it throws -32602 otherwise, and the host never sees the result): structured content,
+    whenever present (on an error too), must validate against the schema, and a success must
+    carry it."""
+    if schema is None:
+        return
+    structured = result.structured_content
+    if structured is None:
+        assert result.is_error, f"{tool}: a success without structured content, though the tool declares a schema"
+        return
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(structured), key=str)
+    assert not errors, f"{tool}: structured content does not match the output schema: {errors[0].message}"
 
 
 async def call(client: Client, tool: str, args: dict[str, Any] | None = None) -> Result:
-    """Call a tool and check the invariants every polyg result keeps; return (is_error, structured, text).
+    """Call a tool and check the invariants every polyg result keeps.
 
-    Success: one text item; structuredContent is that text parsed as JSON (JSON tools) or
-    {"message": text} (sentence tools). Error: text `Error: <message>` and structuredContent
-    {"error": {"code": <4-digit int>, "message": <message>}}.
+    Every result: one text item; `_meta` with "polyg/requestId" and "polyg/serverMs" (a float,
+    milliseconds); whatever a validating client checks (`check_as_a_validating_client`).
+    Success: structuredContent is the text parsed as JSON (JSON tools) or {"message": text}
+    (sentence tools). Error: text `Error: <message>`, no structuredContent, and the 4-digit
+    code in `_meta` "polyg/errorCode".
     """
     result = await client.call_tool(tool, args or {})
+    check_as_a_validating_client(tool, (await output_schemas(client)).get(tool), result)
     assert len(result.content) == 1, result.content
     item = result.content[0]
     assert item.type == "text", item
     text = item.text
+    meta = result.meta or {}
+    assert isinstance(meta.get("polyg/requestId"), str), meta
+    server_ms = meta.get("polyg/serverMs")
+    assert isinstance(server_ms, float) and server_ms >= 0.0, meta
     structured = result.structured_content
-    assert isinstance(structured, dict), result
     if result.is_error:
         assert text.startswith("Error: "), text
-        assert set(structured) == {"error"}, structured
-        error = structured["error"]
-        assert set(error) == {"code", "message"}, error
-        assert isinstance(error["code"], int) and 1000 <= error["code"] <= 9999, error
-        message = error["message"]
-        assert text == (message if message.startswith("Error: ") else f"Error: {message}"), (text, message)
-    elif set(structured) == {"message"}:
+        assert structured is None, structured
+        code = meta.get("polyg/errorCode")
+        assert isinstance(code, int) and 1000 <= code <= 9999, meta
+        return Result(True, {}, text, code, server_ms)
+    assert "polyg/errorCode" not in meta, meta
+    assert isinstance(structured, dict), result
+    if set(structured) == {"message"}:
         assert structured == {"message": text}, (structured, text)
     else:
         assert structured == json.loads(text), (structured, text)
-    return Result(bool(result.is_error), structured, text)
+    return Result(False, structured, text, None, server_ms)
 
 
 async def ok(client: Client, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -300,7 +300,7 @@ async def test_create_entity_with_unknown_parent_creates_nothing(kg: KG, project
 async def test_get_entity_unknown(kg: KG, project: str) -> None:
     result = await kg.fails("get_entity", {"project_id": project, "entity_id": "ent_missing"}, code=4004)
     assert result.text == "Error: Entity ent_missing not found."
-    assert result.structured == {"error": {"code": 4004, "message": "Entity ent_missing not found."}}
+    assert (result.code, result.message) == (4004, "Entity ent_missing not found.")
 
 
 async def test_list_entities_shape_order_and_filters(kg: KG, project: str) -> None:
@@ -467,7 +467,7 @@ async def test_create_relationship_with_unknown_ends_writes_nothing(kg: KG, proj
             code=4004,
         )
         assert result.text == ENDS_NOT_FOUND
-        assert result.structured == {"error": {"code": 4004, "message": "Source or Target entity not found."}}
+        assert (result.code, result.message) == (4004, "Source or Target entity not found.")
     assert await snapshot(kg, project) == before
 
 
@@ -713,9 +713,7 @@ async def test_delete_observation_of_another_entity(kg: KG, project: str) -> Non
         code=4004,
     )
     assert result.text == f"Error: Observation {obs_id} not found or does not belong to entity {other['id']}."
-    assert result.structured["error"]["message"] == (
-        f"Observation {obs_id} not found or does not belong to entity {other['id']}."
-    )
+    assert result.message == (f"Observation {obs_id} not found or does not belong to entity {other['id']}.")
     assert await snapshot(kg, project) == before
 
 
@@ -805,7 +803,6 @@ INVALID_CALLS: list[tuple[str, dict[str, Any], int, str]] = [
     ("delete_observation", {"entity_id": "$A"}, 4002, "Error: Invalid arguments for delete_observation"),
     ("delete_observation", {"observation_id": "$O"}, 4002, "Error: Invalid arguments for delete_observation"),
     ("get_entity", {"entity_id": "$A", "project_id": 7}, 4002, "Error: Invalid arguments for get_entity: project_id"),
-    ("no_such_tool", {}, 4002, "Error: Unknown tool 'no_such_tool'."),
 ]
 
 
@@ -857,13 +854,10 @@ async def test_wrong_type_error_names_every_problem(kg: KG, project: str) -> Non
     assert result.text == (
         "Error: Invalid arguments for create_entity: name: Input should be a valid string; type: Field required"
     )
-    assert result.structured == {
-        "error": {
-            "code": 4002,
-            "message": "Invalid arguments for create_entity: name: Input should be a valid string; "
-            "type: Field required",
-        }
-    }
+    assert (result.code, result.message) == (
+        4002,
+        "Invalid arguments for create_entity: name: Input should be a valid string; type: Field required",
+    )
     assert (await kg.ok("list_entities", {"project_id": project}))["entities"] == []
 
 

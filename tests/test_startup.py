@@ -149,7 +149,10 @@ def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr_and_file(servers_roo
     assert created.get("isError") is not True, created
     failed = server.call_tool("get_entity", {"entity_id": "ent_missing"})
     assert failed["isError"] is True
-    assert failed["structuredContent"] == {"error": {"code": 4004, "message": "Entity ent_missing not found."}}
+    # No structured content on an error (it would contradict the tool's output schema).
+    assert "structuredContent" not in failed
+    assert failed["content"] == [{"type": "text", "text": "Error: Entity ent_missing not found."}]
+    assert failed["_meta"]["polyg/errorCode"] == 4004
     prompts = server.request("prompts/list")["result"]["prompts"]
     assert len(prompts) == 5
     unknown = server.request("no/such_method")
@@ -236,14 +239,14 @@ def black_hole() -> Iterator[BlackHole]:
     hole.close()
 
 
-async def poll_until_code(kg: KG, code: int) -> dict[str, Any]:
+async def poll_until_code(kg: KG, code: int) -> str:
     """Call a tool until it fails with `code` (it fails with another code meanwhile)."""
     with anyio.fail_after(60):
         while True:
             result = await kg.call("list_entities", {})
             assert result.is_error, result
             if result.code == code:
-                return result.structured
+                return result.message
             await anyio.sleep(0.1)
 
 
@@ -272,7 +275,7 @@ async def test_initialize_is_answered_while_the_store_is_loading(servers_root: P
         # Once the store gives up (the server vanishes), tool calls say why.
         black_hole.close()
         error = await poll_until_code(kg, 2001)
-        assert error["error"]["message"].startswith(f"Cannot reach FalkorDB at 127.0.0.1:{black_hole.port}")
+        assert error.startswith(f"Cannot reach FalkorDB at 127.0.0.1:{black_hole.port}")
     # Well under the store's timeouts: the handshake did not wait for the store.
     assert handshake_s < 15, handshake_s
 

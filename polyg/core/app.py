@@ -23,7 +23,7 @@ from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
 from polyg.names import check_project_id
-from polyg.store.falkor import FalkorStore
+from polyg.store.falkor import FalkorStore, parse_store_url, redact_url
 from polyg.store.schema import SchemaGuard
 
 log = logging.getLogger(__name__)
@@ -79,8 +79,20 @@ class Polyg:
 
     @property
     def store_description(self) -> str:
+        """What the store is, fit to show or log: a server URL without its credentials."""
         url = self.settings.server_url
-        return f"falkordb-server {url}" if url else f"embedded {self.settings.data_dir}"
+        return f"falkordb-server {redact_url(url)}" if url else f"embedded {self.settings.data_dir}"
+
+    def redact(self, text: str) -> str:
+        """`text` with the store's password replaced, should an error message repeat it."""
+        secrets = {self.settings.falkordb_password}
+        if self.settings.server_url:
+            with contextlib.suppress(PolygError):
+                secrets.add(parse_store_url(self.settings.server_url)[2])
+        for secret in secrets:
+            if secret:
+                text = text.replace(secret, "***")
+        return text
 
     def start(self) -> None:
         """Open the store in the background; after a failed open, try again (the server may be up now)."""

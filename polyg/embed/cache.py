@@ -32,12 +32,18 @@ class CachingEmbedder(Embedder):
             raise ValueError("a vector cache needs at least one entry")
         self.inner = inner
         self.model_id = inner.model_id
-        self.dimension = inner.dimension
         self._entries = entries
         self._vectors: OrderedDict[str, array[float]] = OrderedDict()
         self._lock = threading.Lock()  # embedding threads and the query thread share the cache
         self.hits = 0
         self.misses = 0
+
+    # Read from the inner embedder when asked, not copied at construction: an OpenAI-compatible
+    # embedder without a configured dimension learns it from a request (blocking), which must
+    # happen in `load()` (run in a worker thread), never on the event loop building this cache.
+    @property
+    def dimension(self) -> int:  # type: ignore[override]  # read-only: the inner embedder's to know
+        return self.inner.dimension
 
     def embed_batch_sync(self, texts: list[str]) -> list[list[float]]:
         checked = check_texts(texts)

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlparse
@@ -56,10 +57,26 @@ def _format_for(length: int) -> str:
 
 def parse_store_url(url: str) -> tuple[str, int, str | None]:
     """`falkor://[:password@]host[:port]` (also redis://) -> (host, port, password)."""
+    invalid = StoreError(f"Invalid store URL {redact_url(url)!r}: expected falkor://host:port", code=1003)
     parsed = urlparse(url)
+    try:
+        port = parsed.port
+    except ValueError:  # a port that is not a number, or out of range
+        raise invalid from None
     if parsed.scheme not in ("falkor", "falkordb", "redis") or not parsed.hostname:
-        raise StoreError(f"Invalid store URL {url!r}: expected falkor://host:port", code=1003)
-    return parsed.hostname, parsed.port or 6379, parsed.password
+        raise invalid
+    return parsed.hostname, port or 6379, parsed.password
+
+
+def redact_url(url: str) -> str:
+    """`url` as it may be shown or logged: credentials (`user:password@`) replaced by `***@`,
+    query and fragment (where a password can be given too) dropped."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    if "@" in rest:  # up to the last '@': a password may hold '/', '?' or '#'
+        rest = "***@" + rest.rpartition("@")[2]
+    return f"{scheme}{sep}{re.split(r'[?#]', rest, maxsplit=1)[0]}"
 
 
 class FalkorStore:

@@ -9,6 +9,9 @@ Behaviour switches every fake has:
   anything else as text) and extra response headers (e.g. `{"retry-after": "0"}`).
 - `srv.delay = 0.5`: every response is delayed by that many seconds (cut short when the
   server stops, so a timeout test never waits for the fake).
+- `srv.hold()` ... `srv.release()`: requests arriving in between are answered only once
+  released (or the server stops): a test shows without a timer that something does not
+  wait for the answer.
 
 Every request, failed or not, is recorded in `srv.requests` (a `RecordedRequest` with the
 method, path, lower-cased headers and decoded JSON body) in arrival order.
@@ -55,6 +58,8 @@ class FakeHTTPServer:
         self._lock = threading.Lock()
         self._failures: deque[_Failure] = deque()
         self._stopping = threading.Event()
+        self._released = threading.Event()
+        self._released.set()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -80,6 +85,7 @@ class FakeHTTPServer:
 
     def stop(self) -> None:
         self._stopping.set()
+        self._released.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -119,6 +125,13 @@ class FakeHTTPServer:
     ) -> None:
         with self._lock:
             self._failures.extend(_Failure(status, body, path, headers or {}) for _ in range(times))
+
+    def hold(self) -> None:
+        """Answer no request until `release()` (each is recorded when it arrives)."""
+        self._released.clear()
+
+    def release(self) -> None:
+        self._released.set()
 
     def requests_to(self, path: str) -> list[RecordedRequest]:
         with self._lock:
@@ -176,6 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
             raw_body=raw,
         )
         failure = self.fake._record(request)
+        self.fake._released.wait()
         if self.fake.delay:
             self.fake._stopping.wait(self.fake.delay)
         if failure is not None:

@@ -1,0 +1,130 @@
+"""What every MCP client may rely on, over stdio and HTTP: error results that a client validating
+structured content against the output schema accepts, protocol errors for unknown tools, the
+server's timing of each call, and bounded quotes of bad input."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from tests.conftest import TRANSPORTS
+from tests.mcp_helpers import KG, kg_session
+
+pytestmark = pytest.mark.anyio
+
+FAST = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
+
+
+@pytest.fixture(scope="module", params=TRANSPORTS)
+async def every_tool(request: pytest.FixtureRequest, servers_root: Path) -> AsyncIterator[KG]:
+    """A server with every toolset, over each transport."""
+    async with kg_session(request.param, servers_root / f"protocol-{request.param}", **FAST) as kg:
+        yield kg
+
+
+def failing_calls(tool: str, project: str) -> list[dict[str, Any]]:
+    """Arguments that make `tool` fail: missing, of the wrong type, naming what does not exist."""
+    return [
+        {},
+        {"project_id": project, "unexpected": 1},
+        {"project_id": "not a project id!"},
+        {"project_id": project, "entity_id": "ent_missing", "relationship_id": "rel_missing", "observation_id": "o"},
+        {"project_id": project, "names": ["Nobody"], "entityNames": ["Nobody"]},
+    ]
+
+
+async def test_every_error_is_accepted_by_a_client_that_validates_structured_content(
+    every_tool: KG, project: str
+) -> None:
+    """What the TypeScript SDK's client does: structured content present on any result must
+    validate against the tool's output schema, or the call throws and the host never shows
+    polyg's message. An error result carries none, its message in the text, its code in _meta."""
+    tools = (await every_tool.client.list_tools()).tools
+    assert all(tool.output_schema for tool in tools)
+    errors = 0
+    for tool in tools:
+        for args in failing_calls(tool.name, project):
+            result = await every_tool.client.call_tool(tool.name, args)
+            if result.structured_content is not None:
+                jsonschema.validate(result.structured_content, tool.output_schema)
+            if not result.is_error:
+                continue
+            errors += 1
+            assert result.structured_content is None, (tool.name, args, result.structured_content)
+            (item,) = result.content
+            assert item.type == "text" and item.text.startswith("Error: "), item
+            assert result.meta is not None
+            code = result.meta["polyg/errorCode"]
+            assert isinstance(code, int) and 1000 <= code <= 9999, result.meta
+    # Every tool refuses a call without its required arguments, or one with unknown ones.
+    assert errors >= 2 * len(tools), errors
+
+
+async def test_an_unknown_tool_is_a_protocol_error(every_tool: KG) -> None:
+    with pytest.raises(MCPError) as info:
+        await every_tool.client.call_tool("no_such_tool", {})
+    assert info.value.error.code == -32602
+    assert "no_such_tool" in info.value.error.message
+    # A long name is quoted as a short prefix (the HTTP client sends the name in a header too,
+    # which bounds it below the 16 KB the HTTP server takes for headers).
+    with pytest.raises(MCPError) as info:
+        await every_tool.client.call_tool("x" * 5_000, {})
+    assert info.value.error.code == -32602
+    assert len(info.value.error.message) < 200
+    # The session goes on.
+    assert (await every_tool.ok("list_entities", {"project_id": "unknown-tool"})) == {"entities": []}
+
+
+async def test_each_result_says_how_long_the_server_took(every_tool: KG, project: str) -> None:
+    created = await every_tool.client.call_tool("create_entity", {"project_id": project, "name": "timed", "type": "t"})
+    failed = await every_tool.client.call_tool("get_entity", {"project_id": project, "entity_id": "ent_missing"})
+    for result in (created, failed):
+        assert result.meta is not None
+        server_ms = result.meta["polyg/serverMs"]
+        assert isinstance(server_ms, float) and 0.0 < server_ms < 60_000.0, result.meta
+
+
+def logged_line(log_file: Path, request_id: str) -> str:
+    """The log line of the call with `request_id` (polled: a listener thread writes the log)."""
+    deadline = time.monotonic() + 30
+    while True:
+        lines = log_file.read_text(encoding="utf-8").splitlines() if log_file.exists() else []
+        found = [line for line in lines if request_id in line and '"tool call"' in line]
+        if found:
+            return found[0]
+        assert time.monotonic() < deadline, f"no log line for {request_id}"
+        time.sleep(0.05)
+
+
+async def test_a_huge_bad_input_is_quoted_as_a_short_prefix_in_errors_and_logs(every_tool: KG, project: str) -> None:
+    client = every_tool.client
+    log_file = every_tool.root / "logs" / "polyg.log"
+    for args in (
+        {"project_id": project, "name": "n", "type": "t", "k" * 200_000: 1},
+        {"project_id": project, "name": "n", "type": "t" * 1_000_000},
+        {"project_id": project, "entity_id": "ent_" + "9" * 1_000_000},
+        {"project_id": "p" * 1_000_000},
+    ):
+        tool = "get_entity" if "entity_id" in args else "create_entity"
+        result = await client.call_tool(tool, args)
+        assert result.is_error, args.keys()
+        (item,) = result.content
+        assert item.type == "text" and len(item.text) < 2500, len(item.text)
+        assert result.meta is not None
+        line = logged_line(log_file, result.meta["polyg/requestId"])
+        assert len(line) < 1000, len(line)
+
+
+async def test_results_keep_their_json_text(every_tool: KG, project: str) -> None:
+    result = await every_tool.client.call_tool("create_entity", {"project_id": project, "name": "shape", "type": "t"})
+    assert not result.is_error
+    (item,) = result.content
+    assert item.type == "text"
+    assert json.loads(item.text) == result.structured_content
