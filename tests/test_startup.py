@@ -18,14 +18,19 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
+import anyio.to_thread
 import pytest
+from mcp import Client
 
+from tests.fakes.openai_server import FakeOpenAIServer
 from tests.mcp_helpers import (
     KG,
     HttpServer,
     embedded_pid,
     kg_session,
+    ok,
     polyg_command,
+    redis_servers_under,
     serve_args,
     server_env,
 )
@@ -64,9 +69,19 @@ class RawStdio:
         self._queue.put(None)
 
     def send(self, message: dict[str, Any]) -> None:
+        self.send_raw(json.dumps(message).encode() + b"\n")
+
+    def send_raw(self, data: bytes) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.write(data)
         self.proc.stdin.flush()
+
+    def next_message(self, timeout: float = 30) -> dict[str, Any]:
+        """The next line the server writes, parsed (fails if it writes none in time)."""
+        line = self._queue.get(timeout=timeout)
+        assert line is not None, f"stdout closed:\n{self.stderr()}"
+        message: dict[str, Any] = json.loads(line)
+        return message
 
     def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 30) -> dict[str, Any]:
         self._next_id += 1
@@ -367,3 +382,152 @@ def test_stdin_from_a_regular_file_is_served_too(servers_root: Path) -> None:
     assert answers[1]["result"]["serverInfo"]["name"] == "polyg", done.stderr.decode()[-2000:]
     assert done.returncode == 0
     assert embedded_pid(root / "data") is None
+
+
+# --- bad input on stdio ----------------------------------------------------------------------
+
+BAD_LINES = {
+    "malformed": b'{"jsonrpc": "2.0", "id": 1, "method": ',
+    "lone surrogate": b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"x": "\\ud800"}}',
+    "invalid UTF-8": b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"x": "\xff\xfe"}}',
+    "nested 300 deep": b'{"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"x": '
+    + b"[" * 300
+    + b"]" * 300
+    + b"}}",
+    "not JSON at all": b"hello",
+}
+
+
+def test_stdio_answers_bad_input_with_parse_errors_and_goes_on(servers_root: Path, raw: list[RawStdio]) -> None:
+    root = servers_root / "stdio-bad-input"
+    server = RawStdio(root, "--toolsets", "kg", **FAST)
+    raw.append(server)
+    server.initialize()
+    for name, line in BAD_LINES.items():
+        server.send_raw(line + b"\n")
+        answer = server.next_message()
+        assert answer["jsonrpc"] == "2.0" and answer["id"] is None, (name, answer)
+        assert answer["error"]["code"] == -32700, (name, answer)
+        assert answer["error"]["message"].startswith("Parse error"), (name, answer)
+    # JSON that is no JSON-RPC message: invalid request, with its id when it has one.
+    server.send_raw(b'{"id": 9, "hello": "world"}\n')
+    assert server.next_message()["error"]["code"] == -32600
+    # The session goes on.
+    assert server.request("ping")["result"] == {}
+    assert server.call_tool("list_entities", {}).get("isError") is not True
+    # A line cut short by the end of input is answered too, then the server exits.
+    server.send_raw(b'{"jsonrpc": "2.0", "id": 10, "meth')
+    assert server.proc.stdin is not None
+    server.proc.stdin.close()
+    assert server.next_message()["error"]["code"] == -32700
+    assert server.wait(30) == 0
+    assert embedded_pid(root / "data") is None
+
+
+def test_a_line_over_the_maximum_is_a_parse_error_not_the_end(servers_root: Path, raw: list[RawStdio]) -> None:
+    from polyg.stdio import MAX_LINE
+
+    root = servers_root / "stdio-long-line"
+    server = RawStdio(root, "--toolsets", "kg", **FAST)
+    raw.append(server)
+    server.initialize()
+    assert server.call_tool("create_entity", {"name": "before", "type": "t"}).get("isError") is not True
+    chunk = b"x" * (1024 * 1024)
+    for _ in range(MAX_LINE // len(chunk) + 1):
+        server.send_raw(chunk)
+    server.send_raw(b"\n")
+    answer = server.next_message(timeout=120)
+    assert answer["error"]["code"] == -32700, answer
+    assert server.request("ping")["result"] == {}
+    listed = server.call_tool("list_entities", {})["structuredContent"]["entities"]
+    assert [e["name"] for e in listed] == ["before"]
+    assert server.close() == 0
+    assert embedded_pid(root / "data") is None
+
+
+@pytest.mark.parametrize("stdin", ["devnull", "closed-pipe"])
+def test_stdio_with_stdin_at_its_end_exits(servers_root: Path, stdin: str) -> None:
+    root = servers_root / f"stdio-eof-{stdin}"
+    root.mkdir(parents=True, exist_ok=True)
+    command = [*polyg_command(), *serve_args(root / "data", "--toolsets", "kg")]
+    env = server_env(root, **FAST)
+    if stdin == "devnull":
+        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=60, check=False)
+        rc, out, err = done.returncode, done.stdout, done.stderr
+    else:
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        out, err = proc.communicate(b"", timeout=60)
+        rc = proc.returncode
+    assert rc == 0, err.decode()[-3000:]
+    assert out == b""
+    assert b"Traceback" not in err
+    assert embedded_pid(root / "data") is None
+
+
+# --- signals ---------------------------------------------------------------------------------
+
+
+def test_ctrl_c_stops_an_http_server_and_its_database(servers_root: Path) -> None:
+    root = servers_root / "http-sigint"
+    server = HttpServer(root, args=["--toolsets", "kg"], env=FAST).start()
+    try:
+        server.wait_ready()
+        assert redis_servers_under(root), "the embedded database is not running"
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(30) == 0, server.stderr_text()[-3000:]
+        assert redis_servers_under(root) == []
+    finally:
+        server.stop()
+
+
+def test_ctrl_c_stops_a_stdio_server_and_its_database(servers_root: Path, raw: list[RawStdio]) -> None:
+    root = servers_root / "stdio-sigint"
+    server = RawStdio(root, "--toolsets", "kg", **FAST)
+    raw.append(server)
+    server.initialize()
+    assert server.call_tool("create_entity", {"name": "x", "type": "t"}).get("isError") is not True
+    assert redis_servers_under(root)
+    server.proc.send_signal(signal.SIGINT)
+    assert server.wait(30) == 0
+    assert redis_servers_under(root) == []
+
+
+# --- nothing blocks the event loop at start ---------------------------------------------------
+
+
+def wait_for_request(fake: FakeOpenAIServer, path: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not fake.requests_to(path):
+        assert time.monotonic() < deadline, f"no request to {path}"
+        time.sleep(0.05)
+
+
+async def test_handshake_and_health_answer_while_the_embedding_provider_is_probed(servers_root: Path) -> None:
+    """With an OpenAI-compatible provider and no configured dimension, polyg asks the endpoint
+    for one vector to learn the dimension. That request is held unanswered here: the MCP
+    handshake and /health must answer meanwhile (they did not while it ran on the event loop)."""
+    with FakeOpenAIServer(dimension=12) as fake:
+        fake.hold()
+        env = {
+            "POLYG_EMBEDDING_PROVIDER": "openai",
+            "POLYG_EMBEDDING_BASE_URL": fake.base_url,
+            "POLYG_EMBEDDING_MODEL": "fake-embedding",
+        }
+        server = HttpServer(servers_root / "http-embedder-probe", args=["--toolsets", "kg"], env=env).start()
+        try:
+            await anyio.to_thread.run_sync(server.wait_listening)
+            await anyio.to_thread.run_sync(wait_for_request, fake, "/v1/embeddings")
+            # The probe is in flight and held.
+            assert server.health().json()["status"] == "loading"
+            with anyio.fail_after(30):
+                async with Client(server.url) as client:
+                    assert len((await client.list_tools()).tools) == 11
+                    assert server.health().json()["status"] == "loading"
+                    fake.release()
+                    await anyio.to_thread.run_sync(server.wait_ready)
+                    await ok(client, "create_entity", {"name": "probed", "type": "t"})
+        finally:
+            fake.release()
+            await anyio.to_thread.run_sync(server.stop)
+        assert not server.left_embedded_behind
