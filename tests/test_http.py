@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from tests.falkor_server import FalkorServer
 from tests.mcp_helpers import (
     HttpServer,
     authorized_client,
@@ -274,3 +277,134 @@ async def test_public_bind_with_key_serves(servers_root: Path, how: str) -> None
     finally:
         server.stop()
     assert not server.left_embedded_behind
+
+
+# --- allowed_origins governs, on the default loopback bind too ------------------------------
+
+
+@pytest.mark.parametrize("how", ["env", "config"])
+def test_an_allowed_foreign_origin_gets_through_and_others_do_not(servers_root: Path, how: str) -> None:
+    root = servers_root / f"http-origins-{how}"
+    args, env = ["--toolsets", "kg"], dict(FAST)
+    if how == "env":
+        env["POLYG_ALLOWED_ORIGINS"] = "https://app.example,http://tool.example:3000"
+    else:
+        root.mkdir(parents=True, exist_ok=True)
+        config = root / "polyg.yaml"
+        config.write_text("allowed_origins: [https://app.example, 'http://tool.example:3000']\n")
+        args += ["--config", str(config)]
+    server = HttpServer(root, args=args, env=env).start()
+    try:
+        server.wait_ready()
+        for allowed in ("https://app.example", "http://tool.example:3000"):
+            assert initialized(post_initialize(server, Origin=allowed)), allowed
+        for refused in ("https://evil.example", "http://app.example", "https://app.example:8443", "null"):
+            response = post_initialize(server, Origin=refused)
+            assert response.status_code == 403, refused
+            assert response.json() == {"error": "Origin not allowed"}
+        # An allowed Origin does not open the door to a foreign Host (DNS rebinding).
+        rebound = post_initialize(server, Origin="https://app.example", Host="app.example")
+        assert rebound.status_code == 421
+    finally:
+        server.stop()
+
+
+def test_a_foreign_host_is_refused_on_loopback_for_health_too(open_server: HttpServer) -> None:
+    response = httpx.get(f"{open_server.base_url}/health", headers={"Host": "evil.example"}, timeout=10)
+    assert response.status_code == 421
+    assert httpx.get(f"{open_server.base_url}/health", headers={"Host": "localhost"}, timeout=10).status_code == 200
+
+
+# --- /health when the store is down ----------------------------------------------------------
+
+
+def test_health_is_a_json_status_when_the_store_goes_down(servers_root: Path) -> None:
+    with FalkorServer() as falkor:
+        server = HttpServer(
+            servers_root / "http-store-down",
+            args=["--toolsets", "kg", "--store", falkor.url],
+            env={**FAST, "POLYG_STORE_TIMEOUT_S": "2"},
+        ).start()
+        try:
+            assert server.wait_ready()["status"] == "ok"
+            falkor.kill()
+            response = server.health()
+            assert response.status_code == 503
+            assert response.headers["content-type"] == "application/json"
+            body = response.json()
+            assert body["status"] == "error", body
+            assert body["store"] == f"falkordb-server {falkor.url}"
+            assert "FalkorDB" in body["error"], body
+        finally:
+            server.stop()
+
+
+# --- the store password is never shown -------------------------------------------------------
+
+PASSWORD = "pw-Zq8s3cret"
+
+
+def test_the_store_password_is_in_no_response_log_or_output(servers_root: Path) -> None:
+    root = servers_root / "http-password"
+    with FalkorServer(password=PASSWORD) as falkor:
+        url = f"falkor://:{PASSWORD}@127.0.0.1:{falkor.port}"
+        server = HttpServer(root, args=["--toolsets", "kg", "--store", url, "--api-key", API_KEY], env=FAST).start()
+        try:
+            # Without the key, /health says how the server is, nothing about the store.
+            assert server.wait_ready() == {"status": "ok"}
+            keyed = httpx.get(f"{server.base_url}/health", headers={"Authorization": f"Bearer {API_KEY}"}, timeout=10)
+            assert keyed.json() == {
+                "status": "ok",
+                "store": f"falkordb-server falkor://***@127.0.0.1:{falkor.port}",
+                "projects": 0,
+            }
+            response = post_initialize(server, Authorization=f"Bearer {API_KEY}")
+            assert initialized(response)
+        finally:
+            server.stop()
+        # A wrong password: the error says so, without repeating it.
+        wrong = f"falkor://:{PASSWORD}-wrong@127.0.0.1:{falkor.port}"
+        failing = HttpServer(root, args=["--toolsets", "kg", "--store", wrong], env=FAST).start()
+        try:
+            failing.wait_listening()
+            deadline = time.monotonic() + 60
+            while (body := failing.health().json())["status"] == "loading":
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            assert body["status"] == "error", body
+            assert PASSWORD not in json.dumps(body), body
+        finally:
+            failing.stop()
+        # `polyg status` prints the store too.
+        status = subprocess.run(
+            [*polyg_command(), "status", "--store", url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=server_env(root, **FAST),
+            check=False,
+        )
+        assert status.returncode == 0, status.stderr
+        assert f"falkor://***@127.0.0.1:{falkor.port}" in status.stdout
+    logs = "".join(path.read_text() for path in (root / "logs").glob("polyg.log*"))
+    assert '"store ready"' in logs
+    for where, text in (("stderr and stdout", server.stderr_text()), ("log file", logs), ("status", status.stdout)):
+        assert PASSWORD not in text, where
+        assert PASSWORD not in status.stderr
+
+
+# --- the port -----------------------------------------------------------------------------------
+
+
+def test_a_port_in_use_fails_before_anything_starts(servers_root: Path) -> None:
+    root = servers_root / "http-port-taken"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = run_polyg(root, "--transport", "http", "--port", str(port))
+    assert done.returncode != 0
+    assert done.stderr.startswith("Error: Cannot listen on 127.0.0.1:"), done.stderr
+    assert "Traceback" not in done.stderr
+    assert "/mcp" not in done.stderr and done.stdout == ""
+    assert not (root / "data" / "db").exists()
