@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from polyg.config import Settings, load_settings
-from polyg.errors import PolygError
+from polyg.errors import ConfigError, NotFound, PolygError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Graph memory for AI agents over MCP.")
 
@@ -24,11 +25,42 @@ DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Embedded da
 LogLevelOpt = Annotated[str | None, typer.Option("--log-level", help="DEBUG, INFO, WARNING or ERROR.")]
 
 
+def _version(value: bool) -> None:
+    if value:
+        from polyg import __version__
+
+        print(f"polyg {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Graph memory for AI agents over MCP."""
+
+
 def _settings(config: Path | None, **overrides: Any) -> Settings:
     try:
-        return load_settings(config, **overrides)
+        settings = load_settings(config, **overrides)
+        if not settings.server_url:
+            _usable_directory(settings.data_dir, "data directory")
     except PolygError as exc:
         _fail(exc)
+    return settings
+
+
+def _usable_directory(path: Path, what: str) -> None:
+    """Create `path` if need be and check polyg can write there: a clear error at start, not a
+    traceback from deep inside the database's start."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"Cannot use {path} as the {what}: {exc.strerror or exc}.") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(f"Cannot use {path} as the {what}: not writable.")
 
 
 def _fail(exc: PolygError) -> NoReturn:
@@ -64,7 +96,11 @@ def serve(
     )
     from polyg.logs import setup_logging
 
-    setup_logging(settings.log_level, settings.resolved_log_dir)
+    try:
+        _usable_directory(settings.resolved_log_dir, "log directory")
+        setup_logging(settings.log_level, settings.resolved_log_dir)
+    except (PolygError, OSError) as exc:
+        _fail(exc if isinstance(exc, PolygError) else ConfigError(f"Cannot write the log: {exc}."))
     # SIGTERM (what process managers send) takes the same path as Ctrl-C: the server stops,
     # and the embedded database is shut down cleanly if no other polyg process uses it. This
     # handler covers the moments no event loop handles it: the stdio server cancels itself from
@@ -259,12 +295,23 @@ def export(
         _fail(PolygError(f"Unknown format {fmt!r}: use memory-jsonl or json.", code=4002))
     settings = _settings(config, project=project, store=store, data_dir=data_dir)
 
+    if output is not None and not output.parent.is_dir():
+        _fail(ConfigError(f"Cannot write {output}: the folder {output.parent} does not exist."))
+
     async def work(services: Any) -> int:
         from polyg.core.transfer import Transfer
 
         transfer = Transfer(services.named)
         target = services.project(None)
-        out = output.open("w", encoding="utf-8") if output else sys.stdout
+        projects = await services.store.list_projects()
+        if target not in projects:
+            # Said before any file is made: a mistyped name must not leave an empty export.
+            known = ", ".join(projects) or "none"
+            raise NotFound(f"Project {target!r} does not exist (projects: {known}).")
+        try:
+            out = output.open("w", encoding="utf-8") if output else sys.stdout
+        except OSError as exc:
+            raise ConfigError(f"Cannot write {output}: {exc.strerror or exc}.") from None
         try:
             if fmt == "json":
                 return await transfer.export_json(target, out)

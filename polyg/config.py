@@ -18,7 +18,8 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_vali
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
-from polyg.errors import ConfigError, InvalidConfigFormat, MissingConfigFile
+from polyg.errors import ConfigError, InvalidConfigFormat, InvalidParams, MissingConfigFile
+from polyg.names import check_project_id
 
 ALL_TOOLSETS = ("kg", "memory-compat")
 
@@ -111,6 +112,22 @@ class Settings(BaseSettings):
     @classmethod
     def _split_origins(cls, value: Any) -> Any:
         return _split(value)
+
+    @field_validator("port")
+    @classmethod
+    def _port_in_range(cls, value: int) -> int:
+        if not 1 <= value <= 65535:
+            raise ValueError(f"{value} is not a TCP port (1-65535)")
+        return value
+
+    @field_validator("project")
+    @classmethod
+    def _project_id(cls, value: str) -> str:
+        # Caught at start rather than at the first tool call.
+        try:
+            return check_project_id(value)
+        except InvalidParams as exc:
+            raise ValueError(exc.message) from None
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -207,7 +224,8 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         return Settings(**merged)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}" for err in exc.errors()
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg'].removeprefix('Value error, ')}"
+            for err in exc.errors()
         )
         raise ConfigError(f"Invalid configuration: {problems}") from exc
     except SettingsError as exc:  # an environment value pydantic-settings cannot parse

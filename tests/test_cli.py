@@ -1,0 +1,114 @@
+"""The `polyg` command line: mistakes end in one `Error:` line and a non-zero exit, never a
+traceback, and before anything is started or written."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from polyg import __version__
+from tests.mcp_helpers import polyg_command, server_env
+
+FAST = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
+
+
+def polyg(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    root.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(
+        [*polyg_command(), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=server_env(root, **FAST, **env),
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def assert_refused(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert done.returncode != 0, done
+    assert done.stderr.startswith("Error: "), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    for word in words:
+        assert word in done.stderr, (word, done.stderr)
+    assert done.stdout == ""
+
+
+def test_version(tmp_path: Path) -> None:
+    done = polyg(tmp_path, "--version")
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"polyg {__version__}\n", "")
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "words"),
+    [
+        (["--port", "99999"], {}, ["port", "99999", "1-65535"]),
+        (["--port", "0"], {}, ["port"]),
+        ([], {"POLYG_PORT": "70000"}, ["port", "70000"]),
+        (["--project", "not a project!"], {}, ["project", "'not a project!'"]),
+        ([], {"POLYG_PROJECT": "x" * 65}, ["project"]),
+    ],
+    ids=["port-flag", "port-zero", "port-env", "project-flag", "project-env"],
+)
+def test_a_bad_setting_is_refused_at_start(
+    tmp_path: Path, args: list[str], env: dict[str, str], words: list[str]
+) -> None:
+    done = polyg(tmp_path, "serve", "--transport", "http", "--data-dir", str(tmp_path / "data"), *args, **env)
+    assert_refused(done, *words)
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("command", ["serve", "export", "import"])
+def test_a_project_id_is_checked_before_the_store_opens(tmp_path: Path, command: str) -> None:
+    source = tmp_path / "memory.jsonl"
+    source.write_text("")
+    args = [str(source)] if command == "import" else []
+    done = polyg(tmp_path, command, *args, "--data-dir", str(tmp_path / "data"), "--project", "../etc")
+    assert_refused(done, "project", "'../etc'")
+    assert not (tmp_path / "data" / "db").exists()
+
+
+@pytest.mark.parametrize("command", ["serve", "status", "export"])
+def test_an_unusable_data_dir_is_an_error_line(tmp_path: Path, command: str) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a directory\n")
+    for data_dir in (a_file, a_file / "below"):
+        done = polyg(tmp_path, command, "--data-dir", str(data_dir))
+        assert_refused(done, str(data_dir))
+
+
+def test_an_unusable_log_dir_is_an_error_line(tmp_path: Path) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    done = polyg(tmp_path, "serve", "--data-dir", str(tmp_path / "data"), POLYG_LOG_DIR=str(a_file))
+    assert_refused(done, "log")
+
+
+def test_export_into_a_missing_folder_is_an_error_line(tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "folder" / "out.json"
+    done = polyg(tmp_path, "export", "--data-dir", str(tmp_path / "data"), "-o", str(target))
+    assert_refused(done, str(target.parent))
+    assert not target.parent.exists()
+
+
+def test_exporting_a_project_that_does_not_exist_says_so_and_writes_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    source = tmp_path / "memory.jsonl"
+    source.write_text('{"type": "entity", "name": "Ada", "entityType": "person", "observations": ["math"]}\n')
+    imported = polyg(tmp_path, "import", str(source), "--data-dir", str(data), "--project", "real")
+    assert imported.returncode == 0, imported.stderr
+    target = tmp_path / "out.jsonl"
+    for fmt in ("json", "memory-jsonl"):
+        done = polyg(
+            tmp_path, "export", "--data-dir", str(data), "--project", "mistyped", "--format", fmt, "-o", str(target)
+        )
+        assert_refused(done, "'mistyped'", "does not exist", "real")
+        assert not target.exists()
+        to_stdout = polyg(tmp_path, "export", "--data-dir", str(data), "--project", "mistyped", "--format", fmt)
+        assert_refused(to_stdout, "'mistyped'")
+    exported = polyg(tmp_path, "export", "--data-dir", str(data), "--project", "real", "--format", "memory-jsonl")
+    assert exported.returncode == 0, exported.stderr
+    assert '"Ada"' in exported.stdout
