@@ -26,6 +26,15 @@ from typing import Any
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("polyg_request_id", default=None)
 
 _STANDARD_ATTRS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+# A text field longer than this is cut: log lines quote bad input, and fifty lines of a 1 MB
+# input would rotate every useful line out of the log.
+MAX_FIELD_CHARS = 1000
+
+
+def _bounded(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
+        return f"{value[:MAX_FIELD_CHARS]}... ({len(value)} characters)"
+    return value
 
 
 class JsonFormatter(logging.Formatter):
@@ -41,7 +50,7 @@ class JsonFormatter(logging.Formatter):
             "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
             "level": record.levelname,
             "logger": record.name,
-            "msg": record.getMessage(),
+            "msg": _bounded(record.getMessage()),
         }
         # Stamped by the queueing handler in the calling thread (the context var is not set in
         # the listener's); records handled directly read it here.
@@ -50,7 +59,7 @@ class JsonFormatter(logging.Formatter):
             entry["request_id"] = rid
         for key, value in record.__dict__.items():
             if key not in _STANDARD_ATTRS and not key.startswith("_"):
-                entry[key] = value
+                entry[key] = _bounded(value)
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str, ensure_ascii=False)
