@@ -208,16 +208,20 @@ def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr_and_file(servers_roo
     assert embedded_pid(root / "data") is None
 
 
-def test_sigterm_stops_a_stdio_server_and_its_database(servers_root: Path, raw: list[RawStdio]) -> None:
-    root = servers_root / "stdio-sigterm"
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_a_stdio_server_and_its_database(
+    servers_root: Path, raw: list[RawStdio], signum: signal.Signals
+) -> None:
+    root = servers_root / f"stdio-{signum.name}"
     server = RawStdio(root, "--toolsets", "kg", **FAST)
     raw.append(server)
     server.initialize()
     assert server.call_tool("create_entity", {"name": "x", "type": "t"}).get("isError") is not True
     assert embedded_pid(root / "data") is not None
-    server.proc.send_signal(signal.SIGTERM)
+    server.proc.send_signal(signum)
     assert server.wait(20) == 0
     assert embedded_pid(root / "data") is None
+    assert redis_servers_under(root) == []
 
 
 async def test_closing_the_session_stops_the_database_and_data_persists(servers_root: Path) -> None:
@@ -479,18 +483,6 @@ def test_ctrl_c_stops_an_http_server_and_its_database(servers_root: Path) -> Non
         assert redis_servers_under(root) == []
     finally:
         server.stop()
-
-
-def test_ctrl_c_stops_a_stdio_server_and_its_database(servers_root: Path, raw: list[RawStdio]) -> None:
-    root = servers_root / "stdio-sigint"
-    server = RawStdio(root, "--toolsets", "kg", **FAST)
-    raw.append(server)
-    server.initialize()
-    assert server.call_tool("create_entity", {"name": "x", "type": "t"}).get("isError") is not True
-    assert redis_servers_under(root)
-    server.proc.send_signal(signal.SIGINT)
-    assert server.wait(30) == 0
-    assert redis_servers_under(root) == []
 
 
 # --- nothing blocks the event loop at start ---------------------------------------------------
