@@ -109,26 +109,31 @@ def has_key(headers: dict[str, str], api_key: str | None) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(supplied.strip().encode(), api_key.encode())
 
 
+async def store_health(core: Polyg) -> tuple[str, int | None, str | None]:
+    """(status, number of projects when ok, error message when not)."""
+    status = core.status
+    if status == "error":
+        return status, None, core.error_message or "the store could not be opened"
+    if status == "loading":
+        return status, None, None
+    try:
+        return status, await asyncio.wait_for(core.project_count(), HEALTH_STORE_TIMEOUT_S), None
+    except TimeoutError:
+        return "error", None, f"the store did not answer within {HEALTH_STORE_TIMEOUT_S:g} s"
+    except PolygError as exc:  # opened once, unreachable now
+        return "error", None, exc.message
+
+
 def health_endpoint(core: Polyg) -> Route:
     async def health(request: Request) -> Response:
-        status = core.status
+        status, projects, error = await store_health(core)
         body: dict[str, Any] = {"status": status}
-        if status == "ok":
-            try:
-                projects = await asyncio.wait_for(core.project_count(), HEALTH_STORE_TIMEOUT_S)
-            except (PolygError, TimeoutError) as exc:
-                status = body["status"] = "error"
-                error = str(exc) or f"the store did not answer within {HEALTH_STORE_TIMEOUT_S:g} s"
-            else:
-                body["projects"] = projects
-        elif status == "error":
-            error = core.error_message or "the store could not be opened"
         if has_key(dict(request.headers.items()), core.settings.api_key):
             body["store"] = core.store_description
-            if status == "error":
+            if projects is not None:
+                body["projects"] = projects
+            if error is not None:
                 body["error"] = core.redact(error)
-        else:
-            body.pop("projects", None)
         return JSONResponse(body, status_code=503 if status == "error" else 200)
 
     return Route("/health", health, methods=["GET"])
