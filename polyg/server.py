@@ -34,8 +34,6 @@ INSTRUCTIONS = (
 )
 
 
-# A message longer than this is cut in the log line of a call (the client gets it whole).
-LOGGED_ERROR_CHARS = 300
 # Error texts are built from the input they refuse; this caps what a huge input can make of one.
 MAX_ERROR_CHARS = 2000
 
@@ -123,15 +121,15 @@ class Dispatcher:
         outcome: dict[str, Any] = {"tool": name}
         try:
             result = await self._run(tool, arguments, rid, outcome)
-            # Server-side time of the call, for clients and benchmarks (the log line says it too).
-            ms = (time.perf_counter() - started) * 1000
-            assert result.meta is not None
-            result.meta["polyg/serverMs"] = round(ms, 3)
-            return result
         finally:
-            outcome["ms"] = round((time.perf_counter() - started) * 1000, 3)
+            # polyg.logs cuts a long field (an error quoting a huge input) in the log line.
+            outcome["ms"] = ms = round((time.perf_counter() - started) * 1000, 3)
             log.info("tool call", extra=outcome)
             request_id.reset(token)
+        # The server's time for the call, for clients and benchmarks, as the log line has it.
+        assert result.meta is not None
+        result.meta["polyg/serverMs"] = ms
+        return result
 
     async def _run(
         self, tool: ToolSpec, arguments: dict[str, Any], rid: str, outcome: dict[str, Any]
@@ -146,20 +144,12 @@ class Dispatcher:
             outcome["ok"] = True
             return result
         except PolygError as exc:
-            outcome.update(ok=False, code=exc.code, error=_for_log(exc.message))
+            outcome.update(ok=False, code=exc.code, error=exc.message)
             return error_result(exc, rid)
         except Exception as exc:
             log.exception("tool crashed", extra={"tool": tool.name})
             outcome.update(ok=False, code=4000, error=type(exc).__name__)
             return error_result(PolygError(f"Internal error in {tool.name} (request id {rid})."), rid)
-
-
-def _for_log(message: str) -> str:
-    return (
-        message
-        if len(message) <= LOGGED_ERROR_CHARS
-        else f"{message[:LOGGED_ERROR_CHARS]}... ({len(message)} characters)"
-    )
 
 
 async def list_prompts(
