@@ -240,7 +240,13 @@ def presets(search_module: Any) -> dict[str, Any]:
     fields = {f.name for f in dataclasses.fields(cfg_cls)}
     variants: dict[str, dict[str, Any]] = {
         # One signal alone; vector_only without any cut is plain KNN, as the README's "dense".
-        "vector_only": {"text_weight": 0.0, "fuzzy_weight": 0.0, "vector_margin": None, "min_similarity": -1.0},
+        "vector_only": {
+            "text_weight": 0.0,
+            "fuzzy_weight": 0.0,
+            "vector_margin": None,
+            "min_similarity": -1.0,
+            "solid_similarity": None,
+        },
         "text_only": {"vector_weight": 0.0},
         "rrf_k60": {"rrf_k": 60},
         "no_vector_cut": {"vector_margin": None, "min_similarity": -1.0},
@@ -249,7 +255,10 @@ def presets(search_module: Any) -> dict[str, Any]:
         "term_candidates_50": {"term_candidates": 50},
         "keep_stopwords": {"drop_stopwords": False},
         "no_typos": {"fuzzy_weight": 0.0},
-        "typo_weight_0.5": {"fuzzy_weight": 0.5},
+        "no_two_edit_typos": {"fuzzy2_weight": 0.0},
+        "no_stems": {"stem_weight": 0.0},
+        "stem_weight_0.5": {"stem_weight": 0.5},
+        "no_solid_similarity": {"solid_similarity": None},
     }
     out: dict[str, Any] = {"default": default}
     for name, changes in variants.items():
