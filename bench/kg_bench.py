@@ -14,7 +14,7 @@ For each store size (entities preloaded straight into the store, cached under --
 - peak RSS (VmHWM) of the polyg server process and of its FalkorDB (redis-server) process.
 
 Usage: .venv/bin/python bench/kg_bench.py [--sizes 1000,10000,100000] [--calls 300]
-Results: bench/results/kg-<date>.md and .json. Timings are informational: nothing here fails
+Results: bench/results/kg-<size>.md and .json, and a row in history.csv. Timings are informational: nothing here fails
 on a slow run; compare ratios within one run.
 """
 

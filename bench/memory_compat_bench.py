@@ -21,9 +21,9 @@ Usage:
     .venv/bin/python bench/memory_compat_bench.py --sizes 1000 --skip-official
     .venv/bin/python bench/memory_compat_bench.py --profile         # + polyg under cProfile at 10k
 
-Results: bench/results/memory-compat-<date>.md and .json (machine info, git commit, every
+Results: bench/results/memory-compat-<size>.md and .json (machine info, git commit, every
 number behind the tables). Timings are informational: compare ratios from one run.
-`memory_compat_bench.py --rerender bench/results/memory-compat-<date>.json` rewrites the .md.
+`memory_compat_bench.py --rerender bench/results/memory-compat-<size>.json` rewrites the .md.
 
 Large stores: `polyg import` embeds every entity and observation (3 texts per entity) with
 MiniLM. When the MiniLM import rate measured at a smaller size projects more than
