@@ -532,7 +532,8 @@ def main(argv: list[str] | None = None) -> int:
     text = markdown(result)
     print(text)
     if not args.no_save:
-        default = next(iter(result["results"].values()))
+        runs = result["results"]  # the baseline, when there is one, comes first
+        default = runs.get("default") or next(r for name, r in runs.items() if not name.startswith("baseline"))
         figures = {m: default[m] for m in ("recall@5", "recall@10", "recall@20", "all_evidence@10")}
         figures["p50_ms"] = default["latency_ms"]["p50_ms"]
         md, js = common.write_results(
