@@ -19,7 +19,7 @@ import pytest
 
 from polyg.config import load_settings
 from polyg.core.app import Polyg, Services
-from polyg.core.search import DEFAULT, SearchConfig, fuzzy_candidates, query_terms
+from polyg.core.search import DEFAULT, SearchConfig, fuzzy_candidates, query_terms, stem
 from polyg.errors import EmptyQuery
 from tests.mcp_helpers import reap_embedded
 
@@ -314,6 +314,16 @@ def test_query_words_reach_the_index_as_plain_words() -> None:
     assert query_terms("The Who", SearchConfig(drop_stopwords=False)) == ["the", "who"]
     # Typo variants only for words long enough to have few neighbours, never for numbers.
     assert fuzzy_candidates(["trumpit", "jazz", "19599"]) == ["trumpit"]
+    # A stem for the relatives of a word; none too short to be specific, none for numbers.
+    assert [stem(w) for w in ("saxophone", "drums", "players", "trumpet", "sax", "1959", "a_b")] == [
+        "saxophon",
+        "drum",
+        "play",
+        "trumpet",
+        None,
+        None,
+        None,
+    ]
 
 
 @pytest.mark.anyio

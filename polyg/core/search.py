@@ -1,5 +1,5 @@
 """Hybrid entity search: vector KNN and full text over entities and their observations,
-fused by reciprocal rank with score-aware votes; an exact name match always ranks first.
+fused by reciprocal rank; an exact name match always ranks first.
 
 Two ranked lists of entity ids are fused, one per kind of evidence. Each counts an entity
 once, whether it was found through the entity's own node (name, type, description) or through
@@ -10,7 +10,7 @@ its observations, so that no kind of evidence votes twice for the same entity:
 - text: full-text matches of the query's words, ranked by the summed idf of the words an
   entity holds. A word also matches the words it is a stem of ("saxophone" finds
   "saxophonist", "drums" finds "drummer"); a word that occurs nowhere in the project is
-  replaced by its one- and two-typo variants. Both count less than the word as written.
+  replaced by its one- and two-typo variants, which count less.
 
 Reciprocal rank fusion needs no calibration between cosine and text scores, which is why it is
 used rather than a weighted sum. Its blind spot is that it ignores score gaps: an entity found
@@ -60,10 +60,6 @@ STOPWORDS = frozenset(
     their theirs them themselves then there these they this those through to too under until up
     very was we were what when where which while who whom why will with would you your yours""".split()
 )
-
-# Endings stripped (longest first, once) to find the stem a word shares with its relatives;
-# the index's own stemmer keeps "saxophone"/"saxophonist" and "drums"/"drummer" apart.
-SUFFIXES = ("ations", "ation", "ists", "ings", "ers", "ies", "ist", "ing", "ed", "er", "es", "e", "s", "y")
 
 
 @dataclass(frozen=True)
@@ -117,7 +113,7 @@ DEFAULT = SearchConfig()
 # term -> (idf, ids of the entities holding it, best first)
 TermHits = dict[str, tuple[float, list[str]]]
 
-# Endings stripped (the longest that leaves a stem of `stem_min_len`) to find the stem a word
+# Endings stripped (the first listed that leaves a stem of `stem_min_len`) to find the stem a word
 # shares with its relatives: the index's own stemmer keeps "saxophone"/"saxophonist" and
 # "drums"/"drummer" apart.
 SUFFIXES = ("ations", "ation", "ists", "ings", "ers", "ies", "ist", "ing", "ed", "er", "es", "e", "s", "y")
