@@ -380,10 +380,12 @@ async def musician_names(services: Services, query: str, limit: int = 8) -> list
 async def test_accidental_shared_word_does_not_outweigh_the_meaning(musicians: Services) -> None:
     # "player" is in a trumpeter's text, "played" in a saxophonist's; before: Armstrong 2nd,
     # Miles Davis 5th, Parker 8th. "saxophone" now also finds "saxophonist" (by its stem).
+    # Parker's "saxophonist" ties with Rollins's and Coltrane's text, and the vector ranks him
+    # 9th: 5th or 6th, as equal text sums fall.
     found = await musician_names(musicians, "saxophone player")
     assert found[0] == "Ornette Coleman"
-    assert SAXOPHONISTS <= set(found[:5])
-    assert "Miles Davis" not in found[:5]
+    assert SAXOPHONISTS <= set(found[:6])
+    assert "Miles Davis" not in found[:6]
     # "played" is in Coltrane's text; the drummer is the meaning ("drums" finds "drummer").
     assert (await musician_names(musicians, "who played the drums"))[0] == "Art Blakey"
 
