@@ -354,6 +354,7 @@ class LoadSampler:
 
 
 HISTORY = RESULTS_DIR / "history.csv"
+HISTORY_FIELDS = ("date", "commit", "machine", "benchmark", "size", "figures")
 SMOKE_HELP = "tiny sizes, seconds: checks that the script still runs (nothing saved)"
 
 
@@ -371,9 +372,6 @@ def smoke_workdir(name: str) -> Path:
     path = Path(tempfile.mkdtemp(prefix=f"polyg-smoke-{name}-"))
     atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
-
-
-HISTORY_FIELDS = ("date", "commit", "machine", "benchmark", "size", "figures")
 
 
 def machine_label(m: dict[str, Any]) -> str:
