@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -386,7 +387,7 @@ def append_history(benchmark: str, size: str, figures: dict[str, Any], machine: 
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     new = not HISTORY.exists()
     commit = machine["polyg_commit"] + ("+" if machine["polyg_tracked_changes"] else "")
-    cells = "; ".join(f"{k}={_figure(v)}" for k, v in figures.items())
+    cells = "; ".join(f"{re.sub(r'[^A-Za-z0-9@.]+', '_', k).strip('_')}={_figure(v)}" for k, v in figures.items())
     with HISTORY.open("a", newline="") as f:
         writer = csv.writer(f)
         if new:
