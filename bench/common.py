@@ -5,7 +5,7 @@ medians and ratios read from one run, never pass/fail gates.
 
 Also runnable, to preload a data directory in a separate process (the bench calls it so):
 
-    python bench/common.py preload --data-dir DIR --entities N [--embed auto|minilm|random]
+    python bench/common.py preload --data-dir DIR --entities N [--embed auto|minilm|hashing]
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import IO, Any
@@ -32,7 +33,7 @@ from typing import IO, Any
 REPO = Path(__file__).resolve().parent.parent
 BENCH_DIR = REPO / "bench"
 RESULTS_DIR = BENCH_DIR / "results"
-PRELOAD_VERSION = 1  # bump when the generated data changes, so cached data dirs are rebuilt
+PRELOAD_VERSION = 2  # bump when the generated data changes, so cached data dirs are rebuilt
 DEFAULT_PROJECT = "default"
 
 
@@ -353,18 +354,67 @@ class LoadSampler:
         return {"load1": stats(self.load1), "cpu_busy": stats(self.busy), "samples": len(self.load1)}
 
 
-def write_results(stem: str, markdown: str, data: dict[str, Any]) -> tuple[Path, Path]:
-    """bench/results/<stem>-<date>.md/.json (a second run the same day gets -2, -3...)."""
+HISTORY = RESULTS_DIR / "history.csv"
+HISTORY_FIELDS = ("date", "commit", "machine", "benchmark", "size", "figures")
+SMOKE_HELP = "tiny sizes, seconds: checks that the script still runs (nothing saved)"
+
+
+_smoke = False
+
+
+def smoke_workdir(name: str) -> Path:
+    """A fresh scratch directory for a smoke run, removed at exit; servers started from now
+    on use the hashing embedder."""
+    import atexit
+    import tempfile
+
+    global _smoke
+    _smoke = True
+    path = Path(tempfile.mkdtemp(prefix=f"polyg-smoke-{name}-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+def machine_label(m: dict[str, Any]) -> str:
+    """Short machine description for a history row: CPUs, model, memory, Python."""
+    return f"{m['nproc']} CPUs {m['cpu']}, {m['mem_total_gb']} GB, Python {m['python']}"
+
+
+def append_history(benchmark: str, size: str, figures: dict[str, Any], machine: dict[str, Any]) -> None:
+    """One row in bench/results/history.csv (append-only: every run of every benchmark)."""
+    import csv
+
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    day = dt.date.today().isoformat()
-    base = f"{stem}-{day}"
-    n = 1
-    while (RESULTS_DIR / f"{base}.md").exists() or (RESULTS_DIR / f"{base}.json").exists():
-        n += 1
-        base = f"{stem}-{day}-{n}"
+    new = not HISTORY.exists()
+    commit = machine["polyg_commit"] + ("+" if machine["polyg_tracked_changes"] else "")
+    cells = "; ".join(f"{re.sub(r'[^A-Za-z0-9@.]+', '_', k).strip('_')}={_figure(v)}" for k, v in figures.items())
+    with HISTORY.open("a", newline="") as f:
+        writer = csv.writer(f)
+        if new:
+            writer.writerow(HISTORY_FIELDS)
+        writer.writerow([machine["date"], commit, machine_label(machine), benchmark, size, cells])
+
+
+def _figure(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def write_results(
+    benchmark: str,
+    markdown: str,
+    data: dict[str, Any],
+    *,
+    size: str = "",
+    figures: dict[str, Any] | None = None,
+) -> tuple[Path, Path]:
+    """bench/results/<benchmark>[-<size>].md/.json, replacing the previous result for that
+    benchmark and size, plus a row of key figures in history.csv."""
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    base = f"{benchmark}-{size}" if size else benchmark
     md, js = RESULTS_DIR / f"{base}.md", RESULTS_DIR / f"{base}.json"
     md.write_text(markdown)
     js.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    append_history(benchmark, size, figures or {}, data.get("machine") or machine_info())
     return md, js
 
 
@@ -392,42 +442,21 @@ def clean_env(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, s
     xdg.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("POLYG_")}
     env["XDG_CONFIG_HOME"] = str(xdg)
+    if _smoke:
+        env["POLYG_EMBEDDING_PROVIDER"] = "hashing"  # a smoke run checks the script, not the model
     env.update(extra or {})
     return env
 
 
-MAX_STRAY_LINES = 5
+SERVER_MS_META = "polyg/serverMs"
 
 
-def server_side_ms(log_path: Path, offset: int, sequence: list[str], wait_s: float = 5.0) -> dict[str, list[float]]:
-    """Per operation, the handler time polyg logs for each call ("tool call" lines, field ms):
-    from argument validation to the result, without the MCP transport. Matched to the calls
-    made (`sequence`, in order; an operation's first word is the tool) by order, as calls are
-    sequential; empty if the log does not line up. polyg writes its log from a thread, so the
-    line of a call made just before `offset` was read may land after it, and the last lines
-    may trail the last call by a moment: the measured calls start at the first entry from
-    which the tools line up, and the log is read again, for up to `wait_s`, until they do."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        with log_path.open("rb") as f:
-            f.seek(offset)
-            lines = f.read().decode(errors="replace").splitlines()
-        entries = []
-        for line in lines:
-            with contextlib.suppress(ValueError):
-                entry = json.loads(line)
-                if isinstance(entry, dict) and entry.get("msg") == "tool call":
-                    entries.append(entry)
-        for start in range(min(MAX_STRAY_LINES, len(entries) - len(sequence)) + 1):
-            window = entries[start : start + len(sequence)]
-            if all(op.split()[0] == entry.get("tool") for op, entry in zip(sequence, window, strict=True)):
-                out: dict[str, list[float]] = {}
-                for op, entry in zip(sequence, window, strict=True):
-                    out.setdefault(op, []).append(float(entry["ms"]))
-                return out
-        if time.monotonic() >= deadline:
-            return {}
-        time.sleep(0.05)
+def server_ms(result: Any) -> float | None:
+    """The handler time polyg reports in a tool result's `_meta` (argument validation to
+    result, without the MCP transport), or None from a server that does not report it."""
+    meta = getattr(result, "meta", None) or {}
+    value = meta.get(SERVER_MS_META)
+    return float(value) if isinstance(value, int | float) else None
 
 
 class McpCalls:
@@ -679,144 +708,74 @@ def dir_size_mb(path: Path) -> float:
     return round(total / 1024 / 1024, 1)
 
 
-def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _vec_param(row: Any) -> list[float]:
-    # 8 decimals is below float32 resolution for unit-vector components and halves the size
-    # of the query text (and of the AOF) compared with full float64 reprs.
-    return [round(float(x), 8) for x in row]
-
-
 async def _preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch: int) -> dict[str, Any]:
-    import numpy as np
-
+    """Fill `data_dir` through polyg's core, as `create_entities` would (the entity rows, then
+    their vectors from the core's vectorizer), with ids the benchmarks can address."""
     from polyg.config import load_settings
     from polyg.core.app import Polyg
-    from polyg.core.entities import type_label
-    from polyg.core.vectors import compose, head_text
-    from polyg.names import now_iso
+    from polyg.core.vectors import head_text
     from polyg.store.embedded import EmbeddedFalkor
 
     def say(msg: str) -> None:
         print(f"[preload {n}] {msg}", file=sys.stderr, flush=True)
 
-    settings = load_settings(None, data_dir=data_dir, log_level="WARNING")
+    entities = [generated_entity(i) for i in range(n)]
+    texts = len(entities) + sum(len(e["obs"]) for e in entities)
+    info: dict[str, Any] = {"texts": texts}
+    mode = embed
+    if embed == "auto":
+        # The MiniLM rate on this machine decides: hashed vectors when it would take too long.
+        settings = load_settings(None, data_dir=data_dir, log_level="WARNING")
+        probe_core = Polyg(settings)
+        embedder = (await probe_core.ready()).ctx.embedder
+        sample = [head_text(e["name"], e["type"], e["description"]) for e in entities[:512]]
+        t = time.perf_counter()
+        embedder.embed_batch_sync(sample)
+        per_text = (time.perf_counter() - t) / max(1, len(sample))
+        await probe_core.close()
+        info["minilm_ms_per_text"] = round(per_text * 1000, 3)
+        info["minilm_projected_s"] = round(per_text * texts, 1)
+        mode = "minilm" if per_text * texts <= max_embed_s else "hashing"
+        say(f"MiniLM: {per_text * 1000:.2f} ms/text, projected {per_text * texts:.0f} s: {mode}")
+    settings = load_settings(None, data_dir=data_dir, log_level="WARNING", embedding_provider=mode)
     core = Polyg(settings)
     t0 = time.perf_counter()
     services = await core.ready()
     project = services.project(None)
-    await services.ctx.schema.ensure(project)
-    open_s = time.perf_counter() - t0
-    embedder = services.ctx.embedder
-    dim = embedder.dimension
+    info["store_open_s"] = round(time.perf_counter() - t0, 2)
 
-    entities = [generated_entity(i) for i in range(n)]
-    ent_texts = [head_text(e["name"], e["type"], e["description"]) for e in entities]
-    obs_texts = [text for e in entities for text in e["obs"]]
-    texts = ent_texts + obs_texts
-
-    # Embeddings: real MiniLM unless the projection says it would take longer than max_embed_s.
-    info: dict[str, Any] = {"texts": len(texts)}
-    vectors = np.empty((len(texts), dim), dtype=np.float32)
-    mode = embed
-    done = 0
+    t_write = time.perf_counter()
+    for start in range(0, n, batch):
+        rows = [
+            {
+                "id": e["id"],
+                "name": e["name"],
+                "type": e["type"],
+                "summary": e["description"],
+                "obs": [{"id": observation_id(e["i"], k), "text": text} for k, text in enumerate(e["obs"])],
+            }
+            for e in entities[start : start + batch]
+        ]
+        await services.named.write_entities(project, rows, unique_names=False)
+        if (start // batch) % 40 == 0:
+            say(f"wrote {start + len(rows)}/{n} entities")
+    info["write_s"] = round(time.perf_counter() - t_write, 1)
     t_embed = time.perf_counter()
-    if embed in ("auto", "minilm"):
-        probe = min(len(texts), 2048)
-        for chunk_start in range(0, probe, batch):
-            chunk = texts[chunk_start : min(chunk_start + batch, probe)]
-            vectors[chunk_start : chunk_start + len(chunk)] = embedder.embed_batch_sync(list(chunk))
-        done = probe
-        per_text = (time.perf_counter() - t_embed) / probe
-        info["minilm_ms_per_text"] = round(per_text * 1000, 3)
-        info["minilm_projected_s"] = round(per_text * len(texts), 1)
-        say(f"MiniLM: {per_text * 1000:.2f} ms/text, projected {per_text * len(texts):.0f} s")
-        if embed == "auto":
-            mode = "minilm" if per_text * len(texts) <= max_embed_s else "random"
-    if mode == "minilm":
-        for chunk_start in range(done, len(texts), batch):
-            chunk = texts[chunk_start : chunk_start + batch]
-            vectors[chunk_start : chunk_start + len(chunk)] = embedder.embed_batch_sync(list(chunk))
-            done = chunk_start + len(chunk)
-            elapsed = time.perf_counter() - t_embed
-            projected = elapsed / done * len(texts)
-            if (chunk_start // batch) % 20 == 0:
-                say(f"embedded {done}/{len(texts)} in {elapsed:.0f} s, projected {projected:.0f} s")
-            if embed == "auto" and projected > max_embed_s:
-                # The machine got slower than the probe said (it is shared): keep to the budget.
-                say(f"projected {projected:.0f} s > {max_embed_s:.0f} s after {done} texts: random vectors")
-                info["minilm_ms_per_text"] = round(elapsed / done * 1000, 3)
-                info["minilm_projected_s"] = round(projected, 1)
-                mode = "random"
-                break
-    if mode == "random":
-        rng = np.random.default_rng(12345)
-        vectors = rng.standard_normal((len(texts), dim)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    if not await services.ctx.vectors.settle(project, 24 * 3600):
+        raise RuntimeError("the vectorizer did not store the preloaded entities' vectors")
     info["embed_mode"] = mode
     info["embed_s"] = round(time.perf_counter() - t_embed, 1)
-    say(f"embeddings ({mode}) in {info['embed_s']} s")
-
-    # Writes: one UNWIND per batch and entity type (the type's label cannot be a parameter).
-    t_write = time.perf_counter()
-    obs_row = len(ent_texts)
-    obs_index: dict[int, list[int]] = {}
-    for e in entities:
-        obs_index[e["i"]] = list(range(obs_row, obs_row + len(e["obs"])))
-        obs_row += len(e["obs"])
-    now = now_iso()
-    queries = 0
-    for type_ in TYPES:
-        label = type_label(type_)
-        labels = "Entity" + (f":{label}" if label else "")
-        of_type = [e for e in entities if e["type"] == type_]
-        for chunk in _chunks(of_type, batch):
-            rows = [
-                {
-                    "id": e["id"],
-                    "name": e["name"],
-                    "type": e["type"],
-                    "summary": e["description"],
-                    "h": _vec_param(vectors[e["i"]]),
-                    "v": _vec_param(
-                        compose(vectors[e["i"]].tolist(), [vectors[row].tolist() for row in obs_index[e["i"]]])
-                    ),
-                    "obs": [
-                        {"id": observation_id(e["i"], k), "text": text, "v": _vec_param(vectors[row])}
-                        for k, (text, row) in enumerate(zip(e["obs"], obs_index[e["i"]], strict=True))
-                    ],
-                }
-                for e in chunk
-            ]
-            await services.store.query(
-                project,
-                f"UNWIND $rows AS r CREATE (e:{labels} {{id: r.id, name: r.name, type: r.type, "
-                "summary: r.summary, parent_id: null, created_at: $now, updated_at: $now, "
-                "embedding: vecf32(r.v), head_embedding: vecf32(r.h)}) "
-                "FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation "
-                "{id: o.id, text: o.text, created_at: $now, embedding: vecf32(o.v)}))",
-                {"rows": rows, "now": now},
-            )
-            queries += 1
-            if queries % 40 == 0:
-                say(f"wrote {queries} batches")
-    info["write_s"] = round(time.perf_counter() - t_write, 1)
     counts = await services.store.ro_query(
         project, "MATCH (e:Entity) WITH count(e) AS ne OPTIONAL MATCH (o:Observation) RETURN ne, count(o)"
     )
     info["entities"], info["observations"] = counts[0][0], counts[0][1]
-    say(f"wrote {info['entities']} entities, {info['observations']} observations in {info['write_s']} s")
+    say(f"{info['entities']} entities, {info['observations']} observations; vectors ({mode}) in {info['embed_s']} s")
 
-    # Compact the AOF into an RDB preamble, as a long-lived store would be after its
-    # automatic rewrites: restarts then load a snapshot rather than replaying every UNWIND.
+    # Restarts then load a snapshot, as a long-lived store's would after automatic rewrites.
     t_rw = time.perf_counter()
     if not await asyncio.to_thread(EmbeddedFalkor(data_dir / "db").compact, 600):
         raise RuntimeError("compacting the preloaded store's AOF failed")
     info["aof_rewrite_s"] = round(time.perf_counter() - t_rw, 1)
-    info["store_open_s"] = round(open_s, 2)
     await core.close()
     info["data_dir_mb"] = dir_size_mb(data_dir)
     info["version"] = PRELOAD_VERSION
@@ -830,7 +789,7 @@ def _main(argv: list[str] | None = None) -> int:
     pre = sub.add_parser("preload", help="fill a data dir with generated entities (prints JSON info)")
     pre.add_argument("--data-dir", type=Path, required=True)
     pre.add_argument("--entities", type=int, required=True)
-    pre.add_argument("--embed", choices=("auto", "minilm", "random"), default="auto")
+    pre.add_argument("--embed", choices=("auto", "minilm", "hashing"), default="auto")
     pre.add_argument("--max-embed-s", type=float, default=600.0)
     pre.add_argument("--batch", type=int, default=256)
     args = parser.parse_args(argv)

@@ -14,7 +14,7 @@ For each store size (entities preloaded straight into the store, cached under --
 - peak RSS (VmHWM) of the polyg server process and of its FalkorDB (redis-server) process.
 
 Usage: .venv/bin/python bench/kg_bench.py [--sizes 1000,10000,100000] [--calls 300]
-Results: bench/results/kg-<date>.md and .json. Timings are informational: nothing here fails
+Results: bench/results/kg-<size>.md and .json, and a row in history.csv. Timings are informational: nothing here fails
 on a slow run; compare ratios within one run.
 """
 
@@ -118,10 +118,6 @@ async def startup_trial(data_dir: Path, env: dict[str, str], log_path: Path, pro
     }
 
 
-def file_size(path: Path) -> int:
-    return path.stat().st_size
-
-
 async def ops_session(
     data_dir: Path, env: dict[str, str], log_path: Path, n: int, calls: int, warmup: int, seed: int
 ) -> dict[str, Any]:
@@ -191,27 +187,24 @@ async def _ops_session(
 
         async def run(schedule: list[tuple[str, int]]) -> dict[str, Any]:
             samples: dict[str, list[float]] = {op: [] for op in OPS}
-            sequence: list[str] = []  # the tool calls made, in order, to match the server's log lines
-            log_offset = file_size(log_path)  # a local file: not worth a thread
+            inside: dict[str, list[float]] = {}  # server-side ms per operation, from each result's _meta
             t_loop = time.perf_counter()
             for op, i in schedule:
                 if op == BARRIER:
                     # A search answers once the vectors of every earlier write are stored: the
                     # next block starts on a server with no embedding left to do. Not measured.
                     await s.call("search_nodes", {"query": "barrier", "limit": 1})
-                    sequence.append(BARRIER)
                     continue
                 t = time.perf_counter()
-                await make(op, i)
+                result = await make(op, i)
                 samples[op].append(time.perf_counter() - t)
-                if op not in SDK_OPS:
-                    sequence.append(op)
+                if (ms := common.server_ms(result)) is not None:
+                    inside.setdefault(op, []).append(ms)
             loop_s = time.perf_counter() - t_loop
-            server_ms = common.server_side_ms(log_path, log_offset, sequence)
             return {
                 "loop_s": loop_s,
                 "stats": {op: summarize(v) for op, v in samples.items()},
-                "server_side": {op: summarize([x / 1000 for x in v]) for op, v in server_ms.items() if op in OPS},
+                "server_side": {op: summarize([x / 1000 for x in v]) for op, v in inside.items()},
             }
 
         # Each operation in blocks of its own (what one operation costs), the blocks rotating so
@@ -221,10 +214,11 @@ async def _ops_session(
         # made in the background meanwhile). Indices of the second schedule follow the first:
         # every create is new.
         blocks = []
-        for b in range(max(1, calls // BLOCK)):
+        block = min(BLOCK, calls)
+        for b in range(max(1, calls // block)):
             for k in range(len(OPS)):
                 op = OPS[(b + k) % len(OPS)]
-                blocks += [(op, b * BLOCK + j) for j in range(BLOCK)]
+                blocks += [(op, b * block + j) for j in range(block)]
                 if op in WRITE_OPS:
                     blocks.append((BARRIER, 0))
         interleaved = [(OPS[(i + k) % len(OPS)], calls + i) for i in range(calls) for k in range(len(OPS))]
@@ -372,7 +366,7 @@ def render(data: dict[str, Any]) -> str:
         "unmeasured search_nodes, which answers once their vectors are stored), and interleaved call by call "
         "(a read among writes whose vectors are being made in the background). Shared, noisy "
         "machine: read medians and the ratio to the SDK floor (ping) rather than absolute numbers. "
-        "'in polyg' is the handler time polyg logs per call (validation, store, embedding, "
+        "'in polyg' is the handler time polyg reports in each result's `_meta` (validation, store, embedding, "
         "result), i.e. without the MCP transport and SDK.",
     ]
     for title, phase in (("each operation in blocks", None), ("all operations interleaved", "interleaved")):
@@ -422,12 +416,12 @@ def render(data: dict[str, Any]) -> str:
     for r in results:
         p = r["preload"]
         mode = p["embed_mode"]
-        if mode == "random":
+        if mode == "hashing":
             mode = (
-                f"**random unit vectors** (MiniLM projected {p.get('minilm_projected_s', '?')} s > "
+                f"**hashed vectors** (MiniLM projected {p.get('minilm_projected_s', '?')} s > "
                 f"{data['config']['max_embed_s']:.0f} s)"
                 if "minilm_projected_s" in p
-                else "**random unit vectors**"
+                else "**hashed vectors**"
             )
         else:
             mode = "MiniLM (real)"
@@ -501,17 +495,33 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--workdir", type=Path, default=Path("/tmp/polyg-bench"), help="cache of preloaded dirs")
     p.add_argument(
         "--embed",
-        choices=("auto", "minilm", "random"),
+        choices=("auto", "minilm", "hashing"),
         default="auto",
-        help="preload embeddings: MiniLM, random unit vectors, or auto (random if MiniLM > --max-embed-s)",
+        help="preload vectors: MiniLM, the hashing embedder, or auto (hashing if MiniLM > --max-embed-s)",
     )
     p.add_argument("--max-embed-s", type=float, default=600.0)
     p.add_argument("--seed", type=int, default=20261122)
     p.add_argument("--no-save", action="store_true", help="print only; do not write bench/results")
+    p.add_argument("--smoke", action="store_true", help=common.SMOKE_HELP)
     args = p.parse_args(argv)
+    if args.smoke:
+        args.sizes, args.calls, args.warmup, args.startup_runs, args.embed = "40", 3, 1, 1, "hashing"
+        args.workdir, args.no_save = common.smoke_workdir("kg"), True
     args.sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     args.workdir = args.workdir.resolve()
     return args
+
+
+def key_figures(result: dict[str, Any]) -> dict[str, Any]:
+    """What history.csv keeps of one size: startup and the per-operation p50s (ms)."""
+    figures: dict[str, Any] = {
+        "init_s": result["startup"]["init_s_median"],
+        "first_call_s": result["startup"]["first_call_s_median"],
+    }
+    for op, st in result.get("ops", {}).get("stats", {}).items():
+        if op not in SDK_OPS:
+            figures[f"{op.replace(' ', '_')}_p50_ms"] = st["p50_ms"]
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -523,8 +533,12 @@ def main(argv: list[str] | None = None) -> int:
     markdown = render(data)
     print(markdown)
     if not args.no_save:
-        md, js = common.write_results("kg", markdown, data)
-        print(f"results: {md.relative_to(common.REPO)}, {js.relative_to(common.REPO)}")
+        for result in data["results"]:
+            size = str(result["entities"])
+            md, js = common.write_results(
+                "kg", markdown, {**data, "results": [result]}, size=size, figures=key_figures(result)
+            )
+            print(f"results: {md.relative_to(common.REPO)}, {js.relative_to(common.REPO)}")
     else:
         print(json.dumps(data["targets"], indent=2))
     return 0

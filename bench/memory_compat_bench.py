@@ -21,9 +21,9 @@ Usage:
     .venv/bin/python bench/memory_compat_bench.py --sizes 1000 --skip-official
     .venv/bin/python bench/memory_compat_bench.py --profile         # + polyg under cProfile at 10k
 
-Results: bench/results/memory-compat-<date>.md and .json (machine info, git commit, every
+Results: bench/results/memory-compat-<size>.md and .json (machine info, git commit, every
 number behind the tables). Timings are informational: compare ratios from one run.
-`memory_compat_bench.py --rerender bench/results/memory-compat-<date>.json` rewrites the .md.
+`memory_compat_bench.py --rerender bench/results/memory-compat-<size>.json` rewrites the .md.
 
 Large stores: `polyg import` embeds every entity and observation (3 texts per entity) with
 MiniLM. When the MiniLM import rate measured at a smaller size projects more than
@@ -492,12 +492,14 @@ async def drive(
     servers: dict[str, Any], workload: dict[str, list[Any]], calls: int, warmup: int
 ) -> dict[str, dict[str, Any]]:
     """Warm up, then `calls` rounds: each op (order rotating), on each server (order alternating)."""
+    import common
+
     names = list(servers)
     samples = {s: {op: [] for op in OPS} for s in names}
     counts = {s: {op: [] for op in TOOL_OPS} for s in names}
     sizes = {s: {op: [] for op in TOOL_OPS} for s in names}
     search_by_kind: dict[str, dict[str, list[float]]] = {s: {} for s in names}
-    sequences: dict[str, list[str]] = {s: [] for s in names}
+    inside: dict[str, dict[str, list[float]]] = {s: {} for s in names}  # server-side ms, from _meta
 
     async def one(server: Any, op: str, k: int) -> Any:
         if op == "ping":
@@ -513,7 +515,6 @@ async def drive(
         for op in OPS:
             for s in names:
                 await one(servers[s], op, calls + w)
-    offsets = {s: servers[s].log_path.stat().st_size for s in names}
     t0 = time.perf_counter()
     for i in range(calls):
         order = names if i % 2 == 0 else names[::-1]
@@ -524,7 +525,8 @@ async def drive(
                 result = await one(servers[s], op, i)
                 samples[s][op].append(time.perf_counter() - t)
                 if op != "ping":
-                    sequences[s].append(op)
+                    if (ms := common.server_ms(result)) is not None:
+                        inside[s].setdefault(op, []).append(ms)
                     counts[s][op].append(_count(result))
                     sizes[s][op].append(_size(result))
                 if op == "search_nodes":
@@ -537,8 +539,7 @@ async def drive(
             "counts": counts[s],
             "sizes": sizes[s],
             "search_by_kind": search_by_kind[s],
-            "sequence": sequences[s],
-            "log_offset": offsets[s],
+            "server_ms": inside[s],
             "loop_s": loop_s,
         }
         for s in names
@@ -648,7 +649,7 @@ async def session(args: argparse.Namespace, n: int, run_official: bool, polyg_di
             made = workload["create_entities"][0]["name"]
             got = await srv.call("open_nodes", {"names": [made]})
             out[s]["create_check"] = _count(got) == 1
-        inside = common.server_side_ms(plog, raw["polyg"]["log_offset"], raw["polyg"]["sequence"])
+        inside = raw["polyg"]["server_ms"]
         out["polyg"]["server_side"] = {op: common.summarize([x / 1000 for x in v]) for op, v in inside.items()}
         out["machine_load"] = sampler.summary()
         if "official" in servers:
@@ -835,7 +836,7 @@ def render(data: dict[str, Any]) -> str:
                 )
     lines += [
         "",
-        "polyg/official > 1: polyg is faster. 'in polyg' is the handler time polyg logs per call "
+        "polyg/official > 1: polyg is faster. 'in polyg' is the handler time polyg reports in each result's `_meta` "
         "(validation, store, embedding), without the MCP transport. The official server returns every "
         "match of `search_nodes` (substring match of the whole query, no ranking, no limit); polyg returns "
         "the 10 best (hybrid ranking).",
@@ -1010,7 +1011,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--profile", action="store_true", help="also run polyg at 10k under cProfile")
     p.add_argument("--seed", type=int, default=20261122)
     p.add_argument("--no-save", action="store_true", help="print only; do not write bench/results")
+    p.add_argument("--smoke", action="store_true", help="tiny sizes, seconds, polyg only (nothing saved)")
     args = p.parse_args(argv)
+    if args.smoke:
+        import common
+
+        args.sizes, args.calls, args.warmup, args.big_embed = "30", 3, 1, "hashing"
+        args.skip_official, args.no_save, args.workdir = True, True, common.smoke_workdir("memory-compat")
     args.sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     args.official_sizes = [int(s.replace("_", "")) for s in args.official_sizes.split(",") if s.strip()]
     args.workdir = args.workdir.resolve()
@@ -1037,9 +1044,26 @@ def main(argv: list[str] | None = None) -> int:
     markdown = render(data)
     print(markdown)
     if not args.no_save:
-        md, js = common.write_results("memory-compat", markdown, data)
-        print(f"results: {md.relative_to(common.REPO)}, {js.relative_to(common.REPO)}")
+        for result in data["results"]:
+            md, js = common.write_results(
+                "memory-compat",
+                markdown,
+                {**data, "results": [result]},
+                size=str(result["entities"]),
+                figures=key_figures(result),
+            )
+            print(f"results: {md.relative_to(common.REPO)}, {js.relative_to(common.REPO)}")
     return 0
+
+
+def key_figures(result: dict[str, Any]) -> dict[str, Any]:
+    """What history.csv keeps of one size: each server's p50 per tool (ms)."""
+    figures: dict[str, Any] = {}
+    for server in ("polyg", "official"):
+        for op, st in (result.get(server) or {}).get("stats", {}).items():
+            if op != "ping":
+                figures[f"{server}_{op}_p50_ms"] = st["p50_ms"]
+    return figures
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ WARMUP = 30
 DESCRIPTION = "Parses the authentication tokens issued by the gateway and checks their expiry."
 
 
-async def measure(data_dir: Path, rounds: int) -> dict[str, dict[str, Any]]:
+async def measure(data_dir: Path, rounds: int, warmup: int = WARMUP) -> dict[str, dict[str, Any]]:
     params = StdioServerParameters(
         command=common.polyg_executable(),
         args=["serve", "--data-dir", str(data_dir)],
@@ -48,8 +48,8 @@ async def measure(data_dir: Path, rounds: int) -> dict[str, dict[str, Any]]:
             assert listed.structured_content is not None, listed
             ids = [e["id"] for e in listed.structured_content["entities"]]
             for phase in ("reads only", "with writes"):
-                for i in range(WARMUP + rounds):
-                    keep = i >= WARMUP
+                for i in range(warmup + rounds):
+                    keep = i >= warmup
                     t = time.perf_counter()
                     await session.send_ping()
                     if keep:
@@ -86,18 +86,25 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=300)
     p.add_argument("--workdir", type=Path, default=Path("/tmp/polyg-bench"))
     p.add_argument("--no-save", action="store_true")
+    p.add_argument("--smoke", action="store_true", help=common.SMOKE_HELP)
     args = p.parse_args()
+    embed, warmup = "auto", WARMUP
+    if args.smoke:
+        args.entities, args.rounds, args.no_save, args.workdir = 30, 3, True, common.smoke_workdir("read-write-mix")
+        embed, warmup = "hashing", 1
     info = common.machine_info()
-    pristine, _ = common.ensure_preloaded(args.workdir, args.entities)
+    pristine, _ = common.ensure_preloaded(args.workdir, args.entities, embed=embed)
     data_dir = common.fresh_copy(pristine, args.workdir / f"kg-{args.entities}" / "mix")
     try:
-        stats = asyncio.run(measure(data_dir, args.rounds))
+        stats = asyncio.run(measure(data_dir, args.rounds, warmup))
     finally:
         common.stop_db(data_dir)
     markdown = render(args.entities, stats, info)
     print(markdown)
     if not args.no_save:
-        md, _ = common.write_results("read-write-mix", markdown, {"machine": info, "entities": args.entities, **stats})
+        figures = {f"{name.replace(' ', '_').replace(':', '')}_p50_ms": st["p50_ms"] for name, st in stats.items()}
+        data = {"machine": info, "entities": args.entities, **stats}
+        md, _ = common.write_results("read-write-mix", markdown, data, size=str(args.entities), figures=figures)
         print(f"saved {md}")
     return 0
 

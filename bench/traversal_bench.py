@@ -1,7 +1,7 @@
 """Traversal in the core (no MCP): k-best path search, neighbourhoods and centrality on a
 generated graph, and the path-search alternatives measured side by side.
 
-    .venv/bin/python bench/traversal_bench.py [--nodes 10000] [--pairs 50]
+    .venv/bin/python bench/traversal_bench.py [--nodes 10000] [--pairs 50] [--no-save] [--smoke]
 
 The graph grows by preferential attachment (each new entity links to 2 earlier ones, chosen in
 proportion to their degree, so hubs form as in real graphs), with spec 000's three described
@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import describe_machine, fmt_ms, machine_info, summarize, write_results
+from bench.common import SMOKE_HELP, describe_machine, fmt_ms, machine_info, summarize, write_results
 from polyg.config import load_settings
 from polyg.core.app import Polyg, Services
 from polyg.core.centrality import CentralityService
@@ -162,7 +162,11 @@ async def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--pairs", type=int, default=50)
+    parser.add_argument("--no-save", action="store_true", help="print only; do not write bench/results")
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
+    if args.smoke:
+        args.nodes, args.pairs, args.no_save = 60, 3, True
     machine = machine_info()
     with tempfile.TemporaryDirectory(prefix="polyg-trav-") as tmp:
         root = Path(tmp)
@@ -198,8 +202,17 @@ async def main() -> int:
         ]
     )
     print(markdown)
-    write_results("traversal", markdown, {"machine": machine, "nodes": args.nodes, "edges": edge_count, **result})
+    if not args.no_save:
+        data = {"machine": machine, "nodes": args.nodes, "edges": edge_count, **result}
+        write_results("traversal", markdown, data, size=str(args.nodes), figures=key_figures(result))
     return 0
+
+
+def key_figures(result: dict[str, Any]) -> dict[str, Any]:
+    """What history.csv keeps: p50 ms of each measured call, and centrality cold."""
+    figures: dict[str, Any] = {f"{name}_p50_ms": st["p50_ms"] for name, st in result["times"].items()}
+    figures["centrality_cold_ms"] = result["centrality_cold_ms"]
+    return figures
 
 
 if __name__ == "__main__":

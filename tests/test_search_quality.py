@@ -19,7 +19,7 @@ import pytest
 
 from polyg.config import load_settings
 from polyg.core.app import Polyg, Services
-from polyg.core.search import DEFAULT, SearchConfig, fuzzy_candidates, query_terms
+from polyg.core.search import DEFAULT, SearchConfig, fuzzy_candidates, query_terms, stem
 from polyg.errors import EmptyQuery
 from tests.mcp_helpers import reap_embedded
 
@@ -314,6 +314,16 @@ def test_query_words_reach_the_index_as_plain_words() -> None:
     assert query_terms("The Who", SearchConfig(drop_stopwords=False)) == ["the", "who"]
     # Typo variants only for words long enough to have few neighbours, never for numbers.
     assert fuzzy_candidates(["trumpit", "jazz", "19599"]) == ["trumpit"]
+    # A stem for the relatives of a word; none too short to be specific, none for numbers.
+    assert [stem(w) for w in ("saxophone", "drums", "players", "trumpet", "sax", "1959", "a_b")] == [
+        "saxophon",
+        "drum",
+        "play",
+        "trumpet",
+        None,
+        None,
+        None,
+    ]
 
 
 @pytest.mark.anyio
@@ -324,3 +334,125 @@ async def test_projects_are_isolated(services: Services) -> None:
     theirs = await names(services, "jazz trumpet player", limit=10, project=OTHER_PROJECT)
     assert theirs == ["Chet Baker"]
     assert await services.search.entities("searchq_never_written", "trumpet", 5) == []
+
+
+# --- A corpus the ranking was not tuned on -------------------------------------------------
+# Issue 9 found the misses below on these musicians. The queries of
+# `test_untuned_corpus_held_out` were written down before the ranking was changed for the
+# issue's cases and were not used to choose it.
+
+MUSICIANS_PROJECT = "searchq_musicians"
+
+MUSICIANS: list[dict[str, Any]] = [
+    {"name": "Charlie Parker", "entityType": "musician", "observations": ["Alto saxophonist nicknamed Bird"]},
+    {"name": "John Coltrane", "entityType": "musician", "observations": ["Played tenor and soprano sax"]},
+    {"name": "Sonny Rollins", "entityType": "musician", "observations": ["Tenor saxophonist"]},
+    {"name": "Ornette Coleman", "entityType": "musician", "observations": ["Alto saxophone player"]},
+    {"name": "Louis Armstrong", "entityType": "musician", "observations": ["New Orleans trumpet player and singer"]},
+    {"name": "Miles Davis", "entityType": "musician", "observations": ["Trumpeter and bandleader"]},
+    {"name": "Art Blakey", "entityType": "musician", "observations": ["Drummer who led the Jazz Messengers"]},
+    {"name": "Thelonious Monk", "entityType": "musician", "observations": ["Jazz pianist and composer"]},
+    {"name": "Ella Fitzgerald", "entityType": "musician", "observations": ["Jazz singer known for scat"]},
+    {"name": "Charles Mingus", "entityType": "musician", "observations": ["Double bassist and composer"]},
+    {"name": "Bill Evans", "entityType": "musician", "observations": ["Pianist of the trio with Scott LaFaro"]},
+    {"name": "Angela Davis", "entityType": "person", "observations": ["Political activist and author"]},
+    {"name": "Davis Cup", "entityType": "event", "observations": ["International team event in men's tennis"]},
+    {"name": "Usain Bolt", "entityType": "athlete", "observations": ["Jamaican sprinter"]},
+]
+# Misses left among the held-out queries: "piano" does not reach "pianist" by its stem, and
+# the vector ranks the saxophonists above the pianists; "player" then finds the others.
+PIANO_MISS = "'piano' finds no 'pianist'; 'player' finds the other players: a miss left"
+SAXOPHONISTS = {"Charlie Parker", "John Coltrane", "Sonny Rollins", "Ornette Coleman"}
+TRUMPETERS = {"Louis Armstrong", "Miles Davis"}
+
+
+@pytest.fixture(scope="module")
+async def musicians(services: Services) -> Services:
+    assert len(await services.named.create_entities(MUSICIANS_PROJECT, MUSICIANS)) == len(MUSICIANS)
+    return services
+
+
+async def musician_names(services: Services, query: str, limit: int = 8) -> list[str]:
+    return await names(services, query, limit=limit, project=MUSICIANS_PROJECT)
+
+
+@pytest.mark.anyio
+async def test_accidental_shared_word_does_not_outweigh_the_meaning(musicians: Services) -> None:
+    # "player" is in a trumpeter's text, "played" in a saxophonist's; before: Armstrong 2nd,
+    # Miles Davis 5th, Parker 8th. "saxophone" now also finds "saxophonist" (by its stem).
+    # Parker's "saxophonist" ties with Rollins's and Coltrane's text, and the vector ranks him
+    # 9th: 5th or 6th, as equal text sums fall.
+    found = await musician_names(musicians, "saxophone player")
+    assert found[0] == "Ornette Coleman"
+    assert SAXOPHONISTS <= set(found[:6])
+    assert "Miles Davis" not in found[:6]
+    # "played" is in Coltrane's text; the drummer is the meaning ("drums" finds "drummer").
+    assert (await musician_names(musicians, "who played the drums"))[0] == "Art Blakey"
+
+
+@pytest.mark.anyio
+@pytest.mark.xfail(
+    strict=True,
+    reason="Louis Armstrong's 'trumpet player' still ranks above Charlie Parker, whom the vector ranks "
+    "9th; score-aware votes that fix it cost about 1 point of LoCoMo recall@10 (bench/README.md)",
+)
+async def test_the_four_saxophonists_come_first(musicians: Services) -> None:
+    assert set((await musician_names(musicians, "saxophone player"))[:4]) == SAXOPHONISTS
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("trumpter", TRUMPETERS), ("Colrtane", {"John Coltrane"})],
+)
+async def test_typo_beats_noise_level_vector_hits(musicians: Services, query: str, expected: set[str]) -> None:
+    found = await musician_names(musicians, query)
+    assert set(found[: len(expected)]) == expected
+    assert not {"Angela Davis", "Usain Bolt"} & set(found[: len(expected)])
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        pytest.param(
+            "bebop alto sax",
+            {"Charlie Parker", "Ornette Coleman"},
+            marks=pytest.mark.xfail(strict=True, reason="Coltrane's 'sax' as written ranks first: a miss left"),
+        ),
+        ("jazz drummer", {"Art Blakey"}),
+        ("trumpet", TRUMPETERS),
+        pytest.param(
+            "piano player",
+            {"Thelonious Monk", "Bill Evans"},
+            marks=pytest.mark.xfail(strict=True, reason=PIANO_MISS),
+        ),
+        ("bass player", {"Charles Mingus"}),
+        ("Rolins", {"Sonny Rollins"}),
+        ("Angla Davis", {"Angela Davis"}),
+        ("Thelonius", {"Thelonious Monk"}),
+        ("tennis competition", {"Davis Cup"}),
+        ("who played tennis", {"Davis Cup"}),
+        ("fast runner", {"Usain Bolt"}),
+    ],
+)
+async def test_untuned_corpus_held_out(musicians: Services, query: str, expected: set[str]) -> None:
+    assert set((await musician_names(musicians, query))[: len(expected)]) == expected
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        pytest.param("piano player", "Nina Simone", marks=pytest.mark.xfail(strict=True, reason=PIANO_MISS)),
+        ("who played tennis", "Serena Williams"),
+        ("cache server", "Redis"),
+        ("Kilimanjro", "Mount Kilimanjaro"),
+        ("Lisbom", "Lisbon"),
+        ("bicycle race", "Tour de France"),
+        ("coffee drink", "Espresso"),
+        ("Gudio van Rosum", "Python"),
+    ],
+)
+async def test_first_corpus_held_out(services: Services, query: str, expected: str) -> None:
+    assert (await names(services, query))[0] == expected

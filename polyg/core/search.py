@@ -8,17 +8,20 @@ its observations, so that no kind of evidence votes twice for the same entity:
 - vector: KNN over entity and observation embeddings, ranked by each entity's best cosine
   similarity, cut where the similarity falls far below the best one or below a noise floor;
 - text: full-text matches of the query's words, ranked by the summed idf of the words an
-  entity holds; a word that occurs nowhere in the project is replaced by its one-typo variants,
-  which count less.
+  entity holds. A word also matches the words it is a stem of ("saxophone" finds
+  "saxophonist", "drums" finds "drummer"); a word that occurs nowhere in the project is
+  replaced by its one- and two-typo variants, which count less.
 
 Reciprocal rank fusion needs no calibration between cosine and text scores, which is why it is
 used rather than a weighted sum. Its blind spot is that it ignores score gaps: an entity found
 by both lists wins over one that only one list found, however clear that list's verdict. The
-vector cut and the typo policy keep weak evidence from becoming such a second vote ("saxophone
-player" must not rank Miles Davis, who "played" the trumpet, above the tenor saxophonist).
+vector cut keeps weak vector evidence from becoming such a second vote, and when even the best
+vector hit is near noise (a misspelt name is close to nothing) the vector list's votes shrink,
+so that a typo match is not outvoted by noise.
 
-The constants of `DEFAULT` were tuned on the LoCoMo dev split (bench/locomo_eval.py) and are
-held to the fixed corpus of tests/test_search_quality.py.
+The constants of `DEFAULT` are measured on the LoCoMo dev split (bench/locomo_eval.py; the
+figures are in bench/README.md) and held to the corpora of tests/test_search_quality.py, some
+of whose queries were written down before the ranking was changed and not tuned on.
 """
 
 from __future__ import annotations
@@ -48,8 +51,7 @@ WORD = re.compile(r"\w+", re.UNICODE)
 
 # Function words carry no topic, yet the full-text index keeps them (it has no stop list), so
 # "when did she go to the park" would match nearly every text through "the" and "to", and cost
-# an index scan each. Dropped from the text query unless the query is nothing but them
-# (LoCoMo recall@10: 70.7 against 69.0 when kept).
+# an index scan each. Dropped from the text query unless the query is nothing but them.
 STOPWORDS = frozenset(
     """a about after again all also am an and any are as at be been before being both but by can
     could did do does doing during each few for from had has have having he her here hers herself
@@ -62,42 +64,44 @@ STOPWORDS = frozenset(
 
 @dataclass(frozen=True)
 class SearchConfig:
-    """Knobs of hybrid search; `DEFAULT` is what the tools use. Measured on LoCoMo with
-    bench/locomo_eval.py (numbers below are recall@10 there)."""
+    """Knobs of hybrid search; `DEFAULT` is what the tools use. What each is worth on LoCoMo
+    (bench/locomo_eval.py `--configs all`) is recorded in bench/README.md."""
 
-    # Small k makes rank 1 of a list count clearly more than rank 5 (1/11 against 1/15). With
-    # the textbook k=60 (1/61 against 1/65) agreement on mediocre ranks outweighs a clear win:
-    # 68.0 against 70.7.
+    # Small k makes rank 1 of a list count clearly more than rank 5 (1/11 against 1/15).
     rrf_k: int = 10
-    # Length of each fused list (KNN size per label). 30 ranks as well as 50 (70.1 against 70.0,
-    # queries embedded by the int8 copy) and each KNN query returns fewer rows.
-    candidates: int = 30
-    # Best texts fetched per query word before the idf sum ranks them: at 50, texts holding
-    # several of the words but ranked low for each were lost (69.5 against 70.7).
+    candidates: int = 30  # length of each fused list (KNN size per label)
+    # Best texts fetched per query word before the idf sum ranks them: fewer loses texts that
+    # hold several of the words but rank low for each.
     term_candidates: int = 200
     # A word more than this share of the texts hold adds little (idf below log 2), and ranking
-    # its matches is the costliest step of a query (30 ms for 100k matches): its matches are
-    # fetched only when there are at most `term_candidates` of them anyway.
+    # its matches is the costliest step of a query: its matches are fetched only when there
+    # are at most `term_candidates` of them anyway.
     max_term_share: float = 0.5
     vector_weight: float = 1.0
     text_weight: float = 1.0
-    # Typo variants are a fallback for words that occur nowhere in the project, and what they
-    # find counts this much: in the idf sum, and as the vote of an entity found only that way.
-    # Below 1/(k+2) (0.083 at k=10), so a typo match alone cannot lift the vector's second
-    # choice over its first ("player" is one edit from "played": Miles Davis must not pass John
-    # Coltrane for "saxophone player"); it decides where nothing else does ("trumpit": no
-    # vector hit clears `min_similarity`). LoCoMo: no effect.
-    fuzzy_weight: float = 0.05
-    fuzzy_min_len: int = 5  # shorter words have too many one-typo neighbours to be worth it
+    # What a match through a word's stem ("saxophon*" for "saxophone") adds to the idf sum,
+    # against the word as written; 0 disables stem lookups. Shorter stems match too much.
+    stem_weight: float = 1.0
+    stem_min_len: int = 4
+    # Typo variants are a fallback for words that occur nowhere in the project, not even by
+    # their stem, so they never turn "player" into "played". One edit from `fuzzy_min_len`
+    # letters, two ("Colrtane") from `fuzzy2_min_len`: shorter words have too many neighbours.
+    fuzzy_weight: float = 0.7
+    fuzzy_min_len: int = 5
+    fuzzy2_weight: float = 0.5
+    fuzzy2_min_len: int = 7
     # Vector candidates more than this (cosine) below the best one are not evidence: a tennis
-    # player at 0.32 must not add a vote for "saxophone player" when the saxophonist scores 0.77.
-    # LoCoMo: no effect (70.7 with and without).
+    # player must not add a vote for "saxophone player" when a saxophonist scores far higher.
     vector_margin: float | None = 0.25
     # Below this cosine a vector hit is noise for all-MiniLM-L6-v2 (unrelated short texts score
-    # 0.0-0.3): "trumpit" is closest to Usain Bolt, at 0.25. LoCoMo: no effect. -1 disables it.
+    # 0.0-0.3). -1 disables it.
     min_similarity: float = 0.3
+    # The vector list's votes scale with its best hit, from 0 at `min_similarity` to 1 at this:
+    # for "Rolins" the closest text is a sprinter at 0.35, which must not outvote the typo
+    # match on Sonny Rollins. None: every vector vote is 1.
+    solid_similarity: float | None = 0.5
     drop_stopwords: bool = True
-    # Each word costs an index lookup; a pasted page must not cost thousands of them.
+    # Each word costs index lookups; a pasted page must not cost thousands of them.
     max_terms: int = 32
     # How long a search waits for the vectors of earlier writes before it runs without them
     # (only when the embedder is far behind; a failing one is not waited for at all).
@@ -109,6 +113,11 @@ DEFAULT = SearchConfig()
 # term -> (idf, ids of the entities holding it, best first)
 TermHits = dict[str, tuple[float, list[str]]]
 
+# Endings stripped (the first listed that leaves a stem of `stem_min_len`) to find the stem a word
+# shares with its relatives: the index's own stemmer keeps "saxophone"/"saxophonist" and
+# "drums"/"drummer" apart.
+SUFFIXES = ("ations", "ation", "ists", "ings", "ers", "ies", "ist", "ing", "ed", "er", "es", "e", "s", "y")
+
 
 def query_terms(query: str, config: SearchConfig = DEFAULT) -> list[str]:
     """Distinct lower-cased words of the query, function words dropped unless nothing else is left."""
@@ -117,6 +126,17 @@ def query_terms(query: str, config: SearchConfig = DEFAULT) -> list[str]:
         content = [t for t in terms if t not in STOPWORDS]
         terms = content or terms
     return terms[: config.max_terms]
+
+
+def stem(term: str, min_len: int = DEFAULT.stem_min_len) -> str | None:
+    """The word less one common ending ("saxophone" -> "saxophon", "drums" -> "drum"), or the
+    word itself if it has none; None for anything but letters and for stems under `min_len`."""
+    if not term.isalpha():
+        return None
+    for suffix in SUFFIXES:
+        if term.endswith(suffix) and len(term) - len(suffix) >= min_len:
+            return term[: -len(suffix)]
+    return term if len(term) >= min_len else None
 
 
 def fuzzy_candidates(terms: Sequence[str], config: SearchConfig = DEFAULT) -> list[str]:
@@ -130,21 +150,18 @@ def idf(total: int, df: int) -> float:
     return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
 
 
-def rank_text(
-    exact: Sequence[TermHits], typos: Sequence[TermHits], typo_weight: float, limit: int
-) -> list[tuple[str, float]]:
+def rank_text(evidence: Sequence[tuple[Sequence[TermHits], float]], limit: int) -> list[str]:
     """The `limit` entities with the highest summed idf of the distinct query words they hold,
-    best first, each with its vote: 1, or `typo_weight` for an entity found only through typo
-    variants.
+    best first. `evidence` is one (hits per label, weight) per kind of match: as written, by
+    stem, by typo; a match counts its idf times its kind's weight.
 
-    Each word counts once per entity, at its best idf over the indexes that matched it, so an
+    Each word counts once per entity, at its best over the indexes and kinds of match, so an
     entity is one bag of words whatever node holds them: "davis trumpet" ranks Miles Davis
     (name + observation) above the Davis Cup (name only). The index's own score is not used:
-    it does not add up the words of an any-word query, and on LoCoMo the idf sum alone ranked
-    better than idf times that score (text alone, 50 texts a word: recall@10 62.9 against 59.4).
+    it does not add up the words of an any-word query, and ranked worse on LoCoMo.
     """
-    per_term: dict[str, dict[str, float]] = {}  # term -> entity -> its best idf for that term
-    for lists, weight in ((exact, 1.0), (typos, typo_weight)):
+    per_term: dict[str, dict[str, float]] = {}  # term -> entity -> its best value for that term
+    for lists, weight in evidence:
         for hits in lists:
             for term, (term_idf, ids) in hits.items():
                 value = weight * term_idf
@@ -156,9 +173,7 @@ def rank_text(
     for term in sorted(per_term):  # a fixed order of addition, so equal sums stay equal
         for entity_id, value in per_term[term].items():
             scores[entity_id] = scores.get(entity_id, 0.0) + value
-    as_written = {entity_id for hits in exact for _, ids in hits.values() for entity_id in ids}
-    ranked = heapq.nsmallest(limit, scores, key=lambda entity_id: (-scores[entity_id], entity_id))
-    return [(entity_id, 1.0 if entity_id in as_written else typo_weight) for entity_id in ranked]
+    return heapq.nsmallest(limit, scores, key=lambda entity_id: (-scores[entity_id], entity_id))
 
 
 def best_similarity(lists: Sequence[Sequence[tuple[str, float]]]) -> dict[str, float]:
@@ -170,14 +185,20 @@ def best_similarity(lists: Sequence[Sequence[tuple[str, float]]]) -> dict[str, f
     return best
 
 
-def vector_ranking(similarity: dict[str, float], config: SearchConfig = DEFAULT) -> list[str]:
+def vector_ranking(similarity: dict[str, float], config: SearchConfig = DEFAULT) -> list[tuple[str, float]]:
+    """Vector hits above the cut, best first, each with its vote (`SearchConfig.solid_similarity`)."""
     ranked = sorted(similarity, key=lambda entity_id: (-similarity[entity_id], entity_id))
     if not ranked:
-        return ranked
+        return []
+    best = similarity[ranked[0]]
     floor = config.min_similarity
     if config.vector_margin is not None:
-        floor = max(floor, similarity[ranked[0]] - config.vector_margin)
-    return [entity_id for entity_id in ranked if similarity[entity_id] >= floor]
+        floor = max(floor, best - config.vector_margin)
+    vote = config.vector_weight
+    solid = config.solid_similarity
+    if solid is not None and solid > config.min_similarity:
+        vote *= min(1.0, max(0.0, (best - config.min_similarity) / (solid - config.min_similarity)))
+    return [(entity_id, vote) for entity_id in ranked if similarity[entity_id] >= floor]
 
 
 def rrf(rankings: Sequence[Sequence[tuple[str, float]]], k: int) -> dict[str, float]:
@@ -220,8 +241,8 @@ class SearchService:
             self._vector(project, query, k),
             self._text(project, query_terms(query, cfg), k),
         )
-        vector = [(entity_id, cfg.vector_weight) for entity_id in vector_ranking(similarity, cfg)]
-        scores = rrf([vector, [(entity_id, cfg.text_weight * vote) for entity_id, vote in text]], cfg.rrf_k)
+        votes = [(entity_id, cfg.text_weight) for entity_id in text]
+        scores = rrf([vector_ranking(similarity, cfg), votes], cfg.rrf_k)
         top = max(scores.values(), default=0.0) + 1.0
         for (entity_id,) in exact:
             scores[entity_id] = top
@@ -279,21 +300,31 @@ class SearchService:
         )
         return [(entity_id, float(similarity)) for entity_id, similarity in rows]
 
-    async def _text(self, project: str, terms: list[str], k: int) -> list[tuple[str, float]]:
-        """Entities holding the query words, best first; a word that occurs nowhere in the project
-        is looked up by its one-typo variants instead. Only then: variants of a word that does
-        occur would add look-alikes ("player" finding "played")."""
+    async def _text(self, project: str, terms: list[str], k: int) -> list[str]:
+        """Entities holding the query words, as written or by their stem, best first. A word
+        that occurs nowhere in the project, not even by its stem, is looked up by its typo
+        variants instead. Only then: variants of a word that does occur would add look-alikes
+        ("player" finding "played")."""
         if not terms:
             return []
-        per_term = max(self.config.term_candidates, k)
+        cfg = self.config
+        per_term = max(cfg.term_candidates, k)
         totals = await self._totals(project)
-        exact = await self._term_hits(project, terms, per_term, totals)
-        found = {term for hits in exact for term in hits}
-        missing = [t for t in fuzzy_candidates(terms, self.config) if t not in found]
-        typos: list[TermHits] = []
+        stems = {t: f"{s}*" for t in terms if cfg.stem_weight > 0 and (s := stem(t, cfg.stem_min_len))}
+        found = await self._term_hits(project, list(dict.fromkeys([*terms, *stems.values()])), per_term, totals)
+        evidence = [
+            ([{t: hits[t] for t in terms if t in hits} for hits in found], 1.0),
+            ([{t: hits[p] for t, p in stems.items() if p in hits} for hits in found], cfg.stem_weight),
+        ]
+        seen = {term for lists, _ in evidence for hits in lists for term in hits}
+        missing = [t for t in fuzzy_candidates(terms, cfg) if t not in seen] if cfg.fuzzy_weight > 0 else []
         if missing:
-            typos = await self._term_hits(project, [f"%{t}%" for t in missing], per_term, totals)
-        return rank_text(exact, typos, self.config.fuzzy_weight, k)
+            near = {t: f"%{t}%" for t in missing}
+            far = {t: f"%%{t}%%" for t in missing if cfg.fuzzy2_weight > 0 and len(t) >= cfg.fuzzy2_min_len}
+            typos = await self._term_hits(project, [*near.values(), *far.values()], per_term, totals)
+            for variants, weight in ((near, cfg.fuzzy_weight), (far, cfg.fuzzy2_weight)):
+                evidence.append(([{t: hits[v] for t, v in variants.items() if v in hits} for hits in typos], weight))
+        return rank_text(evidence, k)
 
     async def _totals(self, project: str) -> dict[str, int]:
         """Nodes per searchable label: what a word's document frequency is measured against.

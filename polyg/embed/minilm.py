@@ -42,10 +42,8 @@ DIMENSION = 384
 # The model was trained on 128-token inputs and sentence-transformers caps it at 256;
 # beyond that quality drops and cost grows quadratically, so longer texts are truncated.
 MAX_TOKENS = 256
-# Inputs are run through the model in sub-batches of at most SUB_BATCH texts and at most
-# SUB_BATCH_TOKENS padded tokens: enough to amortise per-call overhead on short texts, while
-# attention activations (quadratic in length) of long texts stay small (~50 MB for 16 x 256
-# tokens). Short sentences run ~30% faster in sub-batches of 128 than of 32 on 2 cores.
+# Sub-batches cap texts and padded tokens: large enough to amortise per-call overhead, small
+# enough that attention activations of long texts stay small (figures in bench/README.md).
 SUB_BATCH = 128
 SUB_BATCH_TOKENS = 4096
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"

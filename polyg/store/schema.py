@@ -15,12 +15,8 @@ from polyg.store.falkor import FalkorStore
 SCHEMA_VERSION = 1
 # HNSW recall@10 is ~0.44 with FalkorDB's default efRuntime (10) and ~0.96 with 100.
 EF_RUNTIME = 100
-# How widely each insert searches for its neighbours. FalkorDB's default (200) makes building
-# the index, which the database does on every start (loading a 10k-entity project, 30k
-# vectors: 7.5 s of its 7.7 s) and on every vector write, twice as slow as 100, for no recall
-# that shows: KNN recall@10 against exact search at 10k entities 0.998 (200) and 0.999 (100),
-# at 100k 0.999 and 0.997; builds of 110k vectors 68 s and 37 s. Only new indexes get it: an
-# existing index keeps its settings (rebuilding it would cost what this saves).
+# Half FalkorDB's default (200): index builds (every start, every vector write) take half
+# as long for the same KNN recall (bench/README.md); only new indexes get it.
 EF_CONSTRUCTION = 100
 HNSW_M = 16  # FalkorDB's default, written out so that the index says what it is
 
