@@ -19,7 +19,15 @@ LIMIT = Field(default=50, ge=1, le=limits.MAX_LIMIT, description=f"Maximum numbe
 ENTITY_NAME = limits.schema_name()
 TEXT = limits.schema_text()
 OPTIONAL_TEXT = limits.schema_text(allow_empty=True)
-REL_TYPE: dict[str, Any] = {"pattern": f"^{NAME.pattern}$", "not": {"enum": sorted(OWN_REL_TYPES)}}
+
+
+def _any_case(word: str) -> str:
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in word)
+
+
+# A valid name that is none of polyg's own types in any case (reservation ignores case).
+RESERVED_REL_TYPES = "|".join(_any_case(t) for t in sorted(OWN_REL_TYPES))
+REL_TYPE: dict[str, Any] = {"pattern": f"^(?!(?:{RESERVED_REL_TYPES})$){NAME.pattern}$"}
 
 
 # --- result shapes -------------------------------------------------------------------------
