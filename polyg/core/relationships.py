@@ -34,6 +34,11 @@ def _pattern(direction: str) -> str:
         raise InvalidParams("direction must be 'incoming', 'outgoing' or 'both'.") from None
 
 
+def delete_by_id(rel_type: RelType) -> str:
+    """Deletes the relationship of this type with id `$id` (found through the type's id index)."""
+    return f"MATCH (:Entity)-[r:{rel_type} {{id: $id}}]->(:Entity) WITH r, r.id AS gone DELETE r RETURN count(gone)"
+
+
 class RelationshipService:
     def __init__(self, ctx: GraphContext, reltypes: RelTypeService | None = None) -> None:
         self.ctx = ctx
@@ -139,10 +144,6 @@ class RelationshipService:
         rel_type = await self.type_of(project, relationship_id)
         if rel_type is None:
             raise NotFound(f"Relationship {relationship_id} not found.")
-        rows = await self.ctx.write(
-            project,
-            f"MATCH (:Entity)-[r:{rel_type} {{id: $id}}]->(:Entity) WITH r, r.id AS gone DELETE r RETURN count(gone)",
-            {"id": relationship_id},
-        )
+        rows = await self.ctx.write(project, delete_by_id(rel_type), {"id": relationship_id})
         if rows[0][0] == 0:
             raise NotFound(f"Relationship {relationship_id} not found.")
