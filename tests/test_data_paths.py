@@ -117,6 +117,26 @@ async def test_a_nul_character_refuses_the_whole_batch_up_front(both: KG, projec
     assert entity["observations"] == []
 
 
+async def test_a_nul_character_in_an_id_or_a_deletion_is_refused_not_sent_to_the_store(both: KG, project: str) -> None:
+    """FalkorDB cannot parse a NUL in a query parameter: it answered 2004 after the call began."""
+    p = {"project_id": project}
+    made = (await both.ok("create_entity", {**p, "name": "a", "type": "t", "observations": ["o"]}))["entity"]
+    nul = "ent_\x00"
+    for tool, args in [
+        ("get_entity", {"entity_id": nul}),
+        ("delete_entity", {"entity_id": nul}),
+        ("update_entity_description", {"entity_id": nul, "description": "d"}),
+        ("add_observation", {"entity_id": nul, "observation": "o"}),
+        ("delete_observation", {"entity_id": made["id"], "observation_id": nul}),
+        ("create_relationship", {"source_id": made["id"], "target_id": nul, "type": "t"}),
+        ("get_relationships", {"entity_id": made["id"], "relationship_type": "a\x00"}),
+        ("delete_relationship", {"relationship_id": nul}),
+        ("delete_observations", {"deletions": [{"entityName": "a", "observations": ["o", "\x00"]}]}),
+    ]:
+        await both.fails(tool, {**p, **args}, code=4002)
+    assert (await both.ok("open_nodes", {**p, "names": ["a"]}))["entities"] == [ent("a", "t", "o")]
+
+
 async def test_a_batch_of_many_labels_and_types_is_written_whole(both: KG, project: str) -> None:
     p = {"project_id": project}
     batch = [ent(f"e{i}", ("person", "place", "thing", "free text type")[i % 4], f"o{i}") for i in range(40)]

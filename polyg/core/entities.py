@@ -91,7 +91,7 @@ class EntityService:
         # One rule with memory-compat: an entity holds a text once.
         obs_texts = limits.unique(limits.batch(observations or [], "observations"))
         if parent_id is not None:
-            limits.name(parent_id, "parentId")
+            limits.text(parent_id, "parentId", max_len=limits.MAX_NAME)
             if not await exists(self.ctx, project, "MATCH (p:Entity {id: $id}) RETURN p.id", {"id": parent_id}):
                 raise NotFound(f"Parent entity {parent_id} not found.")
         now = now_iso()
@@ -132,6 +132,7 @@ class EntityService:
         """The entity with at most `shown` of its observations from the `skip`th on (oldest
         first); when some are left out, `observations_total` says how many it has and
         `next_observation_offset` where the next page starts (if one does)."""
+        limits.identifier(entity_id, "entity_id")
         limits.offset(skip, "observation_offset")
         limits.limit(shown, "observation_limit")
         rows = await self.ctx.read(
@@ -185,6 +186,7 @@ class EntityService:
         return [{"id": i, "name": n, "type": t} for i, n, t in rows]
 
     async def update_description(self, project: str, entity_id: str, description: str) -> None:
+        limits.identifier(entity_id, "entity_id")
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
         if not await exists(self.ctx, project, "MATCH (e:Entity {id: $id}) RETURN e.id", {"id": entity_id}):
             raise NotFound(f"Entity {entity_id} not found.")
@@ -201,6 +203,7 @@ class EntityService:
 
     async def delete(self, project: str, entity_id: str) -> None:
         """Delete the entity, its observations and relationships; its children lose their parent."""
+        limits.identifier(entity_id, "entity_id")
         if not await exists(self.ctx, project, "MATCH (e:Entity {id: $id}) RETURN e.id", {"id": entity_id}):
             raise NotFound(f"Entity {entity_id} not found.")
         rows = await self.ctx.write(project, "MATCH (e:Entity {id: $id}) " + DELETE_ENTITY_TAIL, {"id": entity_id})
@@ -210,6 +213,7 @@ class EntityService:
     async def add_observation(self, project: str, entity_id: str, text: str) -> dict[str, Any]:
         """Add an observation; a text the entity holds already is not added again, and the
         existing observation is returned (the check runs inside the write)."""
+        limits.identifier(entity_id, "entity_id")
         limits.text(text, "observation", max_len=limits.MAX_TEXT)
         if not await exists(self.ctx, project, "MATCH (e:Entity {id: $id}) RETURN e.id", {"id": entity_id}):
             raise NotFound(f"Entity {entity_id} not found.")
@@ -231,6 +235,8 @@ class EntityService:
         return {"id": observation_id, "text": text}
 
     async def delete_observation(self, project: str, entity_id: str, observation_id: str) -> None:
+        limits.identifier(entity_id, "entity_id")
+        limits.identifier(observation_id, "observation_id")
         match = "MATCH (e:Entity {id: $id})-[:HAS_OBSERVATION]->(o:Observation {id: $oid}) "
         params = {"id": entity_id, "oid": observation_id}
         found = await exists(self.ctx, project, match + "RETURN o.id", params)

@@ -80,6 +80,12 @@ def name(value: str, field: str = "name") -> str:
     return clean
 
 
+def identifier(value: str, field: str) -> str:
+    """An id a caller names (entity, observation, relationship): looked up, never stored, so
+    only what the store cannot take, or a runaway size, is refused; an unknown id is not found."""
+    return text(value, field, max_len=MAX_NAME, allow_empty=True)
+
+
 def relation_text(value: str, field: str = "relationType") -> str:
     return text(value, field, max_len=MAX_NAME)
 
@@ -136,6 +142,10 @@ def fit(items: list[Any], budget: int) -> int:
 
 def schema_name() -> dict[str, Any]:
     return {"minLength": 1, "maxLength": MAX_NAME, "pattern": NAME_PATTERN}
+
+
+def schema_identifier() -> dict[str, Any]:
+    return {"maxLength": MAX_NAME, "pattern": OPTIONAL_TEXT_PATTERN}
 
 
 def schema_relation_text() -> dict[str, Any]:

@@ -324,7 +324,10 @@ class NamedGraph:
         rows: list[dict[str, Any]] = [
             {
                 "name": limits.name(item["entityName"], f"deletions[{i}].entityName"),
-                "texts": list(limits.count(item["observations"], f"deletions[{i}].observations")),
+                "texts": [
+                    limits.text(t, f"deletions[{i}].observations[{j}]", max_len=limits.MAX_TEXT, allow_empty=True)
+                    for j, t in enumerate(limits.count(item["observations"], f"deletions[{i}].observations"))
+                ],
             }
             for i, item in enumerate(items)
         ]

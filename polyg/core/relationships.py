@@ -54,6 +54,8 @@ class RelationshipService:
         self, project: str, *, source_id: str, target_id: str, type_: str, description: str = ""
     ) -> dict[str, Any]:
         rel_type = RelType(check_type_name(type_))
+        limits.identifier(source_id, "source_id")
+        limits.identifier(target_id, "target_id")
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
         ends = {"src": source_id, "dst": target_id}
         if not await exists(self.ctx, project, "MATCH (a:Entity {id: $src}), (b:Entity {id: $dst}) RETURN a.id", ends):
@@ -87,6 +89,9 @@ class RelationshipService:
         self, project: str, entity_id: str, type_: str | None, direction: str, limit: int, returns: str
     ) -> list[list[Any]]:
         limits.limit(limit)
+        limits.identifier(entity_id, "entity_id")
+        if type_ is not None:
+            limits.identifier(type_, "relationship_type")
         pattern = _pattern(direction)
         rows = await self.ctx.read(
             project,
@@ -145,6 +150,7 @@ class RelationshipService:
         return RelType(rows[0][0]) if rows else None
 
     async def delete(self, project: str, relationship_id: str) -> None:
+        limits.identifier(relationship_id, "relationship_id")
         rel_type = await self.type_of(project, relationship_id)
         if rel_type is None:
             raise NotFound(f"Relationship {relationship_id} not found.")

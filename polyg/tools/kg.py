@@ -17,6 +17,7 @@ Direction = Literal["incoming", "outgoing", "both"]
 LIMIT = Field(default=50, ge=1, le=limits.MAX_LIMIT, description=f"Maximum number of results (1-{limits.MAX_LIMIT}).")
 # What the server checks, published in the input schemas (derived from the same constants).
 ENTITY_NAME = limits.schema_name()
+ID = limits.schema_identifier()
 TEXT = limits.schema_text()
 OPTIONAL_TEXT = limits.schema_text(allow_empty=True)
 
@@ -122,12 +123,14 @@ class CreateEntity(Params):
         json_schema_extra=limits.schema_list({"type": "string", **TEXT}),
     )
     parentId: str | None = Field(
-        default=None, description="Optional id of a parent entity.", json_schema_extra=ENTITY_NAME
+        default=None,
+        description="Optional id of a parent entity.",
+        json_schema_extra={**ID, "minLength": 1, "pattern": limits.TEXT_PATTERN},
     )
 
 
 class EntityRef(Params):
-    entity_id: str
+    entity_id: str = Field(json_schema_extra=ID)
 
 
 class GetEntity(EntityRef):
@@ -150,13 +153,13 @@ class ListEntities(Params):
 
 
 class UpdateDescription(Params):
-    entity_id: str
+    entity_id: str = Field(json_schema_extra=ID)
     description: str = Field(json_schema_extra=OPTIONAL_TEXT)
 
 
 class CreateRelationship(Params):
-    source_id: str
-    target_id: str
+    source_id: str = Field(json_schema_extra=ID)
+    target_id: str = Field(json_schema_extra=ID)
     type: str = Field(
         description="Relationship type: letters, digits and '_', e.g. 'imports'. The same type between the "
         "same entities again returns the existing relationship.",
@@ -166,24 +169,24 @@ class CreateRelationship(Params):
 
 
 class RelationshipQuery(Params):
-    entity_id: str
-    relationship_type: str | None = None
+    entity_id: str = Field(json_schema_extra=ID)
+    relationship_type: str | None = Field(default=None, json_schema_extra=ID)
     direction: Direction = "both"
     limit: int = LIMIT
 
 
 class RelationshipRef(Params):
-    relationship_id: str
+    relationship_id: str = Field(json_schema_extra=ID)
 
 
 class AddObservation(Params):
-    entity_id: str
+    entity_id: str = Field(json_schema_extra=ID)
     observation: str = Field(json_schema_extra=TEXT)
 
 
 class ObservationRef(Params):
-    entity_id: str
-    observation_id: str
+    entity_id: str = Field(json_schema_extra=ID)
+    observation_id: str = Field(json_schema_extra=ID)
 
 
 # --- tools ---------------------------------------------------------------------------------
