@@ -242,12 +242,15 @@ async def test_values_valid_by_the_published_schemas_are_accepted(both: KG, proj
             both, "create_entity", schemas["create_entity"], {**p, "name": "h", "type": "t", "description": text}
         )
     made = (await both.ok("create_entity", {**p, "name": "src", "type": "t"}))["entity"]
-    for rel_type in ("uses", "_x", "A" * 64, "A" * 65, "1abc", "has space", "HAS_OBSERVATION", "has_Observation"):
+    rel_types = ("uses", "_x", "A" * 64, "A" * 65, "1abc", "has space", "HAS_OBSERVATION", "has_Observation", "uses\n")
+    for rel_type in rel_types:
         args = {**p, "source_id": made["id"], "target_id": made["id"], "type": rel_type}
         await _agrees(both, "create_relationship", schemas["create_relationship"], args)
     many = [ent(f"m{i}") for i in range(limits.MAX_BATCH + 1)]
     await _agrees(both, "create_entities", schemas["create_entities"], {**p, "entities": many[:-1]})
     await _agrees(both, "create_entities", schemas["create_entities"], {**p, "entities": many})
+    for entity_id in ("ent_x", "", "e" * limits.MAX_NAME, "e" * (limits.MAX_NAME + 1), "ent_\x00"):
+        await _agrees(both, "get_entity", schemas["get_entity"], {**p, "entity_id": entity_id})
     for offset in (0, limits.MAX_OFFSET, limits.MAX_OFFSET + 1):
         await _agrees(both, "read_graph", schemas["read_graph"], {**p, "offset": offset})
         await _agrees(both, "list_entities", schemas["list_entities"], {**p, "offset": offset})

@@ -28,7 +28,9 @@ def _any_case(word: str) -> str:
 
 # A valid name that is none of polyg's own types in any case (reservation ignores case).
 RESERVED_REL_TYPES = "|".join(_any_case(t) for t in sorted(OWN_REL_TYPES))
-REL_TYPE: dict[str, Any] = {"pattern": f"^(?!(?:{RESERVED_REL_TYPES})$){NAME.pattern}$"}
+# `(?!.*\n)`: Python's `$` (which JSON Schema validators in Python use) also matches before a
+# final newline, and the server's check does not accept one.
+REL_TYPE: dict[str, Any] = {"pattern": f"^(?!.*\\n)(?!(?:{RESERVED_REL_TYPES})$){NAME.pattern}$"}
 
 
 # --- result shapes -------------------------------------------------------------------------

@@ -28,6 +28,18 @@ def _index_only(plan: str, step: str) -> bool:
     return step in plan and "Label Scan" not in plan and "All Node Scan" not in plan
 
 
+async def _indexes_built(s: Services, project: str) -> None:
+    """Poll until FalkorDB has filled the indexes it builds in the background (an index made
+    over existing data is not used by the planner until then)."""
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:
+        rows = await s.store.ro_query(project, "CALL db.indexes() YIELD status RETURN status")
+        if all(status == "OPERATIONAL" for (status,) in rows):
+            return
+        assert asyncio.get_running_loop().time() < deadline, rows
+        await asyncio.sleep(0.01)
+
+
 async def test_name_lookups_are_exact_where_the_index_is_not(services: Services) -> None:
     s = services
     # Names stored before they were normalised: FalkorDB's index finds both for "beta".
@@ -84,6 +96,7 @@ async def test_existing_projects_get_the_new_indexes(services: Services) -> None
     await s.store.query("old", "CREATE (:Entity {id: 'e1', name: 'a'})-[:knows {id: 'r1'}]->(:Entity {id: 'e2'})")
     guard = SchemaGuard(s.store, s.ctx.embedder.model_id, s.ctx.embedder.dimension)
     await guard.ensure("old")
+    await _indexes_built(s, "old")
     plan = await s.store.explain("old", delete_by_id(RelType("knows")), {"id": "r1"})
     assert _index_only(plan, "Edge By Index Scan"), plan
     plan = await s.store.explain("old", "MATCH (c:Entity {parent_id: $id}) RETURN c", {"id": "e1"})
