@@ -187,12 +187,6 @@ class FalkorStore:
         plan = await self._run(graph.explain(cypher, params))
         return [str(line) for line in plan.plan]
 
-    async def explain(self, project: str, cypher: str, params: dict[str, Any] | None = None) -> str:
-        """The plan FalkorDB would run a query with (GRAPH.EXPLAIN): which indexes it uses."""
-        graph = await self._graph(project)
-        plan = await self._run(graph.explain(cypher, params))
-        return str(plan)
-
     async def list_projects(self) -> list[str]:
         db: FalkorDB = await self._run(self._database())
         graphs = await self._run(db.list_graphs())
