@@ -67,6 +67,7 @@ async def test_deleting_an_entity_finds_its_children_through_an_index(services: 
     s = services
     parent = await s.entities.create(P, name="parent", type_="t")
     child = await s.entities.create(P, name="child", type_="t", parent_id=parent["id"])
+    await _indexes_built(s, P)
     # The query memory-compat's delete_entities runs (kg's delete_entity runs it for one id).
     plan = await s.store.explain(
         P, "UNWIND $ids AS id MATCH (e:Entity {id: id}) " + DELETE_ENTITY_TAIL, {"ids": [parent["id"]]}
@@ -82,6 +83,7 @@ async def test_relationships_are_found_by_id_through_an_index(services: Services
     b = await s.entities.create(P, name="b", type_="t")
     rel = await s.relationships.create(P, source_id=a["id"], target_id=b["id"], type_="uses")
     await s.named.create_relations(P, [{"from": "a", "to": "b", "relationType": "works at"}])
+    await _indexes_built(s, P)
     for rel_type in ("uses", "works_at"):  # a kg type, and memory-compat's stored "works at"
         plan = await s.store.explain(P, delete_by_id(RelType(rel_type)), {"id": rel["id"]})
         assert _index_only(plan, "Edge By Index Scan"), plan
