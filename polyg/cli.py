@@ -205,12 +205,6 @@ async def _with_core(settings: Settings, work: Any) -> Any:
         await core.close()
 
 
-def _detect_format(path: Path) -> str:
-    with path.open(encoding="utf-8") as fh:
-        head = fh.read(64).lstrip()
-    return "json" if head.startswith("{") and '"format"' in head else "memory-jsonl"
-
-
 @app.command("import")
 def import_(
     path: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="File to load.")],
@@ -222,16 +216,21 @@ def import_(
     config: ConfigOpt = None,
 ) -> None:
     """Load a memory-server JSONL file (or a polyg JSON export) into a project, in batches."""
-    import json
-
     from rich.console import Console
     from rich.progress import Progress
 
+    from polyg.core import transfer as files
+
     settings = _settings(config, project=project, store=store, data_dir=data_dir)
-    kind = _detect_format(path) if fmt == "auto" else fmt
-    if kind not in ("memory-jsonl", "json"):
-        _fail(PolygError(f"Unknown format {fmt!r}: use memory-jsonl or json.", code=4002))
-    total = sum(1 for line in path.open(encoding="utf-8") if line.strip()) if kind == "memory-jsonl" else None
+    try:
+        kind = files.detect_format(path) if fmt == "auto" else fmt
+        if kind not in ("memory-jsonl", "json"):
+            raise PolygError(f"Unknown format {fmt!r}: use memory-jsonl or json.", code=4002)
+        # The whole file is decoded (and a JSON export parsed) before anything is written.
+        total = files.check_text_file(path) if kind == "memory-jsonl" else None
+        document = files.load_json(path) if kind == "json" else {}
+    except PolygError as exc:
+        _fail(exc)
 
     async def work(services: Any) -> Any:
         from polyg.core.transfer import Transfer
@@ -246,12 +245,12 @@ def import_(
                 bar.advance(task, n)
 
             if kind == "json":
-                document = json.loads(path.read_text(encoding="utf-8"))
                 bar.update(task, total=len(document.get("entities", [])) + len(document.get("relationships", [])))
                 report = await transfer.import_json(target, document, batch_size=batch_size, progress=advance)
             else:
-                with path.open(encoding="utf-8") as lines:
-                    report = await transfer.import_memory_jsonl(target, lines, batch_size=batch_size, progress=advance)
+                report = await transfer.import_memory_jsonl(
+                    target, files.read_lines(path), batch_size=batch_size, progress=advance
+                )
             # The text is stored; the import is done when the vectors are too.
             vectors = bar.add_task("storing vectors", total=None)
 

@@ -463,14 +463,18 @@ async def test_read_graph_pages_through_everything_exactly_once(mc: KG, project:
     assert len((await mc.ok("create_relations", {"project_id": project, "relations": chain}))["relations"]) == count
     every = {(r["from"], r["to"], r["relationType"]) for r in chain}
 
-    # The default page is 100 entities, never the whole graph.
+    # By default a graph of a few hundred small entities comes back whole, as a client written
+    # for the official server expects; a smaller page says in words where to read on.
     first = await mc.ok("read_graph", {"project_id": project})
-    assert len(first["entities"]) == 100 and first["nextOffset"] == 100
+    assert names(first) == all_names and "nextOffset" not in first and "note" not in first
+    paged = await mc.ok("read_graph", {"project_id": project, "limit": 100})
+    assert len(paged["entities"]) == 100 and paged["nextOffset"] == 100
+    assert "call read_graph again with offset 100" in paged["note"]
 
     seen: list[str] = []
     offsets: list[int] = []
     relations_seen: set[tuple[str, str, str]] = set()
-    args: dict[str, Any] = {"project_id": project}
+    args: dict[str, Any] = {"project_id": project, "limit": 100}
     while True:
         page = await mc.ok("read_graph", args)
         page_names = set(names(page))
@@ -482,7 +486,7 @@ async def test_read_graph_pages_through_everything_exactly_once(mc: KG, project:
         if "nextOffset" not in page:
             break
         offsets.append(page["nextOffset"])
-        args = {"project_id": project, "offset": page["nextOffset"]}
+        args = {"project_id": project, "limit": 100, "offset": page["nextOffset"]}
     assert offsets == [100, 200]
     assert seen == all_names  # name order, each exactly once
     assert relations_seen == every
@@ -491,6 +495,7 @@ async def test_read_graph_pages_through_everything_exactly_once(mc: KG, project:
     assert names(small) == all_names[245:] and "nextOffset" not in small
     edge = await mc.ok("read_graph", {"project_id": project, "limit": 5, "offset": 240})
     assert names(edge) == all_names[240:245] and edge["nextOffset"] == 245
+    del edge["note"]
     beyond = await mc.ok("read_graph", {"project_id": project, "offset": 5000})
     assert beyond == {"entities": [], "relations": []}
     whole = await mc.ok("read_graph", {"project_id": project, "limit": 1000})

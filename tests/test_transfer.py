@@ -465,3 +465,105 @@ def test_json_import_does_not_trust_relationship_types(root: Path, tmp_path: Pat
     assert sorted(relations) == sorted([("a", "b", hostile), ("a", "b", "HAS_OBSERVATION")])
     types = {r["type"] for r in export_json(root, "target")["relationships"]}
     assert all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", t) for t in types) and "HAS_OBSERVATION" not in types
+
+
+# --- hostile and odd files -----------------------------------------------------------------------
+
+
+def test_a_nul_line_is_reported_by_number_and_the_rest_imported(root: Path, tmp_path: Path) -> None:
+    """A NUL character used to abort the import after the first batch (256 entities) was written."""
+    lines: list[Any] = [
+        {"type": "entity", "name": f"e{i:03d}", "entityType": "t", "observations": ["o"]} for i in range(600)
+    ]
+    lines[400] = {"type": "entity", "name": "bad\u0000name", "entityType": "t"}
+    lines.append({"type": "relation", "from": "e001", "to": "e002", "relationType": "with\u0000nul"})
+    lines.append({"type": "relation", "from": "e001", "to": "e002", "relationType": "knows"})
+    path = write_jsonl(tmp_path / "nul.jsonl", lines)
+    counts, stderr = import_file(root, path, "nul")
+    assert counts == (599, 1, 0, 2), stderr
+    assert {int(n) for n in re.findall(r"skipped line (\d+):", stderr)} == {401, 601}, stderr
+    assert "NUL" in stderr
+    entities, relations = export_jsonl(root, "nul")
+    assert len(entities) == 599 and relations == [("e001", "e002", "knows")]
+
+
+def test_files_are_read_as_written(root: Path, tmp_path: Path) -> None:
+    first = {"type": "entity", "name": "first", "entityType": "t", "observations": ['"format": in an observation']}
+    second = {"type": "entity", "name": "second", "entityType": "t"}
+    # A byte-order mark before the first line, which also mentions "format" near its start.
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + (json.dumps(first) + "\n" + json.dumps(second) + "\n").encode())
+    counts, stderr = import_file(root, bom, "bom")
+    assert counts == (2, 0, 0, 0), stderr
+    assert export_jsonl(root, "bom")[0] == {"first": ("t", ['"format": in an observation']), "second": ("t", [])}
+
+    mentions_format = write_jsonl(
+        tmp_path / "fmt.jsonl", [{"format": "x", "type": "entity", "name": "f", "entityType": "t"}]
+    )
+    assert import_file(root, mentions_format, "fmt")[0] == (1, 0, 0, 0)
+
+    latin1 = tmp_path / "latin1.jsonl"
+    latin1.write_bytes(
+        (json.dumps(first) + "\n" + json.dumps(second) + "\n").encode() + '{"name": "café"}\n'.encode("latin-1")
+    )
+    done = polyg(root, "import", str(latin1), "--project", "latin")
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert re.search(r"^Error: .*line 3: not UTF-8", done.stderr, re.M), done.stderr
+    assert export_jsonl(root, "latin")[0] == {}  # decoded whole before anything was written
+
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"format": "polyg-export",\n "entities": [\n}', encoding="utf-8")
+    done = polyg(root, "import", str(broken))
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert re.search(r"^Error: .*line 3: not JSON", done.stderr, re.M), done.stderr
+
+
+def test_json_import_applies_the_tools_limits_and_keeps_polyg_keys(root: Path, tmp_path: Path) -> None:
+    stamp = "2024-01-01T00:00:00.000000Z"
+
+    def entity(i: int, name: str, **extra: Any) -> dict[str, Any]:
+        return {"id": f"ent_{i:016x}", "name": name, "type": "thing", "created_at": stamp, "updated_at": stamp,
+                "description": "", "observations": [], **extra}  # fmt: skip
+
+    document = {
+        "format": "polyg-export",
+        "version": 1,
+        "project": "elsewhere",
+        "entities": [
+            entity(0, "a"),
+            entity(1, "  b  "),
+            entity(2, "nul\u0000name"),
+            entity(3, "\u200b"),
+            entity(4, "long", description="d" * 20_000),
+            entity(5, "obs", observations=[{"id": "obs_1", "text": "x\u0000"}]),
+        ],
+        "relationships": [
+            {
+                "id": "rel_0000000000000001",
+                "source_id": "ent_0000000000000000",
+                "target_id": "ent_0000000000000001",
+                "type": "KNOWS",
+                "text": "KNOWS",
+                "description": "",
+                "created_at": stamp,
+                "properties": {"id": "rel_evil", "label": "forged", "created_at": "never", "weight": 0.5},
+            },
+            {
+                "id": "rel_0000000000000002",
+                "source_id": "ent_0000000000000000",
+                "target_id": "ent_0000000000000001",
+                "type": "LIKES",
+                "text": "LIKES",
+                "properties": {"bad key!": 1},
+            },
+        ],
+    }
+    path = tmp_path / "limits.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    counts, stderr = import_file(root, path, "limited")
+    assert counts == (2, 1, 0, 5), stderr
+    exported = export_json(root, "limited")
+    assert sorted(e["name"] for e in exported["entities"]) == ["a", "b"]
+    (rel,) = exported["relationships"]
+    assert rel["id"] == "rel_0000000000000001" and rel["text"] == "KNOWS" and rel["created_at"] == stamp
+    assert rel["properties"] == {"weight": 0.5}

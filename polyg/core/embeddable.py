@@ -76,7 +76,8 @@ ENTITY = Embeddable(
     head=("name", "type", "summary"),
     head_text=_entity_head,
     fulltext=("name", "type", "summary"),
-    lookup=("id", "name", "type"),
+    # parent_id: deleting an entity clears its children's parent, a lookup per deleted entity.
+    lookup=("id", "name", "type", "parent_id"),
     parts=Link(Label("Observation"), RelType("HAS_OBSERVATION")),
 )
 OBSERVATION = Embeddable(

@@ -2,7 +2,14 @@
 
 Used by the `memory-compat` toolset and by `polyg import`. These are the same `:Entity`
 nodes the `kg` toolset sees by id. Every batch is validated whole before anything is
-written, and each write is one Cypher query, so a refused batch changes nothing.
+written, and each write is one Cypher query, so a refused batch changes nothing and an
+accepted one is written whole.
+
+Names are normalised (`limits.name`) on every path and looked up exactly: FalkorDB's index on
+`name` also matches names that differ in surrounding whitespace, so each index hit is compared
+again after it is projected out of the node (a filter on `e.name` itself would be folded into
+the index scan). Where names repeat (the `kg` toolset allows it), these tools act on the oldest
+entity of that name.
 
 Relation types in that model are free text ("works at"); a relationship type must be a
 valid name, so free text is stored under a sanitised type with the original in `label`.
@@ -11,16 +18,16 @@ valid name, so free text is stored under a sanitised type with the original in `
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.entities import DELETE_ENTITY_TAIL, type_label
+from polyg.core.entities import DELETE_ENTITY_TAIL, label_dispatch, type_label
 from polyg.core.graph import GraphContext
+from polyg.core.reltypes import RelTypeService
 from polyg.core.vectorizer import BUMP_REV
-from polyg.errors import NotFound, PayloadTooLarge
+from polyg.errors import NotFound
 from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
-from polyg.store.names import is_reserved_rel_type
+from polyg.store.names import RelType, is_reserved_rel_type
 
 # Relations one read returns at most (see `relations_touching`).
 MAX_RELATIONS = 10_000
@@ -38,42 +45,59 @@ def stored_type(relation_type: str) -> str:
     return "RELATED_TO" if is_reserved_rel_type(name) else name
 
 
-def _check_batch(items: list[Any], field: str) -> None:
-    if len(items) > limits.MAX_BATCH:
-        raise PayloadTooLarge(f"{field} holds {len(items)} items; the limit is {limits.MAX_BATCH}.")
+_unique = limits.unique
+# Follows `MATCH (e:Entity {name: n})`: keeps the hits whose name is exactly `n`.
+EXACT_NAME = "WITH n, e, e.name AS found WHERE found = n "
 
 
-def _unique(seq: list[str]) -> list[str]:
-    return list(dict.fromkeys(seq))
+def type_dispatch(rows: str, clause: str, types: list[str]) -> str:
+    """`clause` (which may use `{type}`) run for the rows of each relationship type, in one
+    query: Cypher cannot take a type as a parameter, so each type present in the batch gets
+    its own FOREACH, entered only by the rows of that type. Types are checked names."""
+    return " ".join(
+        f"FOREACH (_ IN CASE WHEN {rows}.type = '{t}' THEN [1] ELSE [] END | {clause.format(type=t)})"
+        for t in (RelType(t) for t in sorted(set(types)))
+    )
 
 
 class NamedGraph:
-    def __init__(self, ctx: GraphContext) -> None:
+    def __init__(self, ctx: GraphContext, reltypes: RelTypeService | None = None) -> None:
         self.ctx = ctx
+        self.reltypes = reltypes or RelTypeService(ctx)
 
     # --- reads ------------------------------------------------------------------------------
 
     async def ids_by_name(self, project: str, names: list[str]) -> dict[str, str]:
-        """name -> id of the oldest entity with that name (names may repeat in the kg model)."""
+        """name -> id of the oldest entity with exactly that name; `names` are normalised."""
         rows = await self.ctx.read(
             project,
-            "UNWIND $names AS n MATCH (e:Entity {name: n}) WITH n, e ORDER BY e.created_at, e.id "
-            "RETURN n, collect(e.id)[0]",
+            f"UNWIND $names AS n MATCH (e:Entity {{name: n}}) {EXACT_NAME}"
+            "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect(e.id)[0]",
             {"names": _unique(names)},
         )
         return {name: entity_id for name, entity_id in rows}
 
-    async def entities(self, project: str, ids: list[str]) -> list[dict[str, Any]]:
-        """`{name, entityType, observations}` for the given ids, in the given order."""
+    async def entities(
+        self, project: str, ids: list[str], *, skip: int = 0, shown: int | None = None
+    ) -> list[dict[str, Any]]:
+        """`{name, entityType, observations}` for the given ids, in the given order, with at
+        most `shown` observations each from the `skip`th on (all with None); an entity whose
+        observations were cut also carries `observationsTotal`."""
         rows = await self.ctx.read(
             project,
             "UNWIND $ids AS id MATCH (e:Entity {id: id}) "
             "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
             "WITH e, o ORDER BY o.created_at, o.id "
-            "RETURN e.id, e.name, e.type, collect(o.text)",
-            {"ids": ids},
+            "WITH e, collect(o.text) AS obs RETURN e.id, e.name, e.type, "
+            "CASE WHEN $end IS NULL THEN obs[$skip..] ELSE obs[$skip..$end] END, size(obs)",
+            {"ids": ids, "skip": skip, "end": None if shown is None else skip + shown},
         )
-        by_id = {i: {"name": n, "entityType": t, "observations": obs} for i, n, t, obs in rows}
+        by_id: dict[str, dict[str, Any]] = {}
+        for entity_id, name, entity_type, obs, total in rows:
+            entity: dict[str, Any] = {"name": name, "entityType": entity_type, "observations": obs}
+            if len(obs) < total:
+                entity["observationsTotal"] = total
+            by_id[entity_id] = entity
         return [by_id[i] for i in ids if i in by_id]
 
     async def relations_touching(
@@ -96,6 +120,7 @@ class NamedGraph:
 
     async def page(self, project: str, offset: int, limit: int) -> tuple[list[str], bool]:
         """A page of entity ids in name order, and whether more follow."""
+        limits.offset(offset)
         rows = await self.ctx.read(
             project,
             "MATCH (e:Entity) RETURN e.id ORDER BY e.name, e.id SKIP $offset LIMIT $limit",
@@ -117,7 +142,7 @@ class NamedGraph:
         self, project: str, items: list[dict[str, Any]]
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Validate a batch and drop names that exist: (new entities, rows to write)."""
-        _check_batch(items, "entities")
+        limits.count(items, "entities")
         fresh: dict[str, dict[str, Any]] = {}
         for i, item in enumerate(items):
             name = limits.name(item["name"], f"entities[{i}].name")
@@ -143,48 +168,45 @@ class NamedGraph:
     async def write_entities(
         self, project: str, rows: list[dict[str, Any]], *, unique_names: bool = True, now: str | None = None
     ) -> set[str]:
-        """Write prepared rows (id, name, type, obs[], optional summary/parent_id/timestamps),
-        skipping rows whose name (or, with unique_names=False, id) exists, and queue the new
-        entities for their vectors. Returns ids created.
+        """Write prepared rows (id, name, type, obs[], optional summary/parent_id/timestamps) in
+        one query, skipping rows whose name (or, with unique_names=False, id) exists, and queue
+        the new entities for their vectors. Returns ids created.
 
         The check runs inside the write query, which FalkorDB executes alone on the graph,
         so two writers racing on one name create it once.
         """
-        guard = "{name: r.name}" if unique_names else "{id: r.id}"
-        now = now or now_iso()
-        by_label: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
-        for row in rows:
-            by_label[type_label(row["type"])].append(row)
-        created: set[str] = set()
-        for label, group in by_label.items():
-            labels = "Entity" + (f":{label}" if label else "")
-            result = await self.ctx.write(
-                project,
-                f"UNWIND $rows AS r OPTIONAL MATCH (x:Entity {guard}) WITH r, x WHERE x IS NULL "
-                f"CREATE (e:{labels} {{id: r.id, name: r.name, type: r.type, "
-                "summary: coalesce(r.summary, ''), parent_id: r.parent_id, "
-                "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), "
-                "rev: randomUUID()}) "
-                "FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, "
-                "text: o.text, created_at: coalesce(o.created_at, $now)})) "
-                "RETURN r.id",
-                {"rows": group, "now": now},
-            )
-            created.update(row[0] for row in result)
+        key = "name" if unique_names else "id"
+        rows = [{**row, "label": type_label(row["type"])} for row in rows]
+        result = await self.ctx.write(
+            project,
+            f"UNWIND $rows AS r OPTIONAL MATCH (x:Entity {{{key}: r.{key}}}) "
+            f"WITH r, collect(x.{key}) AS found WHERE NOT r.{key} IN found "
+            "CREATE (e:Entity {id: r.id, name: r.name, type: r.type, "
+            "summary: coalesce(r.summary, ''), parent_id: r.parent_id, "
+            "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), "
+            "rev: randomUUID()}) "
+            + label_dispatch("e", "r.label", [row["label"] for row in rows])
+            + " FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, "
+            "text: o.text, created_at: coalesce(o.created_at, $now)})) "
+            "RETURN r.id",
+            {"rows": rows, "now": now or now_iso()},
+        )
+        created = {row[0] for row in result}
         self.ctx.vectors.mark(project, created)
         return created
 
     async def create_relations(self, project: str, items: list[dict[str, str]]) -> list[dict[str, str]]:
         """Create relations between named entities; an unknown endpoint fails the whole batch."""
-        _check_batch(items, "relations")
+        limits.count(items, "relations")
         wanted: dict[tuple[str, str, str], dict[str, str]] = {}
         for i, item in enumerate(items):
-            rel = {k: limits.name(item[k], f"relations[{i}].{k}") for k in ("from", "to", "relationType")}
+            rel = _relation(item, i)
             wanted.setdefault((rel["from"], rel["to"], rel["relationType"]), rel)
         ids = await self.ids_by_name(project, [n for rel in wanted.values() for n in (rel["from"], rel["to"])])
         unknown = sorted({n for rel in wanted.values() for n in (rel["from"], rel["to"]) if n not in ids})
         if unknown:
             raise NotFound(f"Entity with name {', '.join(unknown)} not found.")
+        # Increasing times keep the batch's order when relations are listed oldest first.
         rows = [
             {
                 "id": new_id("rel"),
@@ -192,8 +214,9 @@ class NamedGraph:
                 "b": ids[rel["to"]],
                 "text": rel["relationType"],
                 "type": stored_type(rel["relationType"]),
+                "created_at": at,
             }
-            for rel in wanted.values()
+            for rel, at in zip(wanted.values(), timestamps(len(wanted)), strict=True)
         ]
         made = await self.write_relations(project, rows)
         return [rel for key, rel in wanted.items() if key in made]
@@ -201,38 +224,42 @@ class NamedGraph:
     async def write_relations(
         self, project: str, rows: list[dict[str, Any]], *, same: str = "text"
     ) -> set[tuple[str, str, str]]:
-        """Write prepared rows (id, a, b, type, text, optional description/created_at/props),
-        skipping a row when a relation between the same entities has the same text (or, with
-        same="id", the same id). Returns (from, to, text) of the relations created."""
+        """Write prepared rows (id, a, b, type, text, optional description/created_at/props) in
+        one query, skipping a row when a relation between the same entities has the same text
+        (or, with same="id", the same id). Returns (from, to, text) of the relations created.
+
+        The duplicate check runs inside the write, so two processes cannot both add one edge."""
+        if not rows:
+            return set()
         duplicate = "coalesce(x.label, type(x)) = row.text" if same == "text" else "x.id = row.id"
-        by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for row in rows:
-            by_type[row["type"]].append(row)
-        made: set[tuple[str, str, str]] = set()
-        for rel_type, group in by_type.items():
-            # rel_type came from stored_type() or a validated name: safe to interpolate.
-            result = await self.ctx.write(
-                project,
-                "UNWIND $rows AS row MATCH (a:Entity {id: row.a}), (b:Entity {id: row.b}) "
-                f"OPTIONAL MATCH (a)-[x:{rel_type}]->(b) WHERE {duplicate} "
-                "WITH row, a, b, count(x) AS dup WHERE dup = 0 "
-                f"CREATE (a)-[r:{rel_type} {{id: row.id, description: coalesce(row.description, ''), "
-                "created_at: coalesce(row.created_at, $now)}]->(b) "
-                "SET r.label = CASE WHEN row.text = type(r) THEN NULL ELSE row.text END, "
-                "r += coalesce(row.props, {}) "
-                "RETURN a.name, b.name, row.text",
-                {"rows": group, "now": now_iso()},
-            )
-            made.update((a, b, t) for a, b, t in result)
-        return made
+        types = [row["type"] for row in rows]
+        # Registers new types (spec 000) and indexes their edges' id.
+        await self.reltypes.ensure(project, types)
+        create = (
+            "CREATE (a)-[r:{type} {{id: row.id, description: coalesce(row.description, ''), "
+            "created_at: coalesce(row.created_at, $now), "
+            "label: CASE WHEN row.text = row.type THEN NULL ELSE row.text END}}]->(b) "
+            "SET r += coalesce(row.props, {{}})"
+        )
+        result = await self.ctx.write(
+            project,
+            "UNWIND $rows AS row MATCH (a:Entity {id: row.a}), (b:Entity {id: row.b}) "
+            f"OPTIONAL MATCH (a)-[x]->(b) WHERE {duplicate} "
+            "WITH row, a, b, count(x) AS dup WHERE dup = 0 "
+            + type_dispatch("row", create, types)
+            + " RETURN a.name, b.name, row.text",
+            {"rows": rows, "now": now_iso()},
+        )
+        return {(a, b, t) for a, b, t in result}
 
     async def add_observations(self, project: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Add observations to named entities, skipping ones already present."""
-        _check_batch(items, "observations")
+        """Add observations to named entities, skipping ones already present (checked inside
+        the write, so two processes adding one text add it once)."""
+        limits.count(items, "observations")
         requests = [
             (
                 limits.name(item["entityName"], f"observations[{i}].entityName"),
-                limits.batch(item["contents"], f"observations[{i}].contents"),
+                _unique(limits.batch(item["contents"], f"observations[{i}].contents")),
             )
             for i, item in enumerate(items)
         ]
@@ -240,81 +267,105 @@ class NamedGraph:
         unknown = sorted({name for name, _ in requests if name not in ids})
         if unknown:
             raise NotFound(f"Entity with name {', '.join(unknown)} not found.")
-        async with self.ctx.entity_locks(project, list(ids.values())):
-            current = {e["name"]: e for e in await self.entities(project, list(ids.values()))}
-            results: list[dict[str, Any]] = []
-            added_by_name: dict[str, list[str]] = defaultdict(list)
-            for name, contents in requests:
-                have = set(current[name]["observations"]) | set(added_by_name[name])
-                added = [c for c in _unique(contents) if c not in have]
-                added_by_name[name].extend(added)
-                results.append({"entityName": name, "addedObservations": added})
-            changed = [name for name, added in added_by_name.items() if added]
-            if changed:
-                await self._write_observations(project, ids, added_by_name, changed)
+        texts: dict[str, list[str]] = {}
+        for name, contents in requests:
+            texts.setdefault(ids[name], [])
+            texts[ids[name]] = _unique(texts[ids[name]] + contents)
+        added = await self._write_observations(project, texts) if any(texts.values()) else {}
+        results: list[dict[str, Any]] = []
+        reported: set[tuple[str, str]] = set()
+        for name, contents in requests:
+            entity_id = ids[name]
+            mine = [c for c in contents if c in added.get(entity_id, set()) and (entity_id, c) not in reported]
+            reported.update((entity_id, c) for c in mine)
+            results.append({"entityName": name, "addedObservations": mine})
         return results
 
-    async def _write_observations(
-        self,
-        project: str,
-        ids: dict[str, str],
-        added: dict[str, list[str]],
-        changed: list[str],
-    ) -> None:
+    async def _write_observations(self, project: str, texts: dict[str, list[str]]) -> dict[str, set[str]]:
+        """Add the texts an entity does not have yet; returns entity id -> texts added."""
         rows = [
             {
-                "id": ids[name],
+                "id": entity_id,
                 "obs": [
                     {"id": new_id("obs"), "text": o, "created_at": t}
-                    for o, t in zip(added[name], timestamps(len(added[name])), strict=True)
+                    for o, t in zip(added, timestamps(len(added)), strict=True)
                 ],
             }
-            for name in changed
+            for entity_id, added in texts.items()
+            if added
         ]
-        await self.ctx.write(
+        result = await self.ctx.write(
             project,
-            f"UNWIND $rows AS r MATCH (e:Entity {{id: r.id}}) SET e.updated_at = $now, {BUMP_REV} "
-            "FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, text: o.text, "
-            "created_at: o.created_at}))",
+            "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) UNWIND r.obs AS o "
+            "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(x:Observation) WHERE x.text = o.text "
+            "WITH e, o, count(x) AS have WHERE have = 0 "
+            "CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, text: o.text, created_at: o.created_at}) "
+            f"WITH e, collect(o.text) AS added SET e.updated_at = $now, {BUMP_REV} RETURN e.id, added",
             {"rows": rows, "now": now_iso()},
         )
-        self.ctx.vectors.mark(project, [ids[name] for name in changed])
+        self.ctx.vectors.mark(project, [row[0] for row in result])
+        return {entity_id: set(added) for entity_id, added in result}
 
     async def delete_entities(self, project: str, names: list[str]) -> None:
-        _check_batch(names, "entityNames")
-        await self.ctx.write(
-            project,
-            "UNWIND $names AS n MATCH (e:Entity {name: n}) " + DELETE_ENTITY_TAIL,
-            {"names": _unique(names)},
-        )
+        """Delete the entity each name opens (the oldest of that name), as every other tool
+        here acts on that one."""
+        limits.count(names, "entityNames")
+        clean = [limits.name(n, f"entityNames[{i}]") for i, n in enumerate(names)]
+        ids = await self.ids_by_name(project, clean)
+        if ids:
+            await self.ctx.write(
+                project,
+                "UNWIND $ids AS id MATCH (e:Entity {id: id}) " + DELETE_ENTITY_TAIL,
+                {"ids": list(ids.values())},
+            )
 
     async def delete_observations(self, project: str, items: list[dict[str, Any]]) -> None:
-        _check_batch(items, "deletions")
-        rows = [{"name": item["entityName"], "texts": list(item["observations"])} for item in items]
+        limits.count(items, "deletions")
+        rows: list[dict[str, Any]] = [
+            {
+                "name": limits.name(item["entityName"], f"deletions[{i}].entityName"),
+                "texts": [
+                    limits.text(t, f"deletions[{i}].observations[{j}]", max_len=limits.MAX_TEXT, allow_empty=True)
+                    for j, t in enumerate(limits.count(item["observations"], f"deletions[{i}].observations"))
+                ],
+            }
+            for i, item in enumerate(items)
+        ]
         ids = await self.ids_by_name(project, [row["name"] for row in rows])
         if not ids:
             return
-        async with self.ctx.entity_locks(project, list(ids.values())):
-            touched = await self.ctx.write(
-                project,
-                "UNWIND $rows AS r MATCH (e:Entity {id: r.id})-[:HAS_OBSERVATION]->(o:Observation) "
-                "WHERE o.text IN r.texts DELETE o "
-                f"WITH DISTINCT e SET {BUMP_REV} RETURN e.id",
-                {"rows": [{"id": ids[r["name"]], "texts": r["texts"]} for r in rows if r["name"] in ids]},
-            )
+        touched = await self.ctx.write(
+            project,
+            "UNWIND $rows AS r MATCH (e:Entity {id: r.id})-[:HAS_OBSERVATION]->(o:Observation) "
+            "WHERE o.text IN r.texts DELETE o "
+            f"WITH DISTINCT e SET {BUMP_REV} RETURN e.id",
+            {"rows": [{"id": ids[r["name"]], "texts": r["texts"]} for r in rows if r["name"] in ids]},
+        )
         self.ctx.vectors.mark(project, [row[0] for row in touched])
 
     async def delete_relations(self, project: str, items: list[dict[str, str]]) -> None:
-        _check_batch(items, "relations")
-        by_type: dict[str, list[dict[str, str]]] = defaultdict(list)
-        for item in items:
-            by_type[stored_type(item["relationType"])].append(
-                {"from": item["from"], "to": item["to"], "text": item["relationType"]}
-            )
-        for rel_type, group in by_type.items():
-            await self.ctx.write(
-                project,
-                f"UNWIND $rows AS row MATCH (a:Entity {{name: row.from}})-[r:{rel_type}]->(b:Entity {{name: row.to}}) "
-                f"WHERE {REL_TEXT} = row.text DELETE r",
-                {"rows": group},
-            )
+        """Delete the named relations, between the entities those names open, in one query."""
+        limits.count(items, "relations")
+        wanted = [_relation(item, i) for i, item in enumerate(items)]
+        ids = await self.ids_by_name(project, [n for rel in wanted for n in (rel["from"], rel["to"])])
+        rows = [
+            {"a": ids[rel["from"]], "b": ids[rel["to"]], "text": rel["relationType"]}
+            for rel in wanted
+            if rel["from"] in ids and rel["to"] in ids
+        ]
+        match = (
+            "UNWIND $rows AS row MATCH (a:Entity {id: row.a})-[r]->(b:Entity {id: row.b}) "
+            f"WHERE {REL_TEXT} = row.text "
+        )
+        # Read first: a call that deletes nothing writes nothing (nor creates the project).
+        if rows and await self.ctx.read(project, match + "RETURN r LIMIT 1", {"rows": rows}):
+            await self.ctx.write(project, match + "DELETE r", {"rows": rows})
+
+
+def _relation(item: dict[str, str], i: int) -> dict[str, str]:
+    return {
+        "from": limits.name(item["from"], f"relations[{i}].from"),
+        "to": limits.name(item["to"], f"relations[{i}].to"),
+        # Free text kept verbatim: it is compared as a property, never looked up in an index.
+        "relationType": limits.relation_text(item["relationType"], f"relations[{i}].relationType"),
+    }

@@ -12,15 +12,17 @@ exported, and are recomputed on import.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+import math
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 from polyg.core import limits
 from polyg.core.named import NamedGraph, stored_type
-from polyg.errors import InvalidParams
+from polyg.errors import InvalidParams, PolygError
 from polyg.names import TYPE_NAME
-from polyg.store.names import is_reserved_rel_type
+from polyg.store.names import is_reserved_rel_type, short
 
 # How often the wait for an import's vectors reports progress.
 PROGRESS_S = 0.5
@@ -28,6 +30,59 @@ PROGRESS_S = 0.5
 Progress = Callable[[int], None]  # called with the number of items just processed
 PAGE = 1000
 JSON_FORMAT = "polyg-export"
+# Relationship properties polyg writes itself: an imported `properties` map cannot set them.
+OWN_REL_PROPERTIES = frozenset({"id", "label", "description", "created_at", "rev"})
+# How much of a line a skipped-line reason quotes.
+QUOTE = 60
+
+
+# --- reading files ---------------------------------------------------------------------------
+
+
+def read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a UTF-8 file, a byte-order mark dropped; a line that is not
+    UTF-8 is an error naming it (raised before the caller has used what follows)."""
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidParams(f"{path.name}, line {number}: not UTF-8 text ({exc.reason}).") from None
+
+
+def check_text_file(path: Path) -> int:
+    """Decode the whole file before anything is written; returns its count of non-blank lines."""
+    return sum(1 for _, line in read_lines(path) if line.strip())
+
+
+def detect_format(path: Path) -> str:
+    """ "json" for a polyg export, "memory-jsonl" otherwise. A JSONL file's first line is a whole
+    JSON object of its own (an entity or a relation); an export's first line is not (it opens a
+    document), unless the export is all on one line, which then is a document with "format"."""
+    for _, line in read_lines(path):
+        if not line.strip():
+            continue
+        if not line.lstrip().startswith("{"):
+            return "memory-jsonl"
+        try:
+            first = json.loads(line)
+        except json.JSONDecodeError:
+            return "json"
+        return "json" if isinstance(first, dict) and "format" in first and "type" not in first else "memory-jsonl"
+    return "memory-jsonl"
+
+
+def load_json(path: Path) -> dict[str, Any]:
+    text = "".join(line for _, line in read_lines(path))
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidParams(f"{path.name}, line {exc.lineno}: not JSON ({exc.msg}).") from None
+    if not isinstance(document, dict):
+        raise InvalidParams(f'Not a polyg export (expected an object with "format": "{JSON_FORMAT}").')
+    return document
 
 
 @dataclass
@@ -70,17 +125,18 @@ def _relation_line(item: dict[str, Any]) -> dict[str, str]:
         value = item.get(key)
         if not isinstance(value, str):
             raise InvalidParams("a relation needs string from, to and relationType")
-        rel[key] = limits.name(value, key)
+        rel[key] = limits.relation_text(value, key) if key == "relationType" else limits.name(value, key)
     return rel
 
 
 def parse_memory_jsonl(
-    lines: TextIO, report: ImportReport
+    lines: Iterable[tuple[int, str]], report: ImportReport
 ) -> tuple[list[dict[str, Any]], list[tuple[int, dict[str, str]]]]:
-    """Entities and (line number, relation)s of a memory JSONL file; bad lines go to the report."""
+    """Entities and (line number, relation)s of a memory JSONL file (numbered lines, as
+    `read_lines` gives them); bad lines go to the report."""
     entities: list[dict[str, Any]] = []
     relations: list[tuple[int, dict[str, str]]] = []
-    for number, line in enumerate(lines, 1):
+    for number, line in lines:
         if not line.strip():
             continue
         try:
@@ -121,7 +177,12 @@ class Transfer:
         self.ctx = named.ctx
 
     async def import_memory_jsonl(
-        self, project: str, lines: TextIO, *, batch_size: int = 256, progress: Progress | None = None
+        self,
+        project: str,
+        lines: Iterable[tuple[int, str]],
+        *,
+        batch_size: int = 256,
+        progress: Progress | None = None,
     ) -> ImportReport:
         report = ImportReport()
         entities, relations = parse_memory_jsonl(lines, report)
@@ -264,29 +325,21 @@ class Transfer:
         batch_size: int = 256,
         progress: Progress | None = None,
     ) -> ImportReport:
+        """Restore an export. Every item is checked against the limits the tools apply; one
+        that fails is reported and left out, the rest are written."""
         if document.get("format") != JSON_FORMAT:
             raise InvalidParams(f'Not a polyg export (expected "format": "{JSON_FORMAT}").')
         report = ImportReport()
-        for batch in _batches(list(document.get("entities", [])), batch_size):
+        entities = _checked(document.get("entities", []), "entities", _export_entity, report)
+        relationships = _checked(document.get("relationships", []), "relationships", _export_relationship, report)
+        if progress:
+            progress(len(report.skipped))
+        for batch in _batches(entities, batch_size):
             report.entities_created += await self._restore_entities(project, batch)
             if progress:
                 progress(len(batch))
-        for batch in _batches(list(document.get("relationships", [])), _relation_batch(batch_size)):
-            rows = [
-                {
-                    "id": r["id"],
-                    "a": r["source_id"],
-                    "b": r["target_id"],
-                    # The type is interpolated into Cypher: only a valid name is used as it is.
-                    "type": r["type"] if _valid_type(r["type"]) else stored_type(r.get("text") or r["type"]),
-                    "text": r.get("text") or r["type"],
-                    "description": r.get("description", ""),
-                    "created_at": r.get("created_at"),
-                    "props": r.get("properties") or {},
-                }
-                for r in batch
-            ]
-            report.relations_created += len(await self.named.write_relations(project, rows, same="id"))
+        for batch in _batches(relationships, _relation_batch(batch_size)):
+            report.relations_created += len(await self.named.write_relations(project, batch, same="id"))
             if progress:
                 progress(len(batch))
         return report
@@ -301,17 +354,97 @@ class Transfer:
         fresh = [e for e in batch if e["id"] not in have]
         if not fresh:
             return 0
-        rows = [
+        return len(await self.named.write_entities(project, fresh, unique_names=False))
+
+
+def _checked(
+    items: Any, field: str, check: Callable[[dict[str, Any]], dict[str, Any]], report: ImportReport
+) -> list[dict[str, Any]]:
+    """The items that pass `check`, each id once; the others go to the report."""
+    if not isinstance(items, list):
+        raise InvalidParams(f"{field} must be a list.")
+    kept: dict[str, dict[str, Any]] = {}
+    for i, item in enumerate(items):
+        try:
+            if not isinstance(item, dict):
+                raise InvalidParams("not an object")
+            row = check(item)
+        except (PolygError, KeyError, TypeError) as exc:
+            reason = exc.message if isinstance(exc, PolygError) else f"missing or invalid {short(str(exc), QUOTE)}"
+            report.skipped.append((0, f"{field}[{i}]: {reason}"))
+            continue
+        kept.setdefault(row["id"], row)
+    return list(kept.values())
+
+
+def _id(value: Any, field: str) -> str:
+    return limits.name(value, field)
+
+
+def _optional_text(value: Any, field: str, max_len: int = limits.MAX_TEXT) -> str | None:
+    return None if value is None else limits.text(value, field, max_len=max_len, allow_empty=True)
+
+
+def _export_entity(item: dict[str, Any]) -> dict[str, Any]:
+    observations = item.get("observations") or []
+    if not isinstance(observations, list):
+        raise InvalidParams("observations must be a list")
+    limits.count(observations, "observations")
+    return {
+        "id": _id(item["id"], "id"),
+        "name": limits.name(item["name"]),
+        "type": limits.type_(item["type"]),
+        "summary": _optional_text(item.get("description"), "description") or "",
+        "parent_id": None if item.get("parent_id") is None else _id(item["parent_id"], "parent_id"),
+        "created_at": _optional_text(item.get("created_at"), "created_at", limits.MAX_TYPE),
+        "updated_at": _optional_text(item.get("updated_at"), "updated_at", limits.MAX_TYPE),
+        "obs": [
             {
-                "id": entity["id"],
-                "name": entity["name"],
-                "type": entity["type"],
-                "summary": entity.get("description", ""),
-                "parent_id": entity.get("parent_id"),
-                "created_at": entity.get("created_at"),
-                "updated_at": entity.get("updated_at"),
-                "obs": entity.get("observations", []),
+                "id": _id(o["id"], f"observations[{i}].id"),
+                "text": limits.text(o["text"], f"observations[{i}].text", max_len=limits.MAX_TEXT),
+                "created_at": _optional_text(o.get("created_at"), "created_at", limits.MAX_TYPE),
             }
-            for entity in fresh
-        ]
-        return len(await self.named.write_entities(project, rows, unique_names=False))
+            for i, o in enumerate(observations)
+        ],
+    }
+
+
+def _export_relationship(item: dict[str, Any]) -> dict[str, Any]:
+    rel_type, text = item["type"], item.get("text") or item["type"]
+    limits.relation_text(text, "text")
+    return {
+        "id": _id(item["id"], "id"),
+        "a": _id(item["source_id"], "source_id"),
+        "b": _id(item["target_id"], "target_id"),
+        # The type is interpolated into Cypher: only a valid name is used as it is.
+        "type": rel_type if _valid_type(rel_type) else stored_type(text),
+        "text": text,
+        "description": _optional_text(item.get("description"), "description") or "",
+        "created_at": _optional_text(item.get("created_at"), "created_at", limits.MAX_TYPE),
+        "props": _properties(item.get("properties") or {}),
+    }
+
+
+def _properties(props: Any) -> dict[str, Any]:
+    """A relationship's own properties, as the store can hold them; polyg's keys are not
+    overwritten (they are dropped here, as the export never writes them in `properties`)."""
+    if not isinstance(props, dict):
+        raise InvalidParams("properties must be an object")
+    limits.count(list(props), "properties")
+    kept: dict[str, Any] = {}
+    for key, value in props.items():
+        if key in OWN_REL_PROPERTIES:
+            continue
+        if not (isinstance(key, str) and TYPE_NAME.fullmatch(key)):
+            raise InvalidParams(f"property name {short(key, QUOTE)} is not a valid name")
+        values = value if isinstance(value, list) else [value]
+        limits.count(values, f"properties.{key}")
+        for v in values:
+            if isinstance(v, str):
+                limits.text(v, f"properties.{key}", max_len=limits.MAX_TEXT, allow_empty=True)
+            elif isinstance(v, bool):
+                pass
+            elif not isinstance(v, (int, float)) or not (math.isfinite(v) and abs(v) < 2**63):
+                raise InvalidParams(f"property {key} must be a string, number, boolean or a list of them")
+        kept[key] = value
+    return kept

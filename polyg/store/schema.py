@@ -11,6 +11,7 @@ from typing import Any
 
 from polyg.errors import DimensionMismatch, StoreError
 from polyg.store.falkor import FalkorStore
+from polyg.store.names import RelType, is_name, is_reserved_rel_type
 
 SCHEMA_VERSION = 1
 # HNSW recall@10 is ~0.44 with FalkorDB's default efRuntime (10) and ~0.96 with 100.
@@ -21,7 +22,8 @@ EF_CONSTRUCTION = 100
 HNSW_M = 16  # FalkorDB's default, written out so that the index says what it is
 
 RANGE_INDEXES: dict[str, tuple[str, ...]] = {
-    "Entity": ("id", "name", "type"),
+    # parent_id: deleting an entity clears its children's parent, a lookup per deleted entity.
+    "Entity": ("id", "name", "type", "parent_id"),
     "Observation": ("id",),
 }
 FULLTEXT_INDEXES: dict[str, tuple[str, ...]] = {
@@ -29,16 +31,52 @@ FULLTEXT_INDEXES: dict[str, tuple[str, ...]] = {
     "Observation": ("text",),
 }
 VECTOR_INDEXES: tuple[str, ...] = ("Entity", "Observation")
+# Every user relationship type gets a range index on this property (FalkorDB indexes
+# relationships per type): a relationship is found and deleted by id without a scan of every edge.
+RELATIONSHIP_INDEX = "id"
 
 
 async def existing_indexes(store: FalkorStore, project: str) -> dict[tuple[str, str], set[str]]:
     """(label, property) -> index kinds (RANGE, FULLTEXT, VECTOR) present in the graph."""
-    rows = await store.ro_query(project, "CALL db.indexes() YIELD label, types RETURN label, types")
+    rows = await store.ro_query(
+        project, "CALL db.indexes() YIELD label, types, entitytype WHERE entitytype = 'NODE' RETURN label, types"
+    )
     found: dict[tuple[str, str], set[str]] = {}
     for label, types in rows:
         for prop, kinds in dict(types).items():
             found.setdefault((label, prop), set()).update(kinds)
     return found
+
+
+async def indexed_relationship_types(store: FalkorStore, project: str) -> set[str]:
+    """Relationship types whose `id` has a range index."""
+    rows = await store.ro_query(
+        project,
+        "CALL db.indexes() YIELD label, types, entitytype WHERE entitytype = 'RELATIONSHIP' RETURN label, types",
+    )
+    return {label for label, types in rows if "RANGE" in dict(types).get(RELATIONSHIP_INDEX, [])}
+
+
+async def relationship_types(store: FalkorStore, project: str) -> set[str]:
+    """The user relationship types present in the graph (polyg's own structure left out)."""
+    rows = await store.ro_query(project, "CALL db.relationshipTypes()")
+    return {row[0] for row in rows if is_name(row[0]) and not is_reserved_rel_type(row[0])}
+
+
+async def _create(store: FalkorStore, project: str, statement: str) -> None:
+    try:
+        await store.query(project, statement)
+    except StoreError as exc:
+        # Another process on the same database (two servers on one data directory, or
+        # server mode) may have created it since we looked: that is what we wanted.
+        if "already indexed" not in str(exc):
+            raise
+
+
+async def ensure_relationship_indexes(store: FalkorStore, project: str, types: set[str]) -> None:
+    for rel_type in sorted(types - await indexed_relationship_types(store, project)):
+        name = RelType(rel_type)
+        await _create(store, project, f"CREATE INDEX FOR ()-[r:{name}]-() ON (r.{RELATIONSHIP_INDEX})")
 
 
 def _missing_statements(found: dict[tuple[str, str], set[str]], dimension: int) -> list[str]:
@@ -77,13 +115,9 @@ async def ensure_schema(store: FalkorStore, project: str, *, model_id: str, dime
             "model, or export and re-import the project."
         )
     for statement in _missing_statements(await existing_indexes(store, project), dimension):
-        try:
-            await store.query(project, statement)
-        except StoreError as exc:
-            # Another process on the same database (two servers on one data directory, or
-            # server mode) may have created it since we looked: that is what we wanted.
-            if "already indexed" not in str(exc):
-                raise
+        await _create(store, project, statement)
+    # Projects written before relationships were indexed get their indexes here.
+    await ensure_relationship_indexes(store, project, await relationship_types(store, project))
     missing = _missing_statements(await existing_indexes(store, project), dimension)
     if missing:
         raise StoreError(f"Could not create the indexes of project {project!r}: {'; '.join(missing)}")

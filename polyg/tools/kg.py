@@ -6,13 +6,31 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from polyg.core import limits
 from polyg.core.app import Services
+from polyg.store.names import NAME, OWN_REL_TYPES
 from polyg.tools.registry import Params, Toolset
 
 kg = Toolset("kg")
 
 Direction = Literal["incoming", "outgoing", "both"]
-LIMIT = Field(default=50, ge=1, le=1000, description="Maximum number of results (1-1000).")
+LIMIT = Field(default=50, ge=1, le=limits.MAX_LIMIT, description=f"Maximum number of results (1-{limits.MAX_LIMIT}).")
+# What the server checks, published in the input schemas (derived from the same constants).
+ENTITY_NAME = limits.schema_name()
+ID = limits.schema_identifier()
+TEXT = limits.schema_text()
+OPTIONAL_TEXT = limits.schema_text(allow_empty=True)
+
+
+def _any_case(word: str) -> str:
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in word)
+
+
+# A valid name that is none of polyg's own types in any case (reservation ignores case).
+RESERVED_REL_TYPES = "|".join(_any_case(t) for t in sorted(OWN_REL_TYPES))
+# `(?!.*\n)`: Python's `$` (which JSON Schema validators in Python use) also matches before a
+# final newline, and the server's check does not accept one.
+REL_TYPE: dict[str, Any] = {"pattern": f"^(?!.*\\n)(?!(?:{RESERVED_REL_TYPES})$){NAME.pattern}$"}
 
 
 # --- result shapes -------------------------------------------------------------------------
@@ -32,6 +50,12 @@ class EntityOut(BaseModel):
     created_at: str | None = None
     updated_at: str | None = None
     observations: list[ObservationOut] = []
+    observations_total: int | None = Field(
+        default=None, description="How many observations the entity has, when not all are shown."
+    )
+    next_observation_offset: int | None = Field(
+        default=None, description="Pass as observation_offset to get_entity to see the next observations."
+    )
 
 
 class EntityResult(BaseModel):
@@ -87,55 +111,84 @@ class ObservationResult(BaseModel):
 
 
 class CreateEntity(Params):
-    name: str = Field(description="Entity name, e.g. 'src/utils.ts'.")
-    type: str = Field(description="Entity type, e.g. 'file', 'class', 'function'.")
-    description: str = ""
-    observations: list[str] = Field(default=[], description="Optional initial observations.")
-    parentId: str | None = Field(default=None, description="Optional id of a parent entity.")
+    name: str = Field(
+        description="Entity name, e.g. 'src/utils.ts' (surrounding whitespace is dropped).",
+        json_schema_extra=ENTITY_NAME,
+    )
+    type: str = Field(
+        description="Entity type, e.g. 'file', 'class', 'function'.", json_schema_extra=limits.schema_type()
+    )
+    description: str = Field(default="", json_schema_extra=OPTIONAL_TEXT)
+    observations: list[str] = Field(
+        default=[],
+        description="Optional initial observations (a text repeated is stored once).",
+        json_schema_extra=limits.schema_list({"type": "string", **TEXT}),
+    )
+    parentId: str | None = Field(
+        default=None,
+        description="Optional id of a parent entity.",
+        json_schema_extra={**ID, "minLength": 1, "pattern": limits.TEXT_PATTERN},
+    )
 
 
 class EntityRef(Params):
-    entity_id: str
+    entity_id: str = Field(json_schema_extra=ID)
+
+
+class GetEntity(EntityRef):
+    observation_offset: int = Field(
+        default=0, ge=0, le=limits.MAX_OFFSET, description="Skip this many observations (oldest first)."
+    )
+    observation_limit: int = Field(
+        default=limits.OBSERVATIONS_SHOWN,
+        ge=1,
+        le=limits.MAX_LIMIT,
+        description="Observations to return at most; fewer when they would make the result too large.",
+    )
 
 
 class ListEntities(Params):
     type: str | None = Field(default=None, description="Only entities of this type.")
     name_contains: str | None = Field(default=None, description="Case-insensitive part of the name.")
     limit: int = LIMIT
-    offset: int = Field(default=0, ge=0, description="Skip this many entities (for paging).")
+    offset: int = Field(default=0, ge=0, le=limits.MAX_OFFSET, description="Skip this many entities (for paging).")
 
 
 class UpdateDescription(Params):
-    entity_id: str
-    description: str
+    entity_id: str = Field(json_schema_extra=ID)
+    description: str = Field(json_schema_extra=OPTIONAL_TEXT)
 
 
 class CreateRelationship(Params):
-    source_id: str
-    target_id: str
-    type: str = Field(description="Relationship type: letters, digits and '_', e.g. 'imports'.")
-    description: str = ""
+    source_id: str = Field(json_schema_extra=ID)
+    target_id: str = Field(json_schema_extra=ID)
+    type: str = Field(
+        description="Relationship type: letters, digits and '_', e.g. 'imports'. The same type between the "
+        "same entities again returns the existing relationship.",
+        json_schema_extra=REL_TYPE,
+    )
+    description: str = Field(default="", json_schema_extra=OPTIONAL_TEXT)
 
 
 class RelationshipQuery(Params):
-    entity_id: str
-    relationship_type: str | None = None
+    entity_id: str = Field(json_schema_extra=ID)
+    relationship_type: str | None = Field(default=None, json_schema_extra=ID)
     direction: Direction = "both"
     limit: int = LIMIT
 
 
 class RelationshipRef(Params):
-    relationship_id: str
+    relationship_id: str = Field(json_schema_extra=ID)
 
 
 class AddObservation(Params):
-    entity_id: str
-    observation: str
+    entity_id: str = Field(json_schema_extra=ID)
+    observation: str = Field(json_schema_extra=TEXT)
 
 
 class ObservationRef(Params):
-    entity_id: str
-    observation_id: str
+    entity_id: str = Field(json_schema_extra=ID)
+    observation_id: str = Field(json_schema_extra=ID)
 
 
 # --- tools ---------------------------------------------------------------------------------
@@ -155,10 +208,21 @@ async def create_entity(s: Services, p: CreateEntity) -> dict[str, Any]:
     return {"entity": entity}
 
 
-@kg.tool(EntityRef, EntityResult, read_only=True, title="Get entity")
-async def get_entity(s: Services, p: EntityRef) -> dict[str, Any]:
-    """Get an entity by id, with its observations."""
-    return {"entity": await s.entities.get(s.project(p.project_id), p.entity_id)}
+@kg.tool(GetEntity, EntityResult, read_only=True, title="Get entity")
+async def get_entity(s: Services, p: GetEntity) -> dict[str, Any]:
+    """Get an entity by id, with its observations (oldest first, 100 at most: when there are
+    more, `next_observation_offset` says where the next ones start)."""
+    entity = await s.entities.get(
+        s.project(p.project_id), p.entity_id, skip=p.observation_offset, shown=p.observation_limit
+    )
+    observations = entity["observations"]
+    room = limits.RESPONSE_BUDGET - limits.size({**entity, "observations": []})
+    shown = max(limits.fit(observations, room), 1 if observations else 0)
+    if shown < len(observations):
+        entity["observations"] = observations[:shown]
+        entity.setdefault("observations_total", p.observation_offset + len(observations))
+        entity["next_observation_offset"] = p.observation_offset + shown
+    return {"entity": entity}
 
 
 @kg.tool(ListEntities, EntityList, read_only=True, title="List entities")
@@ -224,7 +288,8 @@ async def delete_relationship(s: Services, p: RelationshipRef) -> str:
 
 @kg.tool(AddObservation, ObservationResult, title="Add observation")
 async def add_observation(s: Services, p: AddObservation) -> dict[str, Any]:
-    """Add an observation (a fact, as a sentence) to an entity."""
+    """Add an observation (a fact, as a sentence) to an entity; a text the entity already holds
+    is not added twice (the existing observation is returned)."""
     observation = await s.entities.add_observation(s.project(p.project_id), p.entity_id, p.observation)
     return {"observation": observation}
 

@@ -14,12 +14,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from polyg.core import limits
 from polyg.core.app import Services
-from polyg.errors import PayloadTooLarge
 from polyg.tools.registry import Params, Toolset
 
 memory_compat = Toolset("memory-compat")
 
-READ_GRAPH_DEFAULT = 100
+# A client written for the official server reads the graph in one call and knows nothing of
+# `nextOffset`: the default reads as much as the response budget holds (hundreds of entities).
+READ_GRAPH_DEFAULT = limits.MAX_LIMIT
+# Of the response budget, what entities may take before their relations get the rest.
+ENTITY_SHARE = 0.75
+
+NAME = limits.schema_name()
+NAMES = limits.schema_list({"type": "string", **NAME})
 
 
 class Item(BaseModel):
@@ -28,30 +34,45 @@ class Item(BaseModel):
 
 
 class Entity(Item):
-    name: str = Field(description="The name of the entity")
-    entityType: str = Field(description="The type of the entity")
+    name: str = Field(description="The name of the entity", json_schema_extra=NAME)
+    entityType: str = Field(description="The type of the entity", json_schema_extra=limits.schema_type())
     observations: list[str] = Field(
-        default_factory=list, description="An array of observation contents associated with the entity"
+        default_factory=list,
+        description="An array of observation contents associated with the entity",
+        json_schema_extra=limits.schema_list({"type": "string", **limits.schema_text()}),
     )
 
 
 class Relation(Item):
-    from_: str = Field(alias="from", description="The name of the entity where the relation starts")
-    to: str = Field(description="The name of the entity where the relation ends")
-    relationType: str = Field(description="The type of the relation")
+    from_: str = Field(
+        alias="from", description="The name of the entity where the relation starts", json_schema_extra=NAME
+    )
+    to: str = Field(description="The name of the entity where the relation ends", json_schema_extra=NAME)
+    relationType: str = Field(description="The type of the relation", json_schema_extra=limits.schema_relation_text())
 
 
 class ObservationAddition(Item):
-    entityName: str = Field(description="The name of the entity to add the observations to")
-    contents: list[str] = Field(description="An array of observation contents to add")
+    entityName: str = Field(description="The name of the entity to add the observations to", json_schema_extra=NAME)
+    contents: list[str] = Field(
+        description="An array of observation contents to add",
+        json_schema_extra=limits.schema_list({"type": "string", **limits.schema_text()}),
+    )
 
 
 class ObservationDeletion(Item):
-    entityName: str = Field(description="The name of the entity containing the observations")
-    observations: list[str] = Field(description="An array of observations to delete")
+    entityName: str = Field(description="The name of the entity containing the observations", json_schema_extra=NAME)
+    observations: list[str] = Field(
+        description="An array of observations to delete", json_schema_extra=limits.schema_list()
+    )
 
 
 # --- results -------------------------------------------------------------------------------
+
+
+class EntityOut(Entity):
+    observationsTotal: int | None = Field(
+        default=None, description="How many observations the entity has, when not all are shown."
+    )
 
 
 class EntitiesOut(BaseModel):
@@ -77,47 +98,69 @@ class Done(BaseModel):
 
 
 class GraphOut(BaseModel):
-    entities: list[Entity]
+    entities: list[EntityOut]
     relations: list[Relation]
     relationsTruncated: bool = Field(
         default=False,
-        description="True when the entities have more relations than one result carries (10,000).",
+        description="True when the entities have more relations than one result carries.",
     )
     nextOffset: int | None = Field(
         default=None, description="Offset of the next page when more entities follow (read_graph)."
     )
+    entitiesOmitted: int | None = Field(
+        default=None, description="Entities found but left out to keep the result within its size budget."
+    )
+    note: str | None = Field(default=None, description="What was left out of this result, and how to read it.")
 
 
 # --- parameters ----------------------------------------------------------------------------
 
 
+BATCH = limits.schema_list()
+
+
 class CreateEntities(Params):
-    entities: list[Entity]
+    entities: list[Entity] = Field(json_schema_extra=BATCH)
 
 
 class CreateRelations(Params):
-    relations: list[Relation]
+    relations: list[Relation] = Field(json_schema_extra=BATCH)
 
 
 class AddObservations(Params):
-    observations: list[ObservationAddition]
+    observations: list[ObservationAddition] = Field(json_schema_extra=BATCH)
 
 
 class DeleteEntities(Params):
-    entityNames: list[str] = Field(description="An array of entity names to delete")
+    entityNames: list[str] = Field(description="An array of entity names to delete", json_schema_extra=NAMES)
 
 
 class DeleteObservations(Params):
-    deletions: list[ObservationDeletion]
+    deletions: list[ObservationDeletion] = Field(json_schema_extra=BATCH)
 
 
 class DeleteRelations(Params):
-    relations: list[Relation] = Field(description="An array of relations to delete")
+    relations: list[Relation] = Field(description="An array of relations to delete", json_schema_extra=BATCH)
+
+
+OBSERVATION_OFFSET = Field(
+    default=0,
+    ge=0,
+    le=limits.MAX_OFFSET,
+    description=f"Skip this many observations of each entity (each shows at most {limits.OBSERVATIONS_SHOWN}).",
+)
 
 
 class ReadGraph(Params):
-    limit: int = Field(default=READ_GRAPH_DEFAULT, ge=1, le=1000, description="Entities per page (1-1000).")
-    offset: int = Field(default=0, ge=0, description="Entities to skip; pass nextOffset to read on.")
+    limit: int = Field(
+        default=READ_GRAPH_DEFAULT,
+        ge=1,
+        le=limits.MAX_LIMIT,
+        description=f"Entities per page (1-{limits.MAX_LIMIT}); fewer when the result would be too large.",
+    )
+    offset: int = Field(
+        default=0, ge=0, le=limits.MAX_OFFSET, description="Entities to skip; pass nextOffset to read on."
+    )
 
 
 class SearchNodes(Params):
@@ -126,24 +169,75 @@ class SearchNodes(Params):
 
 
 class OpenNodes(Params):
-    names: list[str] = Field(description="An array of entity names to retrieve")
+    names: list[str] = Field(description="An array of entity names to retrieve", json_schema_extra=NAMES)
+    observationOffset: int = OBSERVATION_OFFSET
 
 
 def _relation(rel: Relation) -> dict[str, str]:
     return {"from": rel.from_, "to": rel.to, "relationType": rel.relationType}
 
 
-async def _graph(s: Services, project: str, ids: list[str], next_offset: int | None = None) -> dict[str, Any]:
+async def _graph(
+    s: Services,
+    project: str,
+    ids: list[str],
+    *,
+    page: tuple[int, bool] | None = None,
+    observation_offset: int = 0,
+) -> dict[str, Any]:
+    """Entities with the relations that touch them, within the response budget: each entity
+    shows at most OBSERVATIONS_SHOWN observations, and entities (then relations) that would
+    take the result past the budget are left out, with a note in words saying so and how to
+    read on. `page` is (offset, more follow) for a read_graph page."""
+    share = int(limits.RESPONSE_BUDGET * ENTITY_SHARE)
     # Two independent reads: one round trip's wait instead of two.
     entities, (relations, truncated) = await asyncio.gather(
-        s.named.entities(project, ids), s.named.relations_touching(project, ids)
+        s.named.entities(project, ids, skip=observation_offset, shown=limits.OBSERVATIONS_SHOWN),
+        s.named.relations_touching(project, ids),
     )
-    graph: dict[str, Any] = {"entities": entities, "relations": relations}
-    if truncated:
+    kept = max(limits.fit(entities, share), 1 if entities else 0)
+    if kept < len(entities):
+        entities = entities[:kept]
+        relations, truncated = await s.named.relations_touching(project, ids[:kept])
+    if entities and limits.size(entities[0]) > share:
+        _trim_observations(entities[0], share)
+    shown = limits.fit(relations, limits.RESPONSE_BUDGET - limits.size(entities))
+    graph: dict[str, Any] = {"entities": entities, "relations": relations[:shown]}
+    notes = []
+    left_out = len(ids) - kept
+    if page is not None:
+        offset, more = page
+        if left_out or more:
+            graph["nextOffset"] = offset + kept
+            notes.append(
+                f"This is only part of the graph: entities {offset + 1}-{offset + kept} in name order. "
+                f"More follow: call read_graph again with offset {offset + kept} to read on."
+            )
+    elif left_out:
+        graph["entitiesOmitted"] = left_out
+        notes.append(
+            f"{left_out} more entities were found but left out to keep this result small: ask for fewer at a time."
+        )
+    if truncated or shown < len(relations):
         graph["relationsTruncated"] = True
-    if next_offset is not None:
-        graph["nextOffset"] = next_offset
+        notes.append("Not every relation of these entities is shown: open fewer entities at a time to see theirs.")
+    cut = sum(1 for e in entities if "observationsTotal" in e)
+    if cut:
+        notes.append(
+            f"{cut} entities show only some of their observations (observationsTotal says how many they have): "
+            "call open_nodes with observationOffset to see the others."
+        )
+    if notes:
+        graph["note"] = " ".join(notes)
     return graph
+
+
+def _trim_observations(entity: dict[str, Any], budget: int) -> None:
+    """Cut one entity's observations to fit the budget (an entity alone can exceed it)."""
+    total = entity.get("observationsTotal", len(entity["observations"]))
+    entity["observations"] = entity["observations"][: limits.fit(entity["observations"], budget - 1000)]
+    if len(entity["observations"]) < total:
+        entity["observationsTotal"] = total
 
 
 # --- tools ---------------------------------------------------------------------------------
@@ -196,12 +290,12 @@ async def delete_relations(s: Services, p: DeleteRelations) -> dict[str, Any]:
 
 @memory_compat.tool(ReadGraph, GraphOut, read_only=True, title="Read Graph")
 async def read_graph(s: Services, p: ReadGraph) -> dict[str, Any]:
-    """Read the knowledge graph one page at a time: at most `limit` entities (default 100, in
-    name order) with the relations that touch them. It never returns the whole graph at once:
-    when more entities follow, the result carries `nextOffset`; call again with it as `offset`."""
+    """Read the knowledge graph: entities in name order with the relations that touch them, as
+    many as fit in one result (hundreds; at most `limit`). When more follow, the result says so
+    in `note` and carries `nextOffset`: call again with it as `offset` to read on."""
     project = s.project(p.project_id)
     ids, more = await s.named.page(project, p.offset, p.limit)
-    return await _graph(s, project, ids, p.offset + len(ids) if more else None)
+    return await _graph(s, project, ids, page=(p.offset, more))
 
 
 @memory_compat.tool(SearchNodes, GraphOut, read_only=True, title="Search Nodes")
@@ -216,8 +310,9 @@ async def search_nodes(s: Services, p: SearchNodes) -> dict[str, Any]:
 @memory_compat.tool(OpenNodes, GraphOut, read_only=True, title="Open Nodes")
 async def open_nodes(s: Services, p: OpenNodes) -> dict[str, Any]:
     """Open specific entities by name, with the relations that touch them."""
-    if len(p.names) > limits.MAX_BATCH:
-        raise PayloadTooLarge(f"names holds {len(p.names)} items; the limit is {limits.MAX_BATCH}.")
+    limits.count(p.names, "names")
+    names = [limits.name(n, f"names[{i}]") for i, n in enumerate(p.names)]
     project = s.project(p.project_id)
-    by_name = await s.named.ids_by_name(project, p.names)
-    return await _graph(s, project, [by_name[n] for n in dict.fromkeys(p.names) if n in by_name])
+    by_name = await s.named.ids_by_name(project, names)
+    ids = [by_name[n] for n in dict.fromkeys(names) if n in by_name]
+    return await _graph(s, project, ids, observation_offset=p.observationOffset)
