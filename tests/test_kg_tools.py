@@ -472,7 +472,8 @@ async def test_create_relationship_with_unknown_ends_writes_nothing(kg: KG, proj
 
 
 @pytest.mark.parametrize(
-    "bad_type", ["has space", "DROP`x", "1abc", "HAS_OBSERVATION", "has_observation", "a-b", "", "x" * 65, "é"]
+    "bad_type",
+    ["has space", "DROP`x", "1abc", "HAS_OBSERVATION", "has_observation", "imports\n", "a-b", "", "x" * 65, "é"],
 )
 async def test_invalid_relationship_type(kg: KG, project: str, bad_type: str) -> None:
     a = await create(kg, project, "a")

@@ -17,37 +17,6 @@ from polyg.errors import InvalidParams
 # Letters, digits and underscores, not starting with a digit: valid unquoted in Cypher.
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
-# Every label polyg gives its own nodes (DESIGN section 2).
-OWN_LABELS = frozenset(
-    {
-        "Entity",
-        "Observation",
-        "RelationshipType",
-        "Template",
-        "CachedDocument",
-        "Event",
-        "Article",
-        "Author",
-        "Chunk",
-        "PolygMeta",
-    }
-)
-# Every relationship type polyg uses for its own structure.
-OWN_REL_TYPES = frozenset(
-    {
-        "HAS_OBSERVATION",
-        "USES_TEMPLATE",
-        "CACHED_AT",
-        "DEPENDS_ON",
-        "INVOLVES",
-        "HAS_CHUNK",
-        "WROTE",
-        "MENTIONS",
-        "NEXT_CHUNK",
-        "T_BEFORE",
-    }
-)
-
 
 def is_name(value: object) -> bool:
     return isinstance(value, str) and NAME.fullmatch(value) is not None
@@ -74,6 +43,39 @@ class RelType(_Name):
     """A relationship type, safe to interpolate."""
 
     what = "relationship type"
+
+
+# The registry: every label polyg gives its own nodes and every relationship type it uses for
+# its own structure (DESIGN section 2). Query code names them through these constants; a user
+# may not take them (`user_label`, `user_rel_type`).
+ENTITY = Label("Entity")
+OBSERVATION = Label("Observation")
+RELATIONSHIP_TYPE = Label("RelationshipType")
+TEMPLATE = Label("Template")
+CACHED_DOCUMENT = Label("CachedDocument")
+EVENT = Label("Event")
+ARTICLE = Label("Article")
+AUTHOR = Label("Author")
+CHUNK = Label("Chunk")
+POLYG_META = Label("PolygMeta")
+
+HAS_OBSERVATION = RelType("HAS_OBSERVATION")
+USES_TEMPLATE = RelType("USES_TEMPLATE")
+CACHED_AT = RelType("CACHED_AT")
+DEPENDS_ON = RelType("DEPENDS_ON")
+INVOLVES = RelType("INVOLVES")
+HAS_CHUNK = RelType("HAS_CHUNK")
+WROTE = RelType("WROTE")
+MENTIONS = RelType("MENTIONS")
+NEXT_CHUNK = RelType("NEXT_CHUNK")
+T_BEFORE = RelType("T_BEFORE")
+
+OWN_LABELS: frozenset[Label] = frozenset(
+    {ENTITY, OBSERVATION, RELATIONSHIP_TYPE, TEMPLATE, CACHED_DOCUMENT, EVENT, ARTICLE, AUTHOR, CHUNK, POLYG_META}
+)
+OWN_REL_TYPES: frozenset[RelType] = frozenset(
+    {HAS_OBSERVATION, USES_TEMPLATE, CACHED_AT, DEPENDS_ON, INVOLVES, HAS_CHUNK, WROTE, MENTIONS, NEXT_CHUNK, T_BEFORE}
+)
 
 
 _OWN_LABELS_FOLDED = frozenset(label.casefold() for label in OWN_LABELS)
