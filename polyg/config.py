@@ -20,8 +20,10 @@ from pydantic_settings.exceptions import SettingsError
 
 from polyg.errors import ConfigError, InvalidConfigFormat, InvalidParams, MissingConfigFile
 from polyg.names import check_project_id
+from polyg.tools.catalog import BUILT, KNOWN
 
-ALL_TOOLSETS = ("kg", "memory-compat")
+# The toolsets served by default: every one built so far (polyg.tools.catalog lists them all).
+ALL_TOOLSETS = BUILT
 
 
 def _xdg(var: str, fallback: str) -> Path:
@@ -103,9 +105,11 @@ class Settings(BaseSettings):
         if value == []:
             raise ValueError(f"name at least one toolset: {', '.join(ALL_TOOLSETS)}")
         if isinstance(value, list):
-            unknown = sorted(set(value) - set(ALL_TOOLSETS))
+            unknown = sorted(set(value) - set(KNOWN))
             if unknown:
                 raise ValueError(f"unknown toolsets {unknown}; available: {', '.join(ALL_TOOLSETS)}")
+            if value and not set(value) & set(BUILT):
+                raise ValueError(f"toolsets {value} are not available yet; available: {', '.join(ALL_TOOLSETS)}")
         return value
 
     @field_validator("allowed_origins", mode="before")

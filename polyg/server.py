@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from functools import partial
 from typing import Any
 
 from mcp import types
@@ -19,19 +20,14 @@ from pydantic import ValidationError
 
 from polyg import __version__
 from polyg.core.app import Polyg
-from polyg.errors import InvalidParams, PolygError
+from polyg.errors import PolygError
 from polyg.logs import new_request_id, request_id
 from polyg.store.names import short
 from polyg.tools import toolsets
-from polyg.tools.prompts import PROMPTS, render
-from polyg.tools.registry import ToolSpec
+from polyg.tools.prompts import PromptSpec, render
+from polyg.tools.registry import ToolSpec, describe_validation
 
 log = logging.getLogger("polyg.calls")
-
-INSTRUCTIONS = (
-    "polyg is a graph memory: entities with observations, typed relationships, all scoped by "
-    "project_id (optional; the server has a default project)."
-)
 
 
 # Error texts are built from the input they refuse; this caps what a huge input can make of one.
@@ -63,20 +59,6 @@ def success_result(value: dict[str, Any] | str, rid: str) -> types.CallToolResul
         structured_content=structured,
         _meta={"polyg/requestId": rid},
     )
-
-
-def describe_validation(tool: str, exc: ValidationError) -> InvalidParams:
-    problems = []
-    for err in exc.errors(include_url=False, include_input=False):
-        # A location can hold a key the client chose (a property name): quote at most a prefix.
-        where = ".".join(_location_part(part) for part in err["loc"])
-        problems.append(f"{where or 'arguments'}: {err['msg']}")
-    return InvalidParams(f"Invalid arguments for {tool}: " + "; ".join(problems))
-
-
-def _location_part(part: object) -> str:
-    text = str(part)
-    return text if len(text) <= 64 else short(text)
 
 
 def unknown_tool(name: str) -> MCPError:
@@ -153,7 +135,7 @@ class Dispatcher:
 
 
 async def list_prompts(
-    ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    prompts: list[PromptSpec], ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
 ) -> types.ListPromptsResult:
     return types.ListPromptsResult(
         prompts=[
@@ -165,13 +147,15 @@ async def list_prompts(
                     for n, d, default in p.arguments
                 ],
             )
-            for p in PROMPTS
+            for p in prompts
         ]
     )
 
 
-async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
-    prompt = next((p for p in PROMPTS if p.name == params.name), None)
+async def get_prompt(
+    prompts: list[PromptSpec], ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+) -> types.GetPromptResult:
+    prompt = next((p for p in prompts if p.name == params.name), None)
     if prompt is None:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt {params.name!r}")
     return types.GetPromptResult(
@@ -181,14 +165,16 @@ async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequ
 
 
 def build_server(core: Polyg) -> tuple[Server[Any], Dispatcher]:
-    dispatcher = Dispatcher(core, toolsets.enabled(core.settings.toolsets))
+    names = core.settings.toolsets
+    dispatcher = Dispatcher(core, toolsets.enabled(names))
+    prompts = toolsets.prompts(names)  # only the enabled toolsets' prompts
     server: Server[Any] = Server(
         "polyg",
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=toolsets.instructions(names),
         on_list_tools=dispatcher.list_tools,
         on_call_tool=dispatcher.call_tool,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
+        on_list_prompts=partial(list_prompts, prompts),
+        on_get_prompt=partial(get_prompt, prompts),
     )
     return server, dispatcher

@@ -9,9 +9,14 @@ from pydantic import BaseModel, Field
 from polyg.core import limits
 from polyg.core.app import Services
 from polyg.store.names import NAME, OWN_REL_TYPES
+from polyg.tools.prompts import PROMPTS
 from polyg.tools.registry import Params, Toolset
 
-kg = Toolset("kg")
+kg = Toolset(
+    "kg",
+    prompts=PROMPTS,
+    instructions="kg: entities (by id) with observations, typed relationships between them, hybrid search.",
+)
 
 Direction = Literal["incoming", "outgoing", "both"]
 LIMIT = Field(default=50, ge=1, le=limits.MAX_LIMIT, description=f"Maximum number of results (1-{limits.MAX_LIMIT}).")

@@ -16,7 +16,10 @@ from polyg.core import limits
 from polyg.core.app import Services
 from polyg.tools.registry import Params, Toolset
 
-memory_compat = Toolset("memory-compat")
+memory_compat = Toolset(
+    "memory-compat",
+    instructions="memory-compat: the official MCP memory server's tools; entities are named by their names.",
+)
 
 # A client written for the official server reads the graph in one call and knows nothing of
 # `nextOffset`: the default reads as much as the response budget holds (hundreds of entities).

@@ -1,4 +1,5 @@
-"""Spec 002's usage examples, served as MCP prompts (with the project as an argument)."""
+"""MCP prompts: how a toolset declares them, and spec 002's usage examples (the `kg` toolset's,
+with the project as an argument)."""
 
 from __future__ import annotations
 

@@ -5,23 +5,38 @@ Each tool is a plain async function `(services, params) -> dict | str` registere
 `outputSchema`) plus the same JSON as text; a str is a plain message (the spec's text
 results). Failures are raised as `PolygError`s; `polyg.server` turns them into `isError`
 results whose text starts with `Error: `.
+
+Tool names are unique: a toolset that declares a name twice fails at import, and so does a
+name two toolsets claim for different tools (`polyg.tools.toolsets`). A tool that two specs
+share (`get_entity`: spec 002 by `entity_id`, spec 003 by `name`) is made once by
+`shared_tool` from each spec's `Form` and added to both toolsets with `Toolset.share`: it
+accepts the union of the forms' parameters and runs the handler of the form it was given.
+Prompts and server instructions belong to a toolset and are served only when it is enabled.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import copy
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from polyg.errors import InvalidParams
+from polyg.store.names import short
+from polyg.tools.prompts import PromptSpec
 from polyg.tools.schema import output_schema
 
 if TYPE_CHECKING:
     from polyg.core.app import Services
 
 Handler = Callable[["Services", Any], Awaitable[dict[str, Any] | str]]
+
+
+class ToolNameConflict(Exception):
+    """Two different tools claim one name (raised at import: a programming error)."""
 
 
 class Params(BaseModel):
@@ -59,10 +74,26 @@ class ToolSpec:
         return output_schema(self.output)
 
 
+def _annotations(title: str | None, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title,
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent or read_only,
+        open_world_hint=False,
+    )
+
+
+def _description(fn: Callable[..., Any]) -> str:
+    return " ".join((fn.__doc__ or "").split())
+
+
 @dataclass
 class Toolset:
     name: str
     tools: list[ToolSpec] = field(default_factory=list)
+    prompts: tuple[PromptSpec, ...] = ()
+    instructions: str = ""  # what a client should know about these tools, added to the server's
 
     def tool(
         self,
@@ -75,15 +106,108 @@ class Toolset:
         title: str | None = None,
     ) -> Callable[[Handler], Handler]:
         def register(fn: Handler) -> Handler:
-            annotations = ToolAnnotations(
-                title=title,
-                read_only_hint=read_only,
-                destructive_hint=destructive,
-                idempotent_hint=idempotent or read_only,
-                open_world_hint=False,
-            )
-            description = " ".join((fn.__doc__ or "").split())
-            self.tools.append(ToolSpec(fn.__name__, description, params, output, annotations, fn, self.name))
+            annotations = _annotations(title, read_only, destructive, idempotent)
+            self._add(ToolSpec(fn.__name__, _description(fn), params, output, annotations, fn, self.name))
             return fn
 
         return register
+
+    def share(self, tool: ToolSpec) -> None:
+        """Serve a tool made by `shared_tool`, which other toolsets serve too."""
+        self._add(tool)
+
+    def _add(self, tool: ToolSpec) -> None:
+        if any(t.name == tool.name for t in self.tools):
+            raise ToolNameConflict(f"Toolset {self.name!r} declares the tool {tool.name!r} twice.")
+        self.tools.append(tool)
+
+
+@dataclass(frozen=True)
+class Form:
+    """One way to call a shared tool, as one spec states it: its parameters and its handler."""
+
+    params: type[Params]
+    handler: Handler
+
+    @property
+    def fields(self) -> frozenset[str]:
+        return frozenset(self.params.model_fields)
+
+    @property
+    def required(self) -> frozenset[str]:
+        return frozenset(n for n, f in self.params.model_fields.items() if f.is_required())
+
+
+def shared_tool(
+    name: str,
+    forms: Sequence[Form],
+    output: type[BaseModel] = Message,
+    *,
+    description: str,
+    read_only: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+    title: str | None = None,
+) -> ToolSpec:
+    """One tool accepting several specs' parameter forms; each call runs the form it matches
+    (the one whose required parameters are all given and which knows every parameter given)."""
+    params = _union_params(name, forms)
+
+    async def dispatch(services: Services, args: BaseModel) -> dict[str, Any] | str:
+        given = args.model_dump(exclude_unset=True)
+        form = _form_for(name, forms, set(given))
+        try:
+            chosen = form.params.model_validate(given)
+        except ValidationError as exc:
+            raise describe_validation(name, exc) from exc
+        return await form.handler(services, chosen)
+
+    annotations = _annotations(title, read_only, destructive, idempotent)
+    return ToolSpec(name, " ".join(description.split()), params, output, annotations, dispatch, "shared")
+
+
+def _union_params(name: str, forms: Sequence[Form]) -> type[Params]:
+    """Parameters of every form, each optional (which are needed depends on the form)."""
+    required = [form.required - set(Params.model_fields) for form in forms]
+    if len(forms) < 2 or not all(required) or len(set(required)) < len(required):
+        raise ToolNameConflict(
+            f"Shared tool {name!r} needs two or more forms, told apart by their required parameters."
+        )
+    fields: dict[str, Any] = {}
+    for form in forms:
+        for field_name, info in form.params.model_fields.items():
+            if field_name in Params.model_fields:
+                continue
+            known = fields.get(field_name)
+            if known is not None and known[0] != info.annotation:
+                raise ToolNameConflict(f"Shared tool {name!r}: forms disagree on the type of {field_name!r}.")
+            optional = copy.copy(info)
+            optional.default = None
+            annotation: Any = info.annotation
+            fields[field_name] = (annotation | None, optional)
+    model_name = "".join(part.capitalize() for part in name.split("_")) + "Params"
+    union: type[Params] = create_model(model_name, __base__=Params, **fields)
+    return union
+
+
+def _form_for(name: str, forms: Sequence[Form], given: set[str]) -> Form:
+    given -= set(Params.model_fields)
+    matching = [f for f in forms if f.required <= given and given <= f.fields]
+    if len(matching) == 1:
+        return matching[0]
+    ways = ", or ".join(" and ".join(sorted(f.required - set(Params.model_fields))) for f in forms)
+    raise InvalidParams(f"Invalid arguments for {name}: give {ways}.")
+
+
+def describe_validation(tool: str, exc: ValidationError) -> InvalidParams:
+    problems = []
+    for err in exc.errors(include_url=False, include_input=False):
+        # A location can hold a key the client chose (a property name): quote at most a prefix.
+        where = ".".join(_location_part(part) for part in err["loc"])
+        problems.append(f"{where or 'arguments'}: {err['msg']}")
+    return InvalidParams(f"Invalid arguments for {tool}: " + "; ".join(problems))
+
+
+def _location_part(part: object) -> str:
+    text = str(part)
+    return text if len(text) <= 64 else short(text)

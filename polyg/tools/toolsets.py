@@ -1,21 +1,87 @@
-"""The toolsets polyg serves, by name (chosen with `--toolsets`)."""
+"""The toolsets polyg serves, by name (chosen with `--toolsets`), and what an enabled set serves:
+its tools (each once), its prompts and its instructions.
+
+Built at import from the toolsets that exist; a name two toolsets claim for different tools, or
+a toolset missing from (or not marked built in) `polyg.tools.catalog`, fails the import.
+"""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable, Mapping
+
+from polyg.tools import catalog
 from polyg.tools.kg import kg
 from polyg.tools.memory_compat import memory_compat
-from polyg.tools.registry import Toolset, ToolSpec
+from polyg.tools.prompts import PromptSpec
+from polyg.tools.registry import ToolNameConflict, Toolset, ToolSpec
 
-TOOLSETS: dict[str, Toolset] = {toolset.name: toolset for toolset in (kg, memory_compat)}
+log = logging.getLogger(__name__)
+
+# What every client is told, whatever the toolsets; each toolset adds its own lines.
+INSTRUCTIONS = "polyg is a graph memory. Every tool takes project_id (optional; the server has a default project)."
 
 
-def enabled(names: list[str]) -> list[ToolSpec]:
-    """Tools of the named toolsets, each tool once even when two toolsets share it."""
+def collect(
+    toolsets: Iterable[Toolset], known: Mapping[str, catalog.ToolsetInfo] = catalog.BY_NAME
+) -> dict[str, Toolset]:
+    """Toolsets by name, checked: each is in the catalog as built, and no tool or prompt name
+    means two different things."""
+    by_name: dict[str, Toolset] = {}
+    for toolset in toolsets:
+        info = known.get(toolset.name)
+        if info is None or not info.built or toolset.name in by_name:
+            raise ToolNameConflict(f"Toolset {toolset.name!r} is not in the catalog as built, or is there twice.")
+        by_name[toolset.name] = toolset
+    missing = sorted(name for name, info in known.items() if info.built and name not in by_name)
+    if missing:
+        raise ToolNameConflict(f"The catalog says {missing} are built, but no such toolset exists.")
+    _unique((t.name, t, ts.name) for ts in by_name.values() for t in ts.tools)
+    _unique((p.name, p, ts.name) for ts in by_name.values() for p in ts.prompts)
+    return by_name
+
+
+def _unique(claims: Iterable[tuple[str, object, str]]) -> None:
+    """Each name stands for one object; a shared tool is the same object in every toolset."""
+    seen: dict[str, tuple[object, str]] = {}
+    for name, thing, owner in claims:
+        first = seen.setdefault(name, (thing, owner))
+        if first[0] is not thing:
+            raise ToolNameConflict(f"{name!r} is claimed by toolsets {first[1]!r} and {owner!r} for different things.")
+
+
+TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat))
+
+
+def _available(names: list[str], toolsets: Mapping[str, Toolset]) -> list[Toolset]:
+    return [toolsets[name] for name in dict.fromkeys(names) if name in toolsets]
+
+
+def enabled(names: list[str], toolsets: Mapping[str, Toolset] = TOOLSETS) -> list[ToolSpec]:
+    """Tools of the named toolsets, each tool once even when two toolsets share it. A toolset
+    the catalog knows but that is not built yet is logged and skipped."""
+    serving = [toolset.name for toolset in _available(names, toolsets)]
+    for name in dict.fromkeys(names):
+        if name not in toolsets:
+            info = catalog.BY_NAME.get(name)
+            log.warning(
+                "toolset not available yet",
+                extra={"toolset": name, "spec": info.spec if info else None, "serving": serving},
+            )
     seen: dict[str, ToolSpec] = {}
-    for name in names:
-        toolset = TOOLSETS.get(name)
-        if toolset is None:
-            continue  # a toolset named in config but not built yet serves nothing
+    for toolset in _available(names, toolsets):
         for tool in toolset.tools:
             seen.setdefault(tool.name, tool)
     return list(seen.values())
+
+
+def prompts(names: list[str], toolsets: Mapping[str, Toolset] = TOOLSETS) -> list[PromptSpec]:
+    """Prompts of the named toolsets."""
+    found = {id(p): p for toolset in _available(names, toolsets) for p in toolset.prompts}
+    return list(found.values())
+
+
+def instructions(names: list[str], toolsets: Mapping[str, Toolset] = TOOLSETS) -> str:
+    """The server's instructions: the common line, then each enabled toolset's."""
+    parts = [INSTRUCTIONS] + [t.instructions for t in _available(names, toolsets) if t.instructions]
+    return " ".join(parts)

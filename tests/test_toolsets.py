@@ -1,0 +1,218 @@
+"""The toolset registry: one name, one tool; shared tools accept each spec's form; prompts and
+instructions follow the enabled toolsets; the catalog is the one list of toolset names."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from polyg.config import ALL_TOOLSETS, load_settings
+from polyg.core.app import Polyg, Services
+from polyg.embed import create_embedder
+from polyg.errors import ConfigError, NotFound
+from polyg.server import Dispatcher
+from polyg.tools import catalog, toolsets
+from polyg.tools.catalog import ToolsetInfo
+from polyg.tools.prompts import PromptSpec
+from polyg.tools.registry import Form, Params, ToolNameConflict, Toolset, shared_tool
+from tests.mcp_helpers import kg_session
+
+pytestmark = pytest.mark.anyio
+
+
+# --- a test pair of toolsets sharing `get_entity`, as specs 002 and 003 do --------------------
+
+
+class ById(Params):
+    entity_id: str
+
+
+class ByName(Params):
+    name: str
+
+
+async def get_by_id(s: Services, p: ById) -> dict[str, Any]:
+    return {"entity": await s.entities.get(s.project(p.project_id), p.entity_id)}
+
+
+async def get_by_name(s: Services, p: ByName) -> dict[str, Any]:
+    project = s.project(p.project_id)
+    found = await s.named.ids_by_name(project, [p.name])
+    if p.name not in found:
+        raise NotFound(f"Entity {p.name!r} not found.")
+    return {"entity": await s.entities.get(project, found[p.name])}
+
+
+def sharing_toolsets() -> dict[str, Toolset]:
+    get_entity = shared_tool(
+        "get_entity",
+        [Form(ById, get_by_id), Form(ByName, get_by_name)],
+        description="An entity by id (spec 002) or by name (spec 003).",
+        read_only=True,
+    )
+    ids, names = Toolset("ids"), Toolset("names")
+    ids.share(get_entity)
+    names.share(get_entity)
+
+    @names.tool(Params)
+    async def only_in_names(s: Services, p: Params) -> str:
+        """A tool of one toolset."""
+        return "names"
+
+    known = {n: ToolsetInfo(n, "test", built=True) for n in ("ids", "names")}
+    return toolsets.collect((ids, names), known)
+
+
+@pytest.fixture
+async def services(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Services]:
+    for name in list(os.environ):
+        if name.startswith(("POLYG_", "FALKORDB_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    core = Polyg(
+        load_settings(None, data_dir=tmp_path / "data", log_dir=tmp_path / "logs"), embedder=create_embedder("hashing")
+    )
+    try:
+        yield await core.ready()
+    finally:
+        await core.close()
+
+
+def structured(result: Any) -> dict[str, Any]:
+    value: dict[str, Any] = result.structured_content
+    assert json.loads(result.content[0].text) == value
+    return value
+
+
+async def test_a_shared_tool_is_listed_once_and_answers_both_forms(services: Services) -> None:
+    test_sets = sharing_toolsets()
+    tools = toolsets.enabled(["ids", "names"], test_sets)
+    assert sorted(t.name for t in tools) == ["get_entity", "only_in_names"]
+    schema = next(t for t in tools if t.name == "get_entity").input_schema
+    assert {"entity_id", "name", "project_id"} <= set(schema["properties"]) and not schema.get("required")
+
+    made = await services.entities.create("shared", name="Ada", type_="person", observations=["wrote notes"])
+    dispatcher = Dispatcher(_core_of(services), tools)
+    by_id = structured(await dispatcher.call("get_entity", {"project_id": "shared", "entity_id": made["id"]}))
+    by_name = structured(await dispatcher.call("get_entity", {"project_id": "shared", "name": "Ada"}))
+    assert by_id == by_name == {"entity": made}
+
+    for arguments in ({"project_id": "shared"}, {"project_id": "shared", "entity_id": made["id"], "name": "Ada"}):
+        result = await dispatcher.call("get_entity", arguments)
+        assert result.is_error
+        assert result.content[0].text == "Error: Invalid arguments for get_entity: give entity_id, or name."
+    wrong_type = await dispatcher.call("get_entity", {"name": 7})
+    assert wrong_type.is_error and "name" in wrong_type.content[0].text
+    missing = await dispatcher.call("get_entity", {"project_id": "shared", "name": "Grace"})
+    assert missing.structured_content == {"error": {"code": 4004, "message": "Entity 'Grace' not found."}}
+
+
+def _core_of(services: Services) -> Polyg:
+    """A core whose `ready()` gives these services (the dispatcher asks it for them)."""
+    core = Polyg(services.settings)
+    core._services = services
+    return core
+
+
+# --- one name, one thing -------------------------------------------------------------------------
+
+
+def test_a_toolset_declaring_a_name_twice_fails_at_once() -> None:
+    toolset = Toolset("t")
+
+    @toolset.tool(Params)
+    async def twice(s: Services, p: Params) -> str:
+        return "first"
+
+    with pytest.raises(ToolNameConflict, match="twice"):
+
+        @toolset.tool(Params)  # type: ignore[no-redef]
+        async def twice(s: Services, p: Params) -> str:
+            return "second"
+
+
+def test_two_toolsets_claiming_one_name_for_different_tools_fail() -> None:
+    first, second = Toolset("first"), Toolset("second")
+    for toolset in (first, second):
+
+        @toolset.tool(Params)
+        async def clash(s: Services, p: Params) -> str:
+            return "either"
+
+    known = {n: ToolsetInfo(n, "test", built=True) for n in ("first", "second")}
+    with pytest.raises(ToolNameConflict, match="'clash' is claimed by toolsets 'first' and 'second'"):
+        toolsets.collect((first, second), known)
+
+
+def test_prompt_names_are_unique_across_toolsets() -> None:
+    first = Toolset("first", prompts=(PromptSpec("same", "one", "text"),))
+    second = Toolset("second", prompts=(PromptSpec("same", "other", "text"),))
+    known = {n: ToolsetInfo(n, "test", built=True) for n in ("first", "second")}
+    with pytest.raises(ToolNameConflict, match="'same'"):
+        toolsets.collect((first, second), known)
+
+
+def test_the_catalog_and_the_built_toolsets_must_agree() -> None:
+    lone = Toolset("lone")
+    with pytest.raises(ToolNameConflict, match="not in the catalog"):
+        toolsets.collect((lone,), {})
+    with pytest.raises(ToolNameConflict, match="no such toolset"):
+        toolsets.collect((lone,), {"lone": ToolsetInfo("lone", "t", True), "ghost": ToolsetInfo("ghost", "t", True)})
+
+
+def test_shared_tool_forms_must_be_told_apart() -> None:
+    async def handler(s: Services, p: Any) -> str:
+        return ""
+
+    with pytest.raises(ToolNameConflict, match="told apart"):
+        shared_tool("x", [Form(ById, handler), Form(ById, handler)], description="")
+
+    class ByNumberedName(Params):
+        name: int
+        page: int
+
+    with pytest.raises(ToolNameConflict, match="disagree on the type of 'name'"):
+        shared_tool("x", [Form(ByName, handler), Form(ByNumberedName, handler)], description="")
+
+
+# --- the catalog: the one list of toolset names --------------------------------------------------
+
+
+def test_configuration_defaults_to_every_built_toolset() -> None:
+    assert ALL_TOOLSETS == catalog.BUILT == tuple(toolsets.TOOLSETS)
+    assert set(catalog.KNOWN) >= {"kg", "memory-compat", "knowledge", "memory", "graphrag", "retrieval"}
+
+
+def test_a_planned_toolset_is_accepted_logged_and_not_served(caplog: pytest.LogCaptureFixture) -> None:
+    assert load_settings(toolsets="kg,memory").toolsets == ["kg", "memory"]
+    with caplog.at_level(logging.WARNING, logger="polyg.tools.toolsets"):
+        tools = toolsets.enabled(["kg", "memory"])
+    assert {t.name for t in tools} == {t.name for t in toolsets.enabled(["kg"])}
+    (record,) = caplog.records
+    assert record.getMessage() == "toolset not available yet"
+    assert (record.toolset, record.spec, record.serving) == ("memory", "spec 003", ["kg"])  # type: ignore[attr-defined]
+
+
+def test_naming_only_planned_toolsets_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigError, match=r"toolsets \['memory', 'graphrag'\] are not available yet"):
+        load_settings(toolsets="memory,graphrag")
+
+
+# --- prompts and instructions follow the enabled toolsets ----------------------------------------
+
+
+async def test_prompts_and_instructions_are_served_only_for_enabled_toolsets(tmp_path: Path) -> None:
+    async with kg_session("stdio", tmp_path / "mc", "--toolsets", "memory-compat") as mc:
+        assert (await mc.client.list_prompts()).prompts == []
+        instructions = mc.client.instructions or ""
+        assert "memory-compat:" in instructions and "kg:" not in instructions
+    async with kg_session("stdio", tmp_path / "kg", "--toolsets", "kg") as kg:
+        assert len((await kg.client.list_prompts()).prompts) == 5
+        instructions = kg.client.instructions or ""
+        assert "kg:" in instructions and "memory-compat:" not in instructions
