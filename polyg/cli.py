@@ -167,29 +167,33 @@ def status(store: StoreOpt = None, data_dir: DataDirOpt = None, config: ConfigOp
     """Show the store and its projects."""
     settings = _settings(config, store=store, data_dir=data_dir, embedding_provider="hashing")
 
-    async def run() -> tuple[list[str], dict[str, int]]:
-        from polyg.core.app import Polyg
-
-        core = Polyg(settings)
-        try:
-            services = await core.ready()
-            projects = await services.store.list_projects()
-            parked = {p: await services.ctx.vectors.parked(p) for p in projects}
-            return projects, {p: n for p, n in parked.items() if n}
-        finally:
-            await core.close()
+    async def run(services: Any) -> tuple[list[Any], dict[str, int]]:
+        projects = await services.projects.names()
+        stats = [await services.projects.stats(name) for name in projects]
+        parked = {p: await services.ctx.vectors.parked(p) for p in projects}
+        return stats, {p: n for p, n in parked.items() if n}
 
     try:
-        projects, parked = asyncio.run(run())
+        stats, parked = asyncio.run(_with_core(settings, run))
     except PolygError as exc:
         _fail(exc)
     from polyg.core.app import Polyg
 
     print(f"store: {Polyg(settings).store_description}")
-    print(f"projects ({len(projects)}): {', '.join(projects) or '-'}")
+    print(f"projects ({len(stats)}): {', '.join(s.project for s in stats) or '-'}")
+    for s in stats:
+        print(
+            f"  {s.project}: {_counts(s.nodes, 'nodes', s.labels)}, {_counts(s.edges, 'edges', s.relationship_types)}, "
+            f"schema v{s.schema_version or '-'}"
+        )
     if parked:
         counts = ", ".join(f"{p} {n}" for p, n in parked.items())
         print(f"entities whose text the embedder rejects (no vectors until it changes): {counts}")
+
+
+def _counts(total: int, what: str, by_name: dict[str, int]) -> str:
+    parts = ", ".join(f"{name} {count}" for name, count in sorted(by_name.items()))
+    return f"{total} {what}" + (f" ({parts})" if parts else "")
 
 
 FormatOpt = Annotated[str, typer.Option("--format", help="memory-jsonl or json (import: auto by content).")]

@@ -17,6 +17,7 @@ from polyg.config import Settings
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
 from polyg.core.named import NamedGraph
+from polyg.core.projects import ProjectService
 from polyg.core.relationships import RelationshipService
 from polyg.core.search import SearchService
 from polyg.embed import Embedder, create_embedder
@@ -42,6 +43,7 @@ class Services:
     relationships: RelationshipService
     named: NamedGraph
     search: SearchService
+    projects: ProjectService
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
@@ -136,6 +138,7 @@ class Polyg:
                 await store.close()
             raise
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
+        search = SearchService(ctx)
         services = Services(
             settings,
             store,
@@ -143,7 +146,8 @@ class Polyg:
             EntityService(ctx),
             RelationshipService(ctx),
             NamedGraph(ctx),
-            SearchService(ctx),
+            search,
+            ProjectService(ctx, search),
         )
         self._services = services
         log.info("store ready", extra={"store": self.store_description})

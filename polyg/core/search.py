@@ -226,6 +226,11 @@ class SearchService:
         self._indexes_ready.clear()
         self._totals_cache.clear()
 
+    def forget(self, project: str) -> None:
+        """Drop what is cached about `project`: its graph was cleared."""
+        self._indexes_ready.discard(project)
+        self._totals_cache.pop(project, None)
+
     async def entities(self, project: str, query: str, limit: int = 10) -> list[tuple[str, float]]:
         """Best entity ids for `query`, with fused scores, best first."""
         if not isinstance(query, str) or not query.strip():

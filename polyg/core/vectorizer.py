@@ -92,6 +92,8 @@ class Vectorizer:
         self._failures: dict[str, int] = {}  # project -> consecutive failed rounds
         self._retry_at: dict[str, float] = {}  # project -> when to try a failed round again
         self._probes = itertools.count()
+        self._storing: str | None = None  # the project whose round is under way
+        self._forgotten: dict[str, int] = {}  # project -> times its queue was dropped (`forget`)
 
     @property
     def failures(self) -> int:
@@ -154,6 +156,18 @@ class Vectorizer:
         self.mark(project, [row[0] for row in rows])
         return len(rows)
 
+    async def forget(self, project: str) -> None:
+        """Drop what is queued for `project`, whose graph is being deleted (a vector write would
+        create it again), and wait until a round already under way for it is done."""
+        self._pending.pop(project, None)
+        self._failures.pop(project, None)
+        self._retry_at.pop(project, None)
+        self._forgotten[project] = self._forgotten.get(project, 0) + 1
+        async with self._changed:
+            self._stored[project] = self._marked.get(project, 0)  # nobody need wait for those
+            self._changed.notify_all()
+            await self._changed.wait_for(lambda: self._storing != project)
+
     async def close(self, drain_s: float = 10.0) -> None:
         """Store what is pending (for up to `drain_s`), then stop. Whatever is left over is
         found again by the next `sweep`."""
@@ -191,10 +205,18 @@ class Vectorizer:
         ticket = self._marked[project]
         ids = sorted(self._pending.pop(project))
         left = set(ids)  # not yet stored or parked
+        forgotten = self._forgotten.get(project, 0)
+        self._storing = project
         try:
             await self._store_all(project, ids, left)
         except Exception as exc:
-            # Nothing is lost: what is left goes back to the queue and is tried again later.
+            # Nothing is lost: what is left goes back to the queue and is tried again later
+            # (unless the project was cleared meanwhile).
+            if self._forgotten.get(project, 0) != forgotten:
+                async with self._changed:
+                    self._storing = None
+                    self._changed.notify_all()
+                return
             self._pending.setdefault(project, set()).update(left)
             failures = self._failures[project] = self._failures.get(project, 0) + 1
             delay = min(RETRY_S * 2 ** (failures - 1), MAX_RETRY_S)
@@ -202,12 +224,14 @@ class Vectorizer:
             message = exc.message if isinstance(exc, PolygError) else repr(exc)
             log.warning("storing vectors failed; will retry", extra={"project": project, "error": message})
             async with self._changed:
+                self._storing = None
                 self._changed.notify_all()  # searches waiting on this project stop waiting
             return
         self._failures.pop(project, None)
         self._retry_at.pop(project, None)
         async with self._changed:
             self._stored[project] = max(self._stored.get(project, 0), ticket)
+            self._storing = None
             self._changed.notify_all()
 
     async def _store_all(self, project: str, ids: list[str], left: set[str]) -> None:

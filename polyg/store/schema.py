@@ -1,19 +1,31 @@
-"""Per-project schema: indexes created idempotently, and the embedding model recorded.
+"""Per-project schema: indexes created idempotently, the embedding model recorded, and
+versioned migrations.
 
 Run explicitly by `polyg init-schema`, and lazily before a project's first use.
+
+The index lists below are what every project has had since version 1; each open creates
+whichever of them are missing. Later changes are `MIGRATIONS`: numbered steps, each
+idempotent, run in order on a project whose `PolygMeta.schema_version` is below theirs (a new
+project starts at version 1 and takes the same path), the version recorded after each step. A
+project whose version is above `SCHEMA_VERSION` was written by a newer polyg, which may have
+changed what this one relies on: it is refused rather than misread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from polyg.errors import DimensionMismatch, StoreError
 from polyg.store.falkor import FalkorStore
-from polyg.store.names import RelType, is_name, is_reserved_rel_type
+from polyg.store.names import ENTITY, POLYG_META, Label, RelType, is_name, is_reserved_rel_type
 
-SCHEMA_VERSION = 1
+log = logging.getLogger(__name__)
+
+BASE_VERSION = 1  # the index lists below
 # HNSW recall@10 is ~0.44 with FalkorDB's default efRuntime (10) and ~0.96 with 100.
 EF_RUNTIME = 100
 # Half FalkorDB's default (200): index builds (every start, every vector write) take half
@@ -34,6 +46,23 @@ VECTOR_INDEXES: tuple[str, ...] = ("Entity", "Observation")
 # Every user relationship type gets a range index on this property (FalkorDB indexes
 # relationships per type): a relationship is found and deleted by id without a scan of every edge.
 RELATIONSHIP_INDEX = "id"
+
+
+def range_index(label: str, prop: str) -> str:
+    return f"CREATE INDEX FOR (n:{Label(label)}) ON (n.{_key(prop)})"
+
+
+def fulltext_index(label: str, props: Sequence[str]) -> str:
+    """Creates the label's full-text index, or adds fields to it (FalkorDB refuses a field
+    already indexed, so only missing ones may be named)."""
+    args = ", ".join(f"'{_key(p)}'" for p in props)
+    return f"CALL db.idx.fulltext.createNodeIndex('{Label(label)}', {args})"
+
+
+def _key(prop: str) -> str:
+    if not is_name(prop):
+        raise ValueError(f"not a property name: {prop!r}")
+    return prop
 
 
 async def existing_indexes(store: FalkorStore, project: str) -> dict[tuple[str, str], set[str]]:
@@ -84,11 +113,11 @@ def _missing_statements(found: dict[tuple[str, str], set[str]], dimension: int) 
     for label, props in RANGE_INDEXES.items():
         for prop in props:
             if "RANGE" not in found.get((label, prop), set()):
-                statements.append(f"CREATE INDEX FOR (n:{label}) ON (n.{prop})")
+                statements.append(range_index(label, prop))
     for label, props in FULLTEXT_INDEXES.items():
-        if not all("FULLTEXT" in found.get((label, p), set()) for p in props):
-            args = ", ".join(f"'{p}'" for p in props)
-            statements.append(f"CALL db.idx.fulltext.createNodeIndex('{label}', {args})")
+        missing = [p for p in props if "FULLTEXT" not in found.get((label, p), set())]
+        if missing:
+            statements.append(fulltext_index(label, missing))
     for label in VECTOR_INDEXES:
         if "VECTOR" not in found.get((label, "embedding"), set()):
             statements.append(
@@ -99,15 +128,88 @@ def _missing_statements(found: dict[tuple[str, str], set[str]], dimension: int) 
     return statements
 
 
-async def ensure_schema(store: FalkorStore, project: str, *, model_id: str, dimension: int) -> None:
+# --- versioned migrations ---------------------------------------------------------------------
+
+Step = Callable[[FalkorStore, str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    what: str
+    apply: Step  # idempotent: a step interrupted (or run by two processes at once) is run again
+
+
+def add_range_index(label: str, prop: str) -> Step:
+    """A step adding a range index to existing projects."""
+    statement = range_index(label, prop)
+
+    async def apply(store: FalkorStore, project: str) -> None:
+        if "RANGE" not in (await existing_indexes(store, project)).get((label, prop), set()):
+            await _create(store, project, statement)
+
+    return apply
+
+
+def add_fulltext_field(label: str, prop: str) -> Step:
+    """A step adding a field to a label's full-text index (created if the label has none)."""
+    statement = fulltext_index(label, [prop])
+
+    async def apply(store: FalkorStore, project: str) -> None:
+        if "FULLTEXT" not in (await existing_indexes(store, project)).get((label, prop), set()):
+            await _create(store, project, statement)
+
+    return apply
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    # Deleting an entity clears its children's parent_id: without this index, by a scan of
+    # every entity.
+    Migration(2, "range index on Entity.parent_id", add_range_index(ENTITY, "parent_id")),
+)
+SCHEMA_VERSION = MIGRATIONS[-1].version if MIGRATIONS else BASE_VERSION
+
+
+async def migrate(store: FalkorStore, project: str, version: int, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """Run the steps above `version`, in order; the version reached."""
+    latest = migrations[-1].version if migrations else BASE_VERSION
+    if version > latest:
+        raise StoreError(
+            f"Project {project!r} has schema version {version}, newer than this polyg knows ({latest}): "
+            "upgrade polyg to open it."
+        )
+    for step in migrations:
+        if step.version <= version:
+            continue
+        await step.apply(store, project)
+        # Never lowered: a slower process finishing an earlier step must not undo a later one.
+        await store.query(
+            project,
+            f"MATCH (m:{POLYG_META} {{key: 'schema'}}) WHERE coalesce(m.schema_version, {BASE_VERSION}) < $v "
+            "SET m.schema_version = $v",
+            {"v": step.version},
+        )
+        log.info("schema migrated", extra={"project": project, "version": step.version, "step": step.what})
+        version = step.version
+    return version
+
+
+async def ensure_schema(
+    store: FalkorStore,
+    project: str,
+    *,
+    model_id: str,
+    dimension: int,
+    migrations: Sequence[Migration] = MIGRATIONS,
+) -> None:
     rows = await store.query(
         project,
-        "MERGE (m:PolygMeta {key: 'schema'}) "
+        f"MERGE (m:{POLYG_META} {{key: 'schema'}}) "
         "ON CREATE SET m.embedding_model = $model, m.dimension = $dim, m.schema_version = $version "
-        "RETURN m.embedding_model, m.dimension",
-        {"model": model_id, "dim": dimension, "version": SCHEMA_VERSION},
+        "RETURN m.embedding_model, m.dimension, coalesce(m.schema_version, $version)",
+        {"model": model_id, "dim": dimension, "version": BASE_VERSION},
     )
-    stored_model, stored_dim = rows[0]
+    stored_model, stored_dim, stored_version = rows[0]
     if stored_dim != dimension:
         raise DimensionMismatch(
             f"Project {project!r} holds {stored_dim}-d embeddings from {stored_model!r}, but the "
@@ -121,6 +223,7 @@ async def ensure_schema(store: FalkorStore, project: str, *, model_id: str, dime
     missing = _missing_statements(await existing_indexes(store, project), dimension)
     if missing:
         raise StoreError(f"Could not create the indexes of project {project!r}: {'; '.join(missing)}")
+    await migrate(store, project, int(stored_version), migrations)
 
 
 @dataclass

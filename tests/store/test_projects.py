@@ -1,0 +1,293 @@
+"""Projects: statistics, clearing all or part of a project, and versioned schema migrations,
+in every store mode (see conftest `store_mode`)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from polyg.core import projects as projects_module
+from polyg.core.app import Polyg, Services
+from polyg.embed.hashing import HashingEmbedder
+from polyg.errors import InvalidParams, StoreError
+from polyg.store import schema
+from polyg.store.names import ENTITY, OBSERVATION
+from polyg.store.schema import (
+    SCHEMA_VERSION,
+    Migration,
+    add_fulltext_field,
+    add_range_index,
+    ensure_schema,
+    existing_indexes,
+)
+from tests.mcp_helpers import polyg_command
+
+from .conftest import StoreMode
+
+pytestmark = pytest.mark.anyio
+
+P = "proj"
+
+
+async def populate(s: Services, project: str = P) -> dict[str, str]:
+    ada = await s.entities.create(project, name="Ada", type_="person", observations=["wrote notes", "liked math"])
+    acme = await s.entities.create(project, name="Acme", type_="company", observations=["makes engines"])
+    note = await s.entities.create(project, name="notes", type_="file", parent_id=acme["id"])
+    await s.relationships.create(project, source_id=ada["id"], target_id=acme["id"], type_="works_at")
+    await s.relationships.create(project, source_id=ada["id"], target_id=note["id"], type_="wrote")
+    await s.relationships.create(project, source_id=acme["id"], target_id=note["id"], type_="wrote")
+    return {"ada": ada["id"], "acme": acme["id"], "note": note["id"]}
+
+
+async def scanned(s: Services, project: str = P) -> tuple[dict[str, int], dict[str, int]]:
+    """Counts per label and per type by looking at every node and edge: the truth to compare with."""
+    labels = await s.store.ro_query(project, "MATCH (n) UNWIND labels(n) AS l RETURN l, count(*)")
+    types = await s.store.ro_query(project, "MATCH ()-[r]->() RETURN type(r), count(*)")
+    return dict(labels), dict(types)
+
+
+# --- statistics ---------------------------------------------------------------------------------
+
+
+async def test_stats_count_every_label_and_type(services: Services) -> None:
+    s = services
+    await populate(s)
+    stats = await s.projects.stats(P)
+    labels, types = await scanned(s)
+    assert stats.labels == labels
+    assert stats.relationship_types == types
+    assert labels == {"Entity": 3, "Person": 1, "Company": 1, "File": 1, "Observation": 3, "PolygMeta": 1}
+    assert types == {"HAS_OBSERVATION": 3, "works_at": 1, "wrote": 2}
+    assert (stats.nodes, stats.edges) == (7, 6)
+    assert (stats.schema_version, stats.embedding_model, stats.dimension) == (
+        SCHEMA_VERSION,
+        s.ctx.embedder.model_id,
+        s.ctx.embedder.dimension,
+    )
+
+
+async def test_stats_of_a_missing_project_are_empty_and_create_nothing(services: Services) -> None:
+    stats = await services.projects.stats("nothing_here")
+    assert (stats.nodes, stats.edges, stats.labels, stats.relationship_types) == (0, 0, {}, {})
+    assert stats.schema_version is None
+    assert "nothing_here" not in await services.projects.names()
+
+
+# --- clearing part of a project -----------------------------------------------------------------
+
+
+async def test_clear_relationship_types_leaves_the_rest(services: Services) -> None:
+    s = services
+    ids = await populate(s)
+    cleared = await s.projects.clear(P, rel_types=["wrote"])
+    assert (cleared.nodes, cleared.edges) == (0, 2)
+    labels, types = await scanned(s)
+    assert types == {"HAS_OBSERVATION": 3, "works_at": 1}
+    assert labels["Entity"] == 3
+    assert (await s.projects.stats(P)).relationship_types == types  # no stale zero, no cache
+    assert (await s.entities.get(P, ids["ada"]))["name"] == "Ada"
+
+
+async def test_clear_labels_in_batches_takes_their_edges(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    s = services
+    await populate(s)
+    monkeypatch.setattr(projects_module, "CLEAR_BATCH", 2)  # three observations: two batches
+    cleared = await s.projects.clear(P, labels=[OBSERVATION])
+    assert (cleared.nodes, cleared.edges) == (3, 3)
+    labels, types = await scanned(s)
+    assert "Observation" not in labels and "HAS_OBSERVATION" not in types
+    assert labels["Entity"] == 3 and types == {"works_at": 1, "wrote": 2}
+
+
+async def test_clear_checks_every_name_before_deleting_anything(services: Services) -> None:
+    s = services
+    await populate(s)
+    before = await scanned(s)
+    for bad in ({"labels": ["Entity", "Bad label"]}, {"rel_types": ["wrote", "x`) DETACH DELETE (n"]}):
+        with pytest.raises(InvalidParams):
+            await s.projects.clear(P, **bad)  # type: ignore[arg-type]
+    assert await scanned(s) == before
+
+
+async def test_clearing_part_of_a_missing_project_creates_nothing(services: Services) -> None:
+    cleared = await services.projects.clear("ghost", labels=["Entity"])
+    assert (cleared.nodes, cleared.edges) == (0, 0)
+    assert "ghost" not in await services.projects.names()
+
+
+# --- clearing a whole project -------------------------------------------------------------------
+
+
+async def test_clear_all_then_write_again_recreates_the_schema(services: Services) -> None:
+    s = services
+    await populate(s)
+    assert (await s.search.entities(P, "Ada"))[0][0]  # search caches now know the project
+    cleared = await s.projects.clear(P)
+    assert (cleared.nodes, cleared.edges) == (7, 6)
+    assert P not in await s.projects.names()
+
+    again = await s.entities.create(P, name="Grace", type_="person", observations=["wrote compilers"])
+    found = await existing_indexes(s.store, P)
+    assert "VECTOR" in found[("Entity", "embedding")] and "RANGE" in found[("Entity", "parent_id")]
+    assert (await s.projects.stats(P)).schema_version == SCHEMA_VERSION
+    assert [entity_id for entity_id, _ in await s.search.entities(P, "Grace compilers")] == [again["id"]]
+
+
+class GatedEmbedder(HashingEmbedder):
+    """Embeds only once `gate` is open; `entered` tells that a batch is waiting at the gate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate, self.entered = threading.Event(), threading.Event()
+
+    def embed_batch_sync(self, texts: list[str]) -> list[list[float]]:
+        self.entered.set()
+        assert self.gate.wait(30), "the test never opened the gate"
+        return super().embed_batch_sync(texts)
+
+
+@pytest.fixture
+async def gated(store_mode: StoreMode) -> AsyncIterator[tuple[Services, GatedEmbedder]]:
+    embedder = GatedEmbedder()
+    core = Polyg(store_mode.settings(embedding_cache_entries=0), embedder=embedder)
+    try:
+        yield await core.ready(), embedder
+    finally:
+        embedder.gate.set()
+        await core.close()
+
+
+async def test_vectors_queued_for_a_cleared_project_do_not_bring_it_back(
+    gated: tuple[Services, GatedEmbedder],
+) -> None:
+    """One batch is being embedded for the project while more of its entities wait in the queue;
+    the project is cleared meanwhile. Neither may write after the clear: a vector write would
+    create the graph again (with the schema, as the schema guard was reset)."""
+    s, embedder = gated
+    await s.entities.create(P, name="first", type_="t")
+    await asyncio.to_thread(embedder.entered.wait, 30)  # its batch waits at the gate
+    await s.entities.create(P, name="second", type_="t")  # queued behind it
+    assert s.ctx.vectors.pending(P) == 1
+
+    clearing = asyncio.create_task(s.projects.clear(P))
+    for _ in range(1000):  # let the clear run until it has dropped the queue and waits for the batch
+        if clearing.done() or s.ctx.vectors._forgotten.get(P):
+            break
+        await asyncio.sleep(0)
+    assert s.ctx.vectors.pending(P) == 0
+    embedder.gate.set()
+    cleared = await clearing
+    assert cleared.nodes == 3  # two entities and the schema node
+
+    # The worker stores one project at a time: once a later write elsewhere has its vectors,
+    # whatever it was doing for the cleared project is done.
+    await s.entities.create("elsewhere", name="later", type_="t")
+    assert await s.ctx.vectors.settle("elsewhere", 30)
+    assert P not in await s.projects.names()
+
+
+# --- versioned migrations -----------------------------------------------------------------------
+
+
+async def make_version_1(s: Services, project: str) -> None:
+    """A project as polyg at schema version 1 left it: its indexes, `schema_version: 1`, data."""
+    await ensure_schema(
+        s.store, project, model_id=s.ctx.embedder.model_id, dimension=s.ctx.embedder.dimension, migrations=()
+    )
+    await s.store.query(
+        project,
+        "CREATE (:Entity {id: 'e1', name: 'Ada', type: 'person', nickname: 'countess', parent_id: NULL}), "
+        "(:Entity {id: 'e2', name: 'notes', type: 'file', parent_id: 'e1'})",
+    )
+    assert ("Entity", "parent_id") not in await existing_indexes(s.store, project)
+    assert (await s.projects.stats(project)).schema_version == 1
+
+
+async def test_a_version_1_project_is_migrated_on_first_use(services: Services) -> None:
+    s = services
+    await make_version_1(s, "old")
+    await s.ctx.schema.ensure("old")  # what the first write of a server does
+    assert (await s.projects.stats("old")).schema_version == SCHEMA_VERSION >= 2
+    assert "RANGE" in (await existing_indexes(s.store, "old"))[("Entity", "parent_id")]
+    assert await s.store.ro_query("old", "MATCH (c:Entity {parent_id: 'e1'}) RETURN c.id") == [["e2"]]
+
+
+async def test_steps_run_in_order_once_and_resume_where_they_stopped(services: Services) -> None:
+    s = services
+    await make_version_1(s, "old")
+    ran: list[int] = []
+
+    def recorded(version: int, step: schema.Step) -> Migration:
+        async def apply(store: Any, project: str) -> None:
+            ran.append(version)
+            await step(store, project)
+
+        return Migration(version, f"step {version}", apply)
+
+    steps = (
+        recorded(2, add_range_index(ENTITY, "parent_id")),
+        recorded(3, add_fulltext_field(ENTITY, "nickname")),  # a field added to an existing index
+    )
+    kwargs = {"model_id": s.ctx.embedder.model_id, "dimension": s.ctx.embedder.dimension, "migrations": steps}
+    await ensure_schema(s.store, "old", **kwargs)  # type: ignore[arg-type]
+    assert ran == [2, 3]
+    found = await existing_indexes(s.store, "old")
+    assert "RANGE" in found[("Entity", "parent_id")]
+    assert {"name", "type", "summary", "nickname"} <= {p for (label, p), k in found.items() if "FULLTEXT" in k}
+    # The new field indexes what was written before the step.
+    hits = await s.store.ro_query(
+        "old", "CALL db.idx.fulltext.queryNodes('Entity', 'countess') YIELD node RETURN node.id"
+    )
+    assert hits == [["e1"]]
+    assert (await s.projects.stats("old")).schema_version == 3
+
+    await ensure_schema(s.store, "old", **kwargs)  # type: ignore[arg-type]
+    assert ran == [2, 3]  # nothing left to do
+
+    # A step that ran but whose version was not recorded (a crash) runs again, harmlessly.
+    await s.store.query("old", "MATCH (m:PolygMeta) SET m.schema_version = 2")
+    await ensure_schema(s.store, "old", **kwargs)  # type: ignore[arg-type]
+    assert ran == [2, 3, 3]
+    assert (await s.projects.stats("old")).schema_version == 3
+
+
+async def test_a_project_from_a_newer_polyg_is_refused(services: Services) -> None:
+    s = services
+    await s.entities.create("new", name="x", type_="t")
+    assert await s.ctx.vectors.settle("new", 30)
+    await s.store.query("new", "MATCH (m:PolygMeta) SET m.schema_version = $v", {"v": SCHEMA_VERSION + 1})
+    s.ctx.schema.forget("new")  # as a restart would
+    with pytest.raises(StoreError, match="newer than this polyg knows"):
+        await s.entities.create("new", name="y", type_="t")
+    stats = await s.projects.stats("new")
+    assert stats.schema_version == SCHEMA_VERSION + 1 and stats.labels["Entity"] == 1  # left as it was
+
+
+# --- polyg status -------------------------------------------------------------------------------
+
+
+async def test_polyg_status_shows_each_projects_counts(services: Services, store_mode: StoreMode) -> None:
+    if store_mode.name != "embedded":
+        pytest.skip("one store mode is enough for the command line")
+    s = services
+    await populate(s)
+    settings = s.settings
+    result = await asyncio.to_thread(
+        subprocess.run,
+        [*polyg_command(), "status", "--data-dir", str(settings.data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1] == f"projects (1): {P}"
+    assert lines[2] == (
+        f"  {P}: 7 nodes (Company 1, Entity 3, File 1, Observation 3, Person 1, PolygMeta 1), "
+        f"6 edges (HAS_OBSERVATION 3, works_at 1, wrote 2), schema v{SCHEMA_VERSION}"
+    )
