@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from polyg.errors import InvalidParams
 from polyg.names import GRAPH_PREFIX, PROJECT_ID, check_project_id, check_type_name, graph_key
 from polyg.store import names as registry
+from polyg.store import schema
 from polyg.store.embedded import EmbeddedFalkor
 from polyg.store.names import NAME, OWN_LABELS, OWN_REL_TYPES, Label, RelType, user_label, user_rel_type
 
@@ -237,3 +238,8 @@ def test_registry_constants_are_the_registry() -> None:
     assert constants == OWN_LABELS | OWN_REL_TYPES
     assert all(type(label) is Label for label in OWN_LABELS)
     assert all(type(rel) is RelType for rel in OWN_REL_TYPES)
+
+
+def test_the_index_lists_name_registered_labels() -> None:
+    indexed = set(schema.RANGE_INDEXES) | set(schema.FULLTEXT_INDEXES) | set(schema.VECTOR_INDEXES)
+    assert indexed <= OWN_LABELS

@@ -291,3 +291,14 @@ async def test_polyg_status_shows_each_projects_counts(services: Services, store
         f"  {P}: 7 nodes (Company 1, Entity 3, File 1, Observation 3, Person 1, PolygMeta 1), "
         f"6 edges (HAS_OBSERVATION 3, works_at 1, wrote 2), schema v{SCHEMA_VERSION}"
     )
+
+
+async def test_a_field_added_to_the_full_text_lists_reaches_existing_projects(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FalkorDB refuses to index a field twice: only the new field may be named."""
+    s = services
+    await make_version_1(s, "old")
+    monkeypatch.setitem(schema.FULLTEXT_INDEXES, "Entity", (*schema.FULLTEXT_INDEXES["Entity"], "nickname"))
+    await s.ctx.schema.ensure("old")
+    assert "FULLTEXT" in (await existing_indexes(s.store, "old"))[("Entity", "nickname")]
