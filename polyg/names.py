@@ -11,13 +11,12 @@ import secrets
 from datetime import UTC, datetime, timedelta
 
 from polyg.errors import InvalidParams
-from polyg.store.names import NAME, OWN_REL_TYPES, short, user_rel_type
+from polyg.store.names import NAME, short, user_rel_type
 
 PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
-# Kept for callers that test a name without raising; `polyg.store.names` is the validator.
+# Kept for callers that test a name without raising; `polyg.store.names` is the validator
+# (`is_name`, `Label`, `RelType`) and holds the registry of polyg's own names.
 TYPE_NAME = NAME
-# Relationship types polyg uses for its own structure; users may not create or delete them.
-RESERVED_TYPES = OWN_REL_TYPES
 GRAPH_PREFIX = "polyg:"
 
 

@@ -195,7 +195,7 @@ def test_an_accepted_project_id_names_exactly_its_own_graph(falkor: FalkorDB, va
     falkor.connection.delete(key)
 
 
-def test_keys_cannot_collide_through_case_or_separators(falkor: FalkorDB) -> None:
+def test_project_ids_differing_in_case_are_two_graphs(falkor: FalkorDB) -> None:
     """Two projects are two graphs, even when their ids differ only in case."""
     for project in ("Alpha", "alpha"):
         fresh_graph(falkor, graph_key(project)).query("CREATE (:N {p: $p})", {"p": project})

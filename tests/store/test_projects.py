@@ -39,8 +39,8 @@ async def populate(s: Services, project: str = P) -> dict[str, str]:
     acme = await s.entities.create(project, name="Acme", type_="company", observations=["makes engines"])
     note = await s.entities.create(project, name="notes", type_="file", parent_id=acme["id"])
     await s.relationships.create(project, source_id=ada["id"], target_id=acme["id"], type_="works_at")
-    await s.relationships.create(project, source_id=ada["id"], target_id=note["id"], type_="wrote")
-    await s.relationships.create(project, source_id=acme["id"], target_id=note["id"], type_="wrote")
+    await s.relationships.create(project, source_id=ada["id"], target_id=note["id"], type_="authored")
+    await s.relationships.create(project, source_id=acme["id"], target_id=note["id"], type_="authored")
     return {"ada": ada["id"], "acme": acme["id"], "note": note["id"]}
 
 
@@ -62,7 +62,7 @@ async def test_stats_count_every_label_and_type(services: Services) -> None:
     assert stats.labels == labels
     assert stats.relationship_types == types
     assert labels == {"Entity": 3, "Person": 1, "Company": 1, "File": 1, "Observation": 3, "PolygMeta": 1}
-    assert types == {"HAS_OBSERVATION": 3, "works_at": 1, "wrote": 2}
+    assert types == {"HAS_OBSERVATION": 3, "works_at": 1, "authored": 2}
     assert (stats.nodes, stats.edges) == (7, 6)
     assert (stats.schema_version, stats.embedding_model, stats.dimension) == (
         SCHEMA_VERSION,
@@ -84,7 +84,7 @@ async def test_stats_of_a_missing_project_are_empty_and_create_nothing(services:
 async def test_clear_relationship_types_leaves_the_rest(services: Services) -> None:
     s = services
     ids = await populate(s)
-    cleared = await s.projects.clear(P, rel_types=["wrote"])
+    cleared = await s.projects.clear(P, rel_types=["authored"])
     assert (cleared.nodes, cleared.edges) == (0, 2)
     labels, types = await scanned(s)
     assert types == {"HAS_OBSERVATION": 3, "works_at": 1}
@@ -101,14 +101,14 @@ async def test_clear_labels_in_batches_takes_their_edges(services: Services, mon
     assert (cleared.nodes, cleared.edges) == (3, 3)
     labels, types = await scanned(s)
     assert "Observation" not in labels and "HAS_OBSERVATION" not in types
-    assert labels["Entity"] == 3 and types == {"works_at": 1, "wrote": 2}
+    assert labels["Entity"] == 3 and types == {"works_at": 1, "authored": 2}
 
 
 async def test_clear_checks_every_name_before_deleting_anything(services: Services) -> None:
     s = services
     await populate(s)
     before = await scanned(s)
-    for bad in ({"labels": ["Entity", "Bad label"]}, {"rel_types": ["wrote", "x`) DETACH DELETE (n"]}):
+    for bad in ({"labels": ["Entity", "Bad label"]}, {"rel_types": ["authored", "x`) DETACH DELETE (n"]}):
         with pytest.raises(InvalidParams):
             await s.projects.clear(P, **bad)  # type: ignore[arg-type]
     assert await scanned(s) == before
@@ -289,7 +289,7 @@ async def test_polyg_status_shows_each_projects_counts(services: Services, store
     assert lines[1] == f"projects (1): {P}"
     assert lines[2] == (
         f"  {P}: 7 nodes (Company 1, Entity 3, File 1, Observation 3, Person 1, PolygMeta 1), "
-        f"6 edges (HAS_OBSERVATION 3, works_at 1, wrote 2), schema v{SCHEMA_VERSION}"
+        f"6 edges (HAS_OBSERVATION 3, authored 2, works_at 1), schema v{SCHEMA_VERSION}"
     )
 
 
