@@ -3,12 +3,13 @@ versioned migrations.
 
 Run explicitly by `polyg init-schema`, and lazily before a project's first use.
 
-The index lists below are what every project has had since version 1; each open creates
-whichever of them are missing. Later changes are `MIGRATIONS`: numbered steps, each
-idempotent, run in order on a project whose `PolygMeta.schema_version` is below theirs (a new
-project starts at version 1 and takes the same path), the version recorded after each step. A
-project whose version is above `SCHEMA_VERSION` was written by a newer polyg, which may have
-changed what this one relies on: it is refused rather than misread.
+The index lists below are the base every project gets (version 1), created where missing at
+every open. Each change since is a numbered step of `MIGRATIONS` (`add_range_index`,
+`add_fulltext_field`, or any idempotent function of the store and the project), run in order
+on a project whose `PolygMeta.schema_version` is below it, the version recorded after each
+step; a new project starts at version 1 and takes the same path. A project whose version is
+above `SCHEMA_VERSION` was written by a newer polyg, which may have changed what this one
+relies on: it is refused rather than misread.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def _missing_statements(found: dict[tuple[str, str], set[str]], dimension: int) 
     for label in VECTOR_INDEXES:
         if "VECTOR" not in found.get((label, "embedding"), set()):
             statements.append(
-                f"CREATE VECTOR INDEX FOR (n:{label}) ON (n.embedding) OPTIONS "
+                f"CREATE VECTOR INDEX FOR (n:{Label(label)}) ON (n.embedding) OPTIONS "
                 f"{{dimension: {int(dimension)}, similarityFunction: 'cosine', M: {HNSW_M}, "
                 f"efConstruction: {EF_CONSTRUCTION}, efRuntime: {EF_RUNTIME}}}"
             )
