@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 
 from polyg.core.graph import GraphContext
 from polyg.names import check_project_id
-from polyg.store.names import Label
+from polyg.store.names import ENTITY, Label
 from polyg.store.queries import traversal as q
 
-ENTITY = Label("Entity")
 MAX_AGE_S = 30.0
 
 

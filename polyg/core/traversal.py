@@ -25,11 +25,10 @@ from polyg.core.graph import GraphContext
 from polyg.core.reltypes import RelTypeService, weights
 from polyg.errors import InvalidParams, NotFound
 from polyg.store.falkor import Row
-from polyg.store.names import Label, RelType, user_rel_type
+from polyg.store.names import ENTITY, Label, RelType, user_rel_type
 from polyg.store.queries import traversal as q
 from polyg.store.queries.traversal import Direction
 
-ENTITY = Label("Entity")
 DIRECTIONS: tuple[str, ...] = ("outbound", "inbound", "both")
 MAX_DEPTH = 3
 MAX_PATH_LEN = 6

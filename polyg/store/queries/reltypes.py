@@ -6,10 +6,9 @@ from typing import Any
 
 from polyg.errors import StoreError
 from polyg.store.falkor import Row
-from polyg.store.names import Label, RelType
+from polyg.store.names import RELATIONSHIP_TYPE, RelType
 from polyg.store.queries import Runner
 
-RELATIONSHIP_TYPE = Label("RelationshipType")
 FIELDS = ("name", "description", "directionality", "source_types", "target_types")
 _RETURN = "RETURN t.name, t.description, t.directionality, t.source_types, t.target_types"
 
