@@ -13,12 +13,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from polyg.core.graph import GraphContext
 from polyg.core.search import SearchService
 from polyg.names import check_project_id
-from polyg.store.names import Label, RelType, is_name
+from polyg.store.names import Label, RelType
 from polyg.store.queries import projects as q
 
 # Nodes or edges deleted per query when clearing part of a project.
@@ -55,16 +54,16 @@ class ProjectService:
 
     async def stats(self, project: str) -> ProjectStats:
         check_project_id(project)
-        labels = [row[0] for row in await self.ctx.read(project, q.LABELS)]
-        types = [row[0] for row in await self.ctx.read(project, q.REL_TYPES)]
-        nodes, edges = await self._totals(project)
-        counts = await asyncio.gather(
-            *(self._count_label(project, name) for name in labels),
-            *(self._count_rel_type(project, name) for name in types),
+        ctx = self.ctx
+        labels, types, (nodes, edges) = await asyncio.gather(
+            q.labels(ctx, project), q.rel_types(ctx, project), q.totals(ctx, project)
         )
-        meta = await self.ctx.read(project, q.META)
-        version, model, dimension = meta[0] if meta else (None, None, None)
-        # Labels and types stay in the graph's schema after their last node or edge is deleted.
+        counts = await asyncio.gather(
+            *(q.label_count(ctx, project, name) for name in labels),
+            *(q.rel_type_count(ctx, project, name) for name in types),
+        )
+        version, model, dimension = await q.schema_meta(ctx, project)
+        # A label or type stays in the graph's schema after its last node or edge is deleted.
         return ProjectStats(
             project=project,
             nodes=nodes,
@@ -74,7 +73,7 @@ class ProjectService:
             schema_version=version,
             embedding_model=model,
             dimension=dimension,
-            pending_vectors=self.ctx.vectors.pending(project),
+            pending_vectors=ctx.vectors.pending(project),
         )
 
     async def clear(
@@ -89,12 +88,14 @@ class ProjectService:
         wanted_types = [RelType(name) for name in rel_types or ()]
         if project not in await self.names():
             return Cleared(project, 0, 0)  # deleting from a missing graph would create it
-        nodes, edges = await self._totals(project)
+        nodes, edges = await q.totals(self.ctx, project)
         for rel_type in wanted_types:
-            await self._delete_batches(project, q.delete_rel_type_batch(rel_type))
+            while await q.delete_rel_type_batch(self.ctx, project, rel_type, CLEAR_BATCH) == CLEAR_BATCH:
+                pass
         for label in wanted_labels:
-            await self._delete_batches(project, q.delete_label_batch(label))
-        nodes_after, edges_after = await self._totals(project)
+            while await q.delete_label_batch(self.ctx, project, label, CLEAR_BATCH) == CLEAR_BATCH:
+                pass
+        nodes_after, edges_after = await q.totals(self.ctx, project)
         self._forget(project)
         return Cleared(project, nodes - nodes_after, edges - edges_after)
 
@@ -103,7 +104,7 @@ class ProjectService:
         if project not in await self.names():
             self._forget(project)
             return Cleared(project, 0, 0)
-        nodes, edges = await self._totals(project)
+        nodes, edges = await q.totals(self.ctx, project)
         await self.ctx.store.delete_project(project)
         self._forget(project)
         return Cleared(project, nodes, edges)
@@ -111,28 +112,3 @@ class ProjectService:
     def _forget(self, project: str) -> None:
         self.ctx.schema.forget(project)
         self.search.forget(project)
-
-    async def _delete_batches(self, project: str, cypher: str) -> None:
-        while True:
-            rows = await self.ctx.store.query(project, cypher, {"batch": CLEAR_BATCH})
-            self.ctx.writes[project] = self.ctx.writes.get(project, 0) + 1
-            if not rows or int(rows[0][0]) < CLEAR_BATCH:
-                return
-
-    async def _totals(self, project: str) -> tuple[int, int]:
-        nodes, edges = await asyncio.gather(self._one(project, q.NODE_TOTAL), self._one(project, q.EDGE_TOTAL))
-        return nodes, edges
-
-    async def _count_label(self, project: str, name: str) -> int:
-        if is_name(name):
-            return await self._one(project, q.count_label(Label(name)))
-        return await self._one(project, q.COUNT_ANY_LABEL, {"name": name})
-
-    async def _count_rel_type(self, project: str, name: str) -> int:
-        if is_name(name):
-            return await self._one(project, q.count_rel_type(RelType(name)))
-        return await self._one(project, q.COUNT_ANY_REL_TYPE, {"name": name})
-
-    async def _one(self, project: str, cypher: str, params: dict[str, Any] | None = None) -> int:
-        rows = await self.ctx.read(project, cypher, params)
-        return int(rows[0][0]) if rows else 0

@@ -61,9 +61,17 @@ async def test_stats_count_every_label_and_type(services: Services) -> None:
     labels, types = await scanned(s)
     assert stats.labels == labels
     assert stats.relationship_types == types
-    assert labels == {"Entity": 3, "Person": 1, "Company": 1, "File": 1, "Observation": 3, "PolygMeta": 1}
+    assert labels == {
+        "Entity": 3,
+        "Person": 1,
+        "Company": 1,
+        "File": 1,
+        "Observation": 3,
+        "PolygMeta": 1,
+        "RelationshipType": 2,  # works_at and authored, registered on first use
+    }
     assert types == {"HAS_OBSERVATION": 3, "works_at": 1, "authored": 2}
-    assert (stats.nodes, stats.edges) == (7, 6)
+    assert (stats.nodes, stats.edges) == (9, 6)
     assert (stats.schema_version, stats.embedding_model, stats.dimension) == (
         SCHEMA_VERSION,
         s.ctx.embedder.model_id,
@@ -128,7 +136,7 @@ async def test_clear_all_then_write_again_recreates_the_schema(services: Service
     await populate(s)
     assert (await s.search.entities(P, "Ada"))[0][0]  # search caches now know the project
     cleared = await s.projects.clear(P)
-    assert (cleared.nodes, cleared.edges) == (7, 6)
+    assert (cleared.nodes, cleared.edges) == (9, 6)
     assert P not in await s.projects.names()
 
     again = await s.entities.create(P, name="Grace", type_="person", observations=["wrote compilers"])
@@ -288,7 +296,7 @@ async def test_polyg_status_shows_each_projects_counts(services: Services, store
     lines = result.stdout.splitlines()
     assert lines[1] == f"projects (1): {P}"
     assert lines[2] == (
-        f"  {P}: 7 nodes (Company 1, Entity 3, File 1, Observation 3, Person 1, PolygMeta 1), "
+        f"  {P}: 9 nodes (Company 1, Entity 3, File 1, Observation 3, Person 1, PolygMeta 1, RelationshipType 2), "
         f"6 edges (HAS_OBSERVATION 3, authored 2, works_at 1), schema v{SCHEMA_VERSION}"
     )
 

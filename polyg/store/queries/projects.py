@@ -1,6 +1,6 @@
-"""Cypher of the projects service: what a project holds, and clearing part of it.
+"""What a project holds, and deleting part of it (the projects service's Cypher).
 
-Counts are the forms FalkorDB answers from its label and relationship-type sizes without
+Counts use the forms FalkorDB answers from its label and relationship-type sizes without
 touching a node (`MATCH (n:L) RETURN count(n)`, `MATCH ()-[r:T]->() RETURN count(r)`, and the
 unlabelled totals): any other form scans. Labels and types reach the text only as `Label` /
 `RelType`; a name in the graph that is not a valid one (written by something other than polyg)
@@ -9,31 +9,66 @@ is counted through a parameter instead, by a scan.
 
 from __future__ import annotations
 
-from polyg.store.names import POLYG_META, Label, RelType
+from typing import Any
 
-LABELS = "CALL db.labels() YIELD label RETURN label"
-REL_TYPES = "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType"
-NODE_TOTAL = "MATCH (n) RETURN count(n)"
-EDGE_TOTAL = "MATCH ()-[r]->() RETURN count(r)"
-META = f"MATCH (m:{POLYG_META} {{key: 'schema'}}) RETURN m.schema_version, m.embedding_model, m.dimension LIMIT 1"
-# By parameter, for names that cannot be interpolated (a scan: rare, and only for stats).
-COUNT_ANY_LABEL = "MATCH (n) WHERE $name IN labels(n) RETURN count(n)"
-COUNT_ANY_REL_TYPE = "MATCH ()-[r]->() WHERE type(r) = $name RETURN count(r)"
+from polyg.store.names import POLYG_META, Label, RelType, is_name
+from polyg.store.queries import Runner
 
 
-def count_label(label: Label) -> str:
-    return f"MATCH (n:{label}) RETURN count(n)"
+async def _one(runner: Runner, project: str, cypher: str, params: dict[str, Any] | None = None) -> int:
+    rows = await runner.read(project, cypher, params)
+    return int(rows[0][0]) if rows else 0
 
 
-def count_rel_type(rel_type: RelType) -> str:
-    return f"MATCH ()-[r:{rel_type}]->() RETURN count(r)"
+async def labels(runner: Runner, project: str) -> list[str]:
+    """Every label in the graph's schema (it keeps one after its last node is deleted)."""
+    return [row[0] for row in await runner.read(project, "CALL db.labels() YIELD label RETURN label")]
 
 
-# Deletes go by batches of `$batch`, so that clearing a large label neither holds the graph's
-# write lock for long nor builds one huge undo log; each returns how many it deleted.
-def delete_label_batch(label: Label) -> str:
-    return f"MATCH (n:{label}) WITH n LIMIT $batch DETACH DELETE n RETURN count(n)"
+async def rel_types(runner: Runner, project: str) -> list[str]:
+    cypher = "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType"
+    return [row[0] for row in await runner.read(project, cypher)]
 
 
-def delete_rel_type_batch(rel_type: RelType) -> str:
-    return f"MATCH ()-[r:{rel_type}]->() WITH r LIMIT $batch DELETE r RETURN count(r)"
+async def totals(runner: Runner, project: str) -> tuple[int, int]:
+    """(nodes, edges)."""
+    return await _one(runner, project, "MATCH (n) RETURN count(n)"), await _one(
+        runner, project, "MATCH ()-[r]->() RETURN count(r)"
+    )
+
+
+async def label_count(runner: Runner, project: str, name: str) -> int:
+    if is_name(name):
+        return await _one(runner, project, f"MATCH (n:{Label(name)}) RETURN count(n)")
+    return await _one(runner, project, "MATCH (n) WHERE $name IN labels(n) RETURN count(n)", {"name": name})
+
+
+async def rel_type_count(runner: Runner, project: str, name: str) -> int:
+    if is_name(name):
+        return await _one(runner, project, f"MATCH ()-[r:{RelType(name)}]->() RETURN count(r)")
+    return await _one(runner, project, "MATCH ()-[r]->() WHERE type(r) = $name RETURN count(r)", {"name": name})
+
+
+async def schema_meta(runner: Runner, project: str) -> tuple[int | None, str | None, int | None]:
+    """(schema version, embedding model, dimension); Nones before the first write."""
+    rows = await runner.read(
+        project,
+        f"MATCH (m:{POLYG_META} {{key: 'schema'}}) RETURN m.schema_version, m.embedding_model, m.dimension LIMIT 1",
+    )
+    return (rows[0][0], rows[0][1], rows[0][2]) if rows else (None, None, None)
+
+
+# Deletes go by batches, so that clearing a large label neither holds the graph's write lock for
+# long nor builds one huge undo log; each returns how many it deleted.
+async def delete_label_batch(runner: Runner, project: str, label: Label, batch: int) -> int:
+    rows = await runner.write(
+        project, f"MATCH (n:{label}) WITH n LIMIT $batch DETACH DELETE n RETURN count(n)", {"batch": batch}
+    )
+    return int(rows[0][0]) if rows else 0
+
+
+async def delete_rel_type_batch(runner: Runner, project: str, rel_type: RelType, batch: int) -> int:
+    rows = await runner.write(
+        project, f"MATCH ()-[r:{rel_type}]->() WITH r LIMIT $batch DELETE r RETURN count(r)", {"batch": batch}
+    )
+    return int(rows[0][0]) if rows else 0
