@@ -216,6 +216,15 @@ async def make_version_1(s: Services, project: str) -> None:
     assert (await s.projects.stats(project)).schema_version == 1
 
 
+async def indexes_operational(s: Services, project: str) -> None:
+    for _ in range(600):
+        rows = await s.store.ro_query(project, "CALL db.indexes() YIELD status RETURN status")
+        if all(status == "OPERATIONAL" for (status,) in rows):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"indexes of {project} still building: {rows}")
+
+
 async def test_a_version_1_project_is_migrated_on_first_use(services: Services) -> None:
     s = services
     await make_version_1(s, "old")
@@ -247,7 +256,9 @@ async def test_steps_run_in_order_once_and_resume_where_they_stopped(services: S
     found = await existing_indexes(s.store, "old")
     assert "RANGE" in found[("Entity", "parent_id")]
     assert {"name", "type", "summary", "nickname"} <= {p for (label, p), k in found.items() if "FULLTEXT" in k}
-    # The new field indexes what was written before the step.
+    # The new field indexes what was written before the step (once the index, rebuilt in the
+    # background, is operational again).
+    await indexes_operational(s, "old")
     hits = await s.store.ro_query(
         "old", "CALL db.idx.fulltext.queryNodes('Entity', 'countess') YIELD node RETURN node.id"
     )
