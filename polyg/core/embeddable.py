@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from polyg.core.vectors import head_text as entity_head_text
+from polyg.store import names
 from polyg.store.names import Label, RelType
 from polyg.store.queries.nodes import NodeIndexes, owner_match, vector_sources
 
@@ -72,25 +73,25 @@ class SearchTarget:
 
 
 ENTITY = Embeddable(
-    Label("Entity"),
+    names.ENTITY,
     head=("name", "type", "summary"),
     head_text=_entity_head,
     fulltext=("name", "type", "summary"),
     # parent_id: deleting an entity clears its children's parent, a lookup per deleted entity.
     lookup=("id", "name", "type", "parent_id"),
-    parts=Link(Label("Observation"), RelType("HAS_OBSERVATION")),
+    parts=Link(names.OBSERVATION, names.HAS_OBSERVATION),
 )
 OBSERVATION = Embeddable(
-    Label("Observation"),
+    names.OBSERVATION,
     head=("text",),
     head_text=_field("text"),
     fulltext=("text",),
-    owner=Link(Label("Entity"), RelType("HAS_OBSERVATION")),
+    owner=Link(names.ENTITY, names.HAS_OBSERVATION),
     endpoint=False,
 )
 # Declared for the temporal (spec 003) and retrieval (spec 001) toolsets, which register them.
-EVENT = Embeddable(Label("Event"), head=("description",), head_text=_field("description"), fulltext=("description",))
-CHUNK = Embeddable(Label("Chunk"), head=("text",), head_text=_field("text"), fulltext=("text",))
+EVENT = Embeddable(names.EVENT, head=("description",), head_text=_field("description"), fulltext=("description",))
+CHUNK = Embeddable(names.CHUNK, head=("text",), head_text=_field("text"), fulltext=("text",))
 
 
 class EmbeddableRegistry:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import Label, RelType
+from polyg.store.names import HAS_OBSERVATION, OBSERVATION, Label, RelType
 from polyg.store.queries import Runner
 
 # A node's own fields as one map, and its user properties as [key, value] pairs: the keys
@@ -27,8 +27,6 @@ NODE_RETURN = (
 BUMP_REV = "n.rev = coalesce(n.rev, 0) + 1"
 
 SETTABLE = frozenset({"name", "type", "summary", "parent_id"})
-HAS_OBSERVATION = RelType("HAS_OBSERVATION")
-OBSERVATION = Label("Observation")
 
 
 def labels(kind: Label, extra: Label | None) -> str:
