@@ -184,8 +184,10 @@ class NodeIndexes:
                 if "RANGE" not in found.get((label, prop), set()):
                     statements.append(f"CREATE INDEX FOR (n:{Label(label)}) ON (n.{Label(prop)})")
         for label, props in self.fulltext.items():
-            if not all("FULLTEXT" in found.get((label, p), set()) for p in props):
-                args = ", ".join(f"'{Label(p)}'" for p in props)
+            # FalkorDB refuses a field already indexed: only the missing ones are named.
+            missing = [p for p in props if "FULLTEXT" not in found.get((label, p), set())]
+            if missing:
+                args = ", ".join(f"'{Label(p)}'" for p in missing)
                 statements.append(f"CALL db.idx.fulltext.createNodeIndex('{Label(label)}', {args})")
         for label in self.vector:
             if "VECTOR" not in found.get((label, "embedding"), set()):
