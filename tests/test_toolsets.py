@@ -110,7 +110,8 @@ async def test_a_shared_tool_is_listed_once_and_answers_both_forms(services: Ser
     wrong_type = await dispatcher.call("get_entity", {"name": 7})
     assert wrong_type.is_error and "name" in wrong_type.content[0].text
     missing = await dispatcher.call("get_entity", {"project_id": "shared", "name": "Grace"})
-    assert missing.structured_content == {"error": {"code": 4004, "message": "Entity 'Grace' not found."}}
+    assert missing.is_error and missing.content[0].text == "Error: Entity 'Grace' not found."
+    assert (missing.meta or {}).get("polyg/errorCode") == 4004
 
 
 def _core_of(services: Services) -> Polyg:
