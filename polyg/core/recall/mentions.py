@@ -1,0 +1,222 @@
+"""Entity mentions in a query or a memory, by rules: quoted names, code identifiers, named
+services, capitalised names (with the head noun that is part of how a thing is called:
+"Growth team", "Timekeeper API") and names the graph already knows.
+
+Words that name times (weekdays, months, holidays) are never mentions: "Tuesday's deploy" is
+a time reference. A capitalised word opening a sentence counts only with another sign that it
+is a name (a possessive, a second capitalised word, a "topic:" heading), since English
+capitalises every sentence's first word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+TIME_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays "
+    "fridays saturdays sundays january february march april may june july august september october "
+    "november december jan feb mar apr jun jul aug sep sept oct nov dec christmas easter "
+    "thanksgiving halloween eve new year year's day spring summer autumn fall winter today "
+    "yesterday tomorrow tonight now".split()
+)
+# Openers of questions and requests: never the start of a name.
+STARTERS = frozenset(
+    "what what's whats who who's whom whose which where where's when when's why how how's is are was "
+    "were do does did can could should would will shall may might must has have had i i'm i've "
+    "i'd i'll the a an any anything anyone tell show give list name find search look pull put remind "
+    "explain summarize summarise suppose walk let let's please if and but or so then also just "
+    "there there's here it it's this that these those my our your their his her we you they he she "
+    "hey ok okay yes no not did don't doesn't didn't isn't wasn't aren't weren't before after since "
+    "during until between on in at by for from with about of to".split()
+)
+# Nouns that are part of a thing's name when they follow it ("Mobile team", "Kestrel project").
+HEAD_NOUNS = frozenset(
+    "team service project api app repo repository library module cluster band company group squad "
+    "department org pipeline platform bucket channel board sdk cli server database db queue "
+    "worker bot plugin".split()
+)
+# A lowercase word naming which service it is ("shipping service", "auth service"), unless it
+# is a determiner or a generic modifier.
+_SERVICE = re.compile(r"\b([a-z][a-z0-9_-]*) (service|microservice)\b")
+_NOT_SERVICE_NAMES = frozenset(
+    "the a an this that our my your their his her its every each any some which what whose new old "
+    "same other another web backend frontend customer external internal third-party one main".split()
+)
+_QUOTED = re.compile(r"[\"“”«]([^\"“”«»\n]{1,80})[\"“”»]")
+_CODE = (
+    re.compile(r"(?<![\w/.])[\w.-]*[A-Za-z_][\w.-]*/[\w./-]*\w"),  # paths: core/scheduler.go
+    re.compile(
+        r"\b[\w-]+\.(?:py|go|ts|tsx|js|jsx|rs|java|kt|rb|c|cc|cpp|h|hpp|cs|php|swift|sql|sh|ya?ml|json|toml|md|proto)\b"
+    ),
+    re.compile(r"\b[A-Za-z_][\w.]*\(\)"),  # calls: render_report()
+    re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b"),  # snake_case
+    re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"),  # SCREAMING_CASE
+    re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b"),  # CamelCase
+    re.compile(r"\b[a-z]+[0-9]*[A-Z][A-Za-z0-9]*\b"),  # lowerCamelCase
+)
+_HYPHENATED = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b")
+# Hyphenated words that are ordinary English compounds ("cold-start", "load-testing").
+_COMPOUND_FIRST = frozenset(
+    "cold warm hot long short high low self non pre post re co multi cross well end real open "
+    "full half part day time one two three first second third last top bottom in out off on up "
+    "down over under all ever never follow check sign log set roll read write".split()
+)
+_COMPOUND_LAST = frozenset(
+    "start starts testing test tests based term time level side scale free only friendly like related "
+    "facing wide up down off out in over back run made driven aware safe proof ready ended bound "
+    "term known time way year day week month hour minute".split()
+)
+_WORD = re.compile(r"(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr)\.|[A-Za-z](?:[\w&-]|\.(?=\w))*(?:['’][A-Za-z]+)?['’]?")
+_CONNECTORS = frozenset({"of", "de", "van", "von", "da", "del", "la", "le", "&", "and"})
+_SENTENCE_END = re.compile(r"[.!?:;]\s*$")
+
+
+@dataclass(frozen=True)
+class Mention:
+    text: str
+    start: int
+    end: int
+    kind: str  # quoted, code, service, name, known
+
+
+def find_mentions(text: str, known_names: Iterable[str] = ()) -> list[Mention]:
+    """The mentions in `text`, left to right, each once (case-insensitively); a mention inside
+    a longer one is dropped."""
+    found: list[Mention] = []
+    found += [Mention(m.group(1).strip(), m.start(1), m.end(1), "quoted") for m in _QUOTED.finditer(text)]
+    found += _known(text, known_names)
+    for pattern in _CODE:
+        found += [Mention(m.group(0).rstrip("."), m.start(), m.end(), "code") for m in pattern.finditer(text)]
+    found += [
+        Mention(m.group(0), m.start(), m.end(), "code")
+        for m in _HYPHENATED.finditer(text)
+        if _is_identifier(m.group(0))
+    ]
+    found += [
+        Mention(m.group(0), m.start(), m.end(), "service")
+        for m in _SERVICE.finditer(text)
+        if m.group(1) not in _NOT_SERVICE_NAMES and m.group(1) not in TIME_WORDS
+    ]
+    found += _names(text)
+    return _dedupe(found)
+
+
+def mask(text: str, mentions: Iterable[Mention], placeholder: str = "X") -> str:
+    """`text` with each mention replaced, so that the words of a name ("Root Cause Analytics",
+    "Round Midnight") are not read as cues."""
+    out, last = [], 0
+    for mention in sorted(mentions, key=lambda m: m.start):
+        if mention.start < last:
+            continue
+        out += [text[last : mention.start], placeholder]
+        last = mention.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _known(text: str, names: Iterable[str]) -> list[Mention]:
+    out = []
+    for name in names:
+        if len(name) < 2:
+            continue
+        pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
+        out += [Mention(m.group(0), m.start(), m.end(), "known") for m in pattern.finditer(text)]
+    return out
+
+
+def _is_identifier(word: str) -> bool:
+    parts = word.split("-")
+    if any(p.isdigit() for p in parts) and len(parts) == 2 and parts[0] in _COMPOUND_FIRST:
+        return False
+    return parts[0] not in _COMPOUND_FIRST and parts[-1] not in _COMPOUND_LAST
+
+
+def _names(text: str) -> list[Mention]:
+    """Runs of capitalised words, split at possessives, without time words."""
+    out: list[Mention] = []
+    run: list[re.Match[str]] = []
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        bare = _bare(word)
+        gap = text[run[-1].end() : match.start()] if run else ""
+        if gap == "" and run and run[-1].group(0).endswith("."):
+            gap = " "
+        joined = run and gap == " " and not _possessive(run[-1].group(0))
+        if _capitalised(bare) and bare.lower() not in TIME_WORDS and not (bare.lower() in STARTERS and not run):
+            if joined or not run:
+                run.append(match)
+                continue
+        elif joined and bare.lower() in _CONNECTORS and _next_capitalised(text, match.end()):
+            run.append(match)
+            continue
+        out += _finish(text, run)
+        run = []
+        if _capitalised(bare) and bare.lower() not in TIME_WORDS and bare.lower() not in STARTERS:
+            run.append(match)
+    out += _finish(text, run)
+    return out
+
+
+def _finish(text: str, run: list[re.Match[str]]) -> list[Mention]:
+    while run and _bare(run[-1].group(0)).lower() in _CONNECTORS:
+        run = run[:-1]
+    if not run:
+        return []
+    start, end = run[0].start(), run[-1].start() + len(_bare(run[-1].group(0)))
+    words = [_bare(m.group(0)) for m in run]
+    if _opens_sentence(text, start) and len(words) == 1 and not _named_anyway(text, run[0]):
+        return []
+    if len(words) == 1 and words[0].isupper() and len(words[0]) <= 4:
+        return []  # a bare acronym (DNS, CPU) is a thing's kind more often than its name
+    head = re.match(r" ([a-z]+)\b", text[end:]) if not _possessive(run[-1].group(0)) else None
+    if head and head.group(1) in HEAD_NOUNS:
+        end += len(head.group(0))
+    return [Mention(text[start:end], start, end, "name")]
+
+
+def _named_anyway(text: str, match: re.Match[str]) -> bool:
+    """A sentence's first word is a name when it is possessive or heads a "topic:" line."""
+    if _possessive(match.group(0)):
+        return True
+    return re.match(r"(?: [a-z][\w-]*){0,5}(?: on the \w+)?:", text[match.end() :]) is not None
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    before = text[:start].rstrip("\"'“‘( ")
+    return not before or _SENTENCE_END.search(before) is not None
+
+
+def _possessive(word: str) -> bool:
+    return word.endswith(("'s", "’s", "'", "’")) and len(word) > 2
+
+
+def _bare(word: str) -> str:
+    for suffix in ("'s", "’s", "'", "’"):
+        if word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _capitalised(word: str) -> bool:
+    return bool(word) and word[0].isupper()
+
+
+def _next_capitalised(text: str, at: int) -> bool:
+    return re.match(r" [A-Z]", text[at:]) is not None
+
+
+def _dedupe(found: list[Mention]) -> list[Mention]:
+    by_length = sorted(found, key=lambda m: (-(m.end - m.start), m.start))
+    kept: list[Mention] = []
+    seen: set[str] = set()
+    for mention in by_length:
+        key = mention.text.lower()
+        if not key or key in seen:
+            continue
+        if any(k.start <= mention.start and mention.end <= k.end for k in kept):
+            continue
+        seen.add(key)
+        kept.append(mention)
+    return sorted(kept, key=lambda m: m.start)
