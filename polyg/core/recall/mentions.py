@@ -29,7 +29,8 @@ STARTERS = frozenset(
     "explain summarize summarise suppose walk let let's please if and but or so then also just "
     "there there's here it it's this that these those my our your their his her we you they he she "
     "hey ok okay yes no not did don't doesn't didn't isn't wasn't aren't weren't before after since "
-    "during until between on in at by for from with about of to".split()
+    "during until between on in at by for from with about of to because then also however meanwhile "
+    "later finally first next".split()
 )
 # Nouns that are part of a thing's name when they follow it ("Mobile team", "Kestrel project").
 HEAD_NOUNS = frozenset(
@@ -81,9 +82,10 @@ class Mention:
     kind: str  # quoted, code, service, name, known
 
 
-def find_mentions(text: str, known_names: Iterable[str] = ()) -> list[Mention]:
+def find_mentions(text: str, known_names: Iterable[str] = (), *, statement: bool = False) -> list[Mention]:
     """The mentions in `text`, left to right, each once (case-insensitively); a mention inside
-    a longer one is dropped."""
+    a longer one is dropped. In a `statement` (a memory, not a question) a capitalised first
+    word that is no sentence opener counts as a name: statements start with their subject."""
     found: list[Mention] = []
     found += [Mention(m.group(1).strip(), m.start(1), m.end(1), "quoted") for m in _QUOTED.finditer(text)]
     found += _known(text, known_names)
@@ -99,7 +101,7 @@ def find_mentions(text: str, known_names: Iterable[str] = ()) -> list[Mention]:
         for m in _SERVICE.finditer(text)
         if m.group(1) not in _NOT_SERVICE_NAMES and m.group(1) not in TIME_WORDS
     ]
-    found += _names(text)
+    found += _names(text, statement)
     return _dedupe(found)
 
 
@@ -133,7 +135,7 @@ def _is_identifier(word: str) -> bool:
     return parts[0] not in _COMPOUND_FIRST and parts[-1] not in _COMPOUND_LAST
 
 
-def _names(text: str) -> list[Mention]:
+def _names(text: str, statement: bool = False) -> list[Mention]:
     """Runs of capitalised words, split at possessives, without time words."""
     out: list[Mention] = []
     run: list[re.Match[str]] = []
@@ -151,22 +153,22 @@ def _names(text: str) -> list[Mention]:
         elif joined and bare.lower() in _CONNECTORS and _next_capitalised(text, match.end()):
             run.append(match)
             continue
-        out += _finish(text, run)
+        out += _finish(text, run, statement)
         run = []
         if _capitalised(bare) and bare.lower() not in TIME_WORDS and bare.lower() not in STARTERS:
             run.append(match)
-    out += _finish(text, run)
+    out += _finish(text, run, statement)
     return out
 
 
-def _finish(text: str, run: list[re.Match[str]]) -> list[Mention]:
+def _finish(text: str, run: list[re.Match[str]], statement: bool = False) -> list[Mention]:
     while run and _bare(run[-1].group(0)).lower() in _CONNECTORS:
         run = run[:-1]
     if not run:
         return []
     start, end = run[0].start(), run[-1].start() + len(_bare(run[-1].group(0)))
     words = [_bare(m.group(0)) for m in run]
-    if _opens_sentence(text, start) and len(words) == 1 and not _named_anyway(text, run[0]):
+    if _opens_sentence(text, start) and len(words) == 1 and not statement and not _named_anyway(text, run[0]):
         return []
     if len(words) == 1 and words[0].isupper() and len(words[0]) <= 4:
         return []  # a bare acronym (DNS, CPU) is a thing's kind more often than its name

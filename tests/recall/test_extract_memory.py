@@ -1,0 +1,99 @@
+"""Rule-based extraction for remember on a fixed set of sentences."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from polyg.core.extract_memory import ExtractedFact, extract
+
+REF = datetime(2026, 1, 14, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "cause", "effect"),
+    [
+        ("The deploy failed due to a missing env var.", "a missing env var", "The deploy failed"),
+        ("The API was slow because the cache was cold.", "the cache was cold", "The API was slow"),
+        ("A traffic spike caused connection-pool-exhaustion.", "A traffic spike", "connection-pool-exhaustion"),
+        ("The config push led to a restart loop.", "The config push", "a restart loop"),
+        ("The leak resulted in an OOM kill.", "The leak", "an OOM kill"),
+        ("The disk filled up, so the backup stopped.", "The disk filled up", "the backup stopped"),
+        ("After the DNS provider failed, checkout went down.", "the DNS provider failed", "checkout went down"),
+        ("The outage was caused by a bad config push.", "a bad config push", "The outage"),
+        ("Because the token expired, the sync job stopped.", "the token expired", "the sync job stopped"),
+    ],
+)
+def test_causal_links(sentence: str, cause: str, effect: str) -> None:
+    links = extract(sentence, REF).causes
+    assert [(c.cause, c.effect) for c in links] == [(cause, effect)]
+    assert 0 < links[0].confidence <= 1
+    assert links[0].evidence == sentence
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The cache warmup did not cause the outage.",
+        "The outage wasn't caused by the config push.",
+        "The restart was not because of the deploy.",
+        "The weather was nice.",
+    ],
+)
+def test_negated_or_plain_statements_add_no_link(sentence: str) -> None:
+    assert extract(sentence, REF).causes == []
+
+
+def test_a_pronoun_cause_is_the_previous_sentence() -> None:
+    links = extract("We moved billing-api to Postgres. It led to faster reports.", REF).causes
+    assert [(c.cause, c.effect) for c in links] == [("We moved billing-api to Postgres", "faster reports")]
+
+
+def test_events_are_statements_with_a_time_resolved_against_the_reference() -> None:
+    out = extract(
+        "The auth service crashed on Tuesday. Nobody noticed. Caroline went to the support group on 7 May 2023.", REF
+    )
+    assert [(e.description, e.occurred_at) for e in out.events] == [
+        ("The auth service crashed on Tuesday.", datetime(2026, 1, 13, tzinfo=UTC)),
+        ("Caroline went to the support group on 7 May 2023.", datetime(2023, 5, 7, tzinfo=UTC)),
+    ]
+    assert out.events[0].entities == ("auth service",)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "fact"),
+    [
+        ("Alice works on the Auth Service.", ExtractedFact("Alice", "works_on", "Auth Service")),
+        ("Bob reports to Carol.", ExtractedFact("Bob", "reports_to", "Carol")),
+        (
+            "The ledger service depends on Postgres, which we host ourselves.",
+            ExtractedFact("ledger service", "depends_on", "Postgres"),
+        ),
+        ("Mei lives in Lisbon.", ExtractedFact("Mei", "lives_in", "Lisbon")),
+    ],
+)
+def test_facts(sentence: str, fact: ExtractedFact) -> None:
+    assert extract(sentence, REF).facts == [fact]
+
+
+@pytest.mark.parametrize(
+    "sentence", ["Alice no longer works on Payments.", "Bob doesn't use Vim.", "It depends on the weather."]
+)
+def test_negated_or_pronoun_facts_are_not_extracted(sentence: str) -> None:
+    assert extract(sentence, REF).facts == []
+
+
+def test_entities_known_names_code_and_proper_nouns() -> None:
+    out = extract(
+        "Rafael fixed render_report() in core/report.py for the pepper team.", REF, known_names=("pepper team",)
+    )
+    names = {e.name for e in out.entities}
+    assert {"Rafael", "render_report()", "core/report.py", "pepper team"} <= names
+    types = {e.name: e.type for e in out.entities}
+    assert types["render_report()"] == "Code"
+
+
+def test_nothing_to_extract() -> None:
+    out = extract("hmm, ok", REF)
+    assert (out.entities, out.events, out.facts, out.causes) == ([], [], [], [])
