@@ -132,6 +132,9 @@ def timeframe(refs: list[TimeRef], reference: datetime) -> Timeframe | None:
 
 
 def _interval(text: str, reference: datetime) -> Interval | None:
+    if re.search(r"['’]s$", text):
+        # "after Tuesday's deploy": the deploy is the anchor, and it happened on Tuesday.
+        text = re.sub(r"^(?:right |just |shortly )?(?:after|before|since|until|on) ", "", text, flags=re.IGNORECASE)
     cleaned = re.sub(r"['’]s\b", "", text).replace("back in ", "in ")
     try:
         return parse_range(cleaned, reference=reference)

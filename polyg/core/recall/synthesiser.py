@@ -1,0 +1,398 @@
+"""The recall synthesiser (spec 003): an answer from the evidence the graphs returned.
+
+Rules compose it by default, extractively: a causal chain as "A because B, which followed C",
+events in order with their dates, an entity's facts that hold (now, or in the asked-about
+time), then the closest stored memories. Confidence comes from the evidence: how strongly the
+graphs matched, how many of the asked-for graphs answered, and how much of it mentions what the
+query names. No evidence gives an honest "nothing stored", never an invented answer.
+
+With an LLM, the spec's prompt is asked over the same evidence and must cite the ids it used,
+all of them among the evidence; otherwise (or on any failure) the rules answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from polyg.core.recall.evidence import Evidence, GraphName, best_first
+from polyg.core.recall.executor import Execution
+from polyg.core.recall.model import ClassifierOutput
+from polyg.core.recall.output import (
+    CausalStep,
+    EntityInvolved,
+    Reasoning,
+    SemanticMatch,
+    SynthesizerOutput,
+    TemporalContext,
+    TimedEvent,
+)
+from polyg.core.time import parse_instant
+from polyg.errors import PolygError
+from polyg.llm import LLM, Answer, LLMInvalidOutput, Message, with_fallback
+
+NOTHING_STORED = "Nothing is stored about that."
+MAX_EVENTS_IN_ANSWER = 5
+MAX_MEMORIES_IN_ANSWER = 3
+MAX_CHAIN = 5
+SYNTHESIZER_MAX_TOKENS = 1000
+
+SYNTHESIZER_PROMPT = """You are a response synthesizer for a multi-graph memory system.
+
+Given raw results from multiple knowledge graphs, synthesize a coherent answer.
+
+Guidelines:
+1. Prioritize causal explanations when available
+2. Include temporal context (when things happened)
+3. Reference specific entities by name
+4. Express confidence based on evidence strength
+5. Suggest follow-up questions if relevant
+6. Use only the results below; list in cited_ids the id of every result your answer uses
+
+Original Query: {query}
+
+Graph Results:
+{results}
+
+Respond with a JSON object containing:
+- answer: string (natural language response)
+- confidence: number (0-1)
+- cited_ids: string[] (ids of the results the answer uses)
+- follow_ups: string[] (optional follow-up questions)"""
+
+_STOP = frozenset(
+    "what when where which who whom why how does did do is are was were the a an and or of to in on for "
+    "with about from that this have has had we i you our my your they their there any anything know "
+    "tell give show please after before since".split()
+)
+
+
+def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, reference: datetime) -> SynthesizerOutput:
+    evidence = best_first(execution.evidence())
+    note = missing_note(execution)
+    if not evidence:
+        return SynthesizerOutput(answer=" ".join(filter(None, [NOTHING_STORED, note])), confidence=0.0)
+    chain = _chain([e for e in evidence if e.kind == "cause"])
+    events = sorted((e for e in evidence if e.kind == "event" and e.at), key=lambda e: e.at or "")
+    facts = [e for e in evidence if e.kind == "fact" and _holds(e, plan, reference)]
+    entities = [e for e in evidence if e.kind == "entity"]
+    memories = [e for e in evidence if e.kind in ("memory", "concept")]
+    sentences = [
+        *_chain_sentences(chain, plan),
+        *_timeline_sentences(events),
+        *_fact_sentences(facts),
+        *_entity_sentences(entities, facts),
+    ]
+    if memories and (not sentences or "semantic" in plan.intents):
+        sentences.append(_memory_sentence(memories))
+    if note:
+        sentences.append(note)
+    used = [*chain, *events, *facts, *entities, *memories]
+    return SynthesizerOutput(
+        answer=" ".join(sentences),
+        confidence=confidence(query, plan, execution, evidence),
+        reasoning=Reasoning(
+            causal_chain=[
+                CausalStep(cause=e.cause or "", effect=e.effect or "", confidence=e.score, evidence_id=e.id)
+                for e in chain
+            ],
+            temporal_context=_temporal_context(plan, events),
+            entities_involved=_entities_involved(plan, entities, facts),
+            semantic_matches=[SemanticMatch(id=e.id, text=e.text, score=round(e.score, 4)) for e in memories],
+        ),
+        sources=_sources(used),
+        follow_ups=follow_ups(chain, events, entities, memories),
+    )
+
+
+def missing_note(execution: Execution) -> str:
+    parts = [f"the {g} graph timed out" for g in execution.timed_out]
+    parts += [f"the {g} graph failed" for g in execution.failed]
+    if not parts:
+        return ""
+    return f"({'; '.join(parts)}, so this answer may be incomplete.)"
+
+
+def confidence(query: str, plan: ClassifierOutput, execution: Execution, evidence: Sequence[Evidence]) -> float:
+    """Evidence strength (top scores), coverage (asked-for graphs that answered with something)
+    and agreement (top items that mention what the query names); less for each missing graph."""
+    if not evidence:
+        return 0.0
+    asked = set(plan.intents) | set(execution.results) | set(execution.missing)
+    answered = {g for g, items in execution.results.items() if items}
+    coverage = len(answered & asked) / len(asked) if asked else 0.0
+    top = list(evidence[:3])
+    strength = sum(min(max(e.score, 0.0), 1.0) for e in top) / len(top)
+    terms = _terms(query, plan)
+    top5 = list(evidence[:5])
+    agreement = sum(1 for e in top5 if _mentions_any(e, terms)) / len(top5) if terms else 0.5
+    score = 0.4 * coverage + 0.35 * strength + 0.25 * agreement - 0.1 * len(execution.missing)
+    return round(min(max(score, 0.05), 0.95), 2)
+
+
+def _terms(query: str, plan: ClassifierOutput) -> set[str]:
+    words = {w for w in re.findall(r"[a-z0-9][a-z0-9_-]{2,}", query.lower()) if w not in _STOP}
+    return words | {e.mention.lower() for e in plan.entities}
+
+
+def _mentions_any(item: Evidence, terms: set[str]) -> bool:
+    text = item.text.lower()
+    return any(t in text for t in terms)
+
+
+# --- causal chains ------------------------------------------------------------------------------
+
+
+def _chain(links: list[Evidence]) -> list[Evidence]:
+    """The strongest path of links ending at a final effect (an effect that causes nothing
+    here), walked back to its root: [effect's link, its cause's link, ...]."""
+    if not links:
+        return []
+    causes = {(e.cause or "").lower() for e in links}
+    finals = [e for e in links if (e.effect or "").lower() not in causes] or links
+    path = [max(finals, key=lambda e: (e.score, -e.depth))]
+    seen = {(path[0].effect or "").lower(), (path[0].cause or "").lower()}
+    while len(path) < MAX_CHAIN:
+        into = [e for e in links if (e.effect or "").lower() == (path[-1].cause or "").lower() and e not in path]
+        into = [e for e in into if (e.cause or "").lower() not in seen]
+        if not into:
+            break
+        step = max(into, key=lambda e: e.score)
+        seen.add((step.cause or "").lower())
+        path.append(step)
+    others = [e for e in links if e not in path and (e.effect or "").lower() == (path[0].effect or "").lower()]
+    return path + sorted(others, key=lambda e: -e.score)[:2]
+
+
+def _split(chain: list[Evidence]) -> tuple[list[Evidence], list[Evidence]]:
+    """The chain's path from its final effect back to the root, and other direct causes."""
+    final = (chain[0].effect or "").lower()
+    path = [e for e in chain if e is chain[0] or (e.effect or "").lower() != final]
+    return path, [e for e in chain[1:] if (e.effect or "").lower() == final]
+
+
+def _chain_sentences(chain: list[Evidence], plan: ClassifierOutput) -> list[str]:
+    if not chain:
+        return []
+    path, also = _split(chain)
+    if plan.causal_direction == "downstream":
+        steps = list(reversed(path))
+        text = f"{_cap(steps[0].cause)} led to {steps[0].effect}"
+        text += "".join(f", which led to {e.effect}" for e in steps[1:])
+    else:
+        text = f"{_cap(path[0].effect)} because {path[0].cause}"
+        text += "".join(f", which followed {e.cause}" for e in path[1:])
+        if also:
+            text += "; also " + " and ".join(e.cause or "" for e in also)
+    return [text.rstrip(".") + "."]
+
+
+# --- time, facts, entities, memories ---------------------------------------------------------
+
+
+def _timeline_sentences(events: list[Evidence]) -> list[str]:
+    shown = events[:MAX_EVENTS_IN_ANSWER]
+    out = [f"On {_when(e.at)}: {e.text.rstrip('.')}." for e in shown]
+    if len(events) > len(shown):
+        out.append(f"({len(events) - len(shown)} more events in that time.)")
+    return out
+
+
+def _holds(fact: Evidence, plan: ClassifierOutput, reference: datetime) -> bool:
+    """A fact counts when it holds now, or in the time the query asks about."""
+    start, end = _instant(fact.at), _instant(fact.valid_to)
+    tf = plan.timeframe
+    if tf is not None and tf.type != "relative":
+        ask_start, ask_end = _instant(tf.value), _instant(tf.end)
+        if ask_start is not None:
+            return (end is None or end > ask_start) and (start is None or ask_end is None or start < ask_end)
+    return end is None or end > reference
+
+
+def _fact_sentences(facts: list[Evidence]) -> list[str]:
+    out = []
+    for fact in facts:
+        since = f" (since {_when(fact.at)})" if fact.at else ""
+        predicate = (fact.predicate or "").replace("_", " ")
+        out.append(f"{_cap(fact.subject)} {predicate} {fact.object}{since}.")
+    return out
+
+
+def _entity_sentences(entities: list[Evidence], facts: list[Evidence]) -> list[str]:
+    with_facts = {(f.subject or "").lower() for f in facts}
+    out = []
+    for entity in entities:
+        if entity.text and entity.text.lower() not in with_facts:
+            out.append(f"{_cap(entity.text).rstrip('.')}.")
+    return out
+
+
+def _memory_sentence(memories: list[Evidence]) -> str:
+    quoted = "; ".join(f"\u201c{m.text.strip()}\u201d" for m in memories[:MAX_MEMORIES_IN_ANSWER])
+    return f"Stored memories: {quoted}."
+
+
+def _temporal_context(plan: ClassifierOutput, events: list[Evidence]) -> TemporalContext | None:
+    if not events and plan.timeframe is None:
+        return None
+    tf = plan.timeframe
+    start = tf.value if tf is not None and tf.type != "relative" else None
+    return TemporalContext(
+        start=start,
+        end=tf.end if tf is not None else None,
+        events=[TimedEvent(id=e.id, at=e.at or "", description=e.text) for e in events],
+    )
+
+
+def _entities_involved(plan: ClassifierOutput, entities: list[Evidence], facts: list[Evidence]) -> list[EntityInvolved]:
+    out = [
+        EntityInvolved(
+            id=e.id,
+            name=e.subject or e.text,
+            type=e.predicate,
+            current_facts=[
+                f"{f.predicate} {f.object}" for f in facts if (f.subject or "").lower() == (e.subject or e.text).lower()
+            ],
+        )
+        for e in entities
+    ]
+    named = {x.name.lower() for x in out}
+    for mention in plan.entities:
+        if mention.resolved and mention.mention.lower() not in named:
+            out.append(EntityInvolved(id=mention.resolved, name=mention.mention, type=mention.type))
+    return out
+
+
+def follow_ups(
+    chain: list[Evidence], events: list[Evidence], entities: list[Evidence], memories: list[Evidence]
+) -> list[str]:
+    """Questions about what lies next to the evidence in the graph."""
+    out: list[str] = []
+    if chain:
+        root = _split(chain)[0][-1].cause
+        out.append(f"What else did {root} lead to?")
+    elif events:
+        out.append(f"What caused {_short(events[-1].text)}?")
+    for item in [*entities, *memories]:
+        for neighbour in item.neighbours[:1]:
+            question = f"What do we know about {neighbour}?"
+            if question not in out:
+                out.append(question)
+    return out[:3]
+
+
+# --- the LLM path --------------------------------------------------------------------------------
+
+
+class LLMSynthesis(BaseModel):
+    answer: str = Field(min_length=1, max_length=8000)
+    confidence: float = Field(ge=0.0, le=1.0)
+    cited_ids: list[str] = Field(min_length=1)
+    follow_ups: list[str] = Field(default_factory=list, max_length=5)
+
+
+def evidence_json(evidence: Sequence[Evidence]) -> str:
+    rows = []
+    for e in evidence:
+        row: dict[str, object] = {
+            "id": e.id,
+            "graph": e.graph,
+            "kind": e.kind,
+            "text": e.text,
+            "score": round(e.score, 3),
+        }
+        for key in ("at", "cause", "effect", "subject", "predicate", "object", "valid_to"):
+            value = getattr(e, key)
+            if value:
+                row[key] = value
+        rows.append(row)
+    return json.dumps(rows, ensure_ascii=False, indent=1)
+
+
+class Synthesiser:
+    """Rules, or an LLM over the same evidence that must cite it (`llm` None: rules only)."""
+
+    def __init__(self, llm: LLM | None = None, *, timeout_s: float | None = None, max_evidence: int = 30) -> None:
+        self.llm = llm
+        self.max_evidence = max_evidence
+        self._call = with_fallback(
+            self._llm_synthesise if llm is not None else None,
+            rule_synthesise,
+            name="recall synthesiser",
+            timeout_s=timeout_s,
+        )
+
+    async def synthesise(
+        self, query: str, plan: ClassifierOutput, execution: Execution, reference: datetime
+    ) -> Answer[SynthesizerOutput]:
+        return await self._call.run(query, plan, execution, reference)
+
+    async def _llm_synthesise(
+        self, query: str, plan: ClassifierOutput, execution: Execution, reference: datetime
+    ) -> SynthesizerOutput:
+        assert self.llm is not None
+        rules = rule_synthesise(query, plan, execution, reference)
+        evidence = best_first(execution.evidence())[: self.max_evidence]
+        if not evidence:
+            return rules  # nothing to cite: the honest answer needs no model
+        prompt = SYNTHESIZER_PROMPT.replace("{query}", query).replace("{results}", evidence_json(evidence))
+        messages: list[Message] = [{"role": "user", "content": prompt}]
+        proposed = await self.llm.complete_json(messages, LLMSynthesis, max_tokens=SYNTHESIZER_MAX_TOKENS)
+        known = {e.id for e in evidence}
+        unknown = [i for i in proposed.cited_ids if i not in known]
+        if unknown:
+            raise LLMInvalidOutput(
+                f"the synthesis cites {len(unknown)} id(s) that are not among the evidence",
+                details={"unknown": unknown[:5]},
+            )
+        note = missing_note(execution)
+        answer = proposed.answer.strip() + (f" {note}" if note and note not in proposed.answer else "")
+        return rules.model_copy(
+            update={
+                "answer": answer,
+                "confidence": round(min(proposed.confidence, rules.confidence + 0.2, 0.95), 2),
+                "follow_ups": [q.strip() for q in proposed.follow_ups if q.strip()][:3] or rules.follow_ups,
+            }
+        )
+
+
+# --- small helpers -------------------------------------------------------------------------------
+
+
+def _sources(used: list[Evidence]) -> list[str]:
+    order: list[GraphName] = ["causal", "temporal", "entity", "semantic"]
+    present = {e.graph for e in used}
+    return [g for g in order if g in present]
+
+
+def _instant(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parse_instant(value)
+    except (PolygError, ValueError, OverflowError):
+        return None
+
+
+def _when(value: str | None) -> str:
+    at = _instant(value)
+    if at is None:
+        return value or "an unknown time"
+    if (at.hour, at.minute, at.second) == (0, 0, 0):
+        return at.strftime("%Y-%m-%d")
+    return at.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _short(text: str, words: int = 12) -> str:
+    parts = text.rstrip(".").split()
+    short = " ".join(parts[:words])
+    return (short[:1].lower() + short[1:]) if short else short
+
+
+def _cap(text: str | None) -> str:
+    value = (text or "").strip()
+    return value[:1].upper() + value[1:]
