@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/intent_bench.py                       # ../shared/eval/intent_dev.yaml
     .venv/bin/python bench/intent_bench.py --set other.yaml --errors
+    .venv/bin/python bench/intent_bench.py --smoke               # a few built-in queries, nothing saved
 
 Reports per-intent precision, recall and F1, macro-F1, exact intent-set accuracy, causal
 direction accuracy (on queries labelled causal), timeframe accuracy (a time reference found or
@@ -23,11 +24,35 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import machine_info, write_results
+from common import SMOKE_HELP, machine_info, write_results
 
 from polyg.core.recall.classifier import rule_classify
 
-DEFAULT_SET = Path(__file__).resolve().parents[1] / ".." / "shared" / "eval" / "intent_dev.yaml"
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_SET = REPO.parent / "shared" / "eval" / "intent_dev.yaml"
+SMOKE_SET = [
+    {
+        "q": "Why did the build break after Monday's merge?",
+        "intents": ["causal", "temporal"],
+        "causal_direction": "upstream",
+        "timeframe": True,
+        "entities": [],
+    },
+    {
+        "q": "Who owns the ledger service?",
+        "intents": ["entity"],
+        "causal_direction": None,
+        "timeframe": False,
+        "entities": ["ledger service"],
+    },
+    {
+        "q": "Anything on onboarding?",
+        "intents": ["semantic"],
+        "causal_direction": None,
+        "timeframe": False,
+        "entities": [],
+    },
+]
 INTENTS = ("semantic", "temporal", "causal", "entity")
 REFERENCE = datetime(2026, 1, 14, 12, 0, tzinfo=UTC)
 TARGET_MACRO_F1 = 0.90
@@ -143,16 +168,27 @@ def main() -> None:
     parser.add_argument("--set", type=Path, default=DEFAULT_SET)
     parser.add_argument("--errors", action="store_true", help="print every query with a wrong field")
     parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
-    items = yaml.safe_load(args.set.read_text())["queries"]
+    items = SMOKE_SET if args.smoke else yaml.safe_load(args.set.read_text())["queries"]
+    source = "smoke set" if args.smoke else args.set.name
     result = evaluate(items)
-    report = markdown(result, args.set.name)
+    report = markdown(result, source)
     print(report)
     if args.errors:
         for e in result["errors"]:
             print(e)
-    if not args.no_save:
-        md, js = write_results("intent", report, {"set": args.set.name, "machine": machine_info(), **result})
+    if not (args.no_save or args.smoke):
+        figures = {
+            "macro_f1": result["macro_f1"],
+            "exact": result["exact_intents"],
+            "direction_acc": result["causal_direction_accuracy"],
+            "timeframe_acc": result["timeframe_accuracy"],
+            "entity_recall": result["entity_mention_recall"],
+        }
+        size = args.set.stem.removeprefix("intent_")
+        data = {"set": args.set.name, "machine": machine_info(), **result}
+        md, js = write_results("intent", report, data, size=size, figures=figures)
         print(f"written: {md} {js}")
 
 

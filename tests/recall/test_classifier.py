@@ -145,3 +145,26 @@ def test_confidence_is_lower_when_nothing_is_recognised() -> None:
 
 def test_semantic_query_drops_the_request_scaffolding() -> None:
     assert classify("What do we know about idempotency keys?").semantic_query == "idempotency keys"
+
+
+def test_a_span_needs_a_time_at_one_end() -> None:
+    out = classify("What changed in the API contract between v2 and v3?")
+    assert out.timeframe is None
+    assert "temporal" not in out.intents
+
+
+def test_event_relative_times_without_a_date() -> None:
+    for query in ("Did anything happen while I was on vacation?", "What did Jon do after losing his job?"):
+        out = classify(query)
+        assert "temporal" in out.intents, query
+        assert out.timeframe is not None and out.timeframe.type == "relative", query
+
+
+def test_a_sentence_opening_name_doing_something_is_a_name_a_plural_noun_is_not() -> None:
+    assert [e.mention for e in classify("Ravi said the migration slipped. Why?").entities] == ["Ravi"]
+    assert classify("Refunds jumped last week. Why?").entities == []
+
+
+def test_acronyms_alone_are_kinds_with_a_head_noun_they_are_names() -> None:
+    assert classify("Which PRs got merged two days ago?").entities == []
+    assert [e.mention for e in classify("Who runs the EU region?").entities] == ["EU region"]

@@ -31,7 +31,7 @@ UPSTREAM = _any(
     r"\bwhere did .{1,40} come from\b",
 )
 DOWNSTREAM = _any(
-    r"\bwhat (?:would|will|could|might|does|did|would've) (?:\w+ ){0,6}?(?:happen|break|do to|affect|impact)\b",
+    r"\bwhat (?:would|will|could|might|does|did|would've) (?:[\w'’-]+ ){0,6}?(?:happen|break|do to|affect|impact)\b",
     r"\bwhat (?:would|will|could|might) (?:\w+ ){0,3}?do\b",
     r"\bwhat (?:breaks|broke|happens|happened to|changes)\b",
     r"\bsuppose\b",
@@ -75,6 +75,7 @@ SEMANTIC = _any(
     r"\bsearch (?:(?:my|our|the) )?(?:notes|memory|memories|for)\b",
     r"\bfind (?:notes|anything|everything|whatever|stuff|info|information|material|things)\b",
     r"\bsaved? anything\b",
+    r"\b(?:did|have|had) (?:i|we) (?:save|saved|store|stored|bookmark|bookmarked|clip|clipped)\b",
     r"\bin (?:memory|my memory|our memory)\b",
     r"\bknowledge\b",
     r"\bunderstanding of\b",

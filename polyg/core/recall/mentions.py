@@ -36,7 +36,7 @@ STARTERS = frozenset(
 HEAD_NOUNS = frozenset(
     "team service project api app repo repository library module cluster band company group squad "
     "department org pipeline platform bucket channel board sdk cli server database db queue "
-    "worker bot plugin".split()
+    "worker bot plugin group region office lab".split()
 )
 # A lowercase word naming which service it is ("shipping service", "auth service"), unless it
 # is a determiner or a generic modifier.
@@ -60,17 +60,22 @@ _CODE = (
 _HYPHENATED = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b")
 # Hyphenated words that are ordinary English compounds ("cold-start", "load-testing").
 _COMPOUND_FIRST = frozenset(
-    "cold warm hot long short high low self non pre post re co multi cross well end real open "
+    "cold warm hot long short high low self non pre post re co multi cross well end real open zero anti "
+    "semi sub super ultra near mid "
     "full half part day time one two three first second third last top bottom in out off on up "
     "down over under all ever never follow check sign log set roll read write".split()
 )
 _COMPOUND_LAST = frozenset(
-    "start starts testing test tests based term time level side scale free only friendly like related "
+    "start starts testing test tests based term time level side scale free only friendly like related on "
     "facing wide up down off out in over back run made driven aware safe proof ready ended bound "
     "term known time way year day week month hour minute".split()
 )
-_WORD = re.compile(r"(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr)\.|[A-Za-z](?:[\w&-]|\.(?=\w))*(?:['’][A-Za-z]+)?['’]?")
+_WORD = re.compile(r"&|(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr)\.|[A-Za-z](?:[\w&-]|\.(?=\w))*(?:['’][A-Za-z]+)?['’]?")
 _CONNECTORS = frozenset({"of", "de", "van", "von", "da", "del", "la", "le", "&", "and"})
+_REPORTING_VERB = re.compile(
+    r" (?:said|says|told|tells|asked|asks|mentioned|thinks|thought|wants|wanted|keeps|kept|started|stopped|"
+    r"left|joined|moved|quit|paused|cancelled|canceled|called|emailed|wrote|decided|promised|claims|claimed)\b"
+)
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$")
 
 
@@ -170,18 +175,26 @@ def _finish(text: str, run: list[re.Match[str]], statement: bool = False) -> lis
     words = [_bare(m.group(0)) for m in run]
     if _opens_sentence(text, start) and len(words) == 1 and not statement and not _named_anyway(text, run[0]):
         return []
-    if len(words) == 1 and words[0].isupper() and len(words[0]) <= 4:
-        return []  # a bare acronym (DNS, CPU) is a thing's kind more often than its name
     head = re.match(r" ([a-z]+)\b", text[end:]) if not _possessive(run[-1].group(0)) else None
     if head and head.group(1) in HEAD_NOUNS:
         end += len(head.group(0))
+    elif len(words) == 1 and _acronym(words[0]):
+        return []  # a bare acronym (DNS, CPU) is a thing's kind more often than its name
     return [Mention(text[start:end], start, end, "name")]
+
+
+def _acronym(word: str) -> bool:
+    """DNS, CPU, PRs: a short all-capitals word, maybe plural."""
+    stem = word[:-1] if word.endswith("s") else word
+    return stem.isupper() and len(stem) <= 5
 
 
 def _named_anyway(text: str, match: re.Match[str]) -> bool:
     """A sentence's first word is a name when it is possessive or heads a "topic:" line."""
     if _possessive(match.group(0)):
         return True
+    if not match.group(0).endswith("s") and _REPORTING_VERB.match(text[match.end() :]):
+        return True  # "Ravi said...": a person doing something (a plural noun would end in s)
     return re.match(r"(?: [a-z][\w-]*){0,5}(?: on the \w+)?:", text[match.end() :]) is not None
 
 

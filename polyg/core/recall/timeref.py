@@ -50,6 +50,7 @@ _PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\b(?:the )?day (?:after tomorrow|before yesterday)\b",
         r"\b(?:yesterday|today|tonight|tomorrow)(?:['’]s)?\b",
         r"\b(?:in |during |for )?q[1-4](?: \d{4})?\b",
+        r"\b(?:over|during|on|at|for) the (?:weekend|holidays|summer|winter|spring|autumn|fall|break)\b",
         rf"\b(?:in |for |over |within |during )?(?:the )?(?:last|past|next|previous|coming) {_NUM}? ?{_UNIT}\b",
         rf"\b{_SHIFT} {_PERIOD}\b",
         rf"\b{_NUM} {_UNIT} (?:ago|earlier|later|from now|back)\b",
@@ -64,6 +65,9 @@ _PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\bin (?:the )?(?:spring|summer|autumn|fall|winter)\b",
         rf"\b{_EVENT_OPENER} (?:the|our|my|their|his|her|its|this|that|last|X['’]s) (?:[\w-]+ ){{0,2}}[\w-]+\b",
         rf"\b{_EVENT_OPENER} (?:he|she|they|we|i|it) (?:\w+ ){{0,1}}\w+\b",
+        rf"\b{_EVENT_OPENER} \w+ing (?:the|his|her|my|our|their|a|an) [\w-]+\b",
+        r"\bwhile (?:i|we|he|she|they|you) (?:was|were) (?:on|at|in|away)\b(?: \w+)?",
+        r"\bon (?:vacation|holiday|leave|sabbatical)\b",
     )
 )
 # Asking for a time or an order without stating one ("When did...", "in what order").
@@ -73,7 +77,8 @@ _ASKS_TIME = re.compile(
     r"\b(?:what time|what date|which date did|how long|how long ago|how recently)\b|"
     r"\b(?:in )?(?:what|the|which|chronological) order\b|\bin order\b(?! to)|\bchronolog|\btimeline\b|"
     r"\bsequence of events\b|\bwhat happened\b|\b(?:first|last) time\b|\bremind me when\b|"
-    r"\bwhen (?:i|we|he|she|they) (?:last|first)\b",
+    r"\bwhen (?:i|we|he|she|they) (?:last|first)\b|\banything happen(?:ed)?\b|^order\b|"
+    r"\bas (?:it|they) happened\b|\bin sequence\b",
     re.IGNORECASE,
 )
 _RANGE_WORDS = re.compile(
@@ -92,6 +97,8 @@ class TimeRef:
 def find_time_refs(text: str) -> list[TimeRef]:
     """Time references left to right; overlapping finds keep the longest."""
     found = [_trimmed(m.group(0), m.start()) for p in _PATTERNS for m in p.finditer(text)]
+    # "between v2 and v3" is no time: a span needs a time word at one end at least.
+    found = [r for r in found if not _SPAN_OPENER.match(r.text) or _TIMEISH.search(r.text)]
     found.sort(key=lambda r: (-(r.end - r.start), r.start))
     kept: list[TimeRef] = []
     for ref in found:
@@ -100,6 +107,13 @@ def find_time_refs(text: str) -> list[TimeRef]:
     return sorted(kept, key=lambda r: r.start)
 
 
+_SPAN_OPENER = re.compile(r"(?:between|from) ", re.IGNORECASE)
+_TIMEISH = re.compile(
+    rf"\b(?:{_DAY}|{_MONTH}|may|march|\d{{4}}|\d{{1,2}}(?:st|nd|rd|th)|\d{{1,2}}(?::\d{{2}})? ?(?:am|pm)|"
+    r"\d{1,2}:\d{2}|yesterday|today|tomorrow|now|noon|midnight|morning|evening|night|week|month|year|"
+    r"spring|summer|autumn|fall|winter|christmas|easter)\b",
+    re.IGNORECASE,
+)
 _TRAILING_FUNCTION_WORDS = frozenset(
     "what which who why how when where did does do was were is are and or but the a an to of for "
     "we i you they he she it our my your their with on in at by from that this".split()
