@@ -102,6 +102,8 @@ class Settings(BaseSettings):
     @classmethod
     def _split_toolsets(cls, value: Any) -> Any:
         value = _split(value)
+        if isinstance(value, list) and "all" in value:
+            value = list(ALL_TOOLSETS)  # every toolset, however many there are
         if value == []:
             raise ValueError(f"name at least one toolset: {', '.join(ALL_TOOLSETS)}")
         if isinstance(value, list):

@@ -148,6 +148,7 @@ def test_lists_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POLYG_ALLOWED_ORIGINS", "http://a.example,http://b.example")
     assert load_settings().allowed_origins == ["http://a.example", "http://b.example"]
     assert load_settings(toolsets="memory-compat").toolsets == ["memory-compat"]
+    assert load_settings(toolsets="all").toolsets == list(ALL_TOOLSETS)
 
 
 def test_missing_explicit_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
