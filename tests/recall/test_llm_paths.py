@@ -58,6 +58,22 @@ def script(server: FakeOpenAIServer | FakeAnthropicServer, reply: Any) -> None:
         server.replies = [reply]
 
 
+def fail(server: FakeOpenAIServer | FakeAnthropicServer, failure: str) -> None:
+    """Make the next answer text that is no JSON, a refusal, or none at all (held)."""
+    openai = isinstance(server, FakeOpenAIServer)
+    if failure == "invalid_json":
+        script(server, "{not json at all, it broke")
+    elif failure == "refusal":
+        refusal: Any = (
+            {"role": "assistant", "content": None, "refusal": "I can't help with that."}
+            if openai
+            else RawMessage([{"type": "text", "text": "I won't answer that."}], "refusal")
+        )
+        script(server, refusal)
+    else:
+        server.hold()
+
+
 @pytest.fixture(params=["openai", "anthropic"])
 def provider(
     request: pytest.FixtureRequest,
@@ -88,17 +104,7 @@ async def test_classifier_uses_a_valid_llm_answer_checked_against_the_query(prov
 @pytest.mark.parametrize("failure", ["invalid_json", "refusal", "timeout"])
 async def test_classifier_falls_back_to_the_rules(provider: tuple[Any, Any], failure: str) -> None:
     server, llm = provider
-    if failure == "invalid_json":
-        script(server, "{not json at all" if isinstance(server, FakeOpenAIServer) else "intents: causal, maybe")
-    elif failure == "refusal":
-        refusal = (
-            {"role": "assistant", "content": None, "refusal": "I can't help with that."}
-            if isinstance(server, FakeOpenAIServer)
-            else RawMessage([{"type": "text", "text": "I won't classify that."}], "refusal")
-        )
-        script(server, refusal)
-    else:
-        server.hold()
+    fail(server, failure)
     try:
         answer = await Classifier(llm, timeout_s=0.3).classify(QUERY, reference=REF)
     finally:
@@ -128,19 +134,10 @@ async def test_synthesiser_uses_a_cited_llm_answer(provider: tuple[Any, Any]) ->
 @pytest.mark.parametrize("failure", ["invalid_json", "uncited", "refusal", "timeout"])
 async def test_synthesiser_falls_back_to_the_rules(provider: tuple[Any, Any], failure: str) -> None:
     server, llm = provider
-    if failure == "invalid_json":
-        script(server, "The answer is: it broke." if isinstance(server, FakeOpenAIServer) else "no json here")
-    elif failure == "uncited":
+    if failure == "uncited":
         script(server, {**LLM_ANSWER, "cited_ids": ["c1", "made-up-id"]})
-    elif failure == "refusal":
-        refusal = (
-            {"role": "assistant", "content": None, "refusal": "No."}
-            if isinstance(server, FakeOpenAIServer)
-            else RawMessage([{"type": "text", "text": "No."}], "refusal")
-        )
-        script(server, refusal)
     else:
-        server.hold()
+        fail(server, failure)
     plan = rule_classify(QUERY, REF)
     execution = Execution(results={"causal": EVIDENCE[:1], "temporal": EVIDENCE[1:]})
     try:
