@@ -1,4 +1,4 @@
-"""The classifier and synthesiser with an LLM, against the fake OpenAI-compatible and Anthropic
+"""The classifier, synthesiser and remember's extraction with an LLM, against the fake OpenAI-compatible and Anthropic
 servers: a valid answer is used (checked against the query and the evidence); invalid JSON, a
 timeout, a refusal or an answer citing no stored evidence each falls back to the rules."""
 
@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
+from polyg.core.extract_memory import ExtractedFact, MemoryExtractor, extract
 from polyg.core.recall.classifier import Classifier, rule_classify
 from polyg.core.recall.evidence import Evidence
 from polyg.core.recall.executor import Execution
 from polyg.core.recall.synthesiser import NOTHING_STORED, Synthesiser, rule_synthesise
+from polyg.llm import LLMInvalidOutput, LLMRefusal, LLMTimeout
 from polyg.llm.anthropic import AnthropicLLM
 from polyg.llm.openai_compat import OpenAICompatLLM
 from tests.fakes.anthropic_server import FakeAnthropicServer, RawMessage
@@ -58,18 +60,29 @@ def script(server: FakeOpenAIServer | FakeAnthropicServer, reply: Any) -> None:
         server.replies = [reply]
 
 
+EXPECTED_ERROR = {
+    "invalid_json": LLMInvalidOutput,
+    "uncited": LLMInvalidOutput,
+    "refusal": LLMRefusal,
+    "timeout": LLMTimeout,
+}
+
+
+def time_limit(failure: str) -> float:
+    """Short only where the time limit is what is tested: the first rules call loads the date
+    parser, which takes a moment on a busy machine."""
+    return 0.3 if failure == "timeout" else 30.0
+
+
 def fail(server: FakeOpenAIServer | FakeAnthropicServer, failure: str) -> None:
     """Make the next answer text that is no JSON, a refusal, or none at all (held)."""
-    openai = isinstance(server, FakeOpenAIServer)
     if failure == "invalid_json":
         script(server, "{not json at all, it broke")
+    elif failure == "refusal" and isinstance(server, FakeOpenAIServer):
+        # The whole assistant message (a dict given to script() would be sent as content).
+        server.chat_replies = [{"role": "assistant", "content": None, "refusal": "I can't help with that."}]
     elif failure == "refusal":
-        refusal: Any = (
-            {"role": "assistant", "content": None, "refusal": "I can't help with that."}
-            if openai
-            else RawMessage([{"type": "text", "text": "I won't answer that."}], "refusal")
-        )
-        script(server, refusal)
+        script(server, RawMessage([{"type": "text", "text": "I won't answer that."}], "refusal"))
     else:
         server.hold()
 
@@ -106,10 +119,11 @@ async def test_classifier_falls_back_to_the_rules(provider: tuple[Any, Any], fai
     server, llm = provider
     fail(server, failure)
     try:
-        answer = await Classifier(llm, timeout_s=0.3).classify(QUERY, reference=REF)
+        answer = await Classifier(llm, timeout_s=time_limit(failure)).classify(QUERY, reference=REF)
     finally:
         server.release()
     assert answer.source == "rules"
+    assert isinstance(answer.llm_error, EXPECTED_ERROR[failure])
     assert answer.llm_error is not None
     assert answer.value == rule_classify(QUERY, REF)
 
@@ -141,10 +155,11 @@ async def test_synthesiser_falls_back_to_the_rules(provider: tuple[Any, Any], fa
     plan = rule_classify(QUERY, REF)
     execution = Execution(results={"causal": EVIDENCE[:1], "temporal": EVIDENCE[1:]})
     try:
-        answer = await Synthesiser(llm, timeout_s=0.3).synthesise(QUERY, plan, execution, REF)
+        answer = await Synthesiser(llm, timeout_s=time_limit(failure)).synthesise(QUERY, plan, execution, REF)
     finally:
         server.release()
     assert answer.source == "rules"
+    assert isinstance(answer.llm_error, EXPECTED_ERROR[failure])
     assert answer.value == rule_synthesise(QUERY, plan, execution, REF)
 
 
@@ -154,3 +169,56 @@ async def test_synthesiser_asks_no_model_when_there_is_no_evidence(provider: tup
     answer = await Synthesiser(llm).synthesise(QUERY, plan, Execution(results={"causal": []}), REF)
     assert answer.value.answer == NOTHING_STORED
     assert server.requests == []
+
+
+MEMORY = "The deploy failed on Tuesday because AUTH_SECRET was missing. Alice works on the auth service."
+LLM_EXTRACTION = {
+    "entities": [
+        {"name": "AUTH_SECRET", "type": "EnvVar"},
+        {"name": "Kubernetes"},
+        {"name": "Alice", "type": "Person"},
+    ],
+    "events": [
+        {"description": "The deploy failed", "occurred_at": "2026-01-13T10:00:00Z"},
+        {"description": "Something undated", "occurred_at": "whenever"},
+    ],
+    "facts": [
+        {"subject": "Alice", "predicate": "Works on", "object": "auth service"},
+        {"subject": "Bob", "predicate": "owns", "object": "billing"},
+    ],
+    "causal_links": [{"cause": "AUTH_SECRET was missing", "effect": "The deploy failed", "confidence": 0.9}],
+}
+
+
+async def test_extraction_uses_the_llm_checked_against_the_text(provider: tuple[Any, Any]) -> None:
+    server, llm = provider
+    script(server, LLM_EXTRACTION)
+    answer = await MemoryExtractor(llm).extract(MEMORY, REF)
+    assert answer.source == "llm"
+    out = answer.value
+    # Names and subjects the text does not hold, and times that read as no time, are dropped.
+    assert [(e.name, e.type) for e in out.entities] == [("AUTH_SECRET", "EnvVar"), ("Alice", "Person")]
+    assert [(e.description, e.occurred_at) for e in out.events] == [
+        ("The deploy failed", datetime(2026, 1, 13, 10, tzinfo=UTC))
+    ]
+    assert out.facts == [ExtractedFact("Alice", "works_on", "auth service")]
+    assert [(c.cause, c.effect, c.evidence) for c in out.causes] == [
+        (
+            "AUTH_SECRET was missing",
+            "The deploy failed",
+            "The deploy failed on Tuesday because AUTH_SECRET was missing.",
+        )
+    ]
+
+
+@pytest.mark.parametrize("failure", ["invalid_json", "refusal", "timeout"])
+async def test_extraction_falls_back_to_the_rules(provider: tuple[Any, Any], failure: str) -> None:
+    server, llm = provider
+    fail(server, failure)
+    try:
+        answer = await MemoryExtractor(llm, timeout_s=time_limit(failure)).extract(MEMORY, REF)
+    finally:
+        server.release()
+    assert answer.source == "rules"
+    assert isinstance(answer.llm_error, EXPECTED_ERROR[failure])
+    assert answer.value == extract(MEMORY, REF)
