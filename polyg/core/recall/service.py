@@ -20,7 +20,7 @@ from polyg.core.recall.evidence import Evidence, GraphName, best_first
 from polyg.core.recall.executor import Execution, Executor
 from polyg.core.recall.model import ClassifierOutput
 from polyg.core.recall.output import SynthesizerOutput
-from polyg.core.recall.synthesiser import Synthesiser
+from polyg.core.recall.synthesiser import Synthesiser, usable
 from polyg.core.time import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger("polyg.recall")
@@ -78,7 +78,7 @@ class RecallService:
             extra = await self.executor.run(plan, limit, only=("semantic",))
             execution = _combined(execution, extra)
         synthesised = await self.synthesiser.synthesise(query, plan, execution, at)
-        ranked = best_first(execution.evidence())
+        ranked = [e for e in best_first(execution.evidence()) if usable(e)]
         return RecallResult(
             output=synthesised.value,
             evidence=ranked[:limit],

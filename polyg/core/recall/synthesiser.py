@@ -72,15 +72,16 @@ _STOP = frozenset(
 
 
 def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, reference: datetime) -> SynthesizerOutput:
-    evidence = best_first(execution.evidence())
+    evidence = [e for e in best_first(execution.evidence()) if usable(e)]
     note = missing_note(execution)
     if not evidence:
         return SynthesizerOutput(answer=" ".join(filter(None, [NOTHING_STORED, note])), confidence=0.0)
     chain = _chain([e for e in evidence if e.kind == "cause"])
     events = sorted((e for e in evidence if e.kind == "event" and e.at), key=lambda e: e.at or "")
+    undated = [e for e in evidence if e.kind == "event" and not e.at]
     facts = [e for e in evidence if e.kind == "fact" and _holds(e, plan, reference)]
     entities = [e for e in evidence if e.kind == "entity"]
-    memories = [e for e in evidence if e.kind in ("memory", "concept")]
+    memories = [e for e in evidence if e.kind in ("memory", "concept")] + undated
     sentences = [
         *_chain_sentences(chain, plan),
         *_timeline_sentences(events),
@@ -107,6 +108,16 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
         sources=_sources(used),
         follow_ups=follow_ups(chain, events, entities, memories),
     )
+
+
+def usable(item: Evidence) -> bool:
+    """Evidence an answer can be made of: a link with both ends, a fact with its three parts,
+    anything else with text."""
+    if item.kind == "cause":
+        return bool((item.cause or "").strip() and (item.effect or "").strip())
+    if item.kind == "fact":
+        return bool(item.subject and item.predicate and item.object)
+    return bool(item.text.strip())
 
 
 def missing_note(execution: Execution) -> str:
@@ -336,7 +347,7 @@ class Synthesiser:
     ) -> SynthesizerOutput:
         assert self.llm is not None
         rules = rule_synthesise(query, plan, execution, reference)
-        evidence = best_first(execution.evidence())[: self.max_evidence]
+        evidence = [e for e in best_first(execution.evidence()) if usable(e)][: self.max_evidence]
         if not evidence:
             return rules  # nothing to cite: the honest answer needs no model
         prompt = SYNTHESIZER_PROMPT.replace("{query}", query).replace("{results}", evidence_json(evidence))
