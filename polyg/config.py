@@ -21,7 +21,7 @@ from pydantic_settings.exceptions import SettingsError
 from polyg.errors import ConfigError, InvalidConfigFormat, InvalidParams, MissingConfigFile
 from polyg.names import check_project_id
 
-ALL_TOOLSETS = ("kg", "memory-compat")
+ALL_TOOLSETS = ("kg", "memory-compat", "memory")
 
 
 def _xdg(var: str, fallback: str) -> Path:

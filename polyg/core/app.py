@@ -16,6 +16,7 @@ from typing import Literal
 from polyg.config import Settings
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
+from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.named import NamedGraph
 from polyg.core.relationships import RelationshipService
 from polyg.core.search import SearchService
@@ -42,6 +43,7 @@ class Services:
     relationships: RelationshipService
     named: NamedGraph
     search: SearchService
+    memory: MemoryGraphs  # spec 003's four views
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
@@ -136,14 +138,16 @@ class Polyg:
                 await store.close()
             raise
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
+        entities, named, search = EntityService(ctx), NamedGraph(ctx), SearchService(ctx)
         services = Services(
             settings,
             store,
             ctx,
-            EntityService(ctx),
+            entities,
             RelationshipService(ctx),
-            NamedGraph(ctx),
-            SearchService(ctx),
+            named,
+            search,
+            MemoryGraphs.build(ctx, entities, named, search),
         )
         self._services = services
         log.info("store ready", extra={"store": self.store_description})

@@ -45,6 +45,10 @@ OWN_REL_TYPES = frozenset(
         "MENTIONS",
         "NEXT_CHUNK",
         "T_BEFORE",
+        # spec 003's causal and semantic views
+        "CAUSES",
+        "SIMILAR_TO",
+        "REPRESENTS",
     }
 )
 

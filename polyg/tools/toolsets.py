@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from polyg.tools.kg import kg
+from polyg.tools.memory import memory
 from polyg.tools.memory_compat import memory_compat
 from polyg.tools.registry import Toolset, ToolSpec
 
-TOOLSETS: dict[str, Toolset] = {toolset.name: toolset for toolset in (kg, memory_compat)}
+TOOLSETS: dict[str, Toolset] = {toolset.name: toolset for toolset in (kg, memory_compat, memory)}
 
 
 def enabled(names: list[str]) -> list[ToolSpec]:
