@@ -140,16 +140,16 @@ class Views:
         if offset < 0:
             raise InvalidParams("offset must not be negative.")
         total_nodes = await q.node_count(self.ctx, project)
+        total = total_nodes + await q.edge_count(self.ctx, project)
         node_rows = []
         if offset < total_nodes:
             node_rows = await q.nodes_page(self.ctx, project, offset, limit)
-        edge_rows = []
         room = limit - len(node_rows)
+        edge_rows = []
         if room > 0:
-            edge_rows = await q.edges_page(self.ctx, project, max(0, offset - total_nodes), room + 1)
-        more = len(edge_rows) > room
-        edge_rows = edge_rows[:room] if room > 0 else []
-        out = Export(fmt, len(node_rows), len(edge_rows), offset, offset + limit if more else None)
+            edge_rows = await q.edges_page(self.ctx, project, max(0, offset - total_nodes), room)
+        end = offset + len(node_rows) + len(edge_rows)
+        out = Export(fmt, len(node_rows), len(edge_rows), offset, end if end < total else None)
         nodes = [(labels, self._keep(p, embeddings)) for labels, p in node_rows]
         edges = [(t, self._keep(p, embeddings), la, a, lb, b) for t, p, la, a, lb, b in edge_rows]
         if fmt == "json":

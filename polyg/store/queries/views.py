@@ -13,6 +13,9 @@ from polyg.store.falkor import Row
 from polyg.store.queries import Runner
 
 CONCEPT = "concept"
+# A node's own label, by which an export finds it again: an entity's type label (`:Person`)
+# may come first in labels(n), which lists labels in the order the graph first saw them.
+KIND = "CASE WHEN {n}:Entity THEN 'Entity' WHEN {n}:Event THEN 'Event' ELSE labels({n})[0] END"
 BATCH = 5_000
 
 # What each view's clear deletes: (match clause binding `x`, whether x is a node). Nodes go
@@ -122,6 +125,11 @@ async def node_count(run: Runner, project: str) -> int:
     return int(rows[0][0]) if rows else 0
 
 
+async def edge_count(run: Runner, project: str) -> int:
+    rows = await run.read(project, "MATCH ()-[r]->() RETURN count(r)", {})
+    return int(rows[0][0]) if rows else 0
+
+
 async def nodes_page(run: Runner, project: str, skip: int, limit: int) -> list[Row]:
     """(labels, properties) of nodes in internal-id order."""
     return await run.read(
@@ -136,6 +144,6 @@ async def edges_page(run: Runner, project: str, skip: int, limit: int) -> list[R
     return await run.read(
         project,
         "MATCH (a)-[r]->(b) WITH a, r, b ORDER BY id(r) SKIP $skip LIMIT $limit "
-        "RETURN type(r), properties(r), labels(a)[0], a.id, labels(b)[0], b.id",
+        f"RETURN type(r), properties(r), {KIND.format(n='a')}, a.id, {KIND.format(n='b')}, b.id",
         {"skip": skip, "limit": limit},
     )
