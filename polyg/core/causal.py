@@ -172,6 +172,7 @@ class CausalGraph:
                 "id": event_id,
                 "description": text,
                 "occurred_at": None,
+                "occurred_us": None,
                 "ended_at": None,
                 "duration_s": None,
                 "origin": "causal",

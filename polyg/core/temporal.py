@@ -19,7 +19,7 @@ import asyncio
 import re
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from polyg.core import limits
 from polyg.core.entities import EntityService
@@ -34,6 +34,8 @@ from polyg.core.time import (
     parse_instant,
     parse_range,
     parse_time,
+    resolve_zone,
+    to_utc,
     validity_window,
 )
 from polyg.errors import InvalidParams, NotFound, StoreError
@@ -101,6 +103,14 @@ def parse_duration(text: str) -> timedelta:
             f"Cannot read the duration {text[:80]!r}: use ISO 8601 (PT30M, P2D) or a phrase such as '90 minutes'."
         )
     return timedelta(seconds=total)
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def epoch_us(at: datetime) -> int:
+    """Microseconds since the epoch: the integer events are filtered and ordered by."""
+    return (at - EPOCH) // timedelta(microseconds=1)
 
 
 def mentions(text: str, name: str) -> bool:
@@ -229,7 +239,12 @@ class TemporalGraph:
         """The instant relative phrases are read against: the caller's, else the clock's now."""
         if reference_time is None:
             return self.clock.now()
-        return parse_instant(reference_time, tz=tz, clock=self.clock)
+        try:
+            # An ISO time keeps its offset: naive phrases are then read in the caller's zone.
+            given = datetime.fromisoformat(reference_time.strip())
+        except ValueError:
+            return parse_instant(reference_time, tz=tz, clock=self.clock)
+        return given if given.tzinfo is not None else to_utc(given, resolve_zone(tz))
 
     # --- entities, shared by the writes below ----------------------------------------------
 
@@ -305,6 +320,7 @@ class TemporalGraph:
                     "id": event_id,
                     "description": description,
                     "occurred_at": start_s,
+                    "occurred_us": epoch_us(at),
                     "ended_at": end_s,
                     "duration_s": duration_s,
                     "origin": origin,
@@ -313,8 +329,7 @@ class TemporalGraph:
                     "involves": sorted(set(ids.values())),
                 },
             )
-            assert start_s is not None
-            before, after = await q.neighbours_in_time(self.ctx, project, start_s, event_id)
+            before, after = await q.neighbours_in_time(self.ctx, project, epoch_us(at), event_id)
             await q.insert_in_chain(self.ctx, project, event_id, before, after)
         event = Event(event_id, description, start_s, end_s, duration_s, sorted(ids), origin)
         return EventResult(event, created)
@@ -503,9 +518,11 @@ class TemporalGraph:
             if entity_id is None:
                 raise NotFound(f"Entity with name {entity!r} not found.")
         lo, hi = window.as_strings()
+        lo_us = epoch_us(window.start) if window.start is not None else None
+        hi_us = epoch_us(window.end) if window.end is not None else None
         wanted = offset + limit + 1
         event_rows, fact_rows = await asyncio.gather(
-            q.events_in_window(self.ctx, project, lo, hi, entity_id, 0, wanted),
+            q.events_in_window(self.ctx, project, lo_us, hi_us, entity_id, 0, wanted),
             q.facts_in_window(self.ctx, project, lo, hi, entity_id, 0, wanted) if include_facts else _none(),
         )
         items = [TimelineItem("event", e.occurred_at or "", event=e) for e in map(event_from, event_rows)]

@@ -40,38 +40,52 @@ async def create_event(run: Runner, project: str, event: dict[str, Any]) -> None
     await run.write(
         project,
         "CREATE (ev:Event {id: $id, description: $description, created_at: $now, origin: $origin}) "
-        "SET ev.occurred_at = $occurred_at, ev.ended_at = $ended_at, ev.duration_s = $duration_s "
+        "SET ev.occurred_at = $occurred_at, ev.occurred_us = $occurred_us, ev.ended_at = $ended_at, "
+        "ev.duration_s = $duration_s "
         "WITH ev FOREACH (v IN CASE WHEN $emb IS NULL THEN [] ELSE [$emb] END | SET ev.embedding = vecf32(v)) "
         "WITH ev UNWIND $involves AS eid MATCH (e:Entity {id: eid}) CREATE (ev)-[:INVOLVES]->(e)",
         event,
     )
 
 
-async def neighbours_in_time(run: Runner, project: str, at: str, event_id: str) -> tuple[str | None, str | None]:
-    """Ids of the dated events just before and just after (at, event_id) in time order."""
+async def neighbours_in_time(run: Runner, project: str, at_us: int, event_id: str) -> tuple[str | None, str | None]:
+    """Ids of the dated events just before and just after (at_us, event_id) in time order.
+
+    Only plain comparisons reach the range index: with `p.occurred_us <= $at AND (p.occurred_us
+    < $at OR p.id < $id)` FalkorDB kept the index's bound and dropped the rest, returning the
+    event itself. Events at the same instant are ordered by id here instead."""
     rows = await run.read(
         project,
-        "OPTIONAL MATCH (p:Event) WHERE p.occurred_at <= $at AND (p.occurred_at < $at OR p.id < $id) "
-        "WITH p ORDER BY p.occurred_at DESC, p.id DESC LIMIT 1 "
-        "OPTIONAL MATCH (n:Event) WHERE n.occurred_at >= $at AND (n.occurred_at > $at OR n.id > $id) "
-        "WITH p, n ORDER BY n.occurred_at, n.id LIMIT 1 RETURN p.id, n.id",
-        {"at": at, "id": event_id},
+        "MATCH (p:Event) WHERE p.occurred_us < $at WITH p ORDER BY p.occurred_us DESC, p.id DESC LIMIT 1 "
+        "RETURN 'before' AS k, p.id AS id "
+        "UNION ALL MATCH (p:Event {occurred_us: $at}) RETURN 'same' AS k, p.id AS id "
+        "UNION ALL MATCH (p:Event) WHERE p.occurred_us > $at WITH p ORDER BY p.occurred_us, p.id LIMIT 1 "
+        "RETURN 'after' AS k, p.id AS id",
+        {"at": at_us},
     )
-    return (rows[0][0], rows[0][1]) if rows else (None, None)
+    found: dict[str, list[str]] = {"before": [], "same": [], "after": []}
+    for kind, node_id in rows:
+        found[kind].append(node_id)
+    same = [i for i in found["same"] if i != event_id]
+    lower, higher = [i for i in same if i < event_id], [i for i in same if i > event_id]
+    before = max(lower) if lower else (found["before"][0] if found["before"] else None)
+    after = min(higher) if higher else (found["after"][0] if found["after"] else None)
+    return before, after
 
 
 async def insert_in_chain(run: Runner, project: str, event_id: str, before: str | None, after: str | None) -> None:
-    """Put the event between its neighbours in the T_BEFORE chain."""
-    await run.write(
-        project,
-        "MATCH (ev:Event {id: $id}) "
-        "OPTIONAL MATCH (:Event {id: $prev})-[b:T_BEFORE]->(:Event {id: $next}) DELETE b "
-        "WITH DISTINCT ev OPTIONAL MATCH (p:Event {id: $prev}) "
-        "FOREACH (x IN CASE WHEN p IS NULL THEN [] ELSE [p] END | CREATE (x)-[:T_BEFORE]->(ev)) "
-        "WITH DISTINCT ev OPTIONAL MATCH (n:Event {id: $next}) "
-        "FOREACH (x IN CASE WHEN n IS NULL THEN [] ELSE [n] END | CREATE (ev)-[:T_BEFORE]->(x))",
-        {"id": event_id, "prev": before, "next": after},
-    )
+    """Put the event between its neighbours in the T_BEFORE chain. Only the neighbours that
+    exist are matched: FalkorDB matched `{id: $prev}` with a null $prev to the event itself."""
+    parts = ["MATCH (ev:Event {id: $id})"]
+    if before is not None and after is not None:
+        parts.append("OPTIONAL MATCH (:Event {id: $prev})-[b:T_BEFORE]->(:Event {id: $next}) DELETE b WITH DISTINCT ev")
+    if before is not None:
+        parts.append("MATCH (p:Event {id: $prev}) CREATE (p)-[:T_BEFORE]->(ev) WITH DISTINCT ev")
+    if after is not None:
+        parts.append("MATCH (n:Event {id: $next}) CREATE (ev)-[:T_BEFORE]->(n) WITH DISTINCT ev")
+    if len(parts) == 1:
+        return
+    await run.write(project, " ".join(parts) + " RETURN ev.id", {"id": event_id, "prev": before, "next": after})
 
 
 async def events_by_ids(run: Runner, project: str, ids: list[str]) -> list[Row]:
@@ -85,21 +99,22 @@ async def events_by_ids(run: Runner, project: str, ids: list[str]) -> list[Row]:
 
 
 async def events_in_window(
-    run: Runner, project: str, start: str | None, end: str | None, entity_id: str | None, skip: int, limit: int
+    run: Runner, project: str, start_us: int | None, end_us: int | None, entity_id: str | None, skip: int, limit: int
 ) -> list[Row]:
-    """(event fields, involved names) of dated events in [start, end), in time order, paged."""
-    conditions = ["ev.occurred_at IS NOT NULL"]
-    if start is not None:
-        conditions.append("ev.occurred_at >= $start")
-    if end is not None:
-        conditions.append("ev.occurred_at < $end")
+    """(event fields, involved names) of dated events in [start, end) (epoch microseconds), in
+    time order, paged."""
+    conditions = ["ev.occurred_us IS NOT NULL"]
+    if start_us is not None:
+        conditions.append("ev.occurred_us >= $start")
+    if end_us is not None:
+        conditions.append("ev.occurred_us < $end")
     pattern = "(x0:Entity {id: $entity})<-[:INVOLVES]-(ev:Event)" if entity_id is not None else "(ev:Event)"
     return await run.read(
         project,
         f"MATCH {pattern} WHERE {' AND '.join(conditions)} "
-        "WITH DISTINCT ev ORDER BY ev.occurred_at, ev.id SKIP $skip LIMIT $limit "
+        "WITH DISTINCT ev ORDER BY ev.occurred_us, ev.id SKIP $skip LIMIT $limit "
         f"OPTIONAL MATCH (ev)-[:INVOLVES]->(x:Entity) RETURN {EVENT_FIELDS}, collect(x.name)",
-        {"start": start, "end": end, "entity": entity_id, "skip": skip, "limit": limit},
+        {"start": start_us, "end": end_us, "entity": entity_id, "skip": skip, "limit": limit},
     )
 
 
