@@ -244,7 +244,7 @@ class CausalGraph:
                     if _is_ancestor(best, cid, src):
                         chain.cycles.append(rid)
                     continue
-                product = round(best[src].confidence * confidence, 6)
+                product = best[src].confidence * confidence
                 known = reached.get(cid)
                 if known is None or product > known.confidence:
                     node = node_from(cid, clabels, ctext, ctime, ctype)

@@ -22,7 +22,7 @@ from polyg.core.resolve import Resolver
 from polyg.core.search import SearchService, rrf
 from polyg.core.vectors import head_text
 from polyg.errors import InvalidParams, NotFound, StoreError
-from polyg.names import now_iso
+from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.queries import concepts as q
 
@@ -87,15 +87,20 @@ class SemanticGraph:
             created = True
         now = now_iso()
         if targets:
-            await q.link_represents(self.ctx, project, concept_id, sorted(set(targets.values())), now)
+            rows = [{"id": i, "rid": new_id("rel")} for i in sorted(set(targets.values()))]
+            await q.link_represents(self.ctx, project, concept_id, rows, now)
         # The concept's vector is its head's (it has no observations): the same text, the same model.
         vector, _ = await asyncio.gather(
             self.ctx.embed([head_text(name, CONCEPT, description)]), self.ctx.vectors.settle(project, 5.0)
         )
         similar = await self._similar(project, VectorParam(vector[0]), concept_id)
         if similar:
-            rows = [{"id": i, "score": s, "now": now} for i, _, s in similar]
-            await q.link_similar(self.ctx, project, concept_id, rows)
+            await q.link_similar(
+                self.ctx,
+                project,
+                concept_id,
+                [{"id": i, "rid": new_id("rel"), "score": round(s, 4), "now": now} for i, _, s in similar],
+            )
         return Concept(
             concept_id,
             name,

@@ -11,6 +11,9 @@ this order, the first that answers wins:
    (difflib ratio; "auth service crash" and "Auth service crashed" score 0.95);
 4. vector: the nearest event or entity at cosine similarity `VECTOR_MIN` or more.
 
+Fuzzy and vector matches must also name the same numbers: "step 3 of the outage" is not
+"step 2 of the outage", nor deploy v2.3.2 deploy v2.3.1, however alike the rest.
+
 `VECTOR_MIN` is high on purpose: all-MiniLM-L6-v2 puts paraphrases at 0.8-0.95 and texts that
 merely share a topic at 0.5-0.75 ("missing AUTH_SECRET" against the entity AUTH_SECRET is a
 condition, not the variable, and must not merge into it).
@@ -54,6 +57,13 @@ class NodeRef:
 def normalise(text: str) -> str:
     """Lower-case words only: "Auth-Service crashed!" -> "auth service crashed"."""
     return " ".join(WORD.findall(text.lower().replace("_", " ")))
+
+
+NUMBER = re.compile(r"\d+")
+
+
+def same_numbers(a: str, b: str) -> bool:
+    return sorted(NUMBER.findall(a)) == sorted(NUMBER.findall(b))
 
 
 def similarity(a: str, b: str) -> float:
@@ -115,7 +125,7 @@ class Resolver:
         best: NodeRef | None = None
         for kind in kinds:
             for node_id, candidate in await self._rows(q.text_candidates(self.ctx, project, LABELS[kind], query, 20)):
-                score = similarity(text, candidate or "")
+                score = similarity(text, candidate or "") if same_numbers(text, candidate or "") else 0.0
                 if score >= FUZZY_MIN and (best is None or score > best.score):
                     best = NodeRef(node_id, kind, "fuzzy", round(score, 4))
         return best
@@ -125,10 +135,14 @@ class Resolver:
         param = VectorParam(vector)
         best: NodeRef | None = None
         for kind in kinds:
-            for node_id, _, score in await self._rows(
+            for node_id, candidate, score in await self._rows(
                 q.vector_candidates(self.ctx, project, LABELS[kind], param, CANDIDATES)
             ):
-                if score >= VECTOR_MIN and (best is None or score > best.score):
+                if (
+                    score >= VECTOR_MIN
+                    and same_numbers(text, str(candidate or ""))
+                    and (best is None or score > best.score)
+                ):
                     best = NodeRef(node_id, kind, "vector", round(float(score), 4))
         return best
 

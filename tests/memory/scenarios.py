@@ -44,7 +44,7 @@ def deployment_failure() -> dict[str, Any]:
         "causal_links": [
             {
                 "cause": "missing AUTH_SECRET",
-                "effect": "Auth service crashed",
+                "effect": "auth service crash",
                 "confidence": 0.95,
                 "evidence": "crash log: AUTH_SECRET is not set",
             },

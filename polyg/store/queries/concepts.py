@@ -23,22 +23,24 @@ async def similar_concepts(
 
 
 async def link_similar(run: Runner, project: str, concept_id: str, rows: list[dict[str, Any]]) -> None:
-    """SIMILAR_TO from the concept to each (id, score); one link per pair whichever way it points."""
+    """SIMILAR_TO from the concept to each (id, rid, score, now); one link per pair whichever way
+    it points (a link already there is replaced)."""
     await run.write(
         project,
         "UNWIND $rows AS row MATCH (a:Entity {id: $id}), (b:Entity {id: row.id}) "
         "OPTIONAL MATCH (a)-[x:SIMILAR_TO]-(b) WITH a, b, row, collect(x) AS old FOREACH (y IN old | DELETE y) "
-        "CREATE (a)-[:SIMILAR_TO {score: row.score, created_at: $now}]->(b)",
-        {"id": concept_id, "rows": rows, "now": rows[0]["now"] if rows else None},
+        "CREATE (a)-[:SIMILAR_TO {id: row.rid, score: row.score, created_at: row.now}]->(b)",
+        {"id": concept_id, "rows": rows},
     )
 
 
-async def link_represents(run: Runner, project: str, concept_id: str, entity_ids: list[str], now: str) -> None:
+async def link_represents(run: Runner, project: str, concept_id: str, rows: list[dict[str, Any]], now: str) -> None:
+    """REPRESENTS from the concept to each entity (id, rid), unless there already."""
     await run.write(
         project,
-        "UNWIND $ids AS i MATCH (c:Entity {id: $id}), (e:Entity {id: i}) "
-        "MERGE (c)-[r:REPRESENTS]->(e) ON CREATE SET r.created_at = $now",
-        {"id": concept_id, "ids": entity_ids, "now": now},
+        "UNWIND $rows AS row MATCH (c:Entity {id: $id}), (e:Entity {id: row.id}) "
+        "MERGE (c)-[r:REPRESENTS]->(e) ON CREATE SET r.created_at = $now, r.id = row.rid",
+        {"id": concept_id, "rows": rows, "now": now},
     )
 
 
