@@ -139,15 +139,16 @@ class Polyg:
             raise
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
         entities, named, search = EntityService(ctx), NamedGraph(ctx), SearchService(ctx)
+        relationships = RelationshipService(ctx)
         services = Services(
             settings,
             store,
             ctx,
             entities,
-            RelationshipService(ctx),
+            relationships,
             named,
             search,
-            MemoryGraphs.build(ctx, entities, named, search),
+            MemoryGraphs.build(ctx, entities, named, search, relationships.reltypes),
         )
         self._services = services
         log.info("store ready", extra={"store": self.store_description})

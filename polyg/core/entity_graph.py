@@ -13,14 +13,16 @@ from datetime import datetime
 from typing import Any
 
 from polyg.core import limits
+from polyg.core.edges import new_edge_id
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
 from polyg.core.model import decode_properties, encode_properties
 from polyg.core.named import NamedGraph, stored_type
+from polyg.core.reltypes import RelTypeService
 from polyg.core.resolve import Resolver
 from polyg.core.time import SYSTEM_CLOCK, Clock, format_utc
 from polyg.errors import InvalidParams, NotFound
-from polyg.names import new_id, now_iso
+from polyg.names import now_iso
 from polyg.store.names import RelType
 from polyg.store.queries import entity_graph as q
 
@@ -98,12 +100,14 @@ class EntityGraph:
         resolver: Resolver,
         entities: EntityService,
         named: NamedGraph,
+        reltypes: RelTypeService,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.ctx = ctx
         self.resolver = resolver
         self.entities = entities
         self.named = named
+        self.reltypes = reltypes
         self.clock = clock
 
     async def record(self, project: str, entity_id: str, created: bool = False) -> EntityRecord:
@@ -174,7 +178,8 @@ class EntityGraph:
         if found:
             rel_id = found[0][0]
         else:
-            rel_id = new_id("rel")
+            await self.reltypes.ensure(project, [rel_type])
+            rel_id = new_edge_id(rel_type)
             row = {"id": rel_id, "a": a, "b": b, "text": relationship, "type": rel_type, "description": description}
             await self.named.write_relations(project, [row], same="id")
         return LinkResult(

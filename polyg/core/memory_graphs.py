@@ -15,6 +15,7 @@ from polyg.core.entities import EntityService
 from polyg.core.entity_graph import EntityGraph
 from polyg.core.graph import GraphContext
 from polyg.core.named import NamedGraph
+from polyg.core.reltypes import RelTypeService
 from polyg.core.resolve import Resolver
 from polyg.core.search import SearchService
 from polyg.core.temporal import TemporalGraph
@@ -38,13 +39,14 @@ class MemoryGraphs:
         entities: EntityService,
         named: NamedGraph,
         search: SearchService,
+        reltypes: RelTypeService,
         clock: Clock = SYSTEM_CLOCK,
     ) -> MemoryGraphs:
         resolver = Resolver(ctx)
-        temporal = TemporalGraph(ctx, resolver, entities, clock)
+        temporal = TemporalGraph(ctx, resolver, entities, reltypes, clock)
         return cls(
             resolver,
-            EntityGraph(ctx, resolver, entities, named, clock),
+            EntityGraph(ctx, resolver, entities, named, reltypes, clock),
             temporal,
             CausalGraph(ctx, resolver, temporal),
             SemanticGraph(ctx, resolver, entities, search),

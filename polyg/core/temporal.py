@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import re
-import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from polyg.core import limits
+from polyg.core.edges import new_edge_id, type_of
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
 from polyg.core.named import stored_type
+from polyg.core.reltypes import RelTypeService
 from polyg.core.resolve import Resolver, fulltext_query
 from polyg.core.time import (
     SYSTEM_CLOCK,
@@ -118,15 +119,12 @@ def mentions(text: str, name: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", text.lower()) is not None
 
 
-def fact_id(rel_type: str) -> str:
-    """Fact ids carry their predicate's type, so a fact is found by id through its type only."""
-    return f"fct_{secrets.token_hex(8)}_{rel_type}"
-
-
 def fact_type(fid: str) -> RelType:
-    if not isinstance(fid, str) or not fid.startswith("fct_") or len(fid) < 22:
-        raise InvalidParams(f"{fid[:80]!r} is not a fact id (fct_...).")
-    return RelType(fid[21:])
+    """A fact's predicate type, from its id (facts are edges: `rel_<hex>_<TYPE>`)."""
+    rel_type = type_of(fid)
+    if rel_type is None:
+        raise InvalidParams(f"{fid[:80]!r} is not a fact id (rel_<hex>_<predicate>).")
+    return rel_type
 
 
 def predicate_key(predicate: str) -> str:
@@ -227,11 +225,17 @@ def fact_from(row: Row) -> Fact:
 
 class TemporalGraph:
     def __init__(
-        self, ctx: GraphContext, resolver: Resolver, entities: EntityService, clock: Clock = SYSTEM_CLOCK
+        self,
+        ctx: GraphContext,
+        resolver: Resolver,
+        entities: EntityService,
+        reltypes: RelTypeService,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.ctx = ctx
         self.resolver = resolver
         self.entities = entities
+        self.reltypes = reltypes
         self.clock = clock
         self._chain_locks: dict[str, asyncio.Lock] = {}
 
@@ -371,6 +375,7 @@ class TemporalGraph:
         # Everything is checked: now the writes.
         types = {subject: subject_type or DEFAULT_ENTITY_TYPE, object_: object_type or DEFAULT_ENTITY_TYPE}
         ids, created = await self.ensure_entities(project, [subject, object_], types)
+        await self.reltypes.ensure(project, [rel_type])  # registered as a type, its edge ids indexed
         sid, oid = ids[subject], ids[object_]
         async with self.ctx.entity_locks(project, [sid]):
             existing = [fact_from(r) for r in await q.facts_of(self.ctx, project, sid, rel_type, None)]
@@ -382,7 +387,7 @@ class TemporalGraph:
             new_end = window.end
             if closed_by is not None:
                 new_end = closed_by.window.start
-            new_id_ = fact_id(rel_type)
+            new_id_ = new_edge_id(rel_type)
             now = now_iso()
             start_s, _ = window.as_strings()
             end_s = format_utc(new_end) if new_end is not None else None

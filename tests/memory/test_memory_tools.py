@@ -222,6 +222,11 @@ async def test_clear_all(mem: Memory) -> None:
     await mem.ok("add_event", description="fresh start", occurred_at="2026-03-01")
 
 
+def node_key(labels: list[str], props: dict[str, Any]) -> tuple[str, ...]:
+    """What tells nodes apart: their own id, a relationship type's name, the schema's key."""
+    return (*sorted(labels), str(props.get("id") or props.get("name") or props.get("key")))
+
+
 def _without_vectors(props: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in props.items() if k not in ("embedding", "head_embedding")}
 
@@ -239,7 +244,7 @@ async def test_cypher_export_loads_into_an_empty_graph_and_gives_the_same_graph(
     # The graph as polyg holds it, read through the JSON export.
     exported = await mem.ok("export_graph", format="json")
     assert exported["next_offset"] is None
-    nodes = {n["properties"].get("id", "meta"): n for n in exported["items"] if n["kind"] == "node"}
+    nodes = {node_key(n["labels"], n["properties"]): n for n in exported["items"] if n["kind"] == "node"}
     edges = sorted(
         (e["from"]["id"], e["type"], e["to"]["id"], sorted(e["properties"].items()))
         for e in exported["items"]
@@ -253,7 +258,7 @@ async def test_cypher_export_loads_into_an_empty_graph_and_gives_the_same_graph(
         loaded_edges = graph.ro_query("MATCH (a)-[r]->(b) RETURN a.id, type(r), b.id, properties(r)").result_set
     assert len(loaded_nodes) == len(nodes) > 10
     for labels, props in loaded_nodes:
-        original = nodes[props.get("id", "meta")]
+        original = nodes[node_key(labels, props)]
         assert sorted(labels) == sorted(original["labels"])
         assert _without_vectors(dict(props)) == _without_vectors(original["properties"])
         for key in ("embedding", "head_embedding"):
