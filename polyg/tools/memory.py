@@ -313,7 +313,7 @@ class LinkEntities(Params):
 
 class GetEntity(Params):
     name: str | None = Field(default=None, description="Entity name (exact, then case-insensitive).")
-    entity_id: str | None = Field(default=None, description="Or the entity's id.")
+    entity_id: str | None = Field(default=None, description="Or the entity's id (kg's form: no relationships).")
     include_relationships: bool = True
     as_of: str | None = Field(default=None, description="Show the facts that held at this time (default: now).")
     include_history: bool = Field(default=False, description="Show every fact, whatever its validity window.")
@@ -593,8 +593,14 @@ async def link_entities(s: Services, p: LinkEntities) -> dict[str, Any]:
 
 @memory.tool(GetEntity, GetEntityResult, read_only=True, title="Get entity")
 async def get_entity(s: Services, p: GetEntity) -> dict[str, Any]:
-    """An entity by name (or entity_id) with its observations, properties, recent events and its
-    relationships: facts that hold now (or as_of a time; all with include_history) and other links."""
+    """An entity by name with its observations, properties, recent events and its relationships:
+    facts that hold now (or as_of a time; all with include_history) and other links. Or, as in
+    the kg toolset, by entity_id alone: the entity with its observations."""
+    if p.name is None:
+        if p.entity_id is None:
+            raise InvalidParams("Invalid arguments for get_entity: give name (or entity_id).")
+        # spec 002's form, with kg's result shape: one get_entity serves both toolsets.
+        return {"entity": await s.entities.get(s.project(p.project_id), p.entity_id)}
     graphs = s.memory
     as_of = None
     if p.as_of is not None:

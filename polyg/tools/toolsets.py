@@ -13,7 +13,9 @@ TOOLSETS: dict[str, Toolset] = {toolset.name: toolset for toolset in (kg, memory
 def enabled(names: list[str]) -> list[ToolSpec]:
     """Tools of the named toolsets, each tool once even when two toolsets share it."""
     seen: dict[str, ToolSpec] = {}
-    for name in names:
+    # memory's get_entity takes kg's form too (by entity_id, with kg's result shape), so when
+    # both are enabled it is the one served.
+    for name in sorted(names, key=lambda n: n != "memory"):
         toolset = TOOLSETS.get(name)
         if toolset is None:
             continue  # a toolset named in config but not built yet serves nothing

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from falkordb import FalkorDB
 
 from tests.falkor_server import FalkorServer
-from tests.mcp_helpers import KG
+from tests.mcp_helpers import KG, kg_session
 from tests.memory.conftest import Memory, seed
 from tests.memory.scenarios import deployment_failure, personal_knowledge
 
@@ -280,3 +281,19 @@ async def test_json_export_pages(mem: Memory) -> None:
     kinds = [item["kind"] for item in items]
     assert kinds.count("edge") == 2  # the two works_on facts
     assert all("embedding" not in item["properties"] for item in items)
+
+
+async def test_get_entity_serves_kg_and_memory_forms_when_both_are_enabled(servers_root: Path) -> None:
+    async with kg_session("stdio", servers_root / "memory-and-kg", "--toolsets", "kg,memory") as both:
+        listed = {t.name: t for t in (await both.client.list_tools()).tools}
+        assert {"create_entity", "add_fact"} <= set(listed)
+        assert {"name", "entity_id"} <= set(listed["get_entity"].input_schema["properties"])
+        made = (await both.ok("create_entity", {"project_id": "p", "name": "Alice", "type": "person"}))["entity"]
+        await both.ok("add_fact", {"project_id": "p", "subject": "Alice", "predicate": "works_on", "object": "Auth"})
+        # kg's form: kg's shape, exactly
+        assert await both.ok("get_entity", {"project_id": "p", "entity_id": made["id"]}) == {"entity": made}
+        # spec 003's form: by name, with the facts
+        by_name = await both.ok("get_entity", {"project_id": "p", "name": "alice"})
+        assert by_name["entity"]["id"] == made["id"]
+        assert [r["entity"]["name"] for r in by_name["relationships"]] == ["Auth"]
+        await both.fails("get_entity", {"project_id": "p"}, code=4002)
