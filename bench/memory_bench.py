@@ -188,7 +188,7 @@ async def measure(server: PolygServer, n: int, calls: int, block: int, seed: int
             "query_timeline", {"from": event_at(i).isoformat(), "to": event_at(i).isoformat(), "limit": 5}
         )
         items = timeline.structured_content["items"]
-        ids += [it["event"]["id"] for it in items if it["event"] and it["event"]["description"].endswith(f" {i}")]
+        ids += [it["event"]["id"] for it in items if "event" in it and it["event"]["description"].endswith(f" {i}")]
     samples: dict[str, list[float]] = {op: [] for op in OPS}
     shapes: dict[str, Any] = {}
     for op in OPS:  # warm-up

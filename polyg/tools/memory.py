@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from polyg.core.app import Services
 from polyg.core.causal import CausalNode, Chain, Explanation
@@ -145,10 +146,14 @@ class FactList(BaseModel):
 
 
 class TimelineItemOut(BaseModel):
+    """An event or a fact (the other key is absent). Not `EventOut | None`: a client validates
+    every result against the schema, and an anyOf of an object and null is its slow path
+    (50 items: 45 against 12 ms)."""
+
     kind: Literal["event", "fact"]
     at: str
-    event: EventOut | None = None
-    fact: FactOut | None = None
+    event: EventOut | SkipJsonSchema[None] = None
+    fact: FactOut | SkipJsonSchema[None] = None
 
 
 class TimelineResult(BaseModel):
@@ -711,12 +716,9 @@ async def query_timeline(s: Services, p: QueryTimeline) -> dict[str, Any]:
         "from": timeline.start,
         "to": timeline.end,
         "items": [
-            {
-                "kind": item.kind,
-                "at": item.at,
-                "event": event_out(item.event) if item.event else None,
-                "fact": fact_out(item.fact, now) if item.fact else None,
-            }
+            {"kind": "event", "at": item.at, "event": event_out(item.event)}
+            if item.event is not None
+            else {"kind": "fact", "at": item.at, "fact": fact_out(item.fact, now) if item.fact else None}
             for item in timeline.items
         ],
         "has_more": timeline.has_more,
