@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from polyg.core import limits
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
-from polyg.core.resolve import Resolver
+from polyg.core.resolve import Resolver, index_rows
 from polyg.core.search import SearchService, rrf
 from polyg.core.vectors import head_text
-from polyg.errors import InvalidParams, NotFound, StoreError
+from polyg.errors import InvalidParams, NotFound
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.queries import concepts as q
@@ -111,12 +111,7 @@ class SemanticGraph:
         )
 
     async def _similar(self, project: str, vector: VectorParam, concept_id: str) -> list[tuple[str, str, float]]:
-        try:
-            rows = await q.similar_concepts(self.ctx, project, vector, concept_id, SIMILAR_K, SIMILAR_MIN)
-        except StoreError as exc:
-            if "index" in str(exc).lower():
-                return []
-            raise
+        rows = await index_rows(q.similar_concepts(self.ctx, project, vector, concept_id, SIMILAR_K, SIMILAR_MIN))
         return [(i, n, float(s)) for i, n, s in rows]
 
     async def search(
@@ -177,12 +172,7 @@ class SemanticGraph:
         ]
 
     async def _events(self, project: str, vector: VectorParam, k: int) -> list[Row]:
-        try:
-            return await q.event_hits(self.ctx, project, vector, k)
-        except StoreError as exc:
-            if "index" in str(exc).lower() or "empty key" in str(exc).lower():
-                return []
-            raise
+        return await index_rows(q.event_hits(self.ctx, project, vector, k))
 
 
 async def _empty() -> list[Row]:

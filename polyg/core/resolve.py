@@ -148,10 +148,15 @@ class Resolver:
 
     @staticmethod
     async def _rows(query: Awaitable[list[Row]]) -> list[Row]:
-        """A candidate query's rows; none where the project has no such index yet."""
-        try:
-            return await query
-        except StoreError as exc:
-            if "index" in str(exc).lower() or "empty key" in str(exc).lower():
-                return []
-            raise
+        return await index_rows(query)
+
+
+async def index_rows(query: Awaitable[list[Row]]) -> list[Row]:
+    """The rows of a query on a full-text or vector index; none where the project has no such
+    index yet (nothing written to it)."""
+    try:
+        return await query
+    except StoreError as exc:
+        if "index" in str(exc).lower() or "empty key" in str(exc).lower():
+            return []
+        raise

@@ -19,6 +19,7 @@ from polyg.core.entity_graph import EntityRecord, Relation
 from polyg.core.temporal import Event, Fact
 from polyg.core.time import format_utc, parse_instant
 from polyg.errors import InvalidParams, NotFound
+from polyg.tools import kg
 from polyg.tools.registry import Params, Toolset
 
 memory = Toolset("memory")
@@ -34,24 +35,10 @@ Direction = Literal["upstream", "downstream", "both"]
 # --- result shapes -------------------------------------------------------------------------
 
 
-class EntityOut(BaseModel):
-    id: str
-    name: str
-    type: str
-    description: str
-    parentId: str | None
-    properties: dict[str, Any] = {}
-    created_at: str | None = None
-    updated_at: str | None = None
+class EntityOut(kg.EntityOut):
+    """kg's entity (get_entity answers in kg's form too) with the entity's properties."""
 
-
-class ObservationOut(BaseModel):
-    id: str
-    text: str
-
-
-class EntityWithObservations(EntityOut):
-    observations: list[ObservationOut] = []
+    properties: dict[str, Any] = Field(default_factory=dict)
 
 
 class EntityRef(BaseModel):
@@ -81,7 +68,7 @@ class EventRef(BaseModel):
 
 
 class GetEntityResult(BaseModel):
-    entity: EntityWithObservations
+    entity: EntityOut
     relationships: list[RelationshipOut] = []
     has_more: bool = False
     events: list[EventRef] = []
