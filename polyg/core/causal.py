@@ -164,6 +164,7 @@ class CausalGraph:
         """A cause or effect nothing matched: an undated event about the entities it names."""
         vector = (await self.ctx.embed([text]))[0]
         mentioned = await self.temporal.mentioned_entities(project, text)
+        await self.temporal.indexes.ensure(project)
         event_id = new_id("evt")
         await temporal_q.create_event(
             self.ctx,

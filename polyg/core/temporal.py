@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from polyg.core import limits
 from polyg.core.edges import new_edge_id, type_of
+from polyg.core.embeddable import EVENT, EmbeddableRegistry
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
 from polyg.core.named import stored_type
 from polyg.core.reltypes import RelTypeService
-from polyg.core.resolve import Resolver, fulltext_query
+from polyg.core.resolve import Resolver, fulltext_query, index_rows
 from polyg.core.time import (
     SYSTEM_CLOCK,
     Clock,
@@ -41,6 +42,7 @@ from polyg.core.time import (
 )
 from polyg.errors import InvalidParams, NotFound, StoreError
 from polyg.names import new_id, now_iso
+from polyg.store import schema
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import RelType
 from polyg.store.queries import resolve as resolve_q
@@ -220,6 +222,41 @@ def fact_from(row: Row) -> Fact:
     return Fact(rid, sname, sid, text, oname, oid, vfrom, vto, inv_by, inv_at, created, prior)
 
 
+# --- event indexes ----------------------------------------------------------------------------
+
+# Events as the embeddable registry declares them, with their time looked up too. Not in the
+# registry's list of what polyg searches today (hybrid entity search must not count events as
+# entities): their indexes are made here, on a project's first event.
+EVENT_INDEXES = EmbeddableRegistry([replace(EVENT, lookup=("id", "occurred_us"))]).index_set()
+HNSW = {"M": schema.HNSW_M, "efConstruction": schema.EF_CONSTRUCTION, "efRuntime": schema.EF_RUNTIME}
+
+
+class EventIndexes:
+    """Range indexes on Event id and occurred_us, full text on description, a vector index:
+    created once per project and process, before the first event is written."""
+
+    def __init__(self, ctx: GraphContext) -> None:
+        self.ctx = ctx
+        self._done: set[str] = set()
+        self._lock = asyncio.Lock()
+
+    async def ensure(self, project: str) -> None:
+        if project in self._done:
+            return
+        async with self._lock:
+            if project in self._done:
+                return
+            await self.ctx.schema.ensure(project)
+            found = await schema.existing_indexes(self.ctx.store, project)
+            for statement in EVENT_INDEXES.missing(found, self.ctx.embedder.dimension, hnsw=HNSW):
+                try:
+                    await self.ctx.write(project, statement)
+                except StoreError as exc:
+                    if "already indexed" not in str(exc):  # another process made it meanwhile
+                        raise
+            self._done.add(project)
+
+
 # --- the service ------------------------------------------------------------------------------
 
 
@@ -237,6 +274,7 @@ class TemporalGraph:
         self.entities = entities
         self.reltypes = reltypes
         self.clock = clock
+        self.indexes = EventIndexes(ctx)
         self._chain_locks: dict[str, asyncio.Lock] = {}
 
     def reference(self, reference_time: str | None, tz: str | None = None) -> datetime:
@@ -272,12 +310,9 @@ class TemporalGraph:
         query = fulltext_query(text)
         if not query:
             return {}
-        try:
-            rows = await resolve_q.text_candidates(self.ctx, project, resolve_q.ENTITY, query, MAX_MENTION_CANDIDATES)
-        except StoreError as exc:
-            if "index" in str(exc).lower() or "empty key" in str(exc).lower():
-                return {}
-            raise
+        rows = await index_rows(
+            resolve_q.text_candidates(self.ctx, project, resolve_q.ENTITY, query, MAX_MENTION_CANDIDATES)
+        )
         return {name: entity_id for entity_id, name in rows if name and mentions(text, name)}
 
     # --- events -----------------------------------------------------------------------------
@@ -312,6 +347,7 @@ class TemporalGraph:
         if find_entities:
             for name, entity_id in (await self.mentioned_entities(project, description)).items():
                 ids.setdefault(name, entity_id)
+        await self.indexes.ensure(project)
         event_id = new_id("evt")
         start_s, end_s = window.as_strings()
         duration_s = window.duration.total_seconds() if window.duration is not None else None
@@ -474,11 +510,18 @@ class TemporalGraph:
         predicate: str | None = None,
         as_of: datetime | None = None,
         history: bool = False,
-    ) -> list[Fact]:
-        """Facts about the subject: those holding at `as_of` (default now), or every one with `history`."""
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[Fact], bool]:
+        """Facts about the subject: those holding at `as_of` (default now), or every one with
+        `history`; a page of them, and whether more follow."""
+        limits.limit(limit)
+        if offset < 0:
+            raise InvalidParams("offset must not be negative.")
         rel_type = RelType(stored_type(predicate)) if predicate is not None else None
         at = None if history else format_utc(as_of or self.clock.now())
-        return [fact_from(r) for r in await q.facts_of(self.ctx, project, subject_id, rel_type, at)]
+        rows = await q.facts_of(self.ctx, project, subject_id, rel_type, at, offset, limit + 1)
+        return [fact_from(r) for r in rows[:limit]], len(rows) > limit
 
     # --- timeline ---------------------------------------------------------------------------
 

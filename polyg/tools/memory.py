@@ -129,6 +129,7 @@ class AddFactResult(BaseModel):
 
 class FactList(BaseModel):
     facts: list[FactOut]
+    has_more: bool
     as_of: str | None
 
 
@@ -349,6 +350,8 @@ class GetFacts(Params):
     predicate: str | None = None
     as_of: str | None = Field(default=None, description="What held at this time (default: now).")
     include_history: bool = False
+    limit: int = Field(default=100, ge=1, le=1000, description="Maximum number of facts (1-1000).")
+    offset: int = OFFSET
     reference_time: str | None = REFERENCE
     timezone: str | None = TIMEZONE
 
@@ -675,11 +678,18 @@ async def get_facts(s: Services, p: GetFacts) -> dict[str, Any]:
         raise NotFound(f"Entity with name {p.subject!r} not found.")
     ref = graphs.temporal.reference(p.reference_time, p.timezone)
     as_of = parse_instant(p.as_of, reference=ref, tz=p.timezone) if p.as_of is not None else None
-    facts = await graphs.temporal.facts(
-        project, subject_id, predicate=p.predicate, as_of=as_of, history=p.include_history
+    facts, more = await graphs.temporal.facts(
+        project,
+        subject_id,
+        predicate=p.predicate,
+        as_of=as_of,
+        history=p.include_history,
+        limit=p.limit,
+        offset=p.offset,
     )
     return {
         "facts": [fact_out(f, now_text(s)) for f in facts],
+        "has_more": more,
         "as_of": None if p.include_history else format_utc(as_of or graphs.temporal.clock.now()),
     }
 

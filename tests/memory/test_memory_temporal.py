@@ -254,6 +254,10 @@ async def test_knowledge_evolution_scenario(mem: Memory) -> None:
         assert [f["object"] for f in facts["facts"]] == [status], month
     now = await mem.ok("get_facts", subject="service-0", predicate="status")
     assert [f["object"] for f in now["facts"]] == ["deprecated"]
+    assert now["has_more"] is False
+    pages = [await mem.ok("get_facts", subject="service-0", include_history=True, limit=4, offset=o) for o in (0, 4, 8)]
+    assert [p["has_more"] for p in pages] == [True, True, False]
+    assert [f["object"] for p in pages for f in p["facts"]] == statuses
     listed = await mem.ok("list_invalidations", entity="service-0", limit=5)
     assert len(listed["invalidations"]) == 5 and listed["has_more"] is True
     stats = (await mem.stats())["graphs"]

@@ -136,17 +136,24 @@ async def facts_in_window(
 
 
 async def facts_of(
-    run: Runner, project: str, subject_id: str, rel_type: RelType | None, as_of: str | None
+    run: Runner,
+    project: str,
+    subject_id: str,
+    rel_type: RelType | None,
+    as_of: str | None,
+    skip: int = 0,
+    limit: int | None = None,
 ) -> list[Row]:
     """Facts whose subject is the entity, of one predicate or all; only those valid at `as_of`
-    when given, else every fact (current, closed and invalidated)."""
+    when given, else every fact (current, closed and invalidated); a page when `limit` is given."""
     typed = f":{rel_type}" if rel_type is not None else ""
     window = " AND r.valid_from <= $at AND (r.valid_to IS NULL OR r.valid_to > $at)" if as_of is not None else ""
+    page = " SKIP $skip LIMIT $limit" if limit is not None else ""
     return await run.read(
         project,
         f"MATCH (s:Entity {{id: $s}})-[r{typed}]->(o:Entity) WHERE {IS_FACT}{window} "
-        f"RETURN {FACT_FIELDS} ORDER BY r.valid_from, r.id",
-        {"s": subject_id, "at": as_of},
+        f"RETURN {FACT_FIELDS} ORDER BY r.valid_from, r.id{page}",
+        {"s": subject_id, "at": as_of, "skip": skip, "limit": limit},
     )
 
 
