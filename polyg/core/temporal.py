@@ -275,6 +275,8 @@ class TemporalGraph:
         self.reltypes = reltypes
         self.clock = clock
         self.indexes = EventIndexes(ctx)
+        self._marked: dict[str, set[str]] = {}  # fact types this process has marked, per project
+        self._fact_types_checked: set[str] = set()
         self._chain_locks: dict[str, asyncio.Lock] = {}
 
     def reference(self, reference_time: str | None, tz: str | None = None) -> datetime:
@@ -412,6 +414,7 @@ class TemporalGraph:
         types = {subject: subject_type or DEFAULT_ENTITY_TYPE, object_: object_type or DEFAULT_ENTITY_TYPE}
         ids, created = await self.ensure_entities(project, [subject, object_], types)
         await self.reltypes.ensure(project, [rel_type])  # registered as a type, its edge ids indexed
+        await self._mark_fact_type(project, rel_type)
         sid, oid = ids[subject], ids[object_]
         async with self.ctx.entity_locks(project, [sid]):
             existing = [fact_from(r) for r in await q.facts_of(self.ctx, project, sid, rel_type, None)]
@@ -571,7 +574,7 @@ class TemporalGraph:
         wanted = offset + limit + 1
         event_rows, fact_rows = await asyncio.gather(
             q.events_in_window(self.ctx, project, lo_us, hi_us, entity_id, 0, wanted),
-            q.facts_in_window(self.ctx, project, lo, hi, entity_id, 0, wanted) if include_facts else _none(),
+            self._facts_in_window(project, lo, hi, entity_id, wanted) if include_facts else _none(),
         )
         items = [TimelineItem("event", e.occurred_at or "", event=e) for e in map(event_from, event_rows)]
         items += [TimelineItem("fact", f.valid_from, fact=f) for f in map(fact_from, fact_rows)]
@@ -579,6 +582,34 @@ class TemporalGraph:
         page = items[offset : offset + limit]
         more = len(items) > offset + limit
         return Timeline(lo, hi, page, more, offset + limit if more else None)
+
+    async def _facts_in_window(
+        self, project: str, lo: str | None, hi: str | None, entity_id: str | None, wanted: int
+    ) -> list[Row]:
+        if entity_id is not None:
+            return await q.facts_in_window(self.ctx, project, lo, hi, entity_id, 0, wanted)
+        types = await self._fact_types(project)
+        pages = await asyncio.gather(
+            *(q.facts_in_window(self.ctx, project, lo, hi, None, 0, wanted, RelType(t)) for t in types)
+        )
+        return [row for page in pages for row in page]
+
+    async def _fact_types(self, project: str) -> list[str]:
+        """Types that hold facts, as marked on their :RelationshipType; facts written before
+        types were marked are found by one scan per project and process, and marked."""
+        if project not in self._fact_types_checked:
+            found = await q.discover_fact_types(self.ctx, project)
+            if found:
+                await self.reltypes.ensure(project, found)
+                await q.mark_fact_types(self.ctx, project, found)
+            self._fact_types_checked.add(project)
+        return await q.fact_types(self.ctx, project)
+
+    async def _mark_fact_type(self, project: str, rel_type: RelType) -> None:
+        marked = self._marked.setdefault(project, set())
+        if rel_type not in marked:
+            await q.mark_fact_types(self.ctx, project, [rel_type])
+            marked.add(rel_type)
 
     # --- invalidations ----------------------------------------------------------------------
 

@@ -119,19 +119,54 @@ async def events_in_window(
 
 
 async def facts_in_window(
-    run: Runner, project: str, start: str | None, end: str | None, entity_id: str | None, skip: int, limit: int
+    run: Runner,
+    project: str,
+    start: str | None,
+    end: str | None,
+    entity_id: str | None,
+    skip: int,
+    limit: int,
+    rel_type: RelType | None = None,
 ) -> list[Row]:
-    """Facts that began in [start, end) (their valid_from lies in it), by valid_from, paged."""
+    """Facts that began in [start, end) (their valid_from lies in it), by valid_from, paged:
+    those of the entity (read from its own relationships), or those of one predicate type
+    (read from that type's edges only, not every edge of the graph)."""
     conditions = [IS_FACT]
     if end is not None:
         conditions.append("r.valid_from < $end")
     if start is not None:
         conditions.append("r.valid_from >= $start")
+    where = " AND ".join(conditions)
+    clause = (
+        f"MATCH (s:Entity)-[r:{rel_type}]->(o:Entity) WHERE {where} WITH s, r, o"
+        if entity_id is None and rel_type is not None
+        else _facts_touching(entity_id, where)
+    )
     return await run.read(
         project,
-        f"{_facts_touching(entity_id, ' AND '.join(conditions))} "
-        f"RETURN {FACT_FIELDS} ORDER BY r.valid_from, r.id SKIP $skip LIMIT $limit",
+        f"{clause} RETURN {FACT_FIELDS} ORDER BY r.valid_from, r.id SKIP $skip LIMIT $limit",
         {"start": start, "end": end, "entity": entity_id, "skip": skip, "limit": limit},
+    )
+
+
+async def fact_types(run: Runner, project: str) -> list[str]:
+    """The relationship types marked as holding facts."""
+    rows = await run.read(project, "MATCH (t:RelationshipType) WHERE t.holds_facts = true RETURN t.name", {})
+    return [row[0] for row in rows]
+
+
+async def discover_fact_types(run: Runner, project: str) -> list[str]:
+    """Types of the facts stored (one scan of the entities' relationships)."""
+    rows = await run.read(project, f"MATCH (:Entity)-[r]->(:Entity) WHERE {IS_FACT} RETURN DISTINCT type(r)", {})
+    return [row[0] for row in rows]
+
+
+async def mark_fact_types(run: Runner, project: str, names: list[str]) -> None:
+    """Mark registered relationship types as holding facts (a timeline reads only those)."""
+    await run.write(
+        project,
+        "UNWIND $names AS n MATCH (t:RelationshipType {name: n}) SET t.holds_facts = true",
+        {"names": names},
     )
 
 

@@ -37,7 +37,8 @@ CLEARS: dict[str, tuple[tuple[str, bool], ...]] = {
         ("MATCH ()-[x:CAUSES]->()", False),
         ("MATCH (x:Event {origin: 'causal'}) WHERE x.occurred_at IS NULL", True),
     ),
-    "all": (("MATCH (x) WHERE NOT x:PolygMeta", True),),
+    # The schema record and the relationship type registry (spec 000's data) stay.
+    "all": (("MATCH (x) WHERE NOT x:PolygMeta AND NOT x:RelationshipType", True),),
 }
 
 
