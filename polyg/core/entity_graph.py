@@ -62,7 +62,9 @@ class Relation:
 @dataclass(frozen=True)
 class EntityView:
     entity: EntityRecord
-    observations: list[dict[str, str]]
+    # observations (a page of them), with observations_total and next_observation_offset when
+    # not all are shown, as EntityService.get gives them
+    observations: dict[str, Any]
     relations: list[Relation] = field(default_factory=list)
     has_more: bool = False
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -203,6 +205,8 @@ class EntityGraph:
         history: bool = False,
         limit: int = 50,
         offset: int = 0,
+        observation_offset: int = 0,
+        observation_limit: int = limits.OBSERVATIONS_SHOWN,
     ) -> EntityView:
         """The entity (by name, else by id) with its observations, and its relationships: facts
         that hold at `as_of` (default now; every fact with `history`) and all other links."""
@@ -217,9 +221,11 @@ class EntityGraph:
             entity_id = found
         if entity_id is None:
             raise InvalidParams("Give the entity's name (or entity_id).")
-        full = await self.entities.get(project, entity_id)
+        full = await self.entities.get(project, entity_id, skip=observation_offset, shown=observation_limit)
+        page = ("observations", "observations_total", "next_observation_offset")
+        observations: dict[str, Any] = {k: full[k] for k in page if k in full}
         record = await self.record(project, entity_id)
-        view = EntityView(record, full["observations"])
+        view = EntityView(record, observations)
         if not relationships:
             return view
         at = None if history else format_utc(as_of or self.clock.now())
@@ -246,4 +252,4 @@ class EntityGraph:
             {"id": i, "description": d, "occurred_at": t}
             for i, d, t in await q.recent_events(self.ctx, project, entity_id, 10)
         ]
-        return EntityView(record, full["observations"], relations, len(rows) > limit, events)
+        return EntityView(record, observations, relations, len(rows) > limit, events)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from polyg.core import limits
 from polyg.core.app import Services
 from polyg.core.causal import CausalNode, Chain, Explanation
 from polyg.core.entity_graph import EntityRecord, Relation
@@ -307,6 +308,12 @@ class LinkEntities(Params):
 class GetEntity(Params):
     name: str | None = Field(default=None, description="Entity name (exact, then case-insensitive).")
     entity_id: str | None = Field(default=None, description="Or the entity's id (kg's form: no relationships).")
+    observation_offset: int = Field(
+        default=0, ge=0, le=limits.MAX_OFFSET, description="Skip this many observations (oldest first)."
+    )
+    observation_limit: int = Field(
+        default=limits.OBSERVATIONS_SHOWN, ge=1, le=limits.MAX_LIMIT, description="Observations to return at most."
+    )
     include_relationships: bool = True
     as_of: str | None = Field(default=None, description="Show the facts that held at this time (default: now).")
     include_history: bool = Field(default=False, description="Show every fact, whatever its validity window.")
@@ -587,15 +594,21 @@ async def link_entities(s: Services, p: LinkEntities) -> dict[str, Any]:
 
 
 @memory.tool(GetEntity, GetEntityResult, read_only=True, title="Get entity")
-async def get_entity(s: Services, p: GetEntity) -> dict[str, Any]:
+async def get_entity(s: Services, p: GetEntity) -> dict[str, Any] | str:
     """An entity by name with its observations, properties, recent events and its relationships:
     facts that hold now (or as_of a time; all with include_history) and other links. Or, as in
     the kg toolset, by entity_id alone: the entity with its observations."""
     if p.name is None:
         if p.entity_id is None:
             raise InvalidParams("Invalid arguments for get_entity: give name (or entity_id).")
-        # spec 002's form, with kg's result shape: one get_entity serves both toolsets.
-        return {"entity": await s.entities.get(s.project(p.project_id), p.entity_id)}
+        # spec 002's form, answered by kg's own tool: one get_entity serves both toolsets.
+        by_id = kg.GetEntity(
+            project_id=p.project_id,
+            entity_id=p.entity_id,
+            observation_offset=p.observation_offset,
+            observation_limit=p.observation_limit,
+        )
+        return await kg.get_entity(s, by_id)
     graphs = s.memory
     as_of = None
     if p.as_of is not None:
@@ -610,9 +623,11 @@ async def get_entity(s: Services, p: GetEntity) -> dict[str, Any]:
         history=p.include_history,
         limit=p.limit,
         offset=p.offset,
+        observation_offset=p.observation_offset,
+        observation_limit=p.observation_limit,
     )
     return {
-        "entity": {**entity_out(view.entity), "observations": view.observations},
+        "entity": {**view.observations, **entity_out(view.entity)},
         "relationships": [relation_out(r) for r in view.relations],
         "has_more": view.has_more,
         "events": view.events,
