@@ -17,9 +17,9 @@ The data: entities are preloaded straight into the store by bench/common.py (cac
 --workdir); events, facts and causal links are then written through polyg's own services in a
 child process (`preload-memory`), and that directory is cached too.
 
-Usage: .venv/bin/python bench/memory_bench.py [--sizes 1000,10000] [--calls 200]
-       .venv/bin/python bench/memory_bench.py --smoke     # 300 entities, 20 calls: it runs
-Results: bench/results/memory-<date>.md and .json (not written in smoke mode).
+Usage: .venv/bin/python bench/memory_bench.py [--sizes 1000,10000] [--calls 200] [--no-save]
+       .venv/bin/python bench/memory_bench.py --smoke     # 60 entities, hashing vectors: it runs
+Results: bench/results/memory-<size>.md and .json, and a row per size in history.csv.
 """
 
 from __future__ import annotations
@@ -291,14 +291,31 @@ def report(results: list[dict[str, Any]], machine: dict[str, Any], args: argpars
     return "\n".join(lines) + "\n"
 
 
+def key_figures(result: dict[str, Any]) -> dict[str, Any]:
+    """The history row of one size: p50 and p95 of each operation, ms."""
+    figures: dict[str, Any] = {}
+    for op in OPS:
+        st = result["stats"][op]
+        figures[f"{op}_p50_ms"] = round(st["p50_ms"], 2)
+        figures[f"{op}_p95_ms"] = round(st["p95_ms"], 2)
+    return figures
+
+
 async def main_async(args: argparse.Namespace) -> None:
     machine = common.machine_info()
     results = [await bench_size(args, n) for n in args.sizes]
     markdown = report(results, machine, args)
     print(markdown)
-    if not args.smoke:
-        md, js = common.write_results("memory", markdown, {"machine": machine, "results": results})
-        log(f"wrote {md} and {js}")
+    if not args.no_save:
+        for result in results:
+            md, js = common.write_results(
+                "memory",
+                report([result], machine, args),
+                {"machine": machine, "results": [result]},
+                size=str(result["entities"]),
+                figures=key_figures(result),
+            )
+            log(f"wrote {md} and {js}")
 
 
 def main() -> None:
@@ -315,14 +332,15 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200, help="measured calls per operation")
     parser.add_argument("--block", type=int, default=20, help="calls of one operation in a row")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--embed", default="auto", help="preload embeddings: auto | minilm | random")
+    parser.add_argument("--embed", default="auto", choices=("auto", "minilm", "hashing"), help="preload vectors")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/polyg-bench"), help="cache of preloaded dirs")
-    parser.add_argument("--smoke", action="store_true", help="300 entities, 20 calls, no results written")
+    parser.add_argument("--no-save", action="store_true", help="print only; do not write bench/results")
+    parser.add_argument("--smoke", action="store_true", help=common.SMOKE_HELP)
     args = parser.parse_args()
-    args.sizes = [300] if args.smoke else [int(s) for s in args.sizes.split(",")]
+    args.sizes = [int(s) for s in args.sizes.split(",")]
     if args.smoke:
-        args.calls, args.block = 20, 5
-        args.workdir = args.workdir / "smoke"
+        args.sizes, args.calls, args.block, args.embed = [60], 5, 2, "hashing"
+        args.workdir, args.no_save = common.smoke_workdir("memory"), True
     args.workdir.mkdir(parents=True, exist_ok=True)
     asyncio.run(main_async(args))
 
