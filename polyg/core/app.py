@@ -16,6 +16,7 @@ from typing import Literal
 from polyg.config import Settings
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
+from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.named import NamedGraph
 from polyg.core.projects import ProjectService
 from polyg.core.relationships import RelationshipService
@@ -44,6 +45,7 @@ class Services:
     named: NamedGraph
     search: SearchService
     projects: ProjectService
+    memory: MemoryGraphs  # spec 003's four views
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
@@ -138,16 +140,18 @@ class Polyg:
                 await store.close()
             raise
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
-        search = SearchService(ctx)
+        entities, named, search = EntityService(ctx), NamedGraph(ctx), SearchService(ctx)
+        relationships = RelationshipService(ctx)
         services = Services(
             settings,
             store,
             ctx,
-            EntityService(ctx),
-            RelationshipService(ctx),
-            NamedGraph(ctx),
+            entities,
+            relationships,
+            named,
             search,
             ProjectService(ctx, search),
+            MemoryGraphs.build(ctx, entities, named, search, relationships.reltypes),
         )
         self._services = services
         log.info("store ready", extra={"store": self.store_description})

@@ -69,12 +69,31 @@ WROTE = RelType("WROTE")
 MENTIONS = RelType("MENTIONS")
 NEXT_CHUNK = RelType("NEXT_CHUNK")
 T_BEFORE = RelType("T_BEFORE")
+# spec 003's causal and semantic views: written by the memory toolset with their own properties
+# (confidence, evidence; similarity score), so users reach them through its tools.
+CAUSES = RelType("CAUSES")
+SIMILAR_TO = RelType("SIMILAR_TO")
+REPRESENTS = RelType("REPRESENTS")
 
 OWN_LABELS: frozenset[Label] = frozenset(
     {ENTITY, OBSERVATION, RELATIONSHIP_TYPE, TEMPLATE, CACHED_DOCUMENT, EVENT, ARTICLE, AUTHOR, CHUNK, POLYG_META}
 )
 OWN_REL_TYPES: frozenset[RelType] = frozenset(
-    {HAS_OBSERVATION, USES_TEMPLATE, CACHED_AT, DEPENDS_ON, INVOLVES, HAS_CHUNK, WROTE, MENTIONS, NEXT_CHUNK, T_BEFORE}
+    {
+        HAS_OBSERVATION,
+        USES_TEMPLATE,
+        CACHED_AT,
+        DEPENDS_ON,
+        INVOLVES,
+        HAS_CHUNK,
+        WROTE,
+        MENTIONS,
+        NEXT_CHUNK,
+        T_BEFORE,
+        CAUSES,
+        SIMILAR_TO,
+        REPRESENTS,
+    }
 )
 
 

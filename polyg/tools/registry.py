@@ -64,6 +64,9 @@ class ToolSpec:
     annotations: ToolAnnotations
     handler: Handler
     toolset: str
+    # A toolset whose tool of the same name this one replaces when both are enabled, because
+    # it accepts that tool's form too and answers it with that tool's result.
+    supersedes: str | None = None
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -104,10 +107,12 @@ class Toolset:
         destructive: bool = False,
         idempotent: bool = False,
         title: str | None = None,
+        supersedes: str | None = None,
     ) -> Callable[[Handler], Handler]:
         def register(fn: Handler) -> Handler:
             annotations = _annotations(title, read_only, destructive, idempotent)
-            self._add(ToolSpec(fn.__name__, _description(fn), params, output, annotations, fn, self.name))
+            spec = ToolSpec(fn.__name__, _description(fn), params, output, annotations, fn, self.name, supersedes)
+            self._add(spec)
             return fn
 
         return register

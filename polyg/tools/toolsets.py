@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from polyg.tools import catalog
 from polyg.tools.kg import kg
+from polyg.tools.memory import memory
 from polyg.tools.memory_compat import memory_compat
 from polyg.tools.prompts import PromptSpec
 from polyg.tools.registry import ToolNameConflict, Toolset, ToolSpec
@@ -41,16 +42,21 @@ def collect(
     return by_name
 
 
+def _supersedes(thing: object, toolset: str) -> bool:
+    return isinstance(thing, ToolSpec) and thing.supersedes == toolset
+
+
 def _unique(claims: Iterable[tuple[str, object, str]]) -> None:
-    """Each name stands for one object; a shared tool is the same object in every toolset."""
+    """Each name stands for one object; a shared tool is the same object in every toolset, and a
+    tool may supersede another toolset's tool of its name (it serves that form too)."""
     seen: dict[str, tuple[object, str]] = {}
     for name, thing, owner in claims:
         first = seen.setdefault(name, (thing, owner))
-        if first[0] is not thing:
+        if first[0] is not thing and not _supersedes(thing, first[1]) and not _supersedes(first[0], owner):
             raise ToolNameConflict(f"{name!r} is claimed by toolsets {first[1]!r} and {owner!r} for different things.")
 
 
-TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat))
+TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat, memory))
 
 
 def _available(names: list[str], toolsets: Mapping[str, Toolset]) -> list[Toolset]:
@@ -71,7 +77,8 @@ def enabled(names: list[str], toolsets: Mapping[str, Toolset] = TOOLSETS) -> lis
     seen: dict[str, ToolSpec] = {}
     for toolset in _available(names, toolsets):
         for tool in toolset.tools:
-            seen.setdefault(tool.name, tool)
+            if tool.name not in seen or seen[tool.name].toolset == tool.supersedes:
+                seen[tool.name] = tool
     return list(seen.values())
 
 

@@ -1,0 +1,349 @@
+"""memory toolset benchmark (spec 003's latency table for the direct tools), over MCP stdio.
+
+For each size (entities; events, facts and causal links in proportion: n/2 events, n/4 facts,
+n/4 causal links in chains of five events), on the embedded store with the default MiniLM
+embedder:
+
+- entity lookup: get_entity by exact name (with its relationships);
+- timeline query: query_timeline over a random one-day window (about 85 events, limit 50);
+- causal chain: get_causal_chain upstream, depth 3, from the last event of a chain (by id);
+- semantic search: search_semantic, k=10, a short phrase;
+- the SDK floor (ping) in the same session, for ratios.
+
+Each operation runs in rotating blocks (noise spreads over all of them); p50, p95 and p99 per
+operation, and peak RSS of the server and of its database.
+
+The data: entities are preloaded straight into the store by bench/common.py (cached under
+--workdir); events, facts and causal links are then written through polyg's own services in a
+child process (`preload-memory`), and that directory is cached too.
+
+Usage: .venv/bin/python bench/memory_bench.py [--sizes 1000,10000] [--calls 200] [--no-save]
+       .venv/bin/python bench/memory_bench.py --smoke     # 60 entities, hashing vectors: it runs
+Results: bench/results/memory-<size>.md and .json, and a row per size in history.csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import shutil
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common
+from common import AREAS, WORDS, PolygServer, fmt_ms, generated_entity, summarize
+
+MEMORY_VERSION = 1  # bump when the generated events, facts or links change
+EVENT_START = datetime(2025, 1, 1, tzinfo=UTC)
+EVENT_STEP = timedelta(minutes=17)
+CHAIN = 5  # events per causal chain: four links each
+PREDICATES = ("status", "owned_by", "depends_on", "deployed_to")
+STATUSES = ("planned", "active", "degraded", "retired")
+OPS = ("ping", "get_entity", "query_timeline", "get_causal_chain", "search_semantic")
+# spec 003's targets (p50) and polyg's own at 10k entities (ten times better)
+SPEC_P50_MS = {"get_entity": 30, "query_timeline": 50, "get_causal_chain": 80, "search_semantic": 100}
+POLYG_P50_MS = {"get_entity": 3, "query_timeline": 5, "get_causal_chain": 8, "search_semantic": 10}
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def counts(n: int) -> dict[str, int]:
+    events = max(CHAIN, n // 2)
+    links = min(n // 4, (events // CHAIN) * (CHAIN - 1))
+    return {"entities": n, "events": events, "facts": n // 4, "causal_links": links}
+
+
+def event_at(i: int) -> datetime:
+    return EVENT_START + i * EVENT_STEP
+
+
+def chain_ends(n: int) -> list[int]:
+    """Indexes of the events that end a complete chain of causal links."""
+    links = counts(n)["causal_links"]
+    return [c * CHAIN + CHAIN - 1 for c in range(links // (CHAIN - 1))]
+
+
+# --- preloading events, facts and causal links ---------------------------------------------------
+
+
+async def _preload_memory(data_dir: Path, n: int) -> dict[str, Any]:
+    from polyg.config import load_settings
+    from polyg.core.app import Polyg
+
+    size = counts(n)
+    core = Polyg(load_settings(None, data_dir=data_dir))
+    services = await core.ready()
+    project = common.DEFAULT_PROJECT
+    graphs = services.memory
+    event_ids: list[str] = []
+    t = time.perf_counter()
+    try:
+        for i in range(size["events"]):
+            entity = generated_entity(i % n)
+            result = await graphs.temporal.add_event(
+                project,
+                description=f"{entity['name']} {random.Random(i).choice(WORDS)} check {i}",
+                occurred_at=event_at(i).isoformat(),
+                entities=[entity["name"]],
+                find_entities=False,
+            )
+            event_ids.append(result.event.id)
+            if i % 1000 == 999:
+                log(f"events: {i + 1}/{size['events']}")
+        for j in range(size["facts"]):
+            r = random.Random(10_000_000 + j)
+            subject = generated_entity(j % n)["name"]
+            predicate = PREDICATES[j % len(PREDICATES)]
+            obj = r.choice(STATUSES) if predicate == "status" else generated_entity(r.randrange(n))["name"]
+            await graphs.temporal.add_fact(
+                project,
+                subject=subject,
+                predicate=predicate,
+                object_=obj,
+                valid_from=(EVENT_START + timedelta(days=j % 300)).isoformat(),
+            )
+        made = 0
+        for c in range(size["causal_links"] // (CHAIN - 1)):
+            for k in range(CHAIN - 1):
+                cause, effect = event_ids[c * CHAIN + k], event_ids[c * CHAIN + k + 1]
+                await graphs.causal.add_link(project, cause=cause, effect=effect, confidence=0.9)
+                made += 1
+        await services.ctx.vectors.settle(project, 600.0)
+        stats = await graphs.views.statistics(project)
+    finally:
+        await core.close()
+    return {
+        "version": MEMORY_VERSION,
+        "entities": n,
+        **{k: v for k, v in size.items() if k != "entities"},
+        "causal_links_made": made,
+        "write_s": round(time.perf_counter() - t, 1),
+        "stats": {"temporal": stats.temporal, "causal": stats.causal},
+    }
+
+
+def ensure_memory_preloaded(workdir: Path, n: int, embed: str) -> tuple[Path, dict[str, Any]]:
+    """A pristine data dir with the kg preload plus events, facts and causal links (cached)."""
+    kg_pristine, _ = common.ensure_preloaded(workdir, n, embed=embed, log=log)
+    pristine = workdir / f"memory-{n}" / "pristine"
+    meta_path = common.preload_meta_path(pristine)
+    if meta_path.exists():
+        meta: dict[str, Any] = json.loads(meta_path.read_text())
+        if meta.get("version") == MEMORY_VERSION and meta.get("entities") == n:
+            return pristine, meta
+    if pristine.exists():
+        common.stop_db(pristine)
+        shutil.rmtree(pristine)
+    pristine.parent.mkdir(parents=True, exist_ok=True)
+    common.fresh_copy(kg_pristine, pristine)
+    log(f"writing {counts(n)} into {pristine} ...")
+    cmd = [sys.executable, str(Path(__file__).resolve()), "preload-memory", "--data-dir", str(pristine), "--n", str(n)]
+    log_file = pristine.parent / "preload.log"
+    with log_file.open("w") as err:
+        proc = subprocess.run(
+            cmd, env=common.clean_env(workdir), stdout=subprocess.PIPE, stderr=err, text=True, check=False
+        )
+    if proc.returncode != 0:
+        common.stop_db(pristine)
+        raise RuntimeError(f"memory preload failed ({proc.returncode}):\n{log_file.read_text()[-4000:]}")
+    meta = json.loads(proc.stdout.strip().splitlines()[-1])
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    log(f"memory preload: {json.dumps(meta)}")
+    return pristine, meta
+
+
+# --- measuring ---------------------------------------------------------------------------------
+
+
+def arguments(op: str, n: int, rng: random.Random) -> dict[str, Any]:
+    if op == "get_entity":
+        return {"name": generated_entity(rng.randrange(n))["name"], "limit": 20}
+    if op == "query_timeline":
+        span = counts(n)["events"] * EVENT_STEP
+        start = EVENT_START + timedelta(seconds=rng.uniform(0, max(0.0, span.total_seconds() - 86400)))
+        return {"from": start.isoformat(), "to": (start + timedelta(days=1)).isoformat(), "limit": 50}
+    if op == "search_semantic":
+        return {"query": f"{rng.choice(WORDS)} {rng.choice(AREAS)} {rng.choice(WORDS)}", "limit": 10}
+    raise ValueError(op)
+
+
+async def measure(server: PolygServer, n: int, calls: int, block: int, seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    ends = chain_ends(n)
+    # The end events' ids, looked up once (the chain is then asked for by id, as a client does
+    # after finding the event).
+    ids: list[str] = []
+    for i in ends[: min(len(ends), 50)]:
+        timeline = await server.call(
+            "query_timeline", {"from": event_at(i).isoformat(), "to": event_at(i).isoformat(), "limit": 5}
+        )
+        items = timeline.structured_content["items"]
+        ids += [it["event"]["id"] for it in items if "event" in it and it["event"]["description"].endswith(f" {i}")]
+    samples: dict[str, list[float]] = {op: [] for op in OPS}
+    shapes: dict[str, Any] = {}
+    for op in OPS:  # warm-up
+        await one(server, op, n, rng, ids, shapes)
+    while any(len(v) < calls for v in samples.values()):
+        for op in OPS:
+            for _ in range(min(block, calls - len(samples[op]))):
+                samples[op].append(await one(server, op, n, rng, ids, shapes))
+    return {
+        "stats": {op: summarize(v) for op, v in samples.items()},
+        "result_sizes": shapes,
+        "memory": server.memory(),
+    }
+
+
+async def one(
+    server: PolygServer, op: str, n: int, rng: random.Random, ids: list[str], shapes: dict[str, Any]
+) -> float:
+    t = time.perf_counter()
+    if op == "ping":
+        await server.ping()
+        return time.perf_counter() - t
+    if op == "get_causal_chain":
+        args: dict[str, Any] = {"event": rng.choice(ids), "direction": "upstream", "depth": 3}
+    else:
+        args = arguments(op, n, rng)
+    t = time.perf_counter()
+    result = await server.call(op, args)
+    elapsed = time.perf_counter() - t
+    body = result.structured_content
+    size = {
+        "get_entity": lambda: len(body["relationships"]),
+        "query_timeline": lambda: len(body["items"]),
+        "get_causal_chain": lambda: len(body["nodes"]),
+        "search_semantic": lambda: len(body["results"]),
+    }[op]()
+    shapes.setdefault(op, []).append(size)
+    return elapsed
+
+
+async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
+    workdir: Path = args.workdir
+    pristine, preload = await asyncio.to_thread(ensure_memory_preloaded, workdir, n, args.embed)
+    run_dir = workdir / f"memory-{n}" / "run"
+    await asyncio.to_thread(common.fresh_copy, pristine, run_dir)
+    log_path = workdir / f"memory-{n}" / "server.log"
+    log_path.write_text("")
+    env = common.clean_env(workdir)
+    with common.LoadSampler() as sampler:
+        async with PolygServer(run_dir, log_path=log_path, env=env, extra_args=["--toolsets", "memory"]) as server:
+            t = time.perf_counter()
+            await server.call("get_statistics", {})  # waits for the store and its indexes
+            ready_s = time.perf_counter() - t
+            result = await measure(server, n, args.calls, args.block, args.seed)
+    for op, st in result["stats"].items():
+        log(f"n={n} {op:18s} p50 {st['p50_ms']:7.2f}  p95 {st['p95_ms']:7.2f}  p99 {st['p99_ms']:7.2f} ms")
+    sizes = {op: round(sum(v) / len(v), 1) for op, v in result.pop("result_sizes").items()}
+    return {
+        "entities": n,
+        "preload": preload,
+        "ready_s": round(ready_s, 2),
+        "mean_result_size": sizes,
+        "machine_load": sampler.summary(),
+        **result,
+    }
+
+
+def report(results: list[dict[str, Any]], machine: dict[str, Any], args: argparse.Namespace) -> str:
+    lines = [
+        "# memory toolset latency (spec 003, direct tools)",
+        "",
+        common.describe_machine(machine),
+        f"Over MCP stdio, embedded store, MiniLM; {args.calls} calls per operation in blocks of {args.block}.",
+        "",
+        "| entities | operation | p50 ms | p95 ms | p99 ms | x ping | spec p50 | polyg p50 (10k) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        ping = r["stats"]["ping"]["p50_ms"]
+        for op in OPS:
+            st = r["stats"][op]
+            ratio = "" if op == "ping" else f"{st['p50_ms'] / ping:.1f}"
+            spec = f"< {SPEC_P50_MS[op]}" if op in SPEC_P50_MS else ""
+            ours = f"<= {POLYG_P50_MS[op]}" if op in POLYG_P50_MS else ""
+            lines.append(
+                f"| {r['entities']:,} | {op} | {fmt_ms(st['p50_ms'])} | {fmt_ms(st['p95_ms'])} | "
+                f"{fmt_ms(st['p99_ms'])} | {ratio} | {spec} | {ours} |"
+            )
+    lines += ["", "| entities | events | facts | causal links | server RSS peak MB | database RSS peak MB | load1 |"]
+    lines.append("|---|---|---|---|---|---|---|")
+    for r in results:
+        mem = r["memory"]
+        server = common.fmt_mb(mem.get("server", {}).get("peak_rss_kb", 0))
+        db = common.fmt_mb(mem.get("db", {}).get("peak_rss_kb", 0))
+        p = r["preload"]
+        lines.append(
+            f"| {r['entities']:,} | {p['events']:,} | {p['facts']:,} | {p['causal_links_made']:,} | {server} | {db} | "
+            f"{r['machine_load'].get('load1', {}).get('median', '')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def key_figures(result: dict[str, Any]) -> dict[str, Any]:
+    """The history row of one size: p50 and p95 of each operation, ms."""
+    figures: dict[str, Any] = {}
+    for op in OPS:
+        st = result["stats"][op]
+        figures[f"{op}_p50_ms"] = round(st["p50_ms"], 2)
+        figures[f"{op}_p95_ms"] = round(st["p95_ms"], 2)
+    return figures
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    machine = common.machine_info()
+    results = [await bench_size(args, n) for n in args.sizes]
+    markdown = report(results, machine, args)
+    print(markdown)
+    if not args.no_save:
+        for result in results:
+            md, js = common.write_results(
+                "memory",
+                report([result], machine, args),
+                {"machine": machine, "results": [result]},
+                size=str(result["entities"]),
+                figures=key_figures(result),
+            )
+            log(f"wrote {md} and {js}")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "preload-memory":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("cmd")
+        parser.add_argument("--data-dir", type=Path, required=True)
+        parser.add_argument("--n", type=int, required=True)
+        ns = parser.parse_args()
+        print(json.dumps(asyncio.run(_preload_memory(ns.data_dir, ns.n))))
+        return
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000", help="entity counts, comma-separated")
+    parser.add_argument("--calls", type=int, default=200, help="measured calls per operation")
+    parser.add_argument("--block", type=int, default=20, help="calls of one operation in a row")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--embed", default="auto", choices=("auto", "minilm", "hashing"), help="preload vectors")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/polyg-bench"), help="cache of preloaded dirs")
+    parser.add_argument("--no-save", action="store_true", help="print only; do not write bench/results")
+    parser.add_argument("--smoke", action="store_true", help=common.SMOKE_HELP)
+    args = parser.parse_args()
+    args.sizes = [int(s) for s in args.sizes.split(",")]
+    if args.smoke:
+        args.sizes, args.calls, args.block, args.embed = [60], 5, 2, "hashing"
+        args.workdir, args.no_save = common.smoke_workdir("memory"), True
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,306 @@
+"""The causal view: `CAUSES` links with a confidence and evidence between events and/or entities,
+chains walked upstream (causes) or downstream (effects), and explanations.
+
+A cause or an effect is given as text and resolved by `polyg.core.resolve` (id, exact, case,
+fuzzy, vector); text that matches nothing becomes a new undated event (`origin: causal`),
+linked to the entities its text names, so that "missing AUTH_SECRET" is about AUTH_SECRET.
+
+Chains are walked breadth first, one query per hop, never visiting a node twice: cycles end
+the walk and are reported. A node's confidence is the product of the link confidences along
+the shortest chain that reaches it (the strongest one when several are as short).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from polyg.core import limits
+from polyg.core.graph import GraphContext
+from polyg.core.resolve import NodeRef, Resolver
+from polyg.core.temporal import TemporalGraph
+from polyg.errors import InvalidParams, NotFound
+from polyg.names import new_id, now_iso
+from polyg.store.falkor import Row, VectorParam
+from polyg.store.queries import causal as q
+from polyg.store.queries import temporal as temporal_q
+
+Direction = Literal["upstream", "downstream", "both"]
+LABEL = {"entity": "Entity", "event": "Event"}
+MAX_DEPTH = 10
+MAX_NODES = 1_000
+
+
+@dataclass(frozen=True)
+class CausalNode:
+    id: str
+    kind: str  # "event" | "entity"
+    text: str
+    occurred_at: str | None = None
+    type: str | None = None
+
+
+@dataclass(frozen=True)
+class CausalLink:
+    id: str
+    cause_id: str
+    effect_id: str
+    confidence: float
+    evidence: str
+    created_at: str | None = None
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    link: CausalLink
+    cause: CausalNode
+    effect: CausalNode
+    resolved: dict[str, str]  # "cause"/"effect" -> how it was found (exact, fuzzy, ..., created)
+    updated: bool = False
+
+
+@dataclass(frozen=True)
+class ChainNode:
+    node: CausalNode
+    distance: int
+    confidence: float
+    direction: str  # "upstream" | "downstream" | "start"
+    via: str | None = None  # the neighbour one step closer to the start
+
+
+@dataclass
+class Chain:
+    start: CausalNode
+    nodes: list[ChainNode] = field(default_factory=list)
+    links: list[CausalLink] = field(default_factory=list)
+    cycles: list[str] = field(default_factory=list)  # ids of links that lead back into the chain
+    cut_by_depth: bool = False
+    cut_by_limit: bool = False
+
+
+@dataclass(frozen=True)
+class Step:
+    node: CausalNode
+    confidence: float | None  # of the link from this node to the next step (None: the event)
+    evidence: str | None
+
+
+@dataclass(frozen=True)
+class Explanation:
+    steps: list[Step]  # root cause first, the event last
+    confidence: float
+
+
+def node_from(node_id: str, labels: list[str], text: str | None, at: str | None, type_: str | None) -> CausalNode:
+    kind = "event" if "Event" in labels else "entity"
+    return CausalNode(node_id, kind, text or "", at, type_ if kind == "entity" else None)
+
+
+def check_confidence(value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise InvalidParams(f"confidence must be a number between 0 and 1, not {value!r}.")
+    return float(value)
+
+
+class CausalGraph:
+    def __init__(self, ctx: GraphContext, resolver: Resolver, temporal: TemporalGraph) -> None:
+        self.ctx = ctx
+        self.resolver = resolver
+        self.temporal = temporal
+
+    # --- writes -----------------------------------------------------------------------------
+
+    async def add_link(
+        self,
+        project: str,
+        *,
+        cause: str,
+        effect: str,
+        confidence: float = 1.0,
+        evidence: str = "",
+        create_missing: bool = True,
+    ) -> LinkResult:
+        limits.text(cause, "cause", max_len=limits.MAX_TEXT)
+        limits.text(effect, "effect", max_len=limits.MAX_TEXT)
+        limits.text(evidence, "evidence", max_len=limits.MAX_TEXT, allow_empty=True)
+        conf = check_confidence(confidence)
+        refs = {role: await self.resolver.node(project, text) for role, text in (("cause", cause), ("effect", effect))}
+        missing = [role for role, ref in refs.items() if ref is None]
+        if missing and not create_missing:
+            raise NotFound(f"No event or entity matches the {' and the '.join(missing)}.")
+        if cause.strip().lower() == effect.strip().lower() or (
+            refs["cause"] is not None and refs["effect"] is not None and refs["cause"].id == refs["effect"].id
+        ):
+            raise InvalidParams("cause and effect are the same node; a link needs two different ones.")
+        # Everything is checked: now the writes.
+        for role, text in (("cause", cause), ("effect", effect)):
+            if refs[role] is None:
+                refs[role] = await self._create_node(project, text)
+        cref, eref = refs["cause"], refs["effect"]
+        assert cref is not None and eref is not None
+        ends = (LABEL[cref.kind], cref.id), (LABEL[eref.kind], eref.id)
+        now = now_iso()
+        found = await q.existing_link(self.ctx, project, *ends)
+        if found:
+            link_id = found[0][0]
+            await q.update_link(
+                self.ctx, project, *ends, {"id": link_id, "confidence": conf, "evidence": evidence, "now": now}
+            )
+        else:
+            link_id = new_id("cau")
+            await q.create_link(
+                self.ctx, project, *ends, {"id": link_id, "confidence": conf, "evidence": evidence, "now": now}
+            )
+        cause_node, effect_node = await self._node(project, cref), await self._node(project, eref)
+        return LinkResult(
+            CausalLink(link_id, cref.id, eref.id, conf, evidence, now),
+            cause_node,
+            effect_node,
+            {"cause": cref.how, "effect": eref.how},
+            updated=bool(found),
+        )
+
+    async def _create_node(self, project: str, text: str) -> NodeRef:
+        """A cause or effect nothing matched: an undated event about the entities it names."""
+        vector = (await self.ctx.embed([text]))[0]
+        mentioned = await self.temporal.mentioned_entities(project, text)
+        await self.temporal.indexes.ensure(project)
+        event_id = new_id("evt")
+        await temporal_q.create_event(
+            self.ctx,
+            project,
+            {
+                "id": event_id,
+                "description": text,
+                "occurred_at": None,
+                "occurred_us": None,
+                "ended_at": None,
+                "duration_s": None,
+                "origin": "causal",
+                "now": now_iso(),
+                "emb": VectorParam(vector),
+                "involves": sorted(set(mentioned.values())),
+            },
+        )
+        return NodeRef(event_id, "event", "created")
+
+    async def _node(self, project: str, ref: NodeRef) -> CausalNode:
+        rows = await q.node(self.ctx, project, LABEL[ref.kind], ref.id)
+        if not rows:
+            raise NotFound(f"Node {ref.id} not found.")
+        return node_from(*rows[0])
+
+    # --- reads ------------------------------------------------------------------------------
+
+    async def resolve(self, project: str, text: str) -> CausalNode:
+        limits.text(text, "event", max_len=limits.MAX_TEXT)
+        ref = await self.resolver.node(project, text)
+        if ref is None:
+            raise NotFound(f"No event or entity matches {text[:80]!r}.")
+        return await self._node(project, ref)
+
+    async def chain(
+        self,
+        project: str,
+        text: str,
+        *,
+        direction: Direction = "upstream",
+        depth: int = 3,
+        min_confidence: float = 0.0,
+        max_nodes: int = 200,
+    ) -> Chain:
+        if direction not in ("upstream", "downstream", "both"):
+            raise InvalidParams("direction must be 'upstream', 'downstream' or 'both'.")
+        if not 1 <= depth <= MAX_DEPTH:
+            raise InvalidParams(f"depth must be between 1 and {MAX_DEPTH}.")
+        check_confidence(min_confidence)
+        if not 1 <= max_nodes <= MAX_NODES:
+            raise InvalidParams(f"limit must be between 1 and {MAX_NODES}.")
+        start = await self.resolve(project, text)
+        chain = Chain(start, [ChainNode(start, 0, 1.0, "start")])
+        for way in ("upstream", "downstream") if direction == "both" else (direction,):
+            await self._walk(project, chain, way == "upstream", depth, min_confidence, max_nodes)
+        return chain
+
+    async def _walk(
+        self, project: str, chain: Chain, upstream: bool, depth: int, min_conf: float, max_nodes: int
+    ) -> None:
+        way = "upstream" if upstream else "downstream"
+        start = chain.start
+        best: dict[str, ChainNode] = {start.id: chain.nodes[0]}
+        seen_links = {link.id for link in chain.links}
+        frontier: dict[str, list[str]] = {LABEL[start.kind]: [start.id]}
+        for distance in range(1, depth + 1):
+            rows = await q.step(self.ctx, project, frontier, upstream)
+            reached: dict[str, ChainNode] = {}
+            for row in sorted(rows, key=_row_order):
+                src, rid, conf, evidence, at, cid, clabels, ctext, ctime, ctype = row
+                confidence = float(conf if conf is not None else 1.0)
+                if confidence < min_conf or rid in seen_links:
+                    continue
+                seen_links.add(rid)
+                cause_id, effect_id = (cid, src) if upstream else (src, cid)
+                chain.links.append(CausalLink(rid, cause_id, effect_id, confidence, evidence or "", at))
+                if cid in best:
+                    if _is_ancestor(best, cid, src):
+                        chain.cycles.append(rid)
+                    continue
+                product = best[src].confidence * confidence
+                known = reached.get(cid)
+                if known is None or product > known.confidence:
+                    node = node_from(cid, clabels, ctext, ctime, ctype)
+                    reached[cid] = ChainNode(node, distance, product, way, src)
+            for node_id, chain_node in reached.items():
+                if len(chain.nodes) >= max_nodes:
+                    chain.cut_by_limit = True
+                    break
+                best[node_id] = chain_node
+                chain.nodes.append(chain_node)
+            frontier = {}
+            for node_id in reached:
+                if node_id in best:
+                    frontier.setdefault(LABEL[best[node_id].node.kind], []).append(node_id)
+            if not frontier or chain.cut_by_limit:
+                break
+        else:
+            if frontier and await q.any_link(self.ctx, project, frontier, upstream):
+                chain.cut_by_depth = True
+
+    async def explain(
+        self, project: str, text: str, *, depth: int = 5, limit: int = 10
+    ) -> tuple[Chain, list[Explanation]]:
+        """Chains from each root cause (a cause with no cause of its own, or where the depth ends)
+        to the event, strongest first."""
+        chain = await self.chain(project, text, direction="upstream", depth=depth)
+        by_id = {n.node.id: n for n in chain.nodes}
+        has_cause = {link.effect_id for link in chain.links if link.cause_id in by_id and link.id not in chain.cycles}
+        links = {(link.cause_id, link.effect_id): link for link in chain.links}
+        roots = [n for n in chain.nodes if n.distance > 0 and n.node.id not in has_cause]
+        if not roots and chain.cut_by_depth:
+            roots = [n for n in chain.nodes if n.distance == max(x.distance for x in chain.nodes)]
+        explanations = []
+        for root in roots:
+            steps: list[Step] = []
+            current: ChainNode | None = root
+            while current is not None and current.via is not None:
+                link = links[(current.node.id, current.via)]
+                steps.append(Step(current.node, link.confidence, link.evidence))
+                current = by_id.get(current.via)
+            steps.append(Step(chain.start, None, None))
+            explanations.append(Explanation(steps, root.confidence))
+        explanations.sort(key=lambda e: (-e.confidence, len(e.steps), e.steps[0].node.id))
+        return chain, explanations[:limit]
+
+
+def _row_order(row: Row) -> tuple[str, str]:
+    return (str(row[5]), str(row[1]))
+
+
+def _is_ancestor(best: dict[str, ChainNode], candidate: str, node_id: str) -> bool:
+    """Whether `candidate` lies on the chain from the start to `node_id` (a link back to it closes a cycle)."""
+    current: str | None = node_id
+    while current is not None:
+        if current == candidate:
+            return True
+        current = best[current].via if current in best else None
+    return False

@@ -1,0 +1,183 @@
+"""The semantic view: concepts and semantic search.
+
+A concept is an entity of type `concept` (so kg, memory-compat and hybrid search see it too).
+When one is added, the concepts at cosine similarity `SIMILAR_MIN` or more get a
+`SIMILAR_TO {score}` link to it, kept as data that reads can follow; `REPRESENTS` links a
+concept to the entities it is about.
+
+`search` is polyg's hybrid entity search (vector + full text, fused by rank) together with a
+vector search over events, fused by reciprocal rank again; a hit whose cosine similarity to
+the query is below `threshold` is dropped unless its name is the query itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from polyg.core import limits
+from polyg.core.entities import EntityService
+from polyg.core.graph import GraphContext
+from polyg.core.resolve import Resolver, index_rows
+from polyg.core.search import SearchService, rrf
+from polyg.core.vectors import head_text
+from polyg.errors import InvalidParams, NotFound
+from polyg.names import new_id, now_iso
+from polyg.store.falkor import Row, VectorParam
+from polyg.store.queries import concepts as q
+
+CONCEPT = "concept"
+SIMILAR_MIN = 0.6
+SIMILAR_K = 20
+DEFAULT_THRESHOLD = 0.3  # all-MiniLM-L6-v2 puts unrelated short texts at 0.0-0.3
+RRF_K = 10
+
+
+@dataclass(frozen=True)
+class Concept:
+    id: str
+    name: str
+    description: str
+    created: bool
+    similar: list[tuple[str, float]] = field(default_factory=list)
+    represents: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SemanticHit:
+    id: str
+    kind: str  # "entity" | "concept" | "event"
+    text: str  # an entity's name, an event's description
+    score: float
+    similarity: float | None
+    type: str | None = None
+    description: str | None = None
+    occurred_at: str | None = None
+    similar: list[tuple[str, float]] = field(default_factory=list)
+
+
+class SemanticGraph:
+    def __init__(self, ctx: GraphContext, resolver: Resolver, entities: EntityService, search: SearchService) -> None:
+        self.ctx = ctx
+        self.resolver = resolver
+        self.entities = entities
+        self.search_service = search
+
+    async def add_concept(
+        self, project: str, *, name: str, description: str = "", represents: list[str] | None = None
+    ) -> Concept:
+        limits.name(name)
+        limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
+        names = [limits.name(n, f"represents[{i}]") for i, n in enumerate(represents or [])]
+        targets = await self.resolver.entity_ids(project, names)
+        unknown = [n for n in names if n not in targets]
+        if unknown:
+            raise NotFound(f"Entity with name {', '.join(unknown)} not found.")
+        # Everything is checked: now the writes.
+        existing = await q.concept_named(self.ctx, project, name)
+        if existing:
+            concept_id, summary = existing[0]
+            created = False
+            if description and description != summary:
+                await self.entities.update_description(project, concept_id, description)
+            else:
+                description = summary or ""
+        else:
+            concept_id = (await self.entities.create(project, name=name, type_=CONCEPT, description=description))["id"]
+            created = True
+        now = now_iso()
+        if targets:
+            rows = [{"id": i, "rid": new_id("rel")} for i in sorted(set(targets.values()))]
+            await q.link_represents(self.ctx, project, concept_id, rows, now)
+        # The concept's vector is its head's (it has no observations): the same text, the same model.
+        vector, _ = await asyncio.gather(
+            self.ctx.embed([head_text(name, CONCEPT, description)]), self.ctx.vectors.settle(project, 5.0)
+        )
+        similar = await self._similar(project, VectorParam(vector[0]), concept_id)
+        if similar:
+            await q.link_similar(
+                self.ctx,
+                project,
+                concept_id,
+                [{"id": i, "rid": new_id("rel"), "score": round(s, 4), "now": now} for i, _, s in similar],
+            )
+        return Concept(
+            concept_id,
+            name,
+            description,
+            created,
+            [(n, round(s, 4)) for _, n, s in similar],
+            sorted(targets),
+        )
+
+    async def _similar(self, project: str, vector: VectorParam, concept_id: str) -> list[tuple[str, str, float]]:
+        rows = await index_rows(q.similar_concepts(self.ctx, project, vector, concept_id, SIMILAR_K, SIMILAR_MIN))
+        return [(i, n, float(s)) for i, n, s in rows]
+
+    async def search(
+        self, project: str, query: str, *, limit: int = 10, threshold: float = DEFAULT_THRESHOLD, events: bool = True
+    ) -> list[SemanticHit]:
+        limits.limit(limit)
+        if not -1.0 <= threshold <= 1.0:
+            raise InvalidParams("threshold must be between -1 and 1 (a cosine similarity).")
+        wanted = max(limit * 2, 20)
+        ranked, vector = await asyncio.gather(
+            self.search_service.entities(project, query, limit=min(wanted, limits.MAX_LIMIT)),
+            self.ctx.embed_query(query),
+        )
+        param = VectorParam(vector)
+        entity_rows, event_rows = await asyncio.gather(
+            q.entity_hits(self.ctx, project, [i for i, _ in ranked], param),
+            self._events(project, param, wanted) if events else _empty(),
+        )
+        details = {row[0]: row for row in entity_rows}
+        hits: dict[str, SemanticHit] = {}
+        entity_rank: list[tuple[str, float]] = []
+        for entity_id, _ in ranked:
+            row = details.get(entity_id)
+            if row is None:
+                continue
+            _, name, type_, summary, sim = row
+            exact = name.strip().lower() == query.strip().lower()
+            if not exact and (sim is None or sim < threshold):
+                continue
+            kind = "concept" if type_ == CONCEPT else "entity"
+            hits[entity_id] = SemanticHit(entity_id, kind, name, 0.0, _round(sim), type_, summary or "")
+            entity_rank.append((entity_id, 1.0))
+        event_rank: list[tuple[str, float]] = []
+        for event_id, description, at, sim in event_rows:
+            if sim is not None and float(sim) >= threshold:
+                hits[event_id] = SemanticHit(event_id, "event", description, 0.0, _round(sim), occurred_at=at)
+                event_rank.append((event_id, 1.0))
+        scores = rrf([entity_rank, event_rank], RRF_K)
+        order = sorted(scores, key=lambda i: (-scores[i], -(hits[i].similarity or 0.0), i))[:limit]
+        concept_ids = [i for i in order if hits[i].kind == "concept"]
+        similar = {}
+        if concept_ids:
+            for cid, pairs, _ in await q.neighbours(self.ctx, project, concept_ids, 5):
+                similar[cid] = [(n, round(float(s), 4)) for n, s in pairs if n is not None]
+        return [
+            SemanticHit(
+                h.id,
+                h.kind,
+                h.text,
+                round(scores[h.id], 6),
+                h.similarity,
+                h.type,
+                h.description,
+                h.occurred_at,
+                similar.get(h.id, []),
+            )
+            for h in (hits[i] for i in order)
+        ]
+
+    async def _events(self, project: str, vector: VectorParam, k: int) -> list[Row]:
+        return await index_rows(q.event_hits(self.ctx, project, vector, k))
+
+
+async def _empty() -> list[Row]:
+    return []
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 4)

@@ -1,0 +1,255 @@
+"""The entity view of `memory` (spec 003): entities addressed by name, with user properties, and
+links between them by name.
+
+Names resolve exactly first, then in any case (`polyg.core.resolve`). An unknown name is an
+error unless the call asks for it to be created. These are the same `:Entity` nodes `kg` and
+`memory-compat` see; properties are stored as real node properties (`polyg.core.model`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from polyg.core import limits
+from polyg.core.edges import new_edge_id
+from polyg.core.entities import EntityService
+from polyg.core.graph import GraphContext
+from polyg.core.model import decode_properties, encode_properties
+from polyg.core.named import NamedGraph, stored_type
+from polyg.core.reltypes import RelTypeService
+from polyg.core.resolve import Resolver
+from polyg.core.time import SYSTEM_CLOCK, Clock, format_utc
+from polyg.errors import InvalidParams, NotFound
+from polyg.names import now_iso
+from polyg.store.names import RelType
+from polyg.store.queries import entity_graph as q
+
+DEFAULT_TYPE = "entity"
+
+
+@dataclass(frozen=True)
+class EntityRecord:
+    id: str
+    name: str
+    type: str
+    description: str
+    parent_id: str | None
+    properties: dict[str, Any]
+    created_at: str | None
+    updated_at: str | None
+    created: bool = False
+
+
+@dataclass(frozen=True)
+class Relation:
+    id: str
+    type: str
+    relationship: str  # as the user wrote it
+    direction: str  # "outgoing" | "incoming"
+    other_id: str
+    other_name: str
+    other_type: str
+    description: str
+    valid_from: str | None = None
+    valid_to: str | None = None
+    invalidated_by: str | None = None
+    confidence: float | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class EntityView:
+    entity: EntityRecord
+    # observations (a page of them), with observations_total and next_observation_offset when
+    # not all are shown, as EntityService.get gives them
+    observations: dict[str, Any]
+    relations: list[Relation] = field(default_factory=list)
+    has_more: bool = False
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    id: str
+    source: EntityRecord
+    target: EntityRecord
+    type: str
+    relationship: str
+    created: bool
+    entities_created: list[str]
+
+
+def record_from(fields: dict[str, Any], stored: dict[str, Any], created: bool = False) -> EntityRecord:
+    return EntityRecord(
+        fields["id"],
+        fields["name"],
+        fields["type"],
+        fields.get("summary") or "",
+        fields.get("parent_id"),
+        decode_properties(stored),
+        fields.get("created_at"),
+        fields.get("updated_at"),
+        created,
+    )
+
+
+class EntityGraph:
+    def __init__(
+        self,
+        ctx: GraphContext,
+        resolver: Resolver,
+        entities: EntityService,
+        named: NamedGraph,
+        reltypes: RelTypeService,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self.ctx = ctx
+        self.resolver = resolver
+        self.entities = entities
+        self.named = named
+        self.reltypes = reltypes
+        self.clock = clock
+
+    async def record(self, project: str, entity_id: str, created: bool = False) -> EntityRecord:
+        rows = await q.entity(self.ctx, project, entity_id)
+        if not rows:
+            raise NotFound(f"Entity {entity_id} not found.")
+        return record_from(rows[0][0], rows[0][1], created)
+
+    async def add_entity(
+        self,
+        project: str,
+        *,
+        name: str,
+        entity_type: str,
+        properties: dict[str, Any] | None = None,
+        description: str = "",
+        replace_properties: bool = False,
+    ) -> EntityRecord:
+        """Create the entity, or update the one of that name: its properties are merged into
+        the stored ones (or replace them), a new description replaces the old one."""
+        limits.name(name)
+        limits.type_(entity_type, "entity_type")
+        limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
+        values = encode_properties(properties)
+        entity_id = await self.resolver.entity_id(project, name)
+        now = now_iso()
+        if entity_id is None:
+            entity_id = (await self.entities.create(project, name=name, type_=entity_type, description=description))[
+                "id"
+            ]
+            stored = {k: v for k, v in values.items() if v is not None}
+            if stored:
+                await q.set_properties(self.ctx, project, entity_id, stored, now)
+            return await self.record(project, entity_id, created=True)
+        if replace_properties:
+            old = (await self.record(project, entity_id)).properties
+            values = {**dict.fromkeys(old), **values}
+        if values:
+            await q.set_properties(self.ctx, project, entity_id, values, now)
+        if description:
+            await self.entities.update_description(project, entity_id, description)
+        return await self.record(project, entity_id)
+
+    async def link(
+        self,
+        project: str,
+        *,
+        source: str,
+        target: str,
+        relationship: str,
+        description: str = "",
+        create_missing: bool = False,
+    ) -> LinkResult:
+        limits.name(source, "source")
+        limits.name(target, "target")
+        limits.text(relationship, "relationship", max_len=limits.MAX_TYPE)
+        limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
+        rel_type = RelType(stored_type(relationship))
+        ids = await self.resolver.entity_ids(project, [source, target])
+        unknown = [n for n in dict.fromkeys([source, target]) if n not in ids]
+        if unknown and not create_missing:
+            raise NotFound(f"Entity with name {', '.join(unknown)} not found (pass create_missing to create it).")
+        for name in unknown:
+            ids[name] = (await self.entities.create(project, name=name, type_=DEFAULT_TYPE))["id"]
+        a, b = ids[source], ids[target]
+        found = await q.relation_between(self.ctx, project, a, b, rel_type, relationship)
+        created = not found
+        if found:
+            rel_id = found[0][0]
+        else:
+            await self.reltypes.ensure(project, [rel_type])
+            rel_id = new_edge_id(rel_type)
+            row = {"id": rel_id, "a": a, "b": b, "text": relationship, "type": rel_type, "description": description}
+            await self.named.write_relations(project, [row], same="id")
+        return LinkResult(
+            rel_id,
+            await self.record(project, a),
+            await self.record(project, b),
+            rel_type,
+            relationship,
+            created,
+            unknown,
+        )
+
+    async def get(
+        self,
+        project: str,
+        *,
+        name: str | None = None,
+        entity_id: str | None = None,
+        relationships: bool = True,
+        as_of: datetime | None = None,
+        history: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+        observation_offset: int = 0,
+        observation_limit: int = limits.OBSERVATIONS_SHOWN,
+    ) -> EntityView:
+        """The entity (by name, else by id) with its observations, and its relationships: facts
+        that hold at `as_of` (default now; every fact with `history`) and all other links."""
+        limits.limit(limit)
+        if offset < 0:
+            raise InvalidParams("offset must not be negative.")
+        if name is not None:
+            limits.name(name)
+            found = await self.resolver.entity_id(project, name)
+            if found is None:
+                raise NotFound(f"Entity with name {name!r} not found.")
+            entity_id = found
+        if entity_id is None:
+            raise InvalidParams("Give the entity's name (or entity_id).")
+        full = await self.entities.get(project, entity_id, skip=observation_offset, shown=observation_limit)
+        page = ("observations", "observations_total", "next_observation_offset")
+        observations: dict[str, Any] = {k: full[k] for k in page if k in full}
+        record = await self.record(project, entity_id)
+        view = EntityView(record, observations)
+        if not relationships:
+            return view
+        at = None if history else format_utc(as_of or self.clock.now())
+        rows = await q.relationships(self.ctx, project, entity_id, at, offset, limit + 1)
+        relations = [
+            Relation(
+                rid,
+                rtype,
+                text,
+                "outgoing" if out else "incoming",
+                oid,
+                oname,
+                otype,
+                desc or "",
+                vfrom,
+                vto,
+                inv,
+                conf,
+                score,
+            )
+            for rid, rtype, text, out, oid, oname, otype, desc, vfrom, vto, inv, conf, score in rows[:limit]
+        ]
+        events = [
+            {"id": i, "description": d, "occurred_at": t}
+            for i, d, t in await q.recent_events(self.ctx, project, entity_id, 10)
+        ]
+        return EntityView(record, observations, relations, len(rows) > limit, events)

@@ -1,0 +1,54 @@
+"""The four graphs of spec 003 as services over one project graph: entity, temporal, causal and
+semantic views, their shared name resolver, and their management (statistics, clear, export).
+
+Each read is one awaitable that can be cancelled between its queries, so a caller (recall)
+can run several views at once, each under its own time limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from polyg.core.causal import CausalGraph
+from polyg.core.concepts import SemanticGraph
+from polyg.core.entities import EntityService
+from polyg.core.entity_graph import EntityGraph
+from polyg.core.graph import GraphContext
+from polyg.core.named import NamedGraph
+from polyg.core.reltypes import RelTypeService
+from polyg.core.resolve import Resolver
+from polyg.core.search import SearchService
+from polyg.core.temporal import TemporalGraph
+from polyg.core.time import SYSTEM_CLOCK, Clock
+from polyg.core.views import Views
+
+
+@dataclass
+class MemoryGraphs:
+    resolver: Resolver
+    entities: EntityGraph
+    temporal: TemporalGraph
+    causal: CausalGraph
+    semantic: SemanticGraph
+    views: Views
+
+    @classmethod
+    def build(
+        cls,
+        ctx: GraphContext,
+        entities: EntityService,
+        named: NamedGraph,
+        search: SearchService,
+        reltypes: RelTypeService,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> MemoryGraphs:
+        resolver = Resolver(ctx)
+        temporal = TemporalGraph(ctx, resolver, entities, reltypes, clock)
+        return cls(
+            resolver,
+            EntityGraph(ctx, resolver, entities, named, reltypes, clock),
+            temporal,
+            CausalGraph(ctx, resolver, temporal),
+            SemanticGraph(ctx, resolver, entities, search),
+            Views(ctx, clock),
+        )

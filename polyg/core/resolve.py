@@ -1,0 +1,166 @@
+"""What a name or a piece of text refers to: the cross-graph linker.
+
+Entities are referred to by name: the exact name first, then the same name in any case
+("alice" finds "Alice"). Causal and temporal references are free text ("auth service crash")
+and may mean an event (by its description) or an entity (by its name). They are resolved in
+this order, the first that answers wins:
+
+1. an id (`ent_...`, `evt_...`) of an existing node;
+2. the exact text, then the same text in any case (entity names before event descriptions);
+3. fuzzy: full-text candidates whose normalised text is at least `FUZZY_MIN` similar
+   (difflib ratio; "auth service crash" and "Auth service crashed" score 0.95);
+4. vector: the nearest event or entity at cosine similarity `VECTOR_MIN` or more.
+
+Fuzzy and vector matches must also name the same numbers: "step 3 of the outage" is not
+"step 2 of the outage", nor deploy v2.3.2 deploy v2.3.1, however alike the rest.
+
+`VECTOR_MIN` is high on purpose: all-MiniLM-L6-v2 puts paraphrases at 0.8-0.95 and texts that
+merely share a topic at 0.5-0.75 ("missing AUTH_SECRET" against the entity AUTH_SECRET is a
+condition, not the variable, and must not merge into it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import re
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Literal
+
+from polyg.core.graph import GraphContext
+from polyg.errors import StoreError
+from polyg.store.falkor import Row, VectorParam
+from polyg.store.names import Label
+from polyg.store.queries import resolve as q
+
+Kind = Literal["entity", "event"]
+How = Literal["id", "exact", "case-insensitive", "fuzzy", "vector", "created"]
+
+FUZZY_MIN = 0.85
+VECTOR_MIN = 0.85
+CANDIDATES = 10
+WORD = re.compile(r"\w+", re.UNICODE)
+LABELS: dict[Kind, Label] = {"entity": q.ENTITY, "event": q.EVENT}
+
+
+@dataclass(frozen=True)
+class NodeRef:
+    """A resolved reference: which node, of which kind, and how it was found."""
+
+    id: str
+    kind: Kind
+    how: How
+    score: float = 1.0
+
+
+def normalise(text: str) -> str:
+    """Lower-case words only: "Auth-Service crashed!" -> "auth service crashed"."""
+    return " ".join(WORD.findall(text.lower().replace("_", " ")))
+
+
+NUMBER = re.compile(r"\d+")
+
+
+def same_numbers(a: str, b: str) -> bool:
+    return sorted(NUMBER.findall(a)) == sorted(NUMBER.findall(b))
+
+
+def similarity(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, normalise(a), normalise(b)).ratio()
+
+
+def fulltext_query(text: str) -> str:
+    """Any of the text's words, each stripped to letters and digits (no query operators)."""
+    words = list(dict.fromkeys(w for w in WORD.findall(text.lower()) if len(w) > 1))[:16]
+    return "|".join(words)
+
+
+class Resolver:
+    def __init__(self, ctx: GraphContext) -> None:
+        self.ctx = ctx
+
+    # --- entities by name -----------------------------------------------------------------
+
+    async def entity_ids(self, project: str, names: list[str]) -> dict[str, str]:
+        """name -> entity id, exact names first, then case-insensitively; unknown names absent."""
+        wanted = list(dict.fromkeys(names))
+        found = {name: entity_id for name, entity_id in await q.entities_named(self.ctx, project, wanted)}
+        missing = [name for name in wanted if name not in found]
+        if missing:
+            folded = {name.lower(): name for name in missing}
+            for lowered, entity_id in await q.entities_named_folded(self.ctx, project, list(folded)):
+                for name in missing:
+                    if name.lower() == lowered:
+                        found[name] = entity_id
+        return found
+
+    async def entity_id(self, project: str, name: str) -> str | None:
+        return (await self.entity_ids(project, [name])).get(name)
+
+    # --- free text (causal and temporal references) ----------------------------------------
+
+    async def node(self, project: str, text: str, *, kinds: tuple[Kind, ...] = ("entity", "event")) -> NodeRef | None:
+        """The node `text` refers to, or None (see the module's order)."""
+        for kind in kinds:
+            if await q.node_by_id(self.ctx, project, LABELS[kind], text):
+                return NodeRef(text, kind, "id")
+        for kind in kinds:
+            rows = await q.node_with_text(self.ctx, project, LABELS[kind], text)
+            if rows:
+                return NodeRef(rows[0][0], kind, "exact")
+        for kind in kinds:
+            rows = await q.node_with_folded_text(self.ctx, project, LABELS[kind], text.lower())
+            if rows:
+                return NodeRef(rows[0][0], kind, "case-insensitive")
+        fuzzy = await self._fuzzy(project, text, kinds)
+        if fuzzy is not None:
+            return fuzzy
+        return await self._nearest(project, text, kinds)
+
+    async def _fuzzy(self, project: str, text: str, kinds: tuple[Kind, ...]) -> NodeRef | None:
+        query = fulltext_query(text)
+        if not query:
+            return None
+        best: NodeRef | None = None
+        for kind in kinds:
+            for node_id, candidate in await self._rows(q.text_candidates(self.ctx, project, LABELS[kind], query, 20)):
+                score = similarity(text, candidate or "") if same_numbers(text, candidate or "") else 0.0
+                if score >= FUZZY_MIN and (best is None or score > best.score):
+                    best = NodeRef(node_id, kind, "fuzzy", round(score, 4))
+        return best
+
+    async def _nearest(self, project: str, text: str, kinds: tuple[Kind, ...]) -> NodeRef | None:
+        vector, _ = await asyncio.gather(self.ctx.embed_query(text), self.ctx.vectors.settle(project, 5.0))
+        param = VectorParam(vector)
+        best: NodeRef | None = None
+        for kind in kinds:
+            for node_id, candidate, score in await self._rows(
+                q.vector_candidates(self.ctx, project, LABELS[kind], param, CANDIDATES)
+            ):
+                if (
+                    score >= VECTOR_MIN
+                    and same_numbers(text, str(candidate or ""))
+                    and (best is None or score > best.score)
+                ):
+                    best = NodeRef(node_id, kind, "vector", round(float(score), 4))
+        return best
+
+    @staticmethod
+    async def _rows(query: Awaitable[list[Row]]) -> list[Row]:
+        return await index_rows(query)
+
+
+async def index_rows(query: Awaitable[list[Row]]) -> list[Row]:
+    """The rows of a query on a full-text or vector index; none where the project has no such
+    index yet (nothing written to it)."""
+    try:
+        return await query
+    except StoreError as exc:
+        # FalkorDB's words for a label with no such index: "... index ...", or for a vector
+        # query "Invalid arguments for procedure 'db.idx.vector.queryNodes'"; "empty key" for
+        # a project nobody has written to.
+        message = str(exc).lower()
+        if "index" in message or "empty key" in message or "procedure 'db.idx." in message:
+            return []
+        raise

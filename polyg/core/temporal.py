@@ -1,0 +1,647 @@
+"""The temporal view: events on a timeline, and facts with validity windows.
+
+Events are `:Event` nodes with an instant (`occurred_at`), an optional end (from a duration),
+the entities they involve, and their place in the `T_BEFORE` chain. Facts are relationships
+between entities whose type is the predicate and whose window [valid_from, valid_to) says when
+they held. Nothing is deleted when the world changes: a newer value of a single-valued
+predicate closes the older fact's window and records the invalidation (by which fact, when),
+which can be listed and undone. Reads of facts default to what holds now; `as_of` asks about
+another time.
+
+Times follow `polyg.core.time`: ISO 8601 or English phrases, resolved against the reference
+time (the caller's `reference_time`, else the clock); input without a zone is read in `tz`,
+else in the reference's zone, else UTC; everything is stored and returned in UTC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+
+from polyg.core import limits
+from polyg.core.edges import new_edge_id, type_of
+from polyg.core.embeddable import EVENT, EmbeddableRegistry
+from polyg.core.entities import EntityService
+from polyg.core.graph import GraphContext
+from polyg.core.named import stored_type
+from polyg.core.reltypes import RelTypeService
+from polyg.core.resolve import Resolver, fulltext_query, index_rows
+from polyg.core.time import (
+    SYSTEM_CLOCK,
+    Clock,
+    Interval,
+    format_utc,
+    parse_instant,
+    parse_range,
+    parse_time,
+    resolve_zone,
+    to_utc,
+    validity_window,
+)
+from polyg.errors import InvalidParams, NotFound, StoreError
+from polyg.names import new_id, now_iso
+from polyg.store import schema
+from polyg.store.falkor import Row, VectorParam
+from polyg.store.names import RelType
+from polyg.store.queries import resolve as resolve_q
+from polyg.store.queries import temporal as q
+
+# Predicates that hold one value at a time: a new object closes the old fact's window. Compared
+# on the predicate's words, lower-cased ("Works on" is works_on). A call can say otherwise.
+SINGLE_VALUED = frozenset(
+    {
+        "works_on",
+        "works_at",
+        "works_for",
+        "employed_by",
+        "lives_in",
+        "based_in",
+        "located_in",
+        "reports_to",
+        "managed_by",
+        "owned_by",
+        "assigned_to",
+        "married_to",
+        "role",
+        "has_role",
+        "title",
+        "status",
+        "has_status",
+        "version",
+        "current_version",
+        "leads",
+    }
+)
+DEFAULT_ENTITY_TYPE = "entity"
+MAX_MENTION_CANDIDATES = 50
+
+_DURATION_ISO = re.compile(
+    r"P(?:(?P<weeks>\d+(?:\.\d+)?)W)?(?:(?P<days>\d+(?:\.\d+)?)D)?"
+    r"(?:T(?:(?P<hours>\d+(?:\.\d+)?)H)?(?:(?P<minutes>\d+(?:\.\d+)?)M)?(?:(?P<seconds>\d+(?:\.\d+)?)S)?)?",
+    re.IGNORECASE,
+)
+_DURATION_PART = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(weeks?|w|days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b", re.IGNORECASE
+)
+_UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(text: str) -> timedelta:
+    """ISO 8601 durations (PT1H30M, P2D) or phrases ("90 minutes", "1h 30m", "2 days")."""
+    cleaned = text.strip()
+    iso = _DURATION_ISO.fullmatch(cleaned)
+    if iso is not None and any(iso.groupdict().values()):
+        parts = {k: float(v) for k, v in iso.groupdict().items() if v}
+        return timedelta(**parts)
+    total = 0.0
+    rest = cleaned.lower().replace(" and ", " ").replace(",", " ")
+    for amount, unit in _DURATION_PART.findall(rest):
+        key = unit[0] if not unit.startswith("min") else "m"
+        total += float(amount) * _UNIT_SECONDS[key]
+    leftover = _DURATION_PART.sub("", rest).strip()
+    if total <= 0 or leftover:
+        raise InvalidParams(
+            f"Cannot read the duration {text[:80]!r}: use ISO 8601 (PT30M, P2D) or a phrase such as '90 minutes'."
+        )
+    return timedelta(seconds=total)
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def epoch_us(at: datetime) -> int:
+    """Microseconds since the epoch: the integer events are filtered and ordered by."""
+    return (at - EPOCH) // timedelta(microseconds=1)
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether `name` occurs in `text` as a whole word or phrase, in any case."""
+    return re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", text.lower()) is not None
+
+
+def fact_type(fid: str) -> RelType:
+    """A fact's predicate type, from its id (facts are edges: `rel_<hex>_<TYPE>`)."""
+    rel_type = type_of(fid)
+    if rel_type is None:
+        raise InvalidParams(f"{fid[:80]!r} is not a fact id (rel_<hex>_<predicate>).")
+    return rel_type
+
+
+def predicate_key(predicate: str) -> str:
+    return "_".join(re.findall(r"\w+", predicate.lower()))
+
+
+# --- typed results ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Event:
+    id: str
+    description: str
+    occurred_at: str | None
+    ended_at: str | None = None
+    duration_s: float | None = None
+    entities: list[str] = field(default_factory=list)
+    origin: str = "event"
+    created_at: str | None = None
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: str
+    subject: str
+    subject_id: str
+    predicate: str
+    object: str
+    object_id: str
+    valid_from: str
+    valid_to: str | None
+    invalidated_by: str | None = None
+    invalidated_at: str | None = None
+    created_at: str | None = None
+    prior_valid_to: str | None = None
+
+    @property
+    def window(self) -> Interval:
+        return Interval(parse_instant(self.valid_from), parse_instant(self.valid_to) if self.valid_to else None)
+
+    def holds_at(self, at: datetime) -> bool:
+        return self.window.contains(at)
+
+
+@dataclass(frozen=True)
+class EventResult:
+    event: Event
+    entities_created: list[str]
+
+
+@dataclass(frozen=True)
+class FactResult:
+    fact: Fact
+    entities_created: list[str]
+    invalidated: list[Fact]
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class TimelineItem:
+    kind: str  # "event" | "fact"
+    at: str
+    event: Event | None = None
+    fact: Fact | None = None
+
+
+@dataclass(frozen=True)
+class Timeline:
+    start: str | None
+    end: str | None
+    items: list[TimelineItem]
+    has_more: bool
+    next_offset: int | None
+
+
+def event_from(row: Row) -> Event:
+    fields, names = row[0], row[1]
+    return Event(
+        id=fields["id"],
+        description=fields["description"],
+        occurred_at=fields.get("occurred_at"),
+        ended_at=fields.get("ended_at"),
+        duration_s=fields.get("duration_s"),
+        entities=sorted(n for n in names if n is not None),
+        origin=fields.get("origin") or "event",
+        created_at=fields.get("created_at"),
+    )
+
+
+def fact_from(row: Row) -> Fact:
+    rid, _type, text, sid, sname, oid, oname, vfrom, vto, inv_by, inv_at, created = row[:12]
+    prior = row[12] if len(row) > 12 else None
+    return Fact(rid, sname, sid, text, oname, oid, vfrom, vto, inv_by, inv_at, created, prior)
+
+
+# --- event indexes ----------------------------------------------------------------------------
+
+# Events as the embeddable registry declares them, with their time looked up too. Not in the
+# registry's list of what polyg searches today (hybrid entity search must not count events as
+# entities): their indexes are made here, on a project's first event.
+EVENT_INDEXES = EmbeddableRegistry([replace(EVENT, lookup=("id", "occurred_us"))]).index_set()
+HNSW = {"M": schema.HNSW_M, "efConstruction": schema.EF_CONSTRUCTION, "efRuntime": schema.EF_RUNTIME}
+
+
+class EventIndexes:
+    """Range indexes on Event id and occurred_us, full text on description, a vector index:
+    created once per project and process, before the first event is written."""
+
+    def __init__(self, ctx: GraphContext) -> None:
+        self.ctx = ctx
+        self._done: set[str] = set()
+        self._lock = asyncio.Lock()
+
+    async def ensure(self, project: str) -> None:
+        if project in self._done:
+            return
+        async with self._lock:
+            if project in self._done:
+                return
+            await self.ctx.schema.ensure(project)
+            found = await schema.existing_indexes(self.ctx.store, project)
+            for statement in EVENT_INDEXES.missing(found, self.ctx.embedder.dimension, hnsw=HNSW):
+                try:
+                    await self.ctx.write(project, statement)
+                except StoreError as exc:
+                    if "already indexed" not in str(exc):  # another process made it meanwhile
+                        raise
+            self._done.add(project)
+
+
+# --- the service ------------------------------------------------------------------------------
+
+
+class TemporalGraph:
+    def __init__(
+        self,
+        ctx: GraphContext,
+        resolver: Resolver,
+        entities: EntityService,
+        reltypes: RelTypeService,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        self.ctx = ctx
+        self.resolver = resolver
+        self.entities = entities
+        self.reltypes = reltypes
+        self.clock = clock
+        self.indexes = EventIndexes(ctx)
+        self._marked: dict[str, set[str]] = {}  # fact types this process has marked, per project
+        self._fact_types_checked: set[str] = set()
+        self._chain_locks: dict[str, asyncio.Lock] = {}
+
+    def reference(self, reference_time: str | None, tz: str | None = None) -> datetime:
+        """The instant relative phrases are read against: the caller's, else the clock's now."""
+        if reference_time is None:
+            return self.clock.now()
+        try:
+            # An ISO time keeps its offset: naive phrases are then read in the caller's zone.
+            given = datetime.fromisoformat(reference_time.strip())
+        except ValueError:
+            return parse_instant(reference_time, tz=tz, clock=self.clock)
+        return given if given.tzinfo is not None else to_utc(given, resolve_zone(tz))
+
+    # --- entities, shared by the writes below ----------------------------------------------
+
+    async def ensure_entities(
+        self, project: str, names: list[str], types: dict[str, str] | None = None
+    ) -> tuple[dict[str, str], list[str]]:
+        """name -> id for every name, creating the unknown ones; and the names created."""
+        ids = await self.resolver.entity_ids(project, names)
+        created = []
+        for name in dict.fromkeys(names):
+            if name not in ids:
+                entity = await self.entities.create(
+                    project, name=name, type_=(types or {}).get(name) or DEFAULT_ENTITY_TYPE
+                )
+                ids[name] = entity["id"]
+                created.append(name)
+        return ids, created
+
+    async def mentioned_entities(self, project: str, text: str) -> dict[str, str]:
+        """Entities whose names occur in `text` (name -> id), found through the full-text index."""
+        query = fulltext_query(text)
+        if not query:
+            return {}
+        rows = await index_rows(
+            resolve_q.text_candidates(self.ctx, project, resolve_q.ENTITY, query, MAX_MENTION_CANDIDATES)
+        )
+        return {name: entity_id for entity_id, name in rows if name and mentions(text, name)}
+
+    # --- events -----------------------------------------------------------------------------
+
+    async def add_event(
+        self,
+        project: str,
+        *,
+        description: str,
+        occurred_at: str,
+        duration: str | None = None,
+        ended_at: str | None = None,
+        entities: list[str] | None = None,
+        find_entities: bool = True,
+        reference_time: str | None = None,
+        tz: str | None = None,
+        origin: str = "event",
+    ) -> EventResult:
+        limits.text(description, "description", max_len=limits.MAX_TEXT)
+        names = [limits.name(n, f"entities[{i}]") for i, n in enumerate(entities or [])]
+        ref = self.reference(reference_time, tz)
+        at = parse_time(occurred_at, reference=ref, tz=tz, clock=self.clock).at
+        end: datetime | None = None
+        if duration is not None:
+            end = at + parse_duration(duration)
+        if ended_at is not None:
+            end = parse_instant(ended_at, reference=ref, tz=tz, clock=self.clock)
+        window = Interval(at, end)  # refuses an end before the start
+        # Everything is checked: now the writes.
+        vector = (await self.ctx.embed([description]))[0]
+        ids, created = await self.ensure_entities(project, names)
+        if find_entities:
+            for name, entity_id in (await self.mentioned_entities(project, description)).items():
+                ids.setdefault(name, entity_id)
+        await self.indexes.ensure(project)
+        event_id = new_id("evt")
+        start_s, end_s = window.as_strings()
+        duration_s = window.duration.total_seconds() if window.duration is not None else None
+        lock = self._chain_locks.setdefault(project, asyncio.Lock())
+        async with lock:
+            await q.create_event(
+                self.ctx,
+                project,
+                {
+                    "id": event_id,
+                    "description": description,
+                    "occurred_at": start_s,
+                    "occurred_us": epoch_us(at),
+                    "ended_at": end_s,
+                    "duration_s": duration_s,
+                    "origin": origin,
+                    "now": now_iso(),
+                    "emb": VectorParam(vector),
+                    "involves": sorted(set(ids.values())),
+                },
+            )
+            before, after = await q.neighbours_in_time(self.ctx, project, epoch_us(at), event_id)
+            await q.insert_in_chain(self.ctx, project, event_id, before, after)
+        event = Event(event_id, description, start_s, end_s, duration_s, sorted(ids), origin)
+        return EventResult(event, created)
+
+    async def events(self, project: str, ids: list[str]) -> list[Event]:
+        rows = await q.events_by_ids(self.ctx, project, ids)
+        by_id = {event.id: event for event in map(event_from, rows)}
+        return [by_id[i] for i in ids if i in by_id]
+
+    # --- facts ------------------------------------------------------------------------------
+
+    async def add_fact(
+        self,
+        project: str,
+        *,
+        subject: str,
+        predicate: str,
+        object_: str,
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        single_valued: bool | None = None,
+        subject_type: str | None = None,
+        object_type: str | None = None,
+        description: str = "",
+        reference_time: str | None = None,
+        tz: str | None = None,
+    ) -> FactResult:
+        limits.name(subject, "subject")
+        limits.name(object_, "object")
+        limits.text(predicate, "predicate", max_len=limits.MAX_TYPE)
+        limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
+        for value, what in ((subject_type, "subject_type"), (object_type, "object_type")):
+            if value is not None:
+                limits.type_(value, what)
+        ref = self.reference(reference_time, tz)
+        window = validity_window(valid_from, valid_to, reference=ref, tz=tz, clock=self.clock)
+        rel_type = RelType(stored_type(predicate))
+        single = predicate_key(predicate) in SINGLE_VALUED if single_valued is None else single_valued
+        # Everything is checked: now the writes.
+        types = {subject: subject_type or DEFAULT_ENTITY_TYPE, object_: object_type or DEFAULT_ENTITY_TYPE}
+        ids, created = await self.ensure_entities(project, [subject, object_], types)
+        await self.reltypes.ensure(project, [rel_type])  # registered as a type, its edge ids indexed
+        await self._mark_fact_type(project, rel_type)
+        sid, oid = ids[subject], ids[object_]
+        async with self.ctx.entity_locks(project, [sid]):
+            existing = [fact_from(r) for r in await q.facts_of(self.ctx, project, sid, rel_type, None)]
+            same = [f for f in existing if f.object_id == oid and f.predicate == predicate]
+            for fact in same:
+                if fact.window.covers(window):
+                    return FactResult(fact, created, [], duplicate=True)
+            closes, closed_by = self._replacements(existing, oid, window) if single else ([], None)
+            new_end = window.end
+            if closed_by is not None:
+                new_end = closed_by.window.start
+            new_id_ = new_edge_id(rel_type)
+            now = now_iso()
+            start_s, _ = window.as_strings()
+            end_s = format_utc(new_end) if new_end is not None else None
+            await q.create_fact(
+                self.ctx,
+                project,
+                rel_type,
+                {
+                    "id": new_id_,
+                    "s": sid,
+                    "o": oid,
+                    "label": None if predicate == rel_type else predicate,
+                    "description": description,
+                    "valid_from": start_s,
+                    "valid_to": end_s,
+                    "invalidated_by": closed_by.id if closed_by is not None else None,
+                    "invalidated_at": now if closed_by is not None else None,
+                    "prior_valid_to": window.as_strings()[1] if closed_by is not None else None,
+                    "now": now,
+                },
+            )
+            if closes:
+                await q.close_facts(
+                    self.ctx, project, sid, rel_type, [{"id": f.id, "at": start_s} for f in closes], new_id_, now
+                )
+        fact = Fact(
+            new_id_,
+            subject,
+            sid,
+            predicate,
+            object_,
+            oid,
+            start_s or "",
+            end_s,
+            closed_by.id if closed_by else None,
+            now if closed_by else None,
+            now,
+        )
+        invalidated = [
+            Fact(
+                f.id,
+                f.subject,
+                f.subject_id,
+                f.predicate,
+                f.object,
+                f.object_id,
+                f.valid_from,
+                start_s,
+                new_id_,
+                now,
+                f.created_at,
+                f.valid_to,
+            )
+            for f in closes
+        ]
+        return FactResult(fact, created, invalidated)
+
+    @staticmethod
+    def _replacements(existing: list[Fact], object_id: str, window: Interval) -> tuple[list[Fact], Fact | None]:
+        """For a single-valued predicate: the facts with another object that the new one closes
+        (those that started no later and still held at its start), and the earliest fact that
+        started after it, which closes the new one in turn."""
+        assert window.start is not None
+        closes: list[Fact] = []
+        later: list[Fact] = []
+        for fact in existing:
+            if fact.object_id == object_id or not fact.window.overlaps(window):
+                continue
+            old = fact.window
+            assert old.start is not None
+            if old.start <= window.start:
+                if old.end is None or old.end > window.start:
+                    closes.append(fact)
+            else:
+                later.append(fact)
+        first_later = min(later, key=lambda f: (f.valid_from, f.id), default=None)
+        return closes, first_later
+
+    async def facts(
+        self,
+        project: str,
+        subject_id: str,
+        *,
+        predicate: str | None = None,
+        as_of: datetime | None = None,
+        history: bool = False,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[Fact], bool]:
+        """Facts about the subject: those holding at `as_of` (default now), or every one with
+        `history`; a page of them, and whether more follow."""
+        limits.limit(limit)
+        if offset < 0:
+            raise InvalidParams("offset must not be negative.")
+        rel_type = RelType(stored_type(predicate)) if predicate is not None else None
+        at = None if history else format_utc(as_of or self.clock.now())
+        rows = await q.facts_of(self.ctx, project, subject_id, rel_type, at, offset, limit + 1)
+        return [fact_from(r) for r in rows[:limit]], len(rows) > limit
+
+    # --- timeline ---------------------------------------------------------------------------
+
+    def window(
+        self,
+        start: str | None,
+        end: str | None,
+        during: str | None,
+        reference_time: str | None,
+        tz: str | None,
+    ) -> Interval:
+        """The span a timeline asks about. `start` begins at the start of the period it names and
+        `end` includes the period it names ("to 2026-01-07" includes that day); `during` names
+        the whole span ("last week")."""
+        ref = self.reference(reference_time, tz)
+        lo = parse_time(start, reference=ref, tz=tz, clock=self.clock).period.start if start else None
+        hi = parse_time(end, reference=ref, tz=tz, clock=self.clock).period.end if end else None
+        if during is not None:
+            span = parse_range(during, reference=ref, tz=tz, clock=self.clock)
+            lo = max(t for t in (lo, span.start) if t is not None) if (lo or span.start) else None
+            hi = min(t for t in (hi, span.end) if t is not None) if (hi or span.end) else None
+        if lo is not None and hi is not None and hi < lo:
+            raise InvalidParams(f"The timeline's end ({format_utc(hi)}) is before its start ({format_utc(lo)}).")
+        return Interval(lo, hi)
+
+    async def timeline(
+        self,
+        project: str,
+        window: Interval,
+        *,
+        entity: str | None = None,
+        include_facts: bool = True,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> Timeline:
+        limits.limit(limit)
+        if offset < 0:
+            raise InvalidParams("offset must not be negative.")
+        entity_id = None
+        if entity is not None:
+            entity_id = await self.resolver.entity_id(project, entity)
+            if entity_id is None:
+                raise NotFound(f"Entity with name {entity!r} not found.")
+        lo, hi = window.as_strings()
+        lo_us = epoch_us(window.start) if window.start is not None else None
+        hi_us = epoch_us(window.end) if window.end is not None else None
+        wanted = offset + limit + 1
+        event_rows, fact_rows = await asyncio.gather(
+            q.events_in_window(self.ctx, project, lo_us, hi_us, entity_id, 0, wanted),
+            self._facts_in_window(project, lo, hi, entity_id, wanted) if include_facts else _none(),
+        )
+        items = [TimelineItem("event", e.occurred_at or "", event=e) for e in map(event_from, event_rows)]
+        items += [TimelineItem("fact", f.valid_from, fact=f) for f in map(fact_from, fact_rows)]
+        items.sort(key=lambda item: (item.at, item.kind, (item.event or item.fact).id))  # type: ignore[union-attr]
+        page = items[offset : offset + limit]
+        more = len(items) > offset + limit
+        return Timeline(lo, hi, page, more, offset + limit if more else None)
+
+    async def _facts_in_window(
+        self, project: str, lo: str | None, hi: str | None, entity_id: str | None, wanted: int
+    ) -> list[Row]:
+        if entity_id is not None:
+            return await q.facts_in_window(self.ctx, project, lo, hi, entity_id, 0, wanted)
+        types = await self._fact_types(project)
+        pages = await asyncio.gather(
+            *(q.facts_in_window(self.ctx, project, lo, hi, None, 0, wanted, RelType(t)) for t in types)
+        )
+        return [row for page in pages for row in page]
+
+    async def _fact_types(self, project: str) -> list[str]:
+        """Types that hold facts, as marked on their :RelationshipType; facts written before
+        types were marked are found by one scan per project and process, and marked."""
+        if project not in self._fact_types_checked:
+            found = await q.discover_fact_types(self.ctx, project)
+            if found:
+                await self.reltypes.ensure(project, found)
+                await q.mark_fact_types(self.ctx, project, found)
+            self._fact_types_checked.add(project)
+        return await q.fact_types(self.ctx, project)
+
+    async def _mark_fact_type(self, project: str, rel_type: RelType) -> None:
+        marked = self._marked.setdefault(project, set())
+        if rel_type not in marked:
+            await q.mark_fact_types(self.ctx, project, [rel_type])
+            marked.add(rel_type)
+
+    # --- invalidations ----------------------------------------------------------------------
+
+    async def invalidations(
+        self, project: str, *, entity: str | None = None, limit: int = 50, offset: int = 0
+    ) -> tuple[list[Fact], bool]:
+        limits.limit(limit)
+        entity_id = None
+        if entity is not None:
+            entity_id = await self.resolver.entity_id(project, entity)
+            if entity_id is None:
+                raise NotFound(f"Entity with name {entity!r} not found.")
+        rows = await q.invalidations(self.ctx, project, entity_id, offset, limit + 1)
+        return [fact_from(r) for r in rows[:limit]], len(rows) > limit
+
+    async def undo_invalidation(self, project: str, fid: str, *, retract_newer: bool = False) -> Fact:
+        """Give an invalidated fact its window back; with `retract_newer`, delete the fact that
+        invalidated it (it was wrong), else leave it in place."""
+        rel_type = fact_type(fid)
+        rows = await q.fact_by_id(self.ctx, project, rel_type, fid)
+        if not rows:
+            raise NotFound(f"Fact {fid} not found.")
+        fact = fact_from(rows[0])
+        if fact.invalidated_by is None:
+            raise InvalidParams(f"Fact {fid} was not invalidated: there is nothing to undo.")
+        newer = fact.invalidated_by
+        await q.reopen_fact(self.ctx, project, rel_type, fid)
+        if retract_newer:
+            await q.delete_fact(self.ctx, project, fact_type(newer), newer)
+        rows = await q.fact_by_id(self.ctx, project, rel_type, fid)
+        return fact_from(rows[0])
+
+
+async def _none() -> list[Row]:
+    return []

@@ -1,0 +1,95 @@
+"""Causal links: `CAUSES {id, confidence, evidence, created_at}` relationships from a cause to
+an effect, each an `:Event` or an `:Entity` (the causal view)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from polyg.store.falkor import Row
+from polyg.store.names import Label
+from polyg.store.queries import Runner
+
+ENDPOINTS = (Label("Entity"), Label("Event"))
+# What a chain shows of a node: id, labels, its text (an event's description, an entity's
+# name), its time and its type.
+NODE = "{n}.id, labels({n}), coalesce({n}.description, {n}.name), {n}.occurred_at, {n}.type"
+
+
+def _label(label: str) -> Label:
+    if label not in ENDPOINTS:
+        raise ValueError(f"not a causal endpoint label: {label}")
+    return Label(label)
+
+
+async def existing_link(run: Runner, project: str, cause: tuple[str, str], effect: tuple[str, str]) -> list[Row]:
+    """(id, confidence, evidence) of the link from cause to effect ((label, id) each), if any."""
+    a, b = _label(cause[0]), _label(effect[0])
+    return await run.read(
+        project,
+        f"MATCH (a:{a} {{id: $a}})-[r:CAUSES]->(b:{b} {{id: $b}}) RETURN r.id, r.confidence, r.evidence LIMIT 1",
+        {"a": cause[1], "b": effect[1]},
+    )
+
+
+async def create_link(
+    run: Runner, project: str, cause: tuple[str, str], effect: tuple[str, str], link: dict[str, Any]
+) -> list[Row]:
+    a, b = _label(cause[0]), _label(effect[0])
+    return await run.write(
+        project,
+        f"MATCH (a:{a} {{id: $a}}), (b:{b} {{id: $b}}) CREATE (a)-[r:CAUSES {{id: $id, confidence: $confidence, "
+        "evidence: $evidence, created_at: $now}]->(b) RETURN r.id",
+        {"a": cause[1], "b": effect[1], **link},
+    )
+
+
+async def update_link(
+    run: Runner, project: str, cause: tuple[str, str], effect: tuple[str, str], link: dict[str, Any]
+) -> None:
+    a, b = _label(cause[0]), _label(effect[0])
+    await run.write(
+        project,
+        f"MATCH (a:{a} {{id: $a}})-[r:CAUSES {{id: $id}}]->(b:{b} {{id: $b}}) "
+        "SET r.confidence = $confidence, r.evidence = $evidence, r.updated_at = $now",
+        {"a": cause[1], "b": effect[1], **link},
+    )
+
+
+async def node(run: Runner, project: str, label: str, node_id: str) -> list[Row]:
+    return await run.read(
+        project, f"MATCH (n:{_label(label)} {{id: $id}}) RETURN {NODE.format(n='n')}", {"id": node_id}
+    )
+
+
+async def step(run: Runner, project: str, frontier: dict[str, list[str]], upstream: bool) -> list[Row]:
+    """One hop from the frontier (label -> ids): (from id, link id, confidence, evidence,
+    created_at, then the node reached). Upstream follows links backwards, to causes."""
+    arrow = "<-[r:CAUSES]-(c)" if upstream else "-[r:CAUSES]->(c)"
+    branches = [
+        f"UNWIND ${label} AS i MATCH (n:{_label(label)} {{id: i}}){arrow} "
+        f"RETURN n.id AS src, r.id AS rid, r.confidence AS conf, r.evidence AS evidence, r.created_at AS at, "
+        "c.id AS cid, labels(c) AS clabels, coalesce(c.description, c.name) AS ctext, "
+        "c.occurred_at AS ctime, c.type AS ctype"
+        for label in ENDPOINTS
+        if frontier.get(label)
+    ]
+    if not branches:
+        return []
+    params: dict[str, Any] = {str(label): frontier.get(label, []) for label in ENDPOINTS}
+    return await run.read(project, " UNION ALL ".join(branches), params)
+
+
+async def any_link(run: Runner, project: str, frontier: dict[str, list[str]], upstream: bool) -> bool:
+    """Whether any node of the frontier has a link further on (a chain cut by its depth)."""
+    arrow = "<-[:CAUSES]-()" if upstream else "-[:CAUSES]->()"
+    for label in ENDPOINTS:
+        ids = frontier.get(label)
+        if ids:
+            rows = await run.read(
+                project,
+                f"UNWIND $ids AS i MATCH (n:{_label(label)} {{id: i}}){arrow} RETURN n.id LIMIT 1",
+                {"ids": ids},
+            )
+            if rows:
+                return True
+    return False

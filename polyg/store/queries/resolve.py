@@ -1,0 +1,82 @@
+"""Finding the node a name or a text means: entities by name, events by description.
+
+Exact matches use the range index on `Entity.name`; the case-insensitive fallback reads every
+entity's name (it runs only when the exact lookup found nothing). Candidates for fuzzy and
+vector matching come from the full-text and vector indexes of `Entity` and `Event`.
+"""
+
+from __future__ import annotations
+
+from polyg.store.falkor import Row, VectorParam
+from polyg.store.names import Label
+from polyg.store.queries import Runner
+
+ENTITY = Label("Entity")
+EVENT = Label("Event")
+# The labels a causal or temporal reference may point at, and the text that names each.
+TEXT_FIELD: dict[str, str] = {ENTITY: "name", EVENT: "description"}
+
+
+async def entities_named(run: Runner, project: str, names: list[str]) -> list[Row]:
+    """(name, id) of the oldest entity with each exact name."""
+    return await run.read(
+        project,
+        "UNWIND $names AS n MATCH (e:Entity {name: n}) WITH n, e ORDER BY e.created_at, e.id "
+        "RETURN n, collect(e.id)[0]",
+        {"names": names},
+    )
+
+
+async def entities_named_folded(run: Runner, project: str, folded: list[str]) -> list[Row]:
+    """(lower-cased name, id) of the oldest entity whose name matches each case-insensitively."""
+    return await run.read(
+        project,
+        "MATCH (e:Entity) WITH e, toLower(e.name) AS n WHERE n IN $names "
+        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect(e.id)[0]",
+        {"names": folded},
+    )
+
+
+async def node_with_text(run: Runner, project: str, label: Label, text: str) -> list[Row]:
+    """Ids of `label` nodes whose text (entity name, event description) is exactly `text`."""
+    field = TEXT_FIELD[label]
+    return await run.read(
+        project,
+        f"MATCH (n:{label} {{{field}: $text}}) RETURN n.id ORDER BY n.created_at, n.id LIMIT 1",
+        {"text": text},
+    )
+
+
+async def node_with_folded_text(run: Runner, project: str, label: Label, folded: str) -> list[Row]:
+    field = TEXT_FIELD[label]
+    return await run.read(
+        project,
+        f"MATCH (n:{label}) WHERE toLower(n.{field}) = $text RETURN n.id ORDER BY n.created_at, n.id LIMIT 1",
+        {"text": folded},
+    )
+
+
+async def node_by_id(run: Runner, project: str, label: Label, node_id: str) -> list[Row]:
+    return await run.read(project, f"MATCH (n:{label} {{id: $id}}) RETURN n.id", {"id": node_id})
+
+
+async def text_candidates(run: Runner, project: str, label: Label, query: str, limit: int) -> list[Row]:
+    """(id, text) of the best full-text matches of `query` (words joined by `|`: any word)."""
+    field = TEXT_FIELD[label]
+    return await run.read(
+        project,
+        f"CALL db.idx.fulltext.queryNodes('{label}', $q) YIELD node, score "
+        f"RETURN node.id, node.{field} ORDER BY score DESC, node.id LIMIT $limit",
+        {"q": query, "limit": limit},
+    )
+
+
+async def vector_candidates(run: Runner, project: str, label: Label, vector: VectorParam, k: int) -> list[Row]:
+    """(id, text, cosine similarity) of the `k` nearest `label` nodes."""
+    field = TEXT_FIELD[label]
+    return await run.read(
+        project,
+        f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) YIELD node, score "
+        f"RETURN node.id, node.{field}, 1.0 - score",
+        {"k": k, "v": vector},
+    )

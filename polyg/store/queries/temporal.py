@@ -1,0 +1,250 @@
+"""Events, their order, and facts with validity windows (the temporal view).
+
+Events are `:Event` nodes; `(:Event)-[:INVOLVES]->(:Entity)`; dated events form one chain
+`(:Event)-[:T_BEFORE]->(:Event)` in (occurred_at, id) order. Facts are relationships between
+entities that carry `valid_from` (and `valid_to` once closed); the relationship type is the
+predicate. Times are `polyg.core.time.format_utc` strings, so text order is time order and the
+range index on `Event.occurred_at` serves the window filters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from polyg.store.falkor import Row
+from polyg.store.names import RelType
+from polyg.store.queries import Runner
+
+EVENT_FIELDS = "ev {.id, .description, .occurred_at, .ended_at, .duration_s, .created_at, .origin}"
+FACT_FIELDS = (
+    "r.id, type(r), coalesce(r.label, type(r)), s.id, s.name, o.id, o.name, r.valid_from, r.valid_to, "
+    "r.invalidated_by, r.invalidated_at, r.created_at"
+)
+IS_FACT = "r.valid_from IS NOT NULL"
+
+
+def _facts_touching(entity_id: str | None, where: str) -> str:
+    """A clause binding s, r, o for facts meeting `where`: all, or those the entity (`$entity`)
+    is the subject or object of (read from the entity's own relationships, not a scan)."""
+    if entity_id is None:
+        return f"MATCH (s:Entity)-[r]->(o:Entity) WHERE {where} WITH s, r, o"
+    return (
+        f"MATCH (:Entity {{id: $entity}})-[r]-(:Entity) WHERE {where} "
+        "WITH DISTINCT r WITH r, startNode(r) AS s, endNode(r) AS o"
+    )
+
+
+async def create_event(run: Runner, project: str, event: dict[str, Any]) -> None:
+    """Create an event (id, description, occurred_at, ended_at, duration_s, origin, now, emb)
+    and its INVOLVES links to the entity ids in `event["involves"]`."""
+    await run.write(
+        project,
+        "CREATE (ev:Event {id: $id, description: $description, created_at: $now, origin: $origin}) "
+        "SET ev.occurred_at = $occurred_at, ev.occurred_us = $occurred_us, ev.ended_at = $ended_at, "
+        "ev.duration_s = $duration_s "
+        "WITH ev FOREACH (v IN CASE WHEN $emb IS NULL THEN [] ELSE [$emb] END | SET ev.embedding = vecf32(v)) "
+        "WITH ev UNWIND $involves AS eid MATCH (e:Entity {id: eid}) CREATE (ev)-[:INVOLVES]->(e)",
+        event,
+    )
+
+
+async def neighbours_in_time(run: Runner, project: str, at_us: int, event_id: str) -> tuple[str | None, str | None]:
+    """Ids of the dated events just before and just after (at_us, event_id) in time order.
+
+    Only plain comparisons reach the range index: with `p.occurred_us <= $at AND (p.occurred_us
+    < $at OR p.id < $id)` FalkorDB kept the index's bound and dropped the rest, returning the
+    event itself. Events at the same instant are ordered by id here instead."""
+    rows = await run.read(
+        project,
+        "MATCH (p:Event) WHERE p.occurred_us < $at WITH p ORDER BY p.occurred_us DESC, p.id DESC LIMIT 1 "
+        "RETURN 'before' AS k, p.id AS id "
+        "UNION ALL MATCH (p:Event {occurred_us: $at}) RETURN 'same' AS k, p.id AS id "
+        "UNION ALL MATCH (p:Event) WHERE p.occurred_us > $at WITH p ORDER BY p.occurred_us, p.id LIMIT 1 "
+        "RETURN 'after' AS k, p.id AS id",
+        {"at": at_us},
+    )
+    found: dict[str, list[str]] = {"before": [], "same": [], "after": []}
+    for kind, node_id in rows:
+        found[kind].append(node_id)
+    same = [i for i in found["same"] if i != event_id]
+    lower, higher = [i for i in same if i < event_id], [i for i in same if i > event_id]
+    before = max(lower) if lower else (found["before"][0] if found["before"] else None)
+    after = min(higher) if higher else (found["after"][0] if found["after"] else None)
+    return before, after
+
+
+async def insert_in_chain(run: Runner, project: str, event_id: str, before: str | None, after: str | None) -> None:
+    """Put the event between its neighbours in the T_BEFORE chain. Only the neighbours that
+    exist are matched: FalkorDB matched `{id: $prev}` with a null $prev to the event itself."""
+    parts = ["MATCH (ev:Event {id: $id})"]
+    if before is not None and after is not None:
+        parts.append("OPTIONAL MATCH (:Event {id: $prev})-[b:T_BEFORE]->(:Event {id: $next}) DELETE b WITH DISTINCT ev")
+    if before is not None:
+        parts.append("MATCH (p:Event {id: $prev}) CREATE (p)-[:T_BEFORE]->(ev) WITH DISTINCT ev")
+    if after is not None:
+        parts.append("MATCH (n:Event {id: $next}) CREATE (ev)-[:T_BEFORE]->(n) WITH DISTINCT ev")
+    if len(parts) == 1:
+        return
+    await run.write(project, " ".join(parts) + " RETURN ev.id", {"id": event_id, "prev": before, "next": after})
+
+
+async def events_by_ids(run: Runner, project: str, ids: list[str]) -> list[Row]:
+    """(event fields, names of involved entities) for the given ids."""
+    return await run.read(
+        project,
+        "UNWIND $ids AS i MATCH (ev:Event {id: i}) OPTIONAL MATCH (ev)-[:INVOLVES]->(x:Entity) "
+        f"RETURN {EVENT_FIELDS}, collect(x.name)",
+        {"ids": ids},
+    )
+
+
+async def events_in_window(
+    run: Runner, project: str, start_us: int | None, end_us: int | None, entity_id: str | None, skip: int, limit: int
+) -> list[Row]:
+    """(event fields, involved names) of dated events in [start, end) (epoch microseconds), in
+    time order, paged."""
+    conditions = ["ev.occurred_us IS NOT NULL"]
+    if start_us is not None:
+        conditions.append("ev.occurred_us >= $start")
+    if end_us is not None:
+        conditions.append("ev.occurred_us < $end")
+    pattern = "(x0:Entity {id: $entity})<-[:INVOLVES]-(ev:Event)" if entity_id is not None else "(ev:Event)"
+    return await run.read(
+        project,
+        f"MATCH {pattern} WHERE {' AND '.join(conditions)} "
+        "WITH DISTINCT ev ORDER BY ev.occurred_us, ev.id SKIP $skip LIMIT $limit "
+        f"OPTIONAL MATCH (ev)-[:INVOLVES]->(x:Entity) RETURN {EVENT_FIELDS}, collect(x.name)",
+        {"start": start_us, "end": end_us, "entity": entity_id, "skip": skip, "limit": limit},
+    )
+
+
+async def facts_in_window(
+    run: Runner,
+    project: str,
+    start: str | None,
+    end: str | None,
+    entity_id: str | None,
+    skip: int,
+    limit: int,
+    rel_type: RelType | None = None,
+) -> list[Row]:
+    """Facts that began in [start, end) (their valid_from lies in it), by valid_from, paged:
+    those of the entity (read from its own relationships), or those of one predicate type
+    (read from that type's edges only, not every edge of the graph)."""
+    conditions = [IS_FACT]
+    if end is not None:
+        conditions.append("r.valid_from < $end")
+    if start is not None:
+        conditions.append("r.valid_from >= $start")
+    where = " AND ".join(conditions)
+    clause = (
+        f"MATCH (s:Entity)-[r:{rel_type}]->(o:Entity) WHERE {where} WITH s, r, o"
+        if entity_id is None and rel_type is not None
+        else _facts_touching(entity_id, where)
+    )
+    return await run.read(
+        project,
+        f"{clause} RETURN {FACT_FIELDS} ORDER BY r.valid_from, r.id SKIP $skip LIMIT $limit",
+        {"start": start, "end": end, "entity": entity_id, "skip": skip, "limit": limit},
+    )
+
+
+async def fact_types(run: Runner, project: str) -> list[str]:
+    """The relationship types marked as holding facts."""
+    rows = await run.read(project, "MATCH (t:RelationshipType) WHERE t.holds_facts = true RETURN t.name", {})
+    return [row[0] for row in rows]
+
+
+async def discover_fact_types(run: Runner, project: str) -> list[str]:
+    """Types of the facts stored (one scan of the entities' relationships)."""
+    rows = await run.read(project, f"MATCH (:Entity)-[r]->(:Entity) WHERE {IS_FACT} RETURN DISTINCT type(r)", {})
+    return [row[0] for row in rows]
+
+
+async def mark_fact_types(run: Runner, project: str, names: list[str]) -> None:
+    """Mark registered relationship types as holding facts (a timeline reads only those)."""
+    await run.write(
+        project,
+        "UNWIND $names AS n MATCH (t:RelationshipType {name: n}) SET t.holds_facts = true",
+        {"names": names},
+    )
+
+
+async def facts_of(
+    run: Runner,
+    project: str,
+    subject_id: str,
+    rel_type: RelType | None,
+    as_of: str | None,
+    skip: int = 0,
+    limit: int | None = None,
+) -> list[Row]:
+    """Facts whose subject is the entity, of one predicate or all; only those valid at `as_of`
+    when given, else every fact (current, closed and invalidated); a page when `limit` is given."""
+    typed = f":{rel_type}" if rel_type is not None else ""
+    window = " AND r.valid_from <= $at AND (r.valid_to IS NULL OR r.valid_to > $at)" if as_of is not None else ""
+    page = " SKIP $skip LIMIT $limit" if limit is not None else ""
+    return await run.read(
+        project,
+        f"MATCH (s:Entity {{id: $s}})-[r{typed}]->(o:Entity) WHERE {IS_FACT}{window} "
+        f"RETURN {FACT_FIELDS} ORDER BY r.valid_from, r.id{page}",
+        {"s": subject_id, "at": as_of, "skip": skip, "limit": limit},
+    )
+
+
+async def create_fact(run: Runner, project: str, rel_type: RelType, fact: dict[str, Any]) -> list[Row]:
+    """Create a fact (id, s, o, label, valid_from, valid_to, invalidated_by, invalidated_at, now)."""
+    return await run.write(
+        project,
+        f"MATCH (s:Entity {{id: $s}}), (o:Entity {{id: $o}}) CREATE (s)-[r:{rel_type} "
+        "{id: $id, valid_from: $valid_from, created_at: $now, description: $description}]->(o) "
+        "SET r.valid_to = $valid_to, r.label = $label, r.invalidated_by = $invalidated_by, "
+        "r.invalidated_at = $invalidated_at, r.prior_valid_to = $prior_valid_to RETURN r.id",
+        fact,
+    )
+
+
+async def close_facts(
+    run: Runner, project: str, subject_id: str, rel_type: RelType, closes: list[dict[str, Any]], by: str, now: str
+) -> None:
+    """Close the windows of facts (id, at): valid_to = at, recording which fact did it and when;
+    the window's former end is kept for an undo."""
+    await run.write(
+        project,
+        f"UNWIND $closes AS c MATCH (:Entity {{id: $s}})-[r:{rel_type} {{id: c.id}}]->(:Entity) "
+        "SET r.prior_valid_to = r.valid_to, r.valid_to = c.at, r.invalidated_by = $by, r.invalidated_at = $now",
+        {"s": subject_id, "closes": closes, "by": by, "now": now},
+    )
+
+
+async def fact_by_id(run: Runner, project: str, rel_type: RelType, fact_id: str) -> list[Row]:
+    return await run.read(
+        project,
+        f"MATCH (s:Entity)-[r:{rel_type} {{id: $id}}]->(o:Entity) WHERE {IS_FACT} RETURN {FACT_FIELDS}",
+        {"id": fact_id},
+    )
+
+
+async def reopen_fact(run: Runner, project: str, rel_type: RelType, fact_id: str) -> list[Row]:
+    """Undo an invalidation: the window gets its former end back."""
+    return await run.write(
+        project,
+        f"MATCH (:Entity)-[r:{rel_type} {{id: $id}}]->(:Entity) WHERE r.invalidated_by IS NOT NULL "
+        "SET r.valid_to = r.prior_valid_to, r.invalidated_by = NULL, r.invalidated_at = NULL, "
+        "r.prior_valid_to = NULL RETURN r.id",
+        {"id": fact_id},
+    )
+
+
+async def delete_fact(run: Runner, project: str, rel_type: RelType, fact_id: str) -> None:
+    await run.write(project, f"MATCH (:Entity)-[r:{rel_type} {{id: $id}}]->(:Entity) DELETE r", {"id": fact_id})
+
+
+async def invalidations(run: Runner, project: str, entity_id: str | None, skip: int, limit: int) -> list[Row]:
+    """Invalidated facts (touching the entity when given), most recent invalidation first."""
+    return await run.read(
+        project,
+        f"{_facts_touching(entity_id, IS_FACT + ' AND r.invalidated_by IS NOT NULL')} "
+        f"RETURN {FACT_FIELDS}, r.prior_valid_to ORDER BY r.invalidated_at DESC, r.id SKIP $skip LIMIT $limit",
+        {"entity": entity_id, "skip": skip, "limit": limit},
+    )

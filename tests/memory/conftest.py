@@ -1,0 +1,72 @@
+"""A `polyg serve --toolsets memory` over stdio for the memory tests, and the spec's scenarios as data.
+
+Each test module gets one server (module scope); each test works in its own project, passed
+as `project_id` by `Memory.ok` / `Memory.fails`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.mcp_helpers import KG, Result, kg_session
+
+
+@dataclass
+class Memory:
+    """The connected client, bound to one project."""
+
+    server: KG
+    project: str
+
+    async def ok(self, tool: str, **args: Any) -> dict[str, Any]:
+        return await self.server.ok(tool, {"project_id": self.project, **args})
+
+    async def fails(self, tool: str, *, code: int, **args: Any) -> Result:
+        return await self.server.fails(tool, {"project_id": self.project, **args}, code=code)
+
+    async def stats(self) -> dict[str, Any]:
+        """The project's figures, less the vectors still queued (they change on their own)."""
+        stats = await self.ok("get_statistics")
+        assert stats["graphs"]["semantic"].pop("vectors_pending") >= 0
+        return stats
+
+
+@pytest.fixture(scope="module")
+async def memory_server(request: pytest.FixtureRequest, servers_root: Path) -> AsyncIterator[KG]:
+    root = servers_root / f"{request.module.__name__.rsplit('.', 1)[-1]}-stdio"
+    async with kg_session("stdio", root, "--toolsets", "memory") as server:
+        yield server
+
+
+@pytest.fixture
+def mem(memory_server: KG, project: str) -> Memory:
+    return Memory(memory_server, project)
+
+
+async def seed(mem: Memory, scenario: dict[str, Any]) -> dict[str, Any]:
+    """Write a scenario (entities, events, facts, causal links, links) through the tools; the
+    results of each kind, in order."""
+    out: dict[str, list[dict[str, Any]]] = {"entities": [], "events": [], "facts": [], "causal": [], "links": []}
+    for entity in scenario.get("entities", []):
+        out["entities"].append(
+            await mem.ok(
+                "add_entity",
+                name=entity["name"],
+                entity_type=entity["type"],
+                properties=entity.get("properties"),
+            )
+        )
+    for link in scenario.get("links", []):
+        out["links"].append(await mem.ok("link_entities", **link))
+    for event in scenario.get("events", []):
+        out["events"].append(await mem.ok("add_event", **event))
+    for fact in scenario.get("facts", []):
+        out["facts"].append(await mem.ok("add_fact", **fact))
+    for link in scenario.get("causal_links", []):
+        out["causal"].append(await mem.ok("add_causal_link", **link))
+    return out
