@@ -14,12 +14,18 @@ from dataclasses import dataclass
 from typing import Literal
 
 from polyg.config import Settings
+from polyg.core.documents import DocumentService
 from polyg.core.entities import EntityService
+from polyg.core.explore import Explorer
 from polyg.core.graph import GraphContext
 from polyg.core.named import NamedGraph
 from polyg.core.projects import ProjectService
 from polyg.core.relationships import RelationshipService
+from polyg.core.reltypes import RelTypeService
 from polyg.core.search import SearchService
+from polyg.core.templates import TemplateService
+from polyg.core.traversal import TraversalService
+from polyg.core.user_cypher import UserCypher
 from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
@@ -44,6 +50,11 @@ class Services:
     named: NamedGraph
     search: SearchService
     projects: ProjectService
+    reltypes: RelTypeService
+    traversal: TraversalService
+    templates: TemplateService
+    documents: DocumentService
+    explorer: Explorer
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
@@ -138,16 +149,24 @@ class Polyg:
                 await store.close()
             raise
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
+        reltypes = RelTypeService(ctx)
         search = SearchService(ctx)
+        traversal = TraversalService(ctx, reltypes)
+        templates = TemplateService(ctx, UserCypher(ctx))
         services = Services(
             settings,
             store,
             ctx,
             EntityService(ctx),
-            RelationshipService(ctx),
+            RelationshipService(ctx, reltypes),
             NamedGraph(ctx),
             search,
             ProjectService(ctx, search),
+            reltypes,
+            traversal,
+            templates,
+            DocumentService(ctx, templates),
+            Explorer(search, traversal, reltypes),
         )
         self._services = services
         log.info("store ready", extra={"store": self.store_description})
