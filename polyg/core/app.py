@@ -15,10 +15,12 @@ from typing import Literal
 
 from polyg.config import Settings
 from polyg.core.documents import DocumentService
+from polyg.core.edges import EdgeService
 from polyg.core.entities import EntityService
 from polyg.core.explore import Explorer
 from polyg.core.graph import GraphContext
 from polyg.core.named import NamedGraph
+from polyg.core.nodes import NodeService
 from polyg.core.projects import ProjectService
 from polyg.core.relationships import RelationshipService
 from polyg.core.reltypes import RelTypeService
@@ -51,6 +53,8 @@ class Services:
     search: SearchService
     projects: ProjectService
     reltypes: RelTypeService
+    nodes: NodeService
+    edges: EdgeService
     traversal: TraversalService
     templates: TemplateService
     documents: DocumentService
@@ -152,6 +156,7 @@ class Polyg:
         reltypes = RelTypeService(ctx)
         search = SearchService(ctx)
         traversal = TraversalService(ctx, reltypes)
+        edges = EdgeService(ctx, reltypes)
         templates = TemplateService(ctx, UserCypher(ctx))
         services = Services(
             settings,
@@ -163,6 +168,8 @@ class Polyg:
             search,
             ProjectService(ctx, search),
             reltypes,
+            NodeService(ctx, edges),
+            edges,
             traversal,
             templates,
             DocumentService(ctx, templates),

@@ -10,12 +10,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.core.app import Services
-from polyg.core.documents import Document
+from polyg.core.documents import ENTITY, Document
+from polyg.core.edges import EdgeChange, EdgeDraft
+from polyg.core.model import Outcome
 from polyg.core.narrative import Step, tell
-from polyg.core.reltypes import RelationshipType
+from polyg.core.nodes import NodeChange, NodeDraft, NodeEdge
+from polyg.core.reltypes import RelationshipType, canonical
 from polyg.core.templates import Template, TemplateChange, TemplateDraft
 from polyg.core.traversal import EdgeRef, ScoredPath
-from polyg.errors import InvalidParams, PolygError
+from polyg.errors import InvalidParams, NotFound, PolygError
 from polyg.tools.registry import Params, Toolset
 
 knowledge = Toolset("knowledge")
@@ -52,6 +55,280 @@ def _ref(item: Any) -> dict[str, Any]:
     if isinstance(item, TemplateIn):
         return {"template_id": item.id or ""}
     return {}
+
+
+# --- nodes and relationships ---------------------------------------------------------------------
+
+Strength = Literal["weak", "medium", "strong"]
+DIRECTION: Any = Field(
+    default="forward",
+    description="forward: from the node (or source) to the target; reverse: from the target to it.",
+)
+STRENGTH: Any = Field(default=None, description="How meaningful this relationship is (default medium).")
+
+
+class NodeRelationshipIn(BaseModel):
+    target_id: str = Field(description="Id or name of the other node (a node made earlier in the batch counts).")
+    relationship_type: str
+    direction: Literal["forward", "reverse"] = DIRECTION
+    relevance_strength: Strength | None = STRENGTH
+    properties: dict[str, Any] | None = None
+
+
+class NodeIn(BaseModel):
+    id: str | None = Field(default=None, description="Required for update/delete.")
+    name: str | None = Field(default=None, description="Required for create.")
+    summary: str | None = Field(default=None, description="Required for create.")
+    node_type: str | None = Field(default=None, description="Node type, e.g. Person: also a label of the node.")
+    template_id: str | None = Field(default=None, description="Template (id or name) for the node's documents.")
+    properties: dict[str, Any] | None = None
+    relationships: list[NodeRelationshipIn] = []
+
+
+class ManageNodes(Params):
+    operation: Operation
+    nodes: list[NodeIn]
+
+
+class NodeResult(ItemResult):
+    node_id: str
+    created_relationships: int | None = None
+    relationship_ids: list[str] | None = Field(default=None, description="Ids of the relationships created, in order.")
+
+
+class NodesResult(BaseModel):
+    results: list[NodeResult]
+
+
+def _edge_properties(props: dict[str, Any] | None, strength: str | None) -> dict[str, Any]:
+    """User properties with the relevance strength (medium unless given) among them."""
+    return {**(props or {}), "relevance_strength": strength or "medium"}
+
+
+def _edge_direction(rel_type: str, direction: str) -> tuple[str, bool]:
+    """The type to store and whether the edge runs from the item's source (or new node) to its
+    target: a migration name (PARENT_OF) is stored as its canonical type, ends swapped."""
+    stored, swapped = canonical(rel_type)
+    return stored, (direction == "forward") != swapped
+
+
+def _node_edges(item: NodeIn) -> list[NodeEdge]:
+    edges = []
+    for rel in item.relationships:
+        stored, outgoing = _edge_direction(rel.relationship_type, rel.direction)
+        edges.append(
+            NodeEdge(
+                rel.target_id, stored, outgoing, properties=_edge_properties(rel.properties, rel.relevance_strength)
+            )
+        )
+    return edges
+
+
+def _failed(outcome: Outcome) -> str:
+    return outcome.error or "failed"
+
+
+async def _create_nodes(s: Services, project: str, items: list[NodeIn]) -> list[dict[str, Any]]:
+    results: list[dict[str, Any] | None] = [None] * len(items)
+    drafts: list[NodeDraft] = []
+    places: list[int] = []
+    templates: dict[int, str] = {}
+    wanted = await s.templates.find(project, [i.template_id for i in items if i.template_id is not None])
+    for index, item in enumerate(items):
+        try:
+            if item.name is None or item.summary is None:
+                raise InvalidParams(f"nodes[{index}]: name and summary are required to create a node.")
+            edges = _node_edges(item)
+            if item.template_id is not None:
+                if item.template_id not in wanted:
+                    raise NotFound(f"nodes[{index}]: template {item.template_id!r} not found.")
+                templates[index] = wanted[item.template_id].id
+        except PolygError as exc:
+            results[index] = {
+                "node_id": item.id or "",
+                "operation": "create",
+                "status": "error",
+                "message": exc.message,
+            }
+            continue
+        drafts.append(NodeDraft(item.name, item.node_type or "entity", item.summary, item.properties, edges=edges))
+        places.append(index)
+    for index, outcome in zip(places, await s.nodes.create(project, drafts), strict=True):
+        if outcome.status == "error" or outcome.id is None:
+            results[index] = {"node_id": "", "operation": "create", "status": "error", "message": _failed(outcome)}
+            continue
+        result = {
+            "node_id": outcome.id,
+            "operation": "create",
+            "status": "success",
+            "created_relationships": len(outcome.edge_ids),
+            "relationship_ids": list(outcome.edge_ids),
+        }
+        if index in templates:
+            try:
+                await s.templates.link(project, ENTITY, outcome.id, templates[index])
+            except PolygError as exc:
+                result.update(status="error", message=f"Created, but not linked to its template: {exc.message}")
+        results[index] = result
+    return [r for r in results if r is not None]
+
+
+async def _update_nodes(s: Services, project: str, items: list[NodeIn]) -> list[dict[str, Any]]:
+    results = []
+    for index, item in enumerate(items):
+        try:
+            if item.id is None:
+                raise InvalidParams(f"nodes[{index}]: id is required to update a node.")
+            change = NodeChange(item.id, item.name, item.node_type, item.summary, item.properties)
+            [outcome] = await s.nodes.update(project, [change])
+            if outcome.status == "error" or outcome.id is None:
+                raise InvalidParams(_failed(outcome), code=outcome.code)
+            created = 0
+            if item.relationships:
+                drafts = []
+                for rel in item.relationships:
+                    stored, outgoing = _edge_direction(rel.relationship_type, rel.direction)
+                    ends = (outcome.id, rel.target_id) if outgoing else (rel.target_id, outcome.id)
+                    props = _edge_properties(rel.properties, rel.relevance_strength)
+                    drafts.append(EdgeDraft(ends[0], ends[1], stored, properties=props))
+                made = await s.edges.create(project, drafts)
+                created = sum(1 for o in made if o.status == "created")
+                errors = [o.error for o in made if o.status == "error"]
+                if errors:
+                    raise InvalidParams(
+                        f"Updated, but {len(errors)} relationship(s) failed: {'; '.join(map(str, errors))}"
+                    )
+            if item.template_id is not None:
+                await s.templates.link(project, ENTITY, outcome.id, item.template_id)
+            results.append(
+                {"node_id": outcome.id, "operation": "update", "status": "success", "created_relationships": created}
+            )
+        except PolygError as exc:
+            results.append({"node_id": item.id or "", "operation": "update", "status": "error", "message": exc.message})
+    return results
+
+
+@knowledge.tool(ManageNodes, NodesResult, destructive=True, title="Manage nodes")
+async def manage_nodes(s: Services, p: ManageNodes) -> dict[str, Any]:
+    """Create, update or delete nodes in a batch, with relationships (direction forward or reverse,
+    relevance_strength weak/medium/strong) to nodes by id or name, including nodes made earlier in
+    the same batch. Each item succeeds or fails on its own and a failed item writes nothing."""
+    project = s.project(p.project_id)
+    if p.operation == "create":
+        return {"results": await _create_nodes(s, project, p.nodes)}
+    if p.operation == "update":
+        return {"results": await _update_nodes(s, project, p.nodes)}
+    results: list[dict[str, Any] | None] = [None] * len(p.nodes)
+    refs = []
+    for index, item in enumerate(p.nodes):
+        if item.id is None:
+            results[index] = {
+                "node_id": "",
+                "operation": "delete",
+                "status": "error",
+                "message": f"nodes[{index}]: id is required to delete a node.",
+            }
+        else:
+            refs.append((index, item.id))
+    for (index, ref), outcome in zip(refs, await s.nodes.delete(project, [r for _, r in refs]), strict=True):
+        ok = outcome.status == "deleted"
+        results[index] = {"node_id": outcome.id or ref, "operation": "delete", "status": "success" if ok else "error"}
+        if not ok:
+            results[index]["message"] = _failed(outcome)  # type: ignore[index]
+    return {"results": results}
+
+
+class RelationshipIn(BaseModel):
+    id: str | None = Field(default=None, description="Required for update/delete.")
+    source_id: str | None = Field(default=None, description="Id or name; required for create.")
+    target_id: str | None = Field(default=None, description="Id or name; required for create.")
+    relationship_type: str | None = Field(default=None, description="Required for create, e.g. INFLUENCED_BY.")
+    direction: Literal["forward", "reverse"] = DIRECTION
+    relevance_strength: Strength | None = STRENGTH
+    properties: dict[str, Any] | None = None
+
+
+class ManageRelationships(Params):
+    operation: Operation
+    relationships: list[RelationshipIn]
+
+
+class RelationshipResult(ItemResult):
+    relationship_id: str
+
+
+class RelationshipsResult(BaseModel):
+    results: list[RelationshipResult]
+
+
+async def _create_relationships(s: Services, project: str, items: list[RelationshipIn]) -> list[dict[str, Any]]:
+    results: list[dict[str, Any] | None] = [None] * len(items)
+    drafts: list[EdgeDraft] = []
+    places: list[int] = []
+    for index, item in enumerate(items):
+        try:
+            if item.source_id is None or item.target_id is None or item.relationship_type is None:
+                raise InvalidParams(f"relationships[{index}]: source_id, target_id and relationship_type are required.")
+            stored, forward = _edge_direction(item.relationship_type, item.direction)
+        except PolygError as exc:
+            results[index] = {"relationship_id": "", "operation": "create", "status": "error", "message": exc.message}
+            continue
+        ends = (item.source_id, item.target_id) if forward else (item.target_id, item.source_id)
+        props = _edge_properties(item.properties, item.relevance_strength)
+        drafts.append(EdgeDraft(ends[0], ends[1], stored, properties=props))
+        places.append(index)
+    for index, outcome in zip(places, await s.edges.create(project, drafts), strict=True):
+        ok = outcome.status == "created"
+        results[index] = {
+            "relationship_id": outcome.id or "",
+            "operation": "create",
+            "status": "success" if ok else "error",
+        }
+        if not ok:
+            results[index]["message"] = _failed(outcome)  # type: ignore[index]
+    return [r for r in results if r is not None]
+
+
+async def _change_relationships(
+    s: Services, project: str, operation: str, items: list[RelationshipIn]
+) -> list[dict[str, Any]]:
+    results = []
+    for index, item in enumerate(items):
+        try:
+            if item.id is None:
+                raise InvalidParams(f"relationships[{index}]: id is required to {operation} a relationship.")
+            if operation == "delete":
+                [outcome] = await s.edges.delete(project, [item.id])
+            else:
+                current = await s.edges.get(project, item.id)
+                if item.relationship_type is not None and canonical(item.relationship_type)[0] != current.type:
+                    raise InvalidParams(
+                        f"relationships[{index}]: a relationship's type cannot change "
+                        f"({current.type}); delete it and create one of type {item.relationship_type}."
+                    )
+                props: dict[str, Any] = dict(item.properties or {})
+                if item.relevance_strength is not None:
+                    props["relevance_strength"] = item.relevance_strength
+                [outcome] = await s.edges.update(project, [EdgeChange(item.id, properties=props)])
+            if outcome.status == "error":
+                raise InvalidParams(_failed(outcome), code=outcome.code)
+            results.append({"relationship_id": item.id, "operation": operation, "status": "success"})
+        except PolygError as exc:
+            results.append(
+                {"relationship_id": item.id or "", "operation": operation, "status": "error", "message": exc.message}
+            )
+    return results
+
+
+@knowledge.tool(ManageRelationships, RelationshipsResult, destructive=True, title="Manage relationships")
+async def manage_relationships(s: Services, p: ManageRelationships) -> dict[str, Any]:
+    """Create, update or delete relationships in a batch. direction reverse flips source and target;
+    relevance_strength (weak/medium/strong, default medium) and properties are stored on the
+    relationship. Migration names are honoured (PARENT_OF is CHILD_OF reversed)."""
+    project = s.project(p.project_id)
+    if p.operation == "create":
+        return {"results": await _create_relationships(s, project, p.relationships)}
+    return {"results": await _change_relationships(s, project, p.operation, p.relationships)}
 
 
 # --- relationship types --------------------------------------------------------------------------
