@@ -18,8 +18,8 @@ end nodes' `updated_at`, so nodes stand for relationships. The cache is valid wh
 nodes' `updated_at` is what it was when the document was built, and none was deleted. What this
 cannot see: a node a pattern passed through without naming it, and a change that makes a pattern
 match where it matched nothing from a node it never reached (see `polyg.core.user_cypher`).
-A document generated while this process wrote to the project is returned but not cached: its
-dependencies might hold a stamp newer than what the variables read.
+A dependency stamped after the document's generation began (changed while it was being built)
+is recorded as seen 'stale': the cached copy is never served and the next call builds it again.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from polyg.core.graph import GraphContext
 from polyg.core.templates import Template, TemplateService
 from polyg.core.user_cypher import UserCypher
 from polyg.errors import InvalidParams, NotFound
-from polyg.names import new_id
+from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row
 from polyg.store.names import Label
 from polyg.store.queries import documents as q
@@ -79,6 +79,7 @@ class TargetNode:
     properties: Mapping[str, Any]
     created_at: str | None
     updated_at: str | None
+    template_id: str | None = None  # the template it uses (USES_TEMPLATE)
 
 
 @dataclass(frozen=True)
@@ -93,9 +94,18 @@ class Document:
 
 
 def _target(row: Row) -> TargetNode:
-    internal, node_id, name, type_, summary, labels, props, created, updated = row
+    internal, node_id, name, type_, summary, labels, props, created, updated, template_id = row
     return TargetNode(
-        int(internal), node_id, name or "", type_, summary or "", tuple(labels), dict(props), created, updated
+        int(internal),
+        node_id,
+        name or "",
+        type_,
+        summary or "",
+        tuple(labels),
+        dict(props),
+        created,
+        updated,
+        template_id,
     )
 
 
@@ -166,30 +176,34 @@ class DocumentService:
         return [await self._document(project, node, override, force_regenerate) for node in nodes]
 
     async def _document(self, project: str, node: TargetNode, override: Template | None, force: bool) -> Document:
-        template = override or await self.templates.for_node(project, ENTITY, node.id, node.type, node.labels)
-        template = template or DEFAULT_TEMPLATE
+        # The cache is keyed by template id: a node linked to its template is served without
+        # reading the template (a cache hit is two indexed reads: the node, its document).
+        template = override
+        if template is None and node.template_id is None:
+            template = await self.templates.for_type(project, node.type, node.labels) or DEFAULT_TEMPLATE
+        template_id = template.id if template is not None else str(node.template_id)
         if not force:
-            rows = await q.cached(self.ctx, project, ENTITY, node.id, template.id)
+            rows = await q.cached(self.ctx, project, ENTITY, node.id, template_id)
             if rows and rows[0][3]:
                 content, generated_at, dependencies, _ = rows[0]
                 return Document(
-                    node.id, node.name, content, int(generated_at), True, tuple(dependencies or ()), template.id
+                    node.id, node.name, content, int(generated_at), True, tuple(dependencies or ()), template_id
                 )
-        writes_before = self.ctx.writes.get(project, 0)
+        if template is None:
+            template = await self.templates.get(project, template_id)
+        started = now_iso()
         content, dependencies, partial_ids = await self._render(project, node, template)
         generated_at = int(time.time() * 1000)
-        dependency_ids: tuple[str, ...] = ()
-        if self.ctx.writes.get(project, 0) == writes_before:
-            templates = [t for t in (template.id, *partial_ids) if t != DEFAULT_TEMPLATE.id]
-            document = {
-                "id": new_id("doc"),
-                "template_id": template.id,
-                "content": content,
-                "generated_at": generated_at,
-                "dependency_count": len(dependencies) + len(templates),
-            }
-            rows = await q.store(self.ctx, project, ENTITY, node.id, document, sorted(dependencies), templates)
-            dependency_ids = tuple(rows[0][0]) if rows else ()
+        templates = [t for t in (template.id, *partial_ids) if t != DEFAULT_TEMPLATE.id]
+        document = {
+            "id": new_id("doc"),
+            "template_id": template.id,
+            "content": content,
+            "generated_at": generated_at,
+            "dependency_count": len(dependencies) + len(templates),
+        }
+        rows = await q.store(self.ctx, project, ENTITY, node.id, document, sorted(dependencies), templates, started)
+        dependency_ids = tuple(rows[0][0]) if rows else ()
         return Document(node.id, node.name, content, generated_at, False, dependency_ids, template.id)
 
     async def _render(self, project: str, node: TargetNode, template: Template) -> tuple[str, set[int], list[str]]:

@@ -197,14 +197,11 @@ class TemplateService:
             raise NotFound(f"Template {ref} not found.")
         return found[ref]
 
-    async def for_node(
-        self, project: str, label: Label, node_id: str, node_type: str | None, labels: Sequence[str]
-    ) -> Template | None:
-        """The node's template: the one it uses (USES_TEMPLATE), else the oldest whose
-        node_types name its type or a label."""
-        rows = await q.for_node(self.ctx, project, label, node_id)
-        if not rows and (node_type or labels):
-            rows = await q.for_type(self.ctx, project, node_type or "", list(labels))
+    async def for_type(self, project: str, node_type: str | None, labels: Sequence[str]) -> Template | None:
+        """The oldest template whose node_types name this node type or one of these labels."""
+        if not node_type and not labels:
+            return None
+        rows = await q.for_type(self.ctx, project, node_type or "", list(labels))
         return template_from(rows[0][0]) if rows else None
 
     async def link(self, project: str, label: Label, node_id: str, template_ref: str | None) -> None:

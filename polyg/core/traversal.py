@@ -15,6 +15,7 @@ not the strongest. bench/traversal_bench.py compares the alternatives.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ MAX_PATHS = 100
 # Rows one breadth-first layer or one path search may read: bounds the work a hub costs.
 LAYER_CAP = 20_000
 PATH_CAP = 50_000
+# Partial paths the best-first search carries from one hop to the next.
+PARTIAL_CAP = 20_000
 MAX_SUBGRAPH_NODES = 1_000
 MAX_SUBGRAPH_EDGES = 5_000
 # Spec 000's relevance strength of one relationship; a relationship without one counts as medium.
@@ -192,9 +195,11 @@ Candidate = tuple[PathScore, list[int], list[list[Any]], list[float]]
 
 
 class TraversalService:
-    def __init__(self, ctx: GraphContext, reltypes: RelTypeService | None = None) -> None:
+    def __init__(self, ctx: GraphContext, reltypes: RelTypeService | None = None, *, best_first: bool = True) -> None:
         self.ctx = ctx
         self.reltypes = reltypes or RelTypeService(ctx)
+        # Paths by branch and bound (default) or by FalkorDB's enumeration of every path.
+        self.best_first = best_first
 
     async def node(self, project: str, node_id: str, label: Label = ENTITY) -> NodeRef:
         row = await q.find_node(self.ctx, project, label, node_id)
@@ -290,6 +295,28 @@ class TraversalService:
             return PathSearch(source, target, (), 0, False)
         if scorer is None:
             scorer = await self.strength_scorer(project)
+        if self.best_first:
+            scored, total, truncated = await self._best_first(
+                project, source, target, max_len, k, min_score, rels, scorer
+            )
+        else:
+            scored, total, truncated = await self._enumerate(project, source, target, max_len, min_score, rels, scorer)
+        scored.sort(key=lambda item: (-item[0].final, len(item[2]), item[1]))
+        best = scored[:k]
+        described = await self._describe(project, best) if best else []
+        return PathSearch(source, target, tuple(described), total, truncated)
+
+    async def _enumerate(
+        self,
+        project: str,
+        source: NodeRef,
+        target: NodeRef,
+        max_len: int,
+        min_score: float,
+        rels: list[RelType] | None,
+        scorer: PathScorer,
+    ) -> tuple[list[Candidate], int, bool]:
+        """Every path FalkorDB enumerates (up to PATH_CAP), scored here."""
         rows = await q.paths_between(
             self.ctx, project, source.internal_id, target.internal_id, max_len=max_len, types=rels, cap=PATH_CAP
         )
@@ -309,10 +336,68 @@ class TraversalService:
             score = scorer.combine(hop_scores)
             if score.final >= min_score:
                 scored.append((score, nodes, hops, hop_scores))
-        scored.sort(key=lambda item: (-item[0].final, len(item[2]), item[1]))
-        best = scored[:k]
-        described = await self._describe(project, best) if best else []
-        return PathSearch(source, target, tuple(described), len(scored), len(rows) >= PATH_CAP)
+        return scored, len(scored), len(rows) >= PATH_CAP
+
+    async def _best_first(
+        self,
+        project: str,
+        source: NodeRef,
+        target: NodeRef,
+        max_len: int,
+        k: int,
+        min_score: float,
+        rels: list[RelType] | None,
+        scorer: PathScorer,
+    ) -> tuple[list[Candidate], int, bool]:
+        """Branch and bound, one breadth-first layer (one query) per hop: a partial path is
+        dropped once even its best completion (every further hop scoring 1.0, one more hop's
+        length penalty) cannot reach the k-th best complete path found so far. Exact for
+        scorers whose score does not rise with a hop of at most 1.0 (both scorers here).
+        A hub no longer multiplies every path through it into FalkorDB's enumeration. The
+        partial paths kept per layer are capped at PARTIAL_CAP (the most promising first)."""
+        partials: list[tuple[list[int], list[list[Any]], list[float]]] = [([source.internal_id], [], [])]
+        found: list[Candidate] = []
+        best: list[float] = []  # min-heap of the k best final scores so far
+        truncated = False
+
+        def bar() -> float:
+            return max(min_score, best[0]) if len(best) >= k else min_score
+
+        for length in range(1, max_len + 1):
+            ends = sorted({nodes[-1] for nodes, _, _ in partials})
+            rows = await q.expand(self.ctx, project, ends, direction="both", types=rels, min_weight=-1.0, cap=LAYER_CAP)
+            truncated = truncated or len(rows) >= LAYER_CAP
+            by_end: dict[int, list[Row]] = {}
+            for row in rows:
+                by_end.setdefault(int(row[0]), []).append(row)
+            extended: list[tuple[float, list[int], list[list[Any]], list[float]]] = []
+            for nodes, hops, scores in partials:
+                for row in by_end.get(nodes[-1], ()):
+                    other = int(row[7])
+                    if other in nodes:
+                        continue
+                    props = row[6] if isinstance(row[6], dict) else {}
+                    hop = [int(row[1]), int(row[2]), row[5], props.get("relevance_strength"), props.get("weight")]
+                    hop_scores = [*scores, scorer.hop(Hop(row[5], int(row[2]) == nodes[-1], hop[3], hop[4]))]
+                    if other == target.internal_id:
+                        score = scorer.combine(hop_scores)
+                        if score.final >= min_score:
+                            found.append((score, [*nodes, other], [*hops, hop], hop_scores))
+                            heapq.heappush(best, score.final)
+                            if len(best) > k:
+                                heapq.heappop(best)
+                    elif length < max_len:
+                        bound = scorer.combine([*hop_scores, 1.0]).final
+                        extended.append((bound, [*nodes, other], [*hops, hop], hop_scores))
+            cut = bar()
+            extended = [e for e in extended if e[0] >= cut]
+            if len(extended) > PARTIAL_CAP:
+                extended.sort(key=lambda e: -e[0])
+                extended, truncated = extended[:PARTIAL_CAP], True
+            partials = [(nodes, hops, scores) for _, nodes, hops, scores in extended]
+            if not partials:
+                break
+        return found, len(found), truncated
 
     async def subgraph(
         self,

@@ -21,10 +21,15 @@ DEPENDS_ON = RelType("DEPENDS_ON")
 TEMPLATE = Label("Template")
 # Internal properties never handed to a template.
 HIDDEN = ["embedding", "head_embedding", "rev", "vec_rev"]
+# A node, with the id of the template it uses (USES_TEMPLATE) if any.
 NODE = (
     "id(n), n.id, n.name, n.type, n.summary, labels(n), "
-    "[k IN keys(n) WHERE NOT k IN $hidden | [k, n[k]]], n.created_at, n.updated_at"
+    "[k IN keys(n) WHERE NOT k IN $hidden | [k, n[k]]], n.created_at, n.updated_at, "
+    f"head([(n)-[:USES_TEMPLATE]->(t:{TEMPLATE}) | t.id])"
 )
+
+
+_SEEN = "CASE WHEN coalesce({v}.updated_at, '') > $started THEN 'stale' ELSE coalesce({v}.updated_at, '') END"
 
 
 async def by_id(runner: Runner, project: str, label: Label, node_id: str) -> list[Row]:
@@ -78,10 +83,13 @@ async def store(
     document: dict[str, Any],
     dependencies: list[int],
     template_ids: list[str],
+    started: str,
 ) -> list[Row]:
     """Replaces the node's document for `document.template_id` with this one, depending on the
     nodes of internal ids `dependencies` and on the templates `template_ids`, each edge holding
-    the node's current `updated_at`. Returns [polyg ids of the other nodes depended on]."""
+    the node's current `updated_at`; a node stamped after `started` (changed while the document
+    was being built) is recorded as seen 'stale', which no stamp matches. Returns [polyg ids of
+    the other nodes depended on]."""
     return await runner.write(
         project,
         f"MATCH (n:{label} {{id: $id}}) "
@@ -91,10 +99,10 @@ async def store(
         "WITH c "
         f"OPTIONAL MATCH (t:{TEMPLATE}) WHERE t.id IN $templates "
         "WITH c, collect(t) AS ts "
-        f"FOREACH (t IN ts | CREATE (c)-[:{DEPENDS_ON} {{seen: coalesce(t.updated_at, '')}}]->(t)) "
+        f"FOREACH (t IN ts | CREATE (c)-[:{DEPENDS_ON} {{seen: {_SEEN.format(v='t')}}}]->(t)) "
         "WITH c UNWIND $deps AS dep MATCH (m) WHERE id(m) = dep "
-        f"CREATE (c)-[:{DEPENDS_ON} {{seen: coalesce(m.updated_at, '')}}]->(m) "
+        f"CREATE (c)-[:{DEPENDS_ON} {{seen: {_SEEN.format(v='m')}}}]->(m) "
         "WITH c, collect(m.id) AS ids SET c.dependencies = [i IN ids WHERE i IS NOT NULL AND i <> $id] "
         "RETURN c.dependencies",
-        {"id": node_id, "doc": document, "deps": dependencies, "templates": template_ids},
+        {"id": node_id, "doc": document, "deps": dependencies, "templates": template_ids, "started": started},
     )

@@ -63,15 +63,6 @@ async def delete(runner: Runner, project: str, template_id: str) -> bool:
     return bool(rows and rows[0][0])
 
 
-async def for_node(runner: Runner, project: str, node_label: Label, node_id: str) -> list[Row]:
-    """The template the node is linked to by USES_TEMPLATE, if any: [template fields]."""
-    return await runner.read(
-        project,
-        f"MATCH (n:{node_label} {{id: $id}})-[:{USES_TEMPLATE}]->(t:{TEMPLATE}) RETURN {FIELDS} LIMIT 1",
-        {"id": node_id},
-    )
-
-
 async def for_type(runner: Runner, project: str, node_type: str, labels: list[str]) -> list[Row]:
     """The oldest template whose node_types name the node's type or one of its labels."""
     return await runner.read(
