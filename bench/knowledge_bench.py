@@ -142,7 +142,16 @@ async def create(server: PolygServer, items: list[dict[str, Any]]) -> list[str]:
     return [r["node_id"] for r in out["results"]]
 
 
+TYPES = [
+    {"name": "PERFORMED_BY", "description": "a track's musicians", "directionality": "strong"},
+    {"name": "RELEASED_ON", "description": "the release a track came out on", "directionality": "strong"},
+    {"name": "RECORDED_IN", "description": "the year a track was recorded", "directionality": "strong"},
+    {"name": "COLLABORATED_WITH", "description": "musicians who shared tracks", "directionality": "balanced"},
+]
+
+
 async def load(server: PolygServer, d: Discography) -> dict[str, Any]:
+    await call(server, "manage_relationship_types", {"operation": "create", "relationship_types": TYPES})
     ids: dict[str, str] = {}
     started = time.perf_counter()
     for kind, names in (("Year", d.years), ("Release", d.releases), ("Person", d.musicians)):

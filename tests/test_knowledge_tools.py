@@ -338,10 +338,12 @@ async def test_relationship_types_managed_and_weights_used(kn: KG, project: str)
             },
             {"name": "BAD NAME"},
             {"name": "DEPENDS_ON"},
+            {"name": "PARENT_OF"},
         ],
     )
-    assert [r["status"] for r in out["results"]] == ["success", "error", "error"]
+    assert [r["status"] for r in out["results"]] == ["success", "error", "error", "error"]
     assert "reserved" in out["results"][2]["message"]
+    assert "stored as CHILD_OF" in out["results"][3]["message"]
     listed = {t["name"]: t for t in (await manage("list"))["relationship_types"]}
     assert listed["MENTORED_BY"] == {
         "name": "MENTORED_BY",

@@ -37,8 +37,10 @@ MAX_PATHS = 100
 # Rows one breadth-first layer or one path search may read: bounds the work a hub costs.
 LAYER_CAP = 20_000
 PATH_CAP = 50_000
-# Partial paths the best-first search carries from one hop to the next.
-PARTIAL_CAP = 20_000
+# The best-first path search: partial paths kept at most, end nodes expanded per query, queries.
+PARTIAL_CAP = 50_000
+EXPAND_BATCH = 64
+EXPAND_ROUNDS = 200
 MAX_SUBGRAPH_NODES = 1_000
 MAX_SUBGRAPH_EDGES = 5_000
 # Spec 000's relevance strength of one relationship; a relationship without one counts as medium.
@@ -349,36 +351,47 @@ class TraversalService:
         rels: list[RelType] | None,
         scorer: PathScorer,
     ) -> tuple[list[Candidate], int, bool]:
-        """Branch and bound, one breadth-first layer (one query) per hop: a partial path is
-        dropped once even its best completion (every further hop scoring 1.0, one more hop's
-        length penalty) cannot reach the k-th best complete path found so far. Exact for
-        scorers whose score does not rise with a hop of at most 1.0 (both scorers here).
-        A hub no longer multiplies every path through it into FalkorDB's enumeration. The
-        partial paths kept per layer are capped at PARTIAL_CAP (the most promising first)."""
-        partials: list[tuple[list[int], list[list[Any]], list[float]]] = [([source.internal_id], [], [])]
+        """Best-first branch and bound. A partial path's bound is the score of its best possible
+        completion (every further hop scoring 1.0, one more hop's length penalty); the partial
+        paths with the highest bounds are extended first, `EXPAND_BATCH` end nodes per query,
+        and the search stops when no bound reaches the k-th best complete path found (or the
+        minimum). Exact for scorers whose score does not rise with a hop of at most 1.0 (both
+        here); a hub reached through weak hops is never expanded. Past `EXPAND_ROUNDS` queries
+        or `PARTIAL_CAP` partial paths the search stops and says so (`truncated`)."""
+        heap: list[tuple[float, int, list[int], list[list[Any]], list[float]]] = [
+            (-1.0, 0, [source.internal_id], [], [])
+        ]
         found: list[Candidate] = []
         best: list[float] = []  # min-heap of the k best final scores so far
+        expanded: dict[int, list[Row]] = {}
         truncated = False
-
-        def bar() -> float:
-            return max(min_score, best[0]) if len(best) >= k else min_score
-
-        for length in range(1, max_len + 1):
-            ends = sorted({nodes[-1] for nodes, _, _ in partials})
-            rows = await q.expand(self.ctx, project, ends, direction="both", types=rels, min_weight=-1.0, cap=LAYER_CAP)
-            truncated = truncated or len(rows) >= LAYER_CAP
-            by_end: dict[int, list[Row]] = {}
-            for row in rows:
-                by_end.setdefault(int(row[0]), []).append(row)
-            extended: list[tuple[float, list[int], list[list[Any]], list[float]]] = []
-            for nodes, hops, scores in partials:
-                for row in by_end.get(nodes[-1], ()):
-                    other = int(row[7])
+        counter = 1
+        for round_ in range(EXPAND_ROUNDS):
+            bar = max(min_score, best[0]) if len(best) >= k else min_score
+            # Few end nodes first, so that the first complete paths raise the bar early.
+            width = min(EXPAND_BATCH, 4 << round_)
+            batch: list[tuple[float, int, list[int], list[list[Any]], list[float]]] = []
+            ends_in_batch: set[int] = set()
+            while heap and -heap[0][0] >= bar and (heap[0][2][-1] in ends_in_batch or len(ends_in_batch) < width):
+                item = heapq.heappop(heap)
+                batch.append(item)
+                ends_in_batch.add(item[2][-1])
+            if not batch:
+                return found, len(found), truncated
+            ends = sorted(ends_in_batch - set(expanded))
+            if ends:
+                rows = await q.hops_from(self.ctx, project, ends, types=rels, cap=LAYER_CAP)
+                truncated = truncated or len(rows) >= LAYER_CAP
+                for end in ends:
+                    expanded[end] = []
+                for row in rows:
+                    expanded[int(row[0])].append(row)
+            for _, _, nodes, hops, scores in batch:
+                for _, edge, start, type_, strength, weight, other in expanded[nodes[-1]]:
                     if other in nodes:
                         continue
-                    props = row[6] if isinstance(row[6], dict) else {}
-                    hop = [int(row[1]), int(row[2]), row[5], props.get("relevance_strength"), props.get("weight")]
-                    hop_scores = [*scores, scorer.hop(Hop(row[5], int(row[2]) == nodes[-1], hop[3], hop[4]))]
+                    hop = [edge, start, type_, strength, weight]
+                    hop_scores = [*scores, scorer.hop(Hop(type_, start == nodes[-1], strength, weight))]
                     if other == target.internal_id:
                         score = scorer.combine(hop_scores)
                         if score.final >= min_score:
@@ -386,18 +399,17 @@ class TraversalService:
                             heapq.heappush(best, score.final)
                             if len(best) > k:
                                 heapq.heappop(best)
-                    elif length < max_len:
+                            bar = max(min_score, best[0]) if len(best) >= k else min_score
+                    elif len(hop_scores) < max_len:
                         bound = scorer.combine([*hop_scores, 1.0]).final
-                        extended.append((bound, [*nodes, other], [*hops, hop], hop_scores))
-            cut = bar()
-            extended = [e for e in extended if e[0] >= cut]
-            if len(extended) > PARTIAL_CAP:
-                extended.sort(key=lambda e: -e[0])
-                extended, truncated = extended[:PARTIAL_CAP], True
-            partials = [(nodes, hops, scores) for _, nodes, hops, scores in extended]
-            if not partials:
-                break
-        return found, len(found), truncated
+                        if bound >= bar:
+                            heapq.heappush(heap, (-bound, counter, [*nodes, other], [*hops, hop], hop_scores))
+                            counter += 1
+            if len(heap) > PARTIAL_CAP:
+                heap = heapq.nsmallest(PARTIAL_CAP, heap)
+                heapq.heapify(heap)
+                truncated = True
+        return found, len(found), True
 
     async def subgraph(
         self,

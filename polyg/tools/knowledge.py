@@ -15,7 +15,7 @@ from polyg.core.edges import EdgeChange, EdgeDraft
 from polyg.core.model import Outcome
 from polyg.core.narrative import Step, tell
 from polyg.core.nodes import NodeChange, NodeDraft, NodeEdge
-from polyg.core.reltypes import RelationshipType, canonical
+from polyg.core.reltypes import MIGRATIONS, RelationshipType, canonical
 from polyg.core.templates import Template, TemplateChange, TemplateDraft
 from polyg.core.traversal import EdgeRef, ScoredPath
 from polyg.errors import InvalidParams, NotFound, PolygError
@@ -392,6 +392,11 @@ async def manage_relationship_types(s: Services, p: ManageRelationshipTypes) -> 
         return {"results": [], "relationship_types": [_reltype(t) for t in await s.reltypes.all(project)]}
 
     async def work(item: RelationshipTypeIn) -> dict[str, Any]:
+        if item.name in MIGRATIONS:
+            raise InvalidParams(
+                f"{item.name} is not a type of its own: relationships of that name are stored as "
+                f"{MIGRATIONS[item.name]} with source and target swapped; manage {MIGRATIONS[item.name]} instead."
+            )
         if p.operation == "create":
             made = await s.reltypes.create(
                 project,
