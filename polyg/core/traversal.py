@@ -41,6 +41,9 @@ PATH_CAP = 50_000
 PARTIAL_CAP = 50_000
 EXPAND_BATCH = 64
 EXPAND_ROUNDS = 200
+# Hops around the target the path search reads first: a partial path whose end cannot reach the
+# target in the hops it has left is dropped.
+TARGET_DEPTH = 2
 MAX_SUBGRAPH_NODES = 1_000
 MAX_SUBGRAPH_EDGES = 5_000
 # Spec 000's relevance strength of one relationship; a relationship without one counts as medium.
@@ -364,7 +367,7 @@ class TraversalService:
         found: list[Candidate] = []
         best: list[float] = []  # min-heap of the k best final scores so far
         expanded: dict[int, list[Row]] = {}
-        truncated = False
+        near, truncated = await self._near(project, target.internal_id, min(max_len - 1, TARGET_DEPTH), rels, expanded)
         counter = 1
         for round_ in range(EXPAND_ROUNDS):
             bar = max(min_score, best[0]) if len(best) >= k else min_score
@@ -401,6 +404,10 @@ class TraversalService:
                                 heapq.heappop(best)
                             bar = max(min_score, best[0]) if len(best) >= k else min_score
                     elif len(hop_scores) < max_len:
+                        # It must still be able to reach the target in the hops left.
+                        left = max_len - len(hop_scores)
+                        if left <= len(near) and other not in near[left - 1]:
+                            continue
                         bound = scorer.combine([*hop_scores, 1.0]).final
                         if bound >= bar:
                             heapq.heappush(heap, (-bound, counter, [*nodes, other], [*hops, hop], hop_scores))
@@ -410,6 +417,27 @@ class TraversalService:
                 heapq.heapify(heap)
                 truncated = True
         return found, len(found), True
+
+    async def _near(
+        self, project: str, target: int, depth: int, rels: list[RelType] | None, expanded: dict[int, list[Row]]
+    ) -> tuple[list[set[int]], bool]:
+        """near[d]: the nodes at most d + 1 hops from the target, d < depth; the rows read are kept
+        in `expanded` (the search reuses them)."""
+        near: list[set[int]] = []
+        reached = {target}
+        frontier = [target]
+        truncated = False
+        for _ in range(depth):
+            rows = await q.hops_from(self.ctx, project, frontier, types=rels, cap=LAYER_CAP)
+            truncated = truncated or len(rows) >= LAYER_CAP
+            for node in frontier:
+                expanded[node] = []
+            for row in rows:
+                expanded[int(row[0])].append(row)
+            frontier = sorted({int(row[6]) for row in rows} - reached)
+            reached |= set(frontier)
+            near.append(set(reached))
+        return near, truncated
 
     async def subgraph(
         self,
