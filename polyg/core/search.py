@@ -258,7 +258,7 @@ class SearchService:
 
     async def by_strategy(self, project: str, query: str, strategy: str, limit: int = 10) -> list[tuple[str, float]]:
         """Entity ids with one kind of evidence's score, best first: `vector` (cosine
-        similarity), `text` (the text ranking's vote) or `combined` (the fused ranking of
+        similarity), `text` (1 / rank in the text ranking) or `combined` (the fused ranking of
         `entities`, scored by cosine similarity where the vector found the entity)."""
         if strategy == "combined":
             ranked = await self.entities(project, query, limit)
@@ -271,10 +271,11 @@ class SearchService:
         if strategy == "vector":
             similarity = await self._vector(project, query, max(self.config.candidates, limit))
             kept = vector_ranking(similarity, self.config)
-            return [(entity_id, round(similarity[entity_id], 6)) for entity_id in kept[:limit]]
+            return [(entity_id, round(similarity[entity_id], 6)) for entity_id, _ in kept[:limit]]
         if strategy == "text":
             text = await self._text(project, query_terms(query, self.config), max(self.config.candidates, limit))
-            return text[:limit]
+            # Text matching ranks without a score: the rank's reciprocal stands for one.
+            return [(entity_id, round(1.0 / (rank + 1), 6)) for rank, entity_id in enumerate(text[:limit])]
         raise InvalidParams("search_strategy must be one of vector, text, combined.")
 
     async def _check_indexes(self, project: str) -> None:
