@@ -1,7 +1,7 @@
 """The `knowledge` toolset (spec 000) on the Blue Note discography, through the MCP client.
 
     .venv/bin/python bench/knowledge_bench.py --data PATH/bn-data.csv --nodes 10000
-    .venv/bin/python bench/knowledge_bench.py --data PATH/bn-data.csv --smoke
+    .venv/bin/python bench/knowledge_bench.py --smoke    # 400 nodes; made-up tracks if no data
 
 The CSV (every Blue Note track 1939-2007 with its musicians) becomes musicians (Person), tracks,
 releases (the first catalog entry) and recording years, loaded through `manage_nodes` in batches
@@ -344,9 +344,27 @@ def report(args: argparse.Namespace, machine: dict[str, Any], r: dict[str, Any])
     )
 
 
+# Where the discography is looked for when --data is not given (the repository's checkout beside
+# the shared data directory).
+DATA_CANDIDATES = [Path(__file__).resolve().parents[n] / "shared/data/bluenote/bn-data.csv" for n in (1, 2, 3)]
+
+
+def sample_csv(folder: Path) -> Path:
+    """A few made-up tracks in the discography's columns: a smoke run needs no data set."""
+    players = [f"Player {i}" for i in range(12)]
+    path = folder / "sample.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["Track", "Alternate take", "Catalog", "Recorded", "1st BN Release", "Status"])
+        for i in range(60):
+            band = [players[(i + j * 5) % len(players)] for j in range(3)]
+            out.writerow([f"Tune {i}", "FALSE", f"Blue Note {i % 7}", str(1950 + i % 5), "", "ISSUED", *band])
+    return path
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", required=True, help="path of bn-data.csv")
+    parser.add_argument("--data", help="path of bn-data.csv (default: the shared data directory's)")
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--seed", type=int, default=7)
@@ -354,9 +372,16 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="a few hundred nodes, a few calls, no results file")
     args = parser.parse_args()
     if args.smoke:
-        args.nodes, args.repeat = min(args.nodes, 400), min(args.repeat, 5)
+        args.nodes, args.repeat, args.embed = min(args.nodes, 400), min(args.repeat, 5), "hashing"
+    if args.data is None:
+        args.data = next((str(p) for p in DATA_CANDIDATES if p.exists()), None)
     machine = machine_info()
-    result = asyncio.run(run(args))
+    with tempfile.TemporaryDirectory(prefix="polyg-bn-") as tmp:
+        if args.data is None:
+            if not args.smoke:
+                parser.error("bn-data.csv not found: give its path with --data")
+            args.data = str(sample_csv(Path(tmp)))
+        result = asyncio.run(run(args))
     markdown = report(args, machine, result)
     print(markdown)
     if not args.smoke:
