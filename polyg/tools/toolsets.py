@@ -51,7 +51,7 @@ def _unique(claims: Iterable[tuple[str, object, str]]) -> None:
             raise ToolNameConflict(f"{name!r} is claimed by toolsets {first[1]!r} and {owner!r} for different things.")
 
 
-TOOLSETS: dict[str, Toolset] = collect((kg, knowledge, memory_compat))
+TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat, knowledge))
 
 
 def _available(names: list[str], toolsets: Mapping[str, Toolset]) -> list[Toolset]:
