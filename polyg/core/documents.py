@@ -38,10 +38,9 @@ from polyg.core.user_cypher import UserCypher
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row
-from polyg.store.names import Label
+from polyg.store.names import ENTITY, Label
 from polyg.store.queries import documents as q
 
-ENTITY = Label("Entity")
 TOKEN = re.compile(r"\w+", re.UNICODE)
 FUZZY_CANDIDATES = 2_000
 MIN_JACCARD = 0.2

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.core.app import Services
-from polyg.core.documents import ENTITY, Document
+from polyg.core.documents import Document
 from polyg.core.edges import EdgeChange, EdgeDraft
 from polyg.core.model import Outcome
 from polyg.core.narrative import Step, tell
@@ -19,6 +19,7 @@ from polyg.core.reltypes import MIGRATIONS, RelationshipType, canonical
 from polyg.core.templates import Template, TemplateChange, TemplateDraft
 from polyg.core.traversal import EdgeRef, ScoredPath
 from polyg.errors import InvalidParams, NotFound, PolygError
+from polyg.store.names import ENTITY
 from polyg.tools.registry import Params, Toolset
 
 knowledge = Toolset("knowledge")
@@ -437,7 +438,7 @@ class TemplateIn(BaseModel):
     variables: dict[str, str] | None = Field(
         default=None,
         description="Variable name -> Cypher query run with the node bound as n, read-only, e.g. "
-        "'MATCH (n)-[r:COLLABORATED_WITH]->(p) RETURN p.name AS name'.",
+        "'MATCH (n)-[r]->(p) RETURN type(r) AS type, p.name AS name'.",
     )
     node_types: list[str] | None = Field(default=None, description="Node types this template applies to.")
 

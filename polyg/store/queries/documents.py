@@ -12,13 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import Label, RelType
+from polyg.store.names import CACHED_AT, CACHED_DOCUMENT, DEPENDS_ON, TEMPLATE, Label
 from polyg.store.queries import Runner
 
-CACHED_DOCUMENT = Label("CachedDocument")
-CACHED_AT = RelType("CACHED_AT")
-DEPENDS_ON = RelType("DEPENDS_ON")
-TEMPLATE = Label("Template")
 # Internal properties never handed to a template.
 HIDDEN = ["embedding", "head_embedding", "rev", "vec_rev"]
 # A node, with the id of the template it uses (USES_TEMPLATE) if any.

@@ -9,11 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import Label, RelType
+from polyg.store.names import TEMPLATE, USES_TEMPLATE, Label
 from polyg.store.queries import Runner
 
-TEMPLATE = Label("Template")
-USES_TEMPLATE = RelType("USES_TEMPLATE")
 FIELDS = "t {.id, .name, .description, .structure, .variables_json, .node_types, .created_at, .updated_at}"
 
 
