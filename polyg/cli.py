@@ -139,7 +139,9 @@ def init_schema(
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Create the indexes of the given projects now (the server also does it on first write)."""
+    """Create the indexes of the given projects now (the server also does it on first write), and
+    the initial relationship types of spec 000 (CHILD_OF, INFLUENCED_BY, ...), keeping any a user
+    has already described."""
     settings = _settings(config, store=store, data_dir=data_dir)
 
     async def run() -> list[str]:
@@ -151,6 +153,7 @@ def init_schema(
             names = project or [settings.project]
             for name in names:
                 await services.ctx.schema.ensure(services.project(name))
+                await services.reltypes.seed(services.project(name))
             return names
         finally:
             await core.close()

@@ -14,13 +14,21 @@ from dataclasses import dataclass
 from typing import Literal
 
 from polyg.config import Settings
+from polyg.core.documents import DocumentService
+from polyg.core.edges import EdgeService
 from polyg.core.entities import EntityService
+from polyg.core.explore import Explorer
 from polyg.core.graph import GraphContext
 from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.named import NamedGraph
+from polyg.core.nodes import NodeService
 from polyg.core.projects import ProjectService
 from polyg.core.relationships import RelationshipService
+from polyg.core.reltypes import RelTypeService
 from polyg.core.search import SearchService
+from polyg.core.templates import TemplateService
+from polyg.core.traversal import TraversalService
+from polyg.core.user_cypher import UserCypher
 from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
@@ -46,6 +54,13 @@ class Services:
     search: SearchService
     projects: ProjectService
     memory: MemoryGraphs  # spec 003's four views
+    reltypes: RelTypeService
+    nodes: NodeService
+    edges: EdgeService
+    traversal: TraversalService
+    templates: TemplateService
+    documents: DocumentService
+    explorer: Explorer
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
@@ -140,8 +155,12 @@ class Polyg:
                 await store.close()
             raise
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
+        reltypes = RelTypeService(ctx)
         entities, named, search = EntityService(ctx), NamedGraph(ctx), SearchService(ctx)
-        relationships = RelationshipService(ctx)
+        relationships = RelationshipService(ctx, reltypes)
+        traversal = TraversalService(ctx, reltypes)
+        edges = EdgeService(ctx, reltypes)
+        templates = TemplateService(ctx, UserCypher(ctx))
         services = Services(
             settings,
             store,
@@ -151,7 +170,14 @@ class Polyg:
             named,
             search,
             ProjectService(ctx, search),
-            MemoryGraphs.build(ctx, entities, named, search, relationships.reltypes),
+            MemoryGraphs.build(ctx, entities, named, search, reltypes),
+            reltypes,
+            NodeService(ctx, edges),
+            edges,
+            traversal,
+            templates,
+            DocumentService(ctx, templates),
+            Explorer(search, traversal, reltypes),
         )
         self._services = services
         log.info("store ready", extra={"store": self.store_description})

@@ -42,6 +42,20 @@ MIGRATIONS: dict[str, str] = {
 }
 
 
+# What `polyg init-schema` creates in every project (spec 000's examples, and polyg's own types
+# that spec 000 describes): name, description, directionality, source types, target types.
+INITIAL: tuple[tuple[str, str, str | None, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("CHILD_OF", "The source is a child of the target.", "strong", ("Person",), ("Person",)),
+    ("INFLUENCED_BY", "The source was influenced by the target.", "weak", (), ()),
+    ("COLLABORATED_WITH", "Source and target worked together.", "balanced", (), ()),
+    ("EMPLOYED_BY", "The source works or worked for the target.", "strong", ("Person",), ()),
+    ("LOCATED_IN", "The source is located in the target.", "strong", (), ()),
+    ("USES_TEMPLATE", "polyg's own: a node's document template.", None, (), ("Template",)),
+    ("CACHED_AT", "polyg's own: a node's cached document.", None, (), ("CachedDocument",)),
+    ("DEPENDS_ON", "polyg's own: what a cached document was built from.", None, ("CachedDocument",), ()),
+)
+
+
 def canonical(name: str) -> tuple[RelType, bool]:
     """The type to store for `name` and whether source and target swap (`PARENT_OF` ->
     (`CHILD_OF`, True)); any other valid name is itself, unswapped."""
@@ -162,6 +176,20 @@ class RelTypeService:
             source_types=current.source_types if source_types is None else source_types,
             target_types=current.target_types if target_types is None else target_types,
         )
+
+    async def seed(self, project: str) -> list[str]:
+        """Stores `INITIAL`; a type already stored is left as its user set it. Returns the names."""
+        for name, description, directionality, sources, targets in INITIAL:
+            fields = {
+                "name": str(RelType(name)),
+                "description": description,
+                "directionality": directionality,
+                "source_types": list(sources),
+                "target_types": list(targets),
+            }
+            await q.upsert(self.ctx, project, fields, overwrite=False)
+        await self._index(project, [RelType(row[0]) for row in INITIAL])
+        return [row[0] for row in INITIAL]
 
     async def delete(self, project: str, name: str) -> None:
         """Forgets a type's definition. Its relationships stay (and weigh as an unknown type);

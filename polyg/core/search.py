@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from polyg.core import limits
 from polyg.core.graph import GraphContext
-from polyg.errors import EmptyQuery, IndexNotFound, StoreError
+from polyg.errors import EmptyQuery, IndexNotFound, InvalidParams, StoreError
 from polyg.store.falkor import Row, VectorParam
 
 log = logging.getLogger(__name__)
@@ -255,6 +255,28 @@ class SearchService:
         # cosine similarity, the one score comparable across all candidates, breaks the tie.
         ranked = sorted(scores.items(), key=lambda item: (-item[1], -similarity.get(item[0], -2.0), item[0]))
         return ranked[:limit]
+
+    async def by_strategy(self, project: str, query: str, strategy: str, limit: int = 10) -> list[tuple[str, float]]:
+        """Entity ids with one kind of evidence's score, best first: `vector` (cosine
+        similarity), `text` (1 / rank in the text ranking) or `combined` (the fused ranking of
+        `entities`, scored by cosine similarity where the vector found the entity)."""
+        if strategy == "combined":
+            ranked = await self.entities(project, query, limit)
+            similarity = await self._vector(project, query, max(self.config.candidates, limit))
+            return [(entity_id, round(similarity.get(entity_id, score), 6)) for entity_id, score in ranked]
+        if not isinstance(query, str) or not query.strip():
+            raise EmptyQuery("Query must not be empty.")
+        limits.limit(limit)
+        await self._check_indexes(project)
+        if strategy == "vector":
+            similarity = await self._vector(project, query, max(self.config.candidates, limit))
+            kept = vector_ranking(similarity, self.config)
+            return [(entity_id, round(similarity[entity_id], 6)) for entity_id, _ in kept[:limit]]
+        if strategy == "text":
+            text = await self._text(project, query_terms(query, self.config), max(self.config.candidates, limit))
+            # Text matching ranks without a score: the rank's reciprocal stands for one.
+            return [(entity_id, round(1.0 / (rank + 1), 6)) for rank, entity_id in enumerate(text[:limit])]
+        raise InvalidParams("search_strategy must be one of vector, text, combined.")
 
     async def _check_indexes(self, project: str) -> None:
         """Refuse, clearly, to search while FalkorDB rebuilds indexes after a restart.

@@ -15,6 +15,7 @@ not the strongest. bench/traversal_bench.py compares the alternatives.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,13 @@ MAX_PATHS = 100
 # Rows one breadth-first layer or one path search may read: bounds the work a hub costs.
 LAYER_CAP = 20_000
 PATH_CAP = 50_000
+# The best-first path search: partial paths kept at most, end nodes expanded per query, queries.
+PARTIAL_CAP = 50_000
+EXPAND_BATCH = 64
+EXPAND_ROUNDS = 200
+# Hops around the target the path search reads first: a partial path whose end cannot reach the
+# target in the hops it has left is dropped.
+TARGET_DEPTH = 2
 MAX_SUBGRAPH_NODES = 1_000
 MAX_SUBGRAPH_EDGES = 5_000
 # Spec 000's relevance strength of one relationship; a relationship without one counts as medium.
@@ -192,9 +200,11 @@ Candidate = tuple[PathScore, list[int], list[list[Any]], list[float]]
 
 
 class TraversalService:
-    def __init__(self, ctx: GraphContext, reltypes: RelTypeService | None = None) -> None:
+    def __init__(self, ctx: GraphContext, reltypes: RelTypeService | None = None, *, best_first: bool = True) -> None:
         self.ctx = ctx
         self.reltypes = reltypes or RelTypeService(ctx)
+        # Paths by branch and bound (default) or by FalkorDB's enumeration of every path.
+        self.best_first = best_first
 
     async def node(self, project: str, node_id: str, label: Label = ENTITY) -> NodeRef:
         row = await q.find_node(self.ctx, project, label, node_id)
@@ -290,6 +300,28 @@ class TraversalService:
             return PathSearch(source, target, (), 0, False)
         if scorer is None:
             scorer = await self.strength_scorer(project)
+        if self.best_first:
+            scored, total, truncated = await self._best_first(
+                project, source, target, max_len, k, min_score, rels, scorer
+            )
+        else:
+            scored, total, truncated = await self._enumerate(project, source, target, max_len, min_score, rels, scorer)
+        scored.sort(key=lambda item: (-item[0].final, len(item[2]), item[1]))
+        best = scored[:k]
+        described = await self._describe(project, best) if best else []
+        return PathSearch(source, target, tuple(described), total, truncated)
+
+    async def _enumerate(
+        self,
+        project: str,
+        source: NodeRef,
+        target: NodeRef,
+        max_len: int,
+        min_score: float,
+        rels: list[RelType] | None,
+        scorer: PathScorer,
+    ) -> tuple[list[Candidate], int, bool]:
+        """Every path FalkorDB enumerates (up to PATH_CAP), scored here."""
         rows = await q.paths_between(
             self.ctx, project, source.internal_id, target.internal_id, max_len=max_len, types=rels, cap=PATH_CAP
         )
@@ -309,10 +341,103 @@ class TraversalService:
             score = scorer.combine(hop_scores)
             if score.final >= min_score:
                 scored.append((score, nodes, hops, hop_scores))
-        scored.sort(key=lambda item: (-item[0].final, len(item[2]), item[1]))
-        best = scored[:k]
-        described = await self._describe(project, best) if best else []
-        return PathSearch(source, target, tuple(described), len(scored), len(rows) >= PATH_CAP)
+        return scored, len(scored), len(rows) >= PATH_CAP
+
+    async def _best_first(
+        self,
+        project: str,
+        source: NodeRef,
+        target: NodeRef,
+        max_len: int,
+        k: int,
+        min_score: float,
+        rels: list[RelType] | None,
+        scorer: PathScorer,
+    ) -> tuple[list[Candidate], int, bool]:
+        """Best-first branch and bound. A partial path's bound is the score of its best possible
+        completion (every further hop scoring 1.0, one more hop's length penalty); the partial
+        paths with the highest bounds are extended first, `EXPAND_BATCH` end nodes per query,
+        and the search stops when no bound reaches the k-th best complete path found (or the
+        minimum). Exact for scorers whose score does not rise with a hop of at most 1.0 (both
+        here); a hub reached through weak hops is never expanded. Past `EXPAND_ROUNDS` queries
+        or `PARTIAL_CAP` partial paths the search stops and says so (`truncated`)."""
+        heap: list[tuple[float, int, list[int], list[list[Any]], list[float]]] = [
+            (-1.0, 0, [source.internal_id], [], [])
+        ]
+        found: list[Candidate] = []
+        best: list[float] = []  # min-heap of the k best final scores so far
+        expanded: dict[int, list[Row]] = {}
+        near, truncated = await self._near(project, target.internal_id, min(max_len - 1, TARGET_DEPTH), rels, expanded)
+        counter = 1
+        for round_ in range(EXPAND_ROUNDS):
+            bar = max(min_score, best[0]) if len(best) >= k else min_score
+            # Few end nodes first, so that the first complete paths raise the bar early.
+            width = min(EXPAND_BATCH, 4 << round_)
+            batch: list[tuple[float, int, list[int], list[list[Any]], list[float]]] = []
+            ends_in_batch: set[int] = set()
+            while heap and -heap[0][0] >= bar and (heap[0][2][-1] in ends_in_batch or len(ends_in_batch) < width):
+                item = heapq.heappop(heap)
+                batch.append(item)
+                ends_in_batch.add(item[2][-1])
+            if not batch:
+                return found, len(found), truncated
+            ends = sorted(ends_in_batch - set(expanded))
+            if ends:
+                rows = await q.hops_from(self.ctx, project, ends, types=rels, cap=LAYER_CAP)
+                truncated = truncated or len(rows) >= LAYER_CAP
+                for end in ends:
+                    expanded[end] = []
+                for row in rows:
+                    expanded[int(row[0])].append(row)
+            for _, _, nodes, hops, scores in batch:
+                for _, edge, start, type_, strength, weight, other in expanded[nodes[-1]]:
+                    if other in nodes:
+                        continue
+                    hop = [edge, start, type_, strength, weight]
+                    hop_scores = [*scores, scorer.hop(Hop(type_, start == nodes[-1], strength, weight))]
+                    if other == target.internal_id:
+                        score = scorer.combine(hop_scores)
+                        if score.final >= min_score:
+                            found.append((score, [*nodes, other], [*hops, hop], hop_scores))
+                            heapq.heappush(best, score.final)
+                            if len(best) > k:
+                                heapq.heappop(best)
+                            bar = max(min_score, best[0]) if len(best) >= k else min_score
+                    elif len(hop_scores) < max_len:
+                        # It must still be able to reach the target in the hops left.
+                        left = max_len - len(hop_scores)
+                        if left <= len(near) and other not in near[left - 1]:
+                            continue
+                        bound = scorer.combine([*hop_scores, 1.0]).final
+                        if bound >= bar:
+                            heapq.heappush(heap, (-bound, counter, [*nodes, other], [*hops, hop], hop_scores))
+                            counter += 1
+            if len(heap) > PARTIAL_CAP:
+                heap = heapq.nsmallest(PARTIAL_CAP, heap)
+                heapq.heapify(heap)
+                truncated = True
+        return found, len(found), True
+
+    async def _near(
+        self, project: str, target: int, depth: int, rels: list[RelType] | None, expanded: dict[int, list[Row]]
+    ) -> tuple[list[set[int]], bool]:
+        """near[d]: the nodes at most d + 1 hops from the target, d < depth; the rows read are kept
+        in `expanded` (the search reuses them)."""
+        near: list[set[int]] = []
+        reached = {target}
+        frontier = [target]
+        truncated = False
+        for _ in range(depth):
+            rows = await q.hops_from(self.ctx, project, frontier, types=rels, cap=LAYER_CAP)
+            truncated = truncated or len(rows) >= LAYER_CAP
+            for node in frontier:
+                expanded[node] = []
+            for row in rows:
+                expanded[int(row[0])].append(row)
+            frontier = sorted({int(row[6]) for row in rows} - reached)
+            reached |= set(frontier)
+            near.append(set(reached))
+        return near, truncated
 
     async def subgraph(
         self,

@@ -69,6 +69,9 @@ class Result:
     edge_ids: frozenset[int]
     # The dependency probe ran and returned all its rows (see the module docstring).
     dependencies_probed: bool = False
+    # Internal ids of the end nodes of `edge_ids`: a change to a relationship stamps its ends
+    # (`updated_at`), so a cache keyed on nodes sees it through them.
+    edge_end_ids: frozenset[int] = frozenset()
 
 
 def _walk(value: Any) -> Iterator[Node | Edge]:
@@ -92,6 +95,16 @@ def graph_ids(rows: list[Row]) -> tuple[set[int], set[int]]:
     for value in _walk(rows):
         (nodes if isinstance(value, Node) else edges).add(int(value.id))
     return nodes, edges
+
+
+def edge_ends(rows: list[Row]) -> set[int]:
+    """Internal ids of the end nodes of every relationship found anywhere in the rows."""
+    ends: set[int] = set()
+    for value in _walk(rows):
+        if isinstance(value, Edge):
+            for end in (value.src_node, value.dest_node):
+                ends.add(int(end.id) if isinstance(end, Node) else int(end))
+    return ends
 
 
 def plain(value: Any) -> Any:
@@ -164,6 +177,7 @@ class UserCypher:
         rows = graph_rows[:max_rows]
         nodes, edges = graph_ids(rows)
         nodes.add(node)
+        ends = edge_ends(rows)
         probed = False
         if dependencies:
             probe_rows = await self._probe(project, query, node, timeout_ms)
@@ -171,6 +185,7 @@ class UserCypher:
                 more_nodes, more_edges = graph_ids(probe_rows)
                 nodes |= more_nodes
                 edges |= more_edges
+                ends |= edge_ends(probe_rows)
                 probed = len(probe_rows) < MAX_PROBE_ROWS
         return Result(
             columns=columns,
@@ -179,6 +194,7 @@ class UserCypher:
             node_ids=frozenset(nodes),
             edge_ids=frozenset(edges),
             dependencies_probed=probed,
+            edge_end_ids=frozenset(ends),
         )
 
     async def _probe(self, project: str, query: str, node: int, timeout_ms: int) -> list[Row] | None:

@@ -24,7 +24,7 @@ class ToolsetInfo:
 CATALOG: tuple[ToolsetInfo, ...] = (
     ToolsetInfo("kg", "spec 002", built=True),
     ToolsetInfo("memory-compat", "the official MCP memory server", built=True),
-    ToolsetInfo("knowledge", "spec 000", built=False),
+    ToolsetInfo("knowledge", "spec 000", built=True),
     ToolsetInfo("memory", "spec 003", built=True),
     ToolsetInfo("graphrag", "spec 004", built=False),
     ToolsetInfo("retrieval", "spec 001", built=False),

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from polyg.tools import catalog
 from polyg.tools.kg import kg
+from polyg.tools.knowledge import knowledge
 from polyg.tools.memory import memory
 from polyg.tools.memory_compat import memory_compat
 from polyg.tools.prompts import PromptSpec
@@ -56,7 +57,7 @@ def _unique(claims: Iterable[tuple[str, object, str]]) -> None:
             raise ToolNameConflict(f"{name!r} is claimed by toolsets {first[1]!r} and {owner!r} for different things.")
 
 
-TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat, memory))
+TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat, memory, knowledge))
 
 
 def _available(names: list[str], toolsets: Mapping[str, Toolset]) -> list[Toolset]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import Label
+from polyg.store.names import ENTITY, EVENT, Label
 from polyg.store.queries import Runner
 
-ENDPOINTS = (Label("Entity"), Label("Event"))
+ENDPOINTS = (ENTITY, EVENT)
 # What a chain shows of a node: id, labels, its text (an event's description, an entity's
 # name), its time and its type.
 NODE = "{n}.id, labels({n}), coalesce({n}.description, {n}.name), {n}.occurred_at, {n}.type"

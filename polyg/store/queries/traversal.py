@@ -72,6 +72,21 @@ async def expand(
     )
 
 
+async def hops_from(
+    runner: Runner, project: str, frontier: Sequence[int], *, types: Sequence[RelType] | None, cap: int
+) -> list[Row]:
+    """Every relationship at the given nodes, either way, as a path search scores it: [from
+    internal id, edge internal id, source internal id, type, relevance_strength, weight, other
+    end's internal id], at most `cap` rows."""
+    hop, keep = _hop("both", types)
+    return await runner.read(
+        project,
+        f"UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) WHERE {keep} "
+        "RETURN fid, id(r), id(startNode(r)), type(r), r.relevance_strength, r.weight, id(o) LIMIT $cap",
+        {"frontier": list(frontier), "own": OWN_TYPES, "cap": cap},
+    )
+
+
 async def paths_between(
     runner: Runner,
     project: str,
