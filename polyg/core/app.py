@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from polyg.config import Settings
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
+from polyg.core.graphrag import GraphRag
 from polyg.core.named import NamedGraph
 from polyg.core.projects import ProjectService
 from polyg.core.relationships import RelationshipService
@@ -23,6 +24,7 @@ from polyg.core.search import SearchService
 from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
+from polyg.llm import llm_from_settings
 from polyg.names import check_project_id
 from polyg.store.falkor import FalkorStore, parse_store_url, redact_url
 from polyg.store.schema import SchemaGuard
@@ -44,6 +46,10 @@ class Services:
     named: NamedGraph
     search: SearchService
     projects: ProjectService
+    graphrag: GraphRag = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.graphrag = GraphRag(self.ctx, self.search, llm_from_settings(self.settings))
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
@@ -257,6 +263,7 @@ class Polyg:
             await self._services.ctx.vectors.close()
             await self._services.store.close()
             self._services.ctx.embedder.close()
+            await self._services.graphrag.close()
         if self._embedded is not None:
             from polyg.store.embedded import EmbeddedFalkor
 

@@ -211,6 +211,16 @@ def rrf(rankings: Sequence[Sequence[tuple[str, float]]], k: int) -> dict[str, fl
     return scores
 
 
+@dataclass(frozen=True)
+class Hit:
+    """A search result with each kind of evidence's score kept apart."""
+
+    node_id: str
+    fused: float
+    vector: float | None = None  # cosine similarity, when vector search found it
+    text: float | None = None  # the text ranking's vote, when full-text search found it
+
+
 class SearchService:
     def __init__(self, ctx: GraphContext, config: SearchConfig = DEFAULT) -> None:
         # Projects whose search indexes were seen operational (they stay so until the database
@@ -255,6 +265,18 @@ class SearchService:
         # cosine similarity, the one score comparable across all candidates, breaks the tie.
         ranked = sorted(scores.items(), key=lambda item: (-item[1], -similarity.get(item[0], -2.0), item[0]))
         return ranked[:limit]
+
+    async def hits(self, project: str, query: str, limit: int = 10) -> list[Hit]:
+        """`entities()` with each kind of evidence's score kept apart: the fused score, the
+        entity's best cosine similarity (when vector search found it) and the text list's
+        reciprocal-rank vote (when full-text search found it). Best first, as `entities()`."""
+        ranked, similarity, text = await asyncio.gather(
+            self.entities(project, query, limit),
+            self._vector(project, query, max(self.config.candidates, limit)),
+            self._text(project, query_terms(query, self.config), max(self.config.candidates, limit)),
+        )
+        votes = rrf([[(entity_id, self.config.text_weight * vote) for entity_id, vote in text]], self.config.rrf_k)
+        return [Hit(entity_id, fused, similarity.get(entity_id), votes.get(entity_id)) for entity_id, fused in ranked]
 
     async def _check_indexes(self, project: str) -> None:
         """Refuse, clearly, to search while FalkorDB rebuilds indexes after a restart.
