@@ -304,7 +304,7 @@ async def test_build_by_hand_then_extract_then_check_health(g: Graph) -> None:
         "context": {"discovered_by": "code_review", "date": "2025-11-28"},
         "created": True,
     }
-    assert manual["relationship_id"].startswith("rel_")
+    assert manual["relationship_id"].startswith("rel_") and manual["relationship_id"].endswith("_IMPLEMENTS")
 
     one = await g.ok("extract_entity_relationships", entity_id=trap)
     assert one["success"] is True and one["entity_id"] == trap and one["extracted_by"] == "rules"

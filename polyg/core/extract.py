@@ -28,13 +28,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from polyg.core.edges import new_edge_id
 from polyg.core.graph import GraphContext
 from polyg.core.relation_patterns import RELATIONS, Statement, statements
 from polyg.core.reltypes import RelTypeService
 from polyg.core.weighted_links import CAUSAL, stored_type
 from polyg.errors import InvalidParams, NotFound, StoreError
 from polyg.llm import LLM, Message, with_fallback
-from polyg.names import new_id, now_iso
+from polyg.names import now_iso
 from polyg.store.falkor import Row
 from polyg.store.queries import graphrag as q
 
@@ -331,8 +332,9 @@ class Planned:
 
 
 def _props(p: Planned) -> dict[str, object]:
+    rel = stored_type(p.relation)
     props: dict[str, object] = {
-        "id": new_id("rel"),
+        "id": new_edge_id(rel),
         "weight": EXTRACTED_WEIGHT,
         "is_causal": p.relation == "causes",
         "created_at": now_iso(),
@@ -341,6 +343,6 @@ def _props(p: Planned) -> dict[str, object]:
         "observation_id": p.observation_id,
         "evidence": p.evidence,
     }
-    if stored_type(p.relation) == CAUSAL:
+    if rel == CAUSAL:
         props["confidence"] = EXTRACTED_WEIGHT
     return props

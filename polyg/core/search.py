@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from polyg.core import limits
 from polyg.core.graph import GraphContext
+from polyg.core.model import Hit
 from polyg.errors import EmptyQuery, IndexNotFound, StoreError
 from polyg.store.falkor import Row, VectorParam
 
@@ -209,16 +210,6 @@ def rrf(rankings: Sequence[Sequence[tuple[str, float]]], k: int) -> dict[str, fl
             if weight > 0:
                 scores[entity_id] = scores.get(entity_id, 0.0) + weight / (k + rank + 1)
     return scores
-
-
-@dataclass(frozen=True)
-class Hit:
-    """A search result with each kind of evidence's score kept apart."""
-
-    node_id: str
-    fused: float
-    vector: float | None = None  # cosine similarity, when vector search found it
-    text: float | None = None  # the text ranking's vote, when full-text search found it
 
 
 class SearchService:

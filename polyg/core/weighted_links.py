@@ -18,10 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from polyg.core.edges import new_edge_id
 from polyg.core.graph import GraphContext
 from polyg.core.reltypes import RelTypeService
 from polyg.errors import InvalidParams, NotFound, PayloadTooLarge
-from polyg.names import new_id, now_iso
+from polyg.names import now_iso
 from polyg.store.names import RelType, user_rel_type
 from polyg.store.queries import graphrag as q
 
@@ -104,7 +105,7 @@ class WeightedLink:
 
 def link_properties(weight: float, causal: bool, context: str | None, rel: RelType) -> dict[str, Any]:
     props: dict[str, Any] = {
-        "id": new_id("rel"),
+        "id": new_edge_id(rel),
         "weight": weight,
         "is_causal": causal,
         "created_at": now_iso(),
