@@ -89,6 +89,10 @@ def test_negation_is_recognised(text: str) -> None:
 
 def test_subject_is_the_entity_itself_when_absent_or_a_pronoun() -> None:
     assert said("Uses Redis for caching.") == [("uses", "active", None, ("Redis",), False)]
+    assert said("Redis is used by it.") == [("uses", "passive", "Redis", ("it",), False)]
+    assert said("Uses Node.js and api.router_12 daily.") == [
+        ("uses", "active", None, ("Node.js", "api.router_12 daily"), False)
+    ]
     assert said("It uses Redis.") == [("uses", "active", None, ("Redis",), False)]
     assert said("They depend on Vault.") == [("depends_on", "active", None, ("Vault",), False)]
 

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from polyg.core.edges import new_edge_id
 from polyg.core.graph import GraphContext
-from polyg.core.relation_patterns import RELATIONS, Statement, statements
+from polyg.core.relation_patterns import RELATIONS, SELF, Statement, statements
 from polyg.core.reltypes import RelTypeService
 from polyg.core.weighted_links import CAUSAL, stored_type
 from polyg.errors import InvalidParams, NotFound, StoreError
@@ -255,7 +255,7 @@ class Extractor:
             for _, s in stated
             if not s.negated
             for n in (s.subject, *s.objects)
-            if n
+            if n and n.lower() not in SELF
         ]
         resolved = await self.resolver.resolve(project, names)
         plans = [self._plan(e, name, stated, resolved, source) for e, name, _, stated, source in per_entity]
@@ -283,7 +283,8 @@ class Extractor:
                 unresolved.append(Unresolved(s.subject or "", s.relation, "subject", obs_id))
                 continue
             for text in s.objects:
-                other = owner if normalise(text) == normalise(name) else resolved.get(text)
+                itself = text.lower() in SELF or normalise(text) == normalise(name)
+                other = owner if itself else resolved.get(text)
                 if other is None:
                     unresolved.append(Unresolved(text, s.relation, "object", obs_id))
                     continue

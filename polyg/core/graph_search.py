@@ -25,36 +25,59 @@ from __future__ import annotations
 import math
 from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from polyg.core import limits
 from polyg.core.centrality import CentralityService
 from polyg.core.graph import GraphContext
 from polyg.core.search import SearchService
-from polyg.core.traversal import ENTITY, LAYER_CAP, EdgeRef, NodeRef, node_from
+from polyg.core.traversal import ENTITY, NodeRef, node_from
 from polyg.errors import InvalidParams
 from polyg.store.queries import graphrag as gq
 from polyg.store.queries import traversal as tq
-from polyg.store.queries.traversal import Direction
 
 MIN_DEPTH, MAX_DEPTH = 1, 3
 PPR_SHARE = 0.7
 DAMPING = 0.85
 PPR_ITERATIONS = 100
-PPR_TOLERANCE = 1e-8
+PPR_TOLERANCE = 1e-6
 MAX_SEEDS = 20
+# Rows one context layer may read, and nodes a context may hold: bound what a hub costs.
+LAYER_CAP = 10_000
 MAX_CONTEXT_NODES = 5_000
 LISTED_NEIGHBOURS = 10
 CONTENT_OBSERVATIONS = 3
 MAX_CONTENT = 500
-ENTITY_LABEL = "Entity"
+
+
+@dataclass(frozen=True)
+class Link:
+    """A relationship of the context, by internal ids."""
+
+    internal_id: int
+    source: int
+    target: int
+    type: str
+    weight: float | None
+
+    @property
+    def strength(self) -> float:
+        """The weight the walk follows: the relationship's weight in [0, 1], 1.0 where none is set."""
+        return 1.0 if self.weight is None else min(max(self.weight, 0.0), 1.0)
 
 
 @dataclass(frozen=True)
 class ContextNeighbour:
     node: NodeRef
-    edge: EdgeRef  # the relationship that reached it
+    link: Link  # the relationship that reached it
     depth: int
+
+    @property
+    def outbound(self) -> bool:
+        """Whether the relationship points at this neighbour (from the nearer node)."""
+        return self.link.target == self.node.internal_id
 
 
 @dataclass(frozen=True)
@@ -82,19 +105,20 @@ class GraphSearchResult:
 
 @dataclass
 class Context:
-    """The seeds and what lies within `depth` hops, as an undirected weighted graph."""
+    """The seeds and what lies within `depth` hops: node internal id -> polyg id (None for a
+    node without one), which of them are entities, and the relationships among them."""
 
-    nodes: dict[int, NodeRef]
-    edges: dict[int, EdgeRef]
+    ids: dict[int, str | None]
+    entities: set[int]
+    links: dict[int, Link] = field(default_factory=dict)
     truncated: bool = False
 
-    def adjacency(self) -> dict[int, list[tuple[int, EdgeRef]]]:
-        around: dict[int, list[tuple[int, EdgeRef]]] = defaultdict(list)
-        for edge in self.edges.values():
-            a, b = edge.source.internal_id, edge.target.internal_id
-            if a in self.nodes and b in self.nodes and a != b:
-                around[a].append((b, edge))
-                around[b].append((a, edge))
+    def adjacency(self) -> dict[int, list[tuple[int, Link]]]:
+        around: dict[int, list[tuple[int, Link]]] = defaultdict(list)
+        for link in self.links.values():
+            if link.source != link.target and link.source in self.ids and link.target in self.ids:
+                around[link.source].append((link.target, link))
+                around[link.target].append((link.source, link))
         return around
 
 
@@ -104,11 +128,6 @@ def check_weights(vector_weight: float, graph_weight: float) -> None:
             raise InvalidParams(f"{name} must be between 0 and 1, not {value!r}.")
     if vector_weight + graph_weight <= 0:
         raise InvalidParams("vector_weight and graph_weight must not both be 0.")
-
-
-def edge_weight(edge: EdgeRef) -> float:
-    value = edge.weight
-    return 1.0 if value is None else min(max(value, 0.0), 1.0)
 
 
 def personalised_pagerank(
@@ -123,48 +142,47 @@ def personalised_pagerank(
     """PageRank whose walk restarts at `restart` (node -> share, normalised here) and follows
     `links` (node -> [(neighbour, weight)]) in proportion to their weights. A node whose links
     weigh nothing hands its rank back to the restart nodes, so ranks sum to 1."""
-    total = sum(v for v in restart.values() if v > 0)
-    if total <= 0:
-        return {n: 0.0 for n in nodes}
-    teleport = {n: max(restart.get(n, 0.0), 0.0) / total for n in nodes}
-    out_weight = {n: sum(w for _, w in links.get(n, ())) for n in nodes}
-    rank = dict(teleport)
+    index = {n: i for i, n in enumerate(nodes)}
+    size = len(index)
+    teleport = np.array([max(restart.get(n, 0.0), 0.0) for n in nodes], dtype=np.float64)
+    if size == 0 or teleport.sum() <= 0:
+        return dict.fromkeys(nodes, 0.0)
+    teleport /= teleport.sum()
+    pairs = [(index[n], index[m], w) for n in nodes for m, w in links.get(n, ()) if w > 0 and m in index]
+    src = np.array([p[0] for p in pairs], dtype=np.int64)
+    dst = np.array([p[1] for p in pairs], dtype=np.int64)
+    weight = np.array([p[2] for p in pairs], dtype=np.float64)
+    out = np.bincount(src, weights=weight, minlength=size)
+    dangling = out <= 0
+    share = np.divide(weight, out[src], out=np.zeros_like(weight), where=out[src] > 0)
+    rank = teleport.copy()
     for _ in range(iterations):
-        dangling = sum(rank[n] for n in nodes if out_weight[n] <= 0)
-        following: dict[int, float] = dict.fromkeys(nodes, 0.0)
-        for n in nodes:
-            if out_weight[n] > 0 and rank[n] > 0:
-                share = rank[n] / out_weight[n]
-                for m, w in links.get(n, ()):
-                    if w > 0:
-                        following[m] += share * w
-        new = {n: (1 - damping + damping * dangling) * teleport[n] + damping * following[n] for n in nodes}
-        change = sum(abs(new[n] - rank[n]) for n in nodes)
+        following = np.bincount(dst, weights=rank[src] * share, minlength=size)
+        new = (1 - damping + damping * rank[dangling].sum()) * teleport + damping * following
+        change = float(np.abs(new - rank).sum())
         rank = new
         if change < tolerance:
             break
-    return rank
+    return {n: float(rank[i]) for n, i in index.items()}
 
 
 def neighbours_within(
-    start: int, around: Mapping[int, Sequence[tuple[int, EdgeRef]]], nodes: Mapping[int, NodeRef], depth: int
-) -> list[ContextNeighbour]:
-    """Entities of the context within `depth` hops of `start`, nearest first (breadth first,
-    heavier relationship first), each with the relationship that reached it."""
+    start: int, around: Mapping[int, Sequence[tuple[int, Link]]], depth: int
+) -> list[tuple[int, Link, int]]:
+    """(node, the relationship that reached it, depth) within `depth` hops of `start` in the
+    context, nearest first (breadth first, heavier relationship first)."""
     seen = {start}
-    found: list[ContextNeighbour] = []
+    found: list[tuple[int, Link, int]] = []
     queue: deque[tuple[int, int]] = deque([(start, 0)])
     while queue:
         here, distance = queue.popleft()
         if distance >= depth:
             continue
-        for there, edge in sorted(around.get(here, ()), key=lambda item: (-edge_weight(item[1]), item[1].type)):
-            if there in seen:
-                continue
-            seen.add(there)
-            if ENTITY_LABEL in nodes[there].labels:
-                found.append(ContextNeighbour(nodes[there], edge, distance + 1))
-            queue.append((there, distance + 1))
+        for there, link in sorted(around.get(here, ()), key=lambda item: (-item[1].strength, item[1].type, item[0])):
+            if there not in seen:
+                seen.add(there)
+                found.append((there, link, distance + 1))
+                queue.append((there, distance + 1))
     return found
 
 
@@ -201,23 +219,35 @@ class GraphSearch:
         similarity = {h.node_id: h.vector for h in hits}
         seeds = [h.node_id for h in hits[: min(limit, MAX_SEEDS)]]
         context = await self._context(project, seeds, depth)
-        ranked = await self._rank(project, context, relevance, vector_weight, graph_weight)
-        best = ranked[:limit]
-        around = context.adjacency() if include_neighbours else {}
+        around = context.adjacency()
+        ranked = (await self._rank(project, context, around, relevance, vector_weight, graph_weight))[:limit]
+        listed = {
+            internal: neighbours_within(internal, around, depth) if include_neighbours else []
+            for internal, _, _ in ranked
+        }
+        wanted = {i for i, _, _ in ranked} | {
+            n for near in listed.values() for n, _, _ in near[: 4 * LISTED_NEIGHBOURS]
+        }
+        nodes = {
+            n.internal_id: n for n in map(node_from, await tq.nodes_by_internal_id(self.ctx, project, sorted(wanted)))
+        }
+        result_ids = [context.ids[i] or "" for i, _, _ in ranked]
         texts = {
             row[0]: content_of(row[1], row[2] or [])
-            for row in await gq.entity_texts(
-                self.ctx, project, [n.id for n, _, _ in best if n.id], CONTENT_OBSERVATIONS
-            )
+            for row in await gq.entity_texts(self.ctx, project, result_ids, CONTENT_OBSERVATIONS)
         }
         seed_set = set(seeds)
         results = []
-        for node, graph_score, combined in best:
-            node_id = node.id or ""
-            near = neighbours_within(node.internal_id, around, context.nodes, depth) if include_neighbours else []
+        for internal, graph_score, combined in ranked:
+            node_id = context.ids[internal] or ""
+            near = [
+                ContextNeighbour(nodes[n], link, d)
+                for n, link, d in listed[internal]
+                if n in context.entities and n in nodes
+            ]
             results.append(
                 RankedEntity(
-                    node=node,
+                    node=nodes[internal],
                     content=texts.get(node_id, ""),
                     vector_score=relevance.get(node_id, 0.0),
                     vector_similarity=similarity.get(node_id),
@@ -225,80 +255,77 @@ class GraphSearch:
                     combined_score=combined,
                     is_seed=node_id in seed_set,
                     neighbours=tuple(near[:LISTED_NEIGHBOURS]),
-                    neighbour_count=len(near),
+                    neighbour_count=sum(1 for n, _, _ in listed[internal] if n in context.entities),
                 )
             )
         return GraphSearchResult(
-            tuple(results), depth, float(vector_weight), float(graph_weight), len(context.nodes), context.truncated
+            tuple(results), depth, float(vector_weight), float(graph_weight), len(context.ids), context.truncated
         )
 
     async def _context(self, project: str, seeds: Sequence[str], depth: int) -> Context:
         """The seeds and every node within `depth` hops (any direction, polyg's own
         relationship types aside), read one breadth-first layer per query."""
         if not seeds:
-            return Context({}, {})
-        rows = await tq.find_nodes(self.ctx, project, ENTITY, seeds)
-        nodes = {n.internal_id: n for n in map(node_from, rows)}
-        context = Context(nodes, {})
-        frontier = list(nodes)
-        both: Direction = "both"
+            return Context({}, set())
+        found = [node_from(row) for row in await tq.find_nodes(self.ctx, project, ENTITY, seeds)]
+        context = Context({n.internal_id: n.id for n in found}, {n.internal_id for n in found})
+        frontier = list(context.ids)
         for _ in range(depth):
             if not frontier:
                 break
-            layer = await tq.expand(
-                self.ctx, project, frontier, direction=both, types=None, min_weight=0.0, cap=LAYER_CAP
-            )
+            layer = await gq.context_layer(self.ctx, project, frontier, LAYER_CAP)
             context.truncated = context.truncated or len(layer) >= LAYER_CAP
             frontier = []
-            for row in layer:
-                here = context.nodes[int(row[0])]
-                other = node_from(row[7:])
-                if other.internal_id not in context.nodes:
-                    if len(context.nodes) >= MAX_CONTEXT_NODES:
+            for here, rel, source, type_, weight, other, other_id, is_entity in layer:
+                other = int(other)
+                if other not in context.ids:
+                    if len(context.ids) >= MAX_CONTEXT_NODES:
                         context.truncated = True
                         continue
-                    context.nodes[other.internal_id] = other
-                    frontier.append(other.internal_id)
-                edge_internal, source, _target, edge_id, type_, props = row[1:7]
-                forward = int(source) == here.internal_id
-                ends = (here, other) if forward else (other, here)
-                context.edges.setdefault(
-                    int(edge_internal),
-                    EdgeRef(int(edge_internal), edge_id, type_, ends[0], ends[1], dict(props or {})),
-                )
+                    context.ids[other] = other_id
+                    if is_entity:
+                        context.entities.add(other)
+                    frontier.append(other)
+                # The relationship joins the node expanded and the one reached, either way.
+                target = other if int(source) == int(here) else int(here)
+                w = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else None
+                context.links.setdefault(int(rel), Link(int(rel), int(source), target, type_, w))
         return context
 
     async def _rank(
         self,
         project: str,
         context: Context,
+        around: Mapping[int, Sequence[tuple[int, Link]]],
         relevance: Mapping[str, float],
         vector_weight: float,
         graph_weight: float,
-    ) -> list[tuple[NodeRef, float, float]]:
-        """(entity, graph score, combined score) of every entity of the context, best first."""
-        if not context.nodes:
+    ) -> list[tuple[int, float, float]]:
+        """(entity internal id, graph score, combined score) of every entity of the context,
+        best first."""
+        if not context.ids:
             return []
-        around = context.adjacency()
-        order = sorted(context.nodes)
-        links = {n: [(m, edge_weight(e)) for m, e in around.get(n, ())] for n in order}
-        restart = {n: relevance.get(context.nodes[n].id or "", 0.0) for n in order}
+        order = sorted(context.ids)
+        links = {n: [(m, link.strength) for m, link in around.get(n, ())] for n in order}
+        restart = {n: relevance.get(context.ids[n] or "", 0.0) for n in order}
         ppr = personalised_pagerank(order, links, restart)
         top_ppr = max(ppr.values(), default=0.0)
         central = await self.centrality.get(project)
         top_global = max(central.pagerank.values(), default=0.0)
         ranked = []
         for n in order:
-            node = context.nodes[n]
-            if ENTITY_LABEL not in node.labels or node.id is None:
+            node_id = context.ids[n]
+            if n not in context.entities or node_id is None:
                 continue
             local = ppr[n] / top_ppr if top_ppr > 0 else 0.0
-            global_ = central.rank(node.id) / top_global if top_global > 0 else 0.0
+            global_ = central.rank(node_id) / top_global if top_global > 0 else 0.0
             graph_score = PPR_SHARE * local + (1 - PPR_SHARE) * global_
-            combined = vector_weight * relevance.get(node.id, 0.0) + graph_weight * graph_score
-            ranked.append((node, graph_score, combined))
-        ranked.sort(key=lambda item: (-item[2], -relevance.get(item[0].id or "", 0.0), item[0].id or ""))
-        return [(node, _round(g), _round(c)) for node, g, c in ranked]
+            combined = vector_weight * relevance.get(node_id, 0.0) + graph_weight * graph_score
+            ranked.append((n, graph_score, combined))
+        ranked.sort(
+            key=lambda item: (-item[2], -relevance.get(context.ids[item[0]] or "", 0.0), context.ids[item[0]] or "")
+        )
+        return [(n, _round(g), _round(c)) for n, g, c in ranked]
 
 
 def _round(value: float) -> float:

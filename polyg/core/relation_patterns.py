@@ -52,6 +52,8 @@ STOP_WORDS = frozenset(
 )
 LEADING = frozenset("the a an its their his her our my your this that these those and but or so then while".split())
 PRONOUNS = frozenset("it this that they he she we i you which who".split())
+# Pronouns that, as an object, mean the entity the observation belongs to.
+SELF = frozenset("it itself this them".split())
 # Adverbs and auxiliaries left between a subject and its verb ("Service also uses").
 SUBJECT_TAIL = frozenset(
     """also still now mainly mostly heavily directly indirectly only often always sometimes usually
@@ -110,7 +112,8 @@ def clean_name(phrase: str) -> str:
 
 def objects_of(rest: str) -> tuple[str, ...]:
     """The names an object phrase lists, up to the first word that starts another phrase."""
-    cut = re.split(r"[.;:!?()\[\]]", rest, maxsplit=1)[0]
+    # A full stop ends the phrase, a dot inside a name ("Node.js", "api.router_12") does not.
+    cut = re.split(r"[.;:!?](?=\s|$)|[()\[\]]", rest, maxsplit=1)[0]
     kept: list[str] = []
     for word in _words(cut):
         if word.lower().strip(",") in STOP_WORDS:
@@ -119,7 +122,9 @@ def objects_of(rest: str) -> tuple[str, ...]:
     while kept and kept[-1].lower().strip(",") in {"and", "or", "&", "but", "also", ""}:
         kept.pop()
     names = [clean_name(part) for part in LIST_SPLIT.split(" ".join(kept))]
-    return tuple(n for n in names if n and n.lower() not in PRONOUNS)[:MAX_OBJECTS]
+    # "it" as an object is the observation's own entity ("Redis is used by it"), kept for the
+    # caller to map; other pronouns ("which", "who") name nothing.
+    return tuple(n for n in names if n and (n.lower() in SELF or n.lower() not in PRONOUNS))[:MAX_OBJECTS]
 
 
 def subject_of(before: str) -> str | None:

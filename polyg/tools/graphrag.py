@@ -300,10 +300,10 @@ def _search_neighbor(n: ContextNeighbour) -> SearchNeighbor:
         entity_id=n.node.id or "",
         name=n.node.name,
         entity_type=n.node.type,
-        relation=shown_type(n.edge.type),
-        weight=n.edge.weight,
+        relation=shown_type(n.link.type),
+        weight=n.link.weight,
         depth=n.depth,
-        direction="outbound" if n.edge.target.internal_id == n.node.internal_id else "inbound",
+        direction="outbound" if n.outbound else "inbound",
     )
 
 

@@ -23,6 +23,9 @@ from polyg.store.queries import Runner
 OWN_TYPES = sorted(OWN_REL_TYPES)
 # Every relationship between two entities that is knowledge, not polyg's bookkeeping.
 KNOWLEDGE = "(a:Entity)-[r]->(b:Entity) WHERE NOT type(r) IN $own"
+# An entity is due for extraction when its text changed since the last one (an entity written
+# without a revision, straight into the store, counts as revision '').
+DUE = "e.extraction_rev IS NULL OR e.extraction_rev <> coalesce(e.rev, '')"
 
 
 async def entities_exist(run: Runner, project: str, ids: Sequence[str]) -> set[str]:
@@ -65,15 +68,13 @@ async def entities_due(run: Runner, project: str, limit: int | None) -> list[Row
     cap = "" if limit is None else " LIMIT $limit"
     return await run.read(
         project,
-        f"MATCH (e:Entity) WHERE e.extraction_rev IS NULL OR e.extraction_rev <> e.rev RETURN e.id ORDER BY e.id{cap}",
+        f"MATCH (e:Entity) WHERE {DUE} RETURN e.id ORDER BY e.id{cap}",
         {"limit": limit},
     )
 
 
 async def count_due(run: Runner, project: str) -> int:
-    rows = await run.read(
-        project, "MATCH (e:Entity) WHERE e.extraction_rev IS NULL OR e.extraction_rev <> e.rev RETURN count(e)"
-    )
+    rows = await run.read(project, f"MATCH (e:Entity) WHERE {DUE} RETURN count(e)")
     return int(rows[0][0]) if rows else 0
 
 
@@ -94,7 +95,7 @@ async def mark_extracted(run: Runner, project: str, items: Sequence[tuple[str, s
     await run.write(
         project,
         "UNWIND $items AS i MATCH (e:Entity {id: i[0]}) "
-        "SET e.extraction_rev = coalesce(i[1], e.rev), e.extracted_at = $now",
+        "SET e.extraction_rev = coalesce(i[1], e.rev, ''), e.extracted_at = $now",
         {"items": [list(item) for item in items], "now": now},
     )
 
@@ -204,4 +205,17 @@ async def entity_index_status(run: Runner, project: str) -> list[Row]:
         project,
         "CALL db.indexes() YIELD label, types, status WHERE label = 'Entity' "
         "RETURN status, any(k IN keys(types) WHERE 'VECTOR' IN types[k])",
+    )
+
+
+async def context_layer(run: Runner, project: str, frontier: Sequence[int], cap: int) -> list[Row]:
+    """One breadth-first layer around the given nodes (internal ids), both directions, polyg's
+    own types aside, at most `cap` rows, kept light (no names, no property maps): [from,
+    relationship internal id, its source internal id, type, weight, other internal id, other
+    polyg id, whether the other is an entity]."""
+    return await run.read(
+        project,
+        "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x)-[r]-(o) WHERE NOT type(r) IN $own "
+        "RETURN fid, id(r), id(startNode(r)), type(r), r.weight, id(o), o.id, 'Entity' IN labels(o) LIMIT $cap",
+        {"frontier": list(frontier), "own": OWN_TYPES, "cap": cap},
     )
