@@ -32,7 +32,7 @@ from polyg.core.edges import new_edge_id
 from polyg.core.graph import GraphContext
 from polyg.core.relation_patterns import RELATIONS, SELF, Statement, statements
 from polyg.core.reltypes import RelTypeService
-from polyg.core.weighted_links import CAUSAL, stored_type
+from polyg.core.weighted_links import CAUSAL, ensure_type, stored_type
 from polyg.errors import InvalidParams, NotFound, StoreError
 from polyg.llm import LLM, Message, with_fallback
 from polyg.names import now_iso
@@ -300,7 +300,7 @@ class Extractor:
         written: dict[Planned, Extracted] = {}
         for relation, items in by_type.items():
             rel = stored_type(relation)
-            await self.reltypes.ensure(project, [rel])
+            await ensure_type(self.reltypes, project, rel)
             rows = [
                 {"i": i, "source": p.source.id, "target": p.target.id, "props": _props(p)} for i, p in enumerate(items)
             ]

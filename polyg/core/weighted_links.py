@@ -23,7 +23,7 @@ from polyg.core.graph import GraphContext
 from polyg.core.reltypes import RelTypeService
 from polyg.errors import InvalidParams, NotFound, PayloadTooLarge
 from polyg.names import now_iso
-from polyg.store.names import RelType, user_rel_type
+from polyg.store.names import RelType, is_reserved_rel_type, user_rel_type
 from polyg.store.queries import graphrag as q
 
 SPEC_TYPES: dict[str, str] = {
@@ -118,6 +118,12 @@ def link_properties(weight: float, causal: bool, context: str | None, rel: RelTy
     return props
 
 
+async def ensure_type(reltypes: RelTypeService, project: str, rel: RelType) -> None:
+    """Registers a user type on first use; polyg's own (CAUSES, once reserved) need no entry."""
+    if not is_reserved_rel_type(rel):
+        await reltypes.ensure(project, [rel])
+
+
 class WeightedLinks:
     def __init__(self, ctx: GraphContext, reltypes: RelTypeService) -> None:
         self.ctx = ctx
@@ -144,7 +150,7 @@ class WeightedLinks:
         missing = [i for i in (source_id, target_id) if i not in found]
         if missing:
             raise NotFound(f"Entity {missing[0]} not found.")
-        await self.reltypes.ensure(project, [rel])
+        await ensure_type(self.reltypes, project, rel)
         rows = await q.merge_relationship(
             self.ctx, project, source_id, target_id, rel, link_properties(weight, causal, encoded, rel), replace=True
         )

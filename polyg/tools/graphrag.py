@@ -396,7 +396,7 @@ async def get_entity_neighbors(s: Services, p: EntityNeighbors) -> dict[str, Any
     relationship type, direction and minimum weight; each with the relationship that reached it,
     its direction (outbound: from the nearer node to this one), depth and whether it is causal.
     Ids are polyg's string ids (e.g. 'ent_3f2a...'), not integers."""
-    types = None if p.relation_type is None else [str(stored_type(p.relation_type))]
+    types = None if p.relation_type is None else [stored_type(p.relation_type)]
     found = await s.graphrag.traversal.neighbours(
         s.project(p.project_id),
         p.entity_id,

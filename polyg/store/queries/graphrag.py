@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import OWN_REL_TYPES, RelType
+from polyg.store.names import STRUCTURAL_REL_TYPES, RelType
 from polyg.store.queries import Runner
 
-OWN_TYPES = sorted(OWN_REL_TYPES)
+STRUCTURAL = sorted(STRUCTURAL_REL_TYPES)
 # Every relationship between two entities that is knowledge, not polyg's bookkeeping.
 KNOWLEDGE = "(a:Entity)-[r]->(b:Entity) WHERE NOT type(r) IN $own"
 # An entity is due for extraction when its text changed since the last one (an entity written
@@ -146,7 +146,7 @@ async def relationship_types(run: Runner, project: str) -> list[Row]:
         f"MATCH {KNOWLEDGE} WITH type(r) AS t, r "
         "RETURN t, count(r), sum(CASE WHEN r.is_causal = true OR t = 'CAUSES' THEN 1 ELSE 0 END) "
         "ORDER BY count(r) DESC, t",
-        {"own": OWN_TYPES},
+        {"own": STRUCTURAL},
     )
 
 
@@ -156,7 +156,7 @@ async def count_orphans(run: Runner, project: str) -> int:
         project,
         "MATCH (e:Entity) OPTIONAL MATCH (e)-[r]-(o:Entity) WHERE NOT type(r) IN $own "
         "WITH e, count(o) AS links WHERE links = 0 RETURN count(e)",
-        {"own": OWN_TYPES},
+        {"own": STRUCTURAL},
     )
     return int(rows[0][0]) if rows else 0
 
@@ -217,5 +217,5 @@ async def context_layer(run: Runner, project: str, frontier: Sequence[int], cap:
         project,
         "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x)-[r]-(o) WHERE NOT type(r) IN $own "
         "RETURN fid, id(r), id(startNode(r)), type(r), r.weight, id(o), o.id, 'Entity' IN labels(o) LIMIT $cap",
-        {"frontier": list(frontier), "own": OWN_TYPES, "cap": cap},
+        {"frontier": list(frontier), "own": STRUCTURAL, "cap": cap},
     )
