@@ -37,16 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common
 from common import AREAS, WORDS, PolygServer, entity_id, fmt_ms, summarize
 
-RELATIONS = ("relates_to", "causes", "part_of", "implements", "extends", "uses", "depends_on")
-STORED = {
-    "relates_to": "RELATES_TO",
-    "causes": "CAUSES",
-    "part_of": "PART_OF",
-    "implements": "IMPLEMENTS",
-    "extends": "EXTENDS",
-    "uses": "USES",
-    "depends_on": "DEPENDS_UPON",
-}
+from polyg.core.weighted_links import SPEC_TYPES
+
+STORED = SPEC_TYPES  # spec 004's seven types -> the stored relationship types
+RELATIONS = tuple(STORED)
 TARGET_SEARCH_P50_MS = 25.0
 TARGET_NEIGHBOURS_P50_MS = 8.0
 
