@@ -45,8 +45,8 @@ PPR_ITERATIONS = 100
 PPR_TOLERANCE = 1e-6
 MAX_SEEDS = 20
 # Rows one context layer may read, and nodes a context may hold: bound what a hub costs.
-LAYER_CAP = 10_000
-MAX_CONTEXT_NODES = 5_000
+LAYER_CAP = 5_000
+MAX_CONTEXT_NODES = 2_000
 LISTED_NEIGHBOURS = 10
 CONTENT_OBSERVATIONS = 3
 MAX_CONTENT = 500
@@ -114,11 +114,14 @@ class Context:
     truncated: bool = False
 
     def adjacency(self) -> dict[int, list[tuple[int, Link]]]:
+        """Each node's neighbours, heavier relationship first (then type, then node)."""
         around: dict[int, list[tuple[int, Link]]] = defaultdict(list)
         for link in self.links.values():
             if link.source != link.target and link.source in self.ids and link.target in self.ids:
                 around[link.source].append((link.target, link))
                 around[link.target].append((link.source, link))
+        for near in around.values():
+            near.sort(key=lambda item: (-item[1].strength, item[1].type, item[0]))
         return around
 
 
@@ -170,7 +173,7 @@ def neighbours_within(
     start: int, around: Mapping[int, Sequence[tuple[int, Link]]], depth: int
 ) -> list[tuple[int, Link, int]]:
     """(node, the relationship that reached it, depth) within `depth` hops of `start` in the
-    context, nearest first (breadth first, heavier relationship first)."""
+    context, nearest first (breadth first, in `around`'s order: heavier relationship first)."""
     seen = {start}
     found: list[tuple[int, Link, int]] = []
     queue: deque[tuple[int, int]] = deque([(start, 0)])
@@ -178,7 +181,7 @@ def neighbours_within(
         here, distance = queue.popleft()
         if distance >= depth:
             continue
-        for there, link in sorted(around.get(here, ()), key=lambda item: (-item[1].strength, item[1].type, item[0])):
+        for there, link in around.get(here, ()):
             if there not in seen:
                 seen.add(there)
                 found.append((there, link, distance + 1))
@@ -311,7 +314,7 @@ class GraphSearch:
         ppr = personalised_pagerank(order, links, restart)
         top_ppr = max(ppr.values(), default=0.0)
         central = await self.centrality.get(project)
-        top_global = max(central.pagerank.values(), default=0.0)
+        top_global = central.top_rank
         ranked = []
         for n in order:
             node_id = context.ids[n]
