@@ -247,6 +247,9 @@ class Extractor:
         per_entity: list[tuple[str, str, str | None, Stated, Source]] = []
         for entity_id, name, rev, observations in rows:
             pairs = [(o[0], o[1]) for o in observations or [] if o and o[1]]
+            if not pairs:  # nothing to read: no LLM call
+                per_entity.append((entity_id, name or "", rev, [], "rules"))
+                continue
             answer = await self.statements.run(name or "", pairs)
             per_entity.append((entity_id, name or "", rev, answer.value, answer.source))
         names = [
