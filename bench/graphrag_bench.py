@@ -16,7 +16,7 @@ extraction. Then, through one server process:
     .venv/bin/python bench/graphrag_bench.py [--size 10000] [--calls 200] [--smoke]
 
 `--smoke` runs a small store and a few calls, writes no result file, and fails (exit 1) only
-if a call fails. Results: bench/results/graphrag-<size>.md and .json. Targets (issue 14):
+if a call fails. Results: bench/results/graphrag-<size>.md and .json, key figures in history.csv. Targets (issue 14):
 search depth 2 p50 <= 25 ms and neighbours depth 2 p50 <= 8 ms at 10k entities.
 """
 
@@ -224,13 +224,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def key_figures(data: dict[str, Any]) -> dict[str, Any]:
+    r = data["results"]
+    return {
+        "search_d2_p50_ms": r["graph_enhanced_search_d2"]["p50_ms"],
+        "neighbours_d2_p50_ms": r["get_entity_neighbors_d2"]["p50_ms"],
+        "extract_entities_per_s": r["extract_all"]["entities_per_s"],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     data = asyncio.run(run(args))
     markdown = render(data)
     print(markdown)
     if not args.smoke:
-        md, js = common.write_results(f"graphrag-{args.size}", markdown, data)
+        md, js = common.write_results("graphrag", markdown, data, size=str(args.size), figures=key_figures(data))
         log(f"wrote {md} and {js}")
     return 0
 

@@ -266,7 +266,7 @@ class SearchService:
             self._vector(project, query, max(self.config.candidates, limit)),
             self._text(project, query_terms(query, self.config), max(self.config.candidates, limit)),
         )
-        votes = rrf([[(entity_id, self.config.text_weight * vote) for entity_id, vote in text]], self.config.rrf_k)
+        votes = rrf([[(entity_id, self.config.text_weight) for entity_id in text]], self.config.rrf_k)
         return [Hit(entity_id, fused, similarity.get(entity_id), votes.get(entity_id)) for entity_id, fused in ranked]
 
     async def _check_indexes(self, project: str) -> None:
