@@ -201,8 +201,8 @@ def test_a_planned_toolset_is_accepted_logged_and_not_served(caplog: pytest.LogC
 
 
 def test_naming_only_planned_toolsets_is_a_configuration_error() -> None:
-    with pytest.raises(ConfigError, match=r"toolsets \['memory', 'graphrag'\] are not available yet"):
-        load_settings(toolsets="memory,graphrag")
+    with pytest.raises(ConfigError, match=r"toolsets \['memory', 'retrieval'\] are not available yet"):
+        load_settings(toolsets="memory,retrieval")
 
 
 # --- prompts and instructions follow the enabled toolsets ----------------------------------------

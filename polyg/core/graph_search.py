@@ -33,8 +33,9 @@ from polyg.core import limits
 from polyg.core.centrality import CentralityService
 from polyg.core.graph import GraphContext
 from polyg.core.search import SearchService
-from polyg.core.traversal import ENTITY, NodeRef, node_from
+from polyg.core.traversal import NodeRef, node_from
 from polyg.errors import InvalidParams
+from polyg.store.names import ENTITY
 from polyg.store.queries import graphrag as gq
 from polyg.store.queries import traversal as tq
 

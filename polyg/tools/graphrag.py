@@ -20,7 +20,11 @@ from polyg.core.traversal import EdgeRef
 from polyg.core.weighted_links import is_causal, shown_type, stored_type
 from polyg.tools.registry import Params, Toolset
 
-graphrag = Toolset("graphrag")
+graphrag = Toolset(
+    "graphrag",
+    instructions="graphrag: graph-enhanced search, neighbours, weighted and causal relationships, "
+    "relationship extraction from observations, statistics and local subgraphs; ids are polyg's string ids.",
+)
 
 RELATION = (
     "Relationship type: relates_to, causes, part_of, implements, extends, uses, depends_on, "
