@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from polyg.config import Settings
@@ -19,6 +19,7 @@ from polyg.core.edges import EdgeService
 from polyg.core.entities import EntityService
 from polyg.core.explore import Explorer
 from polyg.core.graph import GraphContext
+from polyg.core.graphrag import GraphRag
 from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.named import NamedGraph
 from polyg.core.nodes import NodeService
@@ -32,6 +33,7 @@ from polyg.core.user_cypher import UserCypher
 from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
+from polyg.llm import llm_from_settings
 from polyg.names import check_project_id
 from polyg.store.falkor import FalkorStore, parse_store_url, redact_url
 from polyg.store.schema import SchemaGuard
@@ -61,6 +63,10 @@ class Services:
     templates: TemplateService
     documents: DocumentService
     explorer: Explorer
+    graphrag: GraphRag = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.graphrag = GraphRag(self.ctx, self.search, llm_from_settings(self.settings))
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
@@ -287,6 +293,7 @@ class Polyg:
             await self._services.ctx.vectors.close()
             await self._services.store.close()
             self._services.ctx.embedder.close()
+            await self._services.graphrag.close()
         if self._embedded is not None:
             from polyg.store.embedded import EmbeddedFalkor
 

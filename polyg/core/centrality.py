@@ -8,6 +8,7 @@ processes sharing the database, until it is `MAX_AGE_S` old.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -34,9 +35,13 @@ class Centrality:
     def rank(self, node_id: str) -> float:
         return self.pagerank.get(node_id, 0.0)
 
+    @functools.cached_property
+    def top_rank(self) -> float:
+        return max(self.pagerank.values(), default=0.0)
+
     def normalised_rank(self, node_id: str) -> float:
         """PageRank divided by the highest one: 1.0 for the most central node, in [0, 1]."""
-        top = max(self.pagerank.values(), default=0.0)
+        top = self.top_rank
         return self.rank(node_id) / top if top > 0 else 0.0
 
 

@@ -55,6 +55,9 @@ OWN_PROPERTY_KEYS = frozenset(
         "created_date",
         "last_modified_date",
         "key",  # PolygMeta's
+        # the graphrag extraction log (polyg.store.queries.graphrag)
+        "extraction_rev",
+        "extracted_at",
     }
 )
 

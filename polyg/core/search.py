@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from polyg.core import limits
 from polyg.core.graph import GraphContext
+from polyg.core.model import Hit
 from polyg.errors import EmptyQuery, IndexNotFound, InvalidParams, StoreError
 from polyg.store.falkor import Row, VectorParam
 
@@ -277,6 +278,18 @@ class SearchService:
             # Text matching ranks without a score: the rank's reciprocal stands for one.
             return [(entity_id, round(1.0 / (rank + 1), 6)) for rank, entity_id in enumerate(text[:limit])]
         raise InvalidParams("search_strategy must be one of vector, text, combined.")
+
+    async def hits(self, project: str, query: str, limit: int = 10) -> list[Hit]:
+        """`entities()` with each kind of evidence's score kept apart: the fused score, the
+        entity's best cosine similarity (when vector search found it) and the text list's
+        reciprocal-rank vote (when full-text search found it). Best first, as `entities()`."""
+        ranked, similarity, text = await asyncio.gather(
+            self.entities(project, query, limit),
+            self._vector(project, query, max(self.config.candidates, limit)),
+            self._text(project, query_terms(query, self.config), max(self.config.candidates, limit)),
+        )
+        votes = rrf([[(entity_id, self.config.text_weight) for entity_id in text]], self.config.rrf_k)
+        return [Hit(entity_id, fused, similarity.get(entity_id), votes.get(entity_id)) for entity_id, fused in ranked]
 
     async def _check_indexes(self, project: str) -> None:
         """Refuse, clearly, to search while FalkorDB rebuilds indexes after a restart.

@@ -507,4 +507,5 @@ def _direction(value: str) -> Direction:
 def _types(values: Sequence[str] | None) -> list[RelType] | None:
     if not values:
         return None
-    return [user_rel_type(v) for v in dict.fromkeys(values)]
+    # A RelType is already checked: a caller may name one of polyg's own knowledge types (CAUSES).
+    return [v if isinstance(v, RelType) else user_rel_type(v) for v in dict.fromkeys(values)]

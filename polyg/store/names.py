@@ -97,6 +97,12 @@ OWN_REL_TYPES: frozenset[RelType] = frozenset(
 )
 
 
+# polyg's own types that carry knowledge between entities, so that traversal, search expansion
+# and statistics follow them like any user type (spec 004's `causes` is the causal view's
+# `CAUSES`); the other own types are structure (an entity's observations, a document's
+# dependencies) and are never traversed.
+KNOWLEDGE_OWN_REL_TYPES: frozenset[RelType] = frozenset({CAUSES})
+STRUCTURAL_REL_TYPES = OWN_REL_TYPES - KNOWLEDGE_OWN_REL_TYPES
 _OWN_LABELS_FOLDED = frozenset(label.casefold() for label in OWN_LABELS)
 _OWN_REL_TYPES_FOLDED = frozenset(rel.casefold() for rel in OWN_REL_TYPES)
 

@@ -26,7 +26,7 @@ CATALOG: tuple[ToolsetInfo, ...] = (
     ToolsetInfo("memory-compat", "the official MCP memory server", built=True),
     ToolsetInfo("knowledge", "spec 000", built=True),
     ToolsetInfo("memory", "spec 003", built=True),
-    ToolsetInfo("graphrag", "spec 004", built=False),
+    ToolsetInfo("graphrag", "spec 004", built=True),
     ToolsetInfo("retrieval", "spec 001", built=False),
 )
 BY_NAME: dict[str, ToolsetInfo] = {info.name: info for info in CATALOG}

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterable, Mapping
 
 from polyg.tools import catalog
+from polyg.tools.graphrag import graphrag
 from polyg.tools.kg import kg
 from polyg.tools.knowledge import knowledge
 from polyg.tools.memory import memory
@@ -57,7 +58,7 @@ def _unique(claims: Iterable[tuple[str, object, str]]) -> None:
             raise ToolNameConflict(f"{name!r} is claimed by toolsets {first[1]!r} and {owner!r} for different things.")
 
 
-TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat, memory, knowledge))
+TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat, memory, knowledge, graphrag))
 
 
 def _available(names: list[str], toolsets: Mapping[str, Toolset]) -> list[Toolset]:

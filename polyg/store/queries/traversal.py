@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from typing import Literal
 
 from polyg.store.falkor import Row
-from polyg.store.names import OWN_REL_TYPES, Label, RelType
+from polyg.store.names import STRUCTURAL_REL_TYPES, Label, RelType
 from polyg.store.queries import Runner
 
 Direction = Literal["outbound", "inbound", "both"]
 _PATTERNS: dict[str, str] = {"outbound": "-[{r}]->", "inbound": "<-[{r}]-", "both": "-[{r}]-"}
-OWN_TYPES = sorted(OWN_REL_TYPES)
+OWN_TYPES = sorted(STRUCTURAL_REL_TYPES)
 # A node as the traversal reports it: internal id, polyg id, name, type, labels.
 NODE = "id({v}), {v}.id, {v}.name, {v}.type, labels({v})"
 # An edge: internal id, internal ids of its source and target, polyg id, type, properties.
