@@ -31,7 +31,7 @@ from typing import Literal
 from polyg.core.graph import GraphContext
 from polyg.errors import StoreError
 from polyg.store.falkor import Row, VectorParam
-from polyg.store.names import Label
+from polyg.store.names import ENTITY, EVENT, Label
 from polyg.store.queries import resolve as q
 
 Kind = Literal["entity", "event"]
@@ -41,7 +41,7 @@ FUZZY_MIN = 0.85
 VECTOR_MIN = 0.85
 CANDIDATES = 10
 WORD = re.compile(r"\w+", re.UNICODE)
-LABELS: dict[Kind, Label] = {"entity": q.ENTITY, "event": q.EVENT}
+LABELS: dict[Kind, Label] = {"entity": ENTITY, "event": EVENT}
 
 
 @dataclass(frozen=True)

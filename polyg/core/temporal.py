@@ -44,7 +44,7 @@ from polyg.errors import InvalidParams, NotFound, StoreError
 from polyg.names import new_id, now_iso
 from polyg.store import schema
 from polyg.store.falkor import Row, VectorParam
-from polyg.store.names import RelType
+from polyg.store.names import ENTITY, RelType
 from polyg.store.queries import resolve as resolve_q
 from polyg.store.queries import temporal as q
 
@@ -312,9 +312,7 @@ class TemporalGraph:
         query = fulltext_query(text)
         if not query:
             return {}
-        rows = await index_rows(
-            resolve_q.text_candidates(self.ctx, project, resolve_q.ENTITY, query, MAX_MENTION_CANDIDATES)
-        )
+        rows = await index_rows(resolve_q.text_candidates(self.ctx, project, ENTITY, query, MAX_MENTION_CANDIDATES))
         return {name: entity_id for entity_id, name in rows if name and mentions(text, name)}
 
     # --- events -----------------------------------------------------------------------------

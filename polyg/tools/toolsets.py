@@ -58,7 +58,7 @@ def _unique(claims: Iterable[tuple[str, object, str]]) -> None:
             raise ToolNameConflict(f"{name!r} is claimed by toolsets {first[1]!r} and {owner!r} for different things.")
 
 
-TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat, memory, knowledge, graphrag))
+TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat, knowledge, memory, graphrag))
 
 
 def _available(names: list[str], toolsets: Mapping[str, Toolset]) -> list[Toolset]:

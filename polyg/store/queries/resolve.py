@@ -8,11 +8,9 @@ vector matching come from the full-text and vector indexes of `Entity` and `Even
 from __future__ import annotations
 
 from polyg.store.falkor import Row, VectorParam
-from polyg.store.names import Label
+from polyg.store.names import ENTITY, EVENT, Label
 from polyg.store.queries import Runner
 
-ENTITY = Label("Entity")
-EVENT = Label("Event")
 # The labels a causal or temporal reference may point at, and the text that names each.
 TEXT_FIELD: dict[str, str] = {ENTITY: "name", EVENT: "description"}
 
