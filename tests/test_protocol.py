@@ -128,3 +128,53 @@ async def test_results_keep_their_json_text(every_tool: KG, project: str) -> Non
     (item,) = result.content
     assert item.type == "text"
     assert json.loads(item.text) == result.structured_content
+
+
+# Keywords that constrain one JSON type only: a strict validator (ajv in strict mode, which
+# clients may run on tool schemas) refuses one on a schema that does not declare that type.
+TYPE_KEYWORDS = {
+    "minLength": {"string"},
+    "maxLength": {"string"},
+    "pattern": {"string"},
+    "format": {"string"},
+    "minimum": {"integer", "number"},
+    "maximum": {"integer", "number"},
+    "exclusiveMinimum": {"integer", "number"},
+    "exclusiveMaximum": {"integer", "number"},
+    "items": {"array"},
+    "minItems": {"array"},
+    "maxItems": {"array"},
+}
+
+
+def untyped_constraints(schema: Any, where: str) -> list[str]:
+    """Places in `schema` where a type's keyword stands beside no declaration of that type."""
+    if not isinstance(schema, dict):
+        return []
+    declared = schema.get("type")
+    types = set(declared) if isinstance(declared, list) else {declared}
+    found = [f"{where}: {key}" for key, wanted in TYPE_KEYWORDS.items() if key in schema and not types & wanted]
+    for key in ("properties", "$defs"):
+        for name, sub in schema.get(key, {}).items():
+            found += untyped_constraints(sub, f"{where}.{name}")
+    for key in ("anyOf", "oneOf", "allOf"):
+        for i, sub in enumerate(schema.get(key, [])):
+            found += untyped_constraints(sub, f"{where}.{key}[{i}]")
+    for key in ("items", "additionalProperties"):
+        found += untyped_constraints(schema.get(key), f"{where}.{key}")
+    return found
+
+
+async def test_every_schema_declares_the_type_its_constraints_apply_to(every_tool: KG) -> None:
+    """An optional constrained parameter (`parentId`: a string of at most 512 characters, or
+    null) keeps `maxLength` in its string branch, where a strict validator accepts it."""
+    tools = (await every_tool.client.list_tools()).tools
+    problems = [
+        problem
+        for tool in tools
+        for kind, schema in (("input", tool.input_schema), ("output", tool.output_schema))
+        for problem in untyped_constraints(schema, f"{tool.name} {kind}")
+    ]
+    assert problems == []
+    for tool in tools:  # and the schemas stay valid JSON Schema
+        jsonschema.Draft202012Validator.check_schema(tool.input_schema)

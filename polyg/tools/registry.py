@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from polyg.errors import InvalidParams
 from polyg.store.names import short
 from polyg.tools.prompts import PromptSpec
-from polyg.tools.schema import output_schema
+from polyg.tools.schema import input_schema, output_schema
 
 if TYPE_CHECKING:
     from polyg.core.app import Services
@@ -70,7 +70,7 @@ class ToolSpec:
 
     @property
     def input_schema(self) -> dict[str, Any]:
-        return self.params.model_json_schema()
+        return input_schema(self.params)
 
     @property
     def output_schema(self) -> dict[str, Any]:

@@ -15,6 +15,45 @@ from typing import Any
 
 from pydantic import BaseModel
 
+# Keywords that constrain only values of one JSON type, by the types they apply to.
+TYPED_KEYWORDS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("minLength", "maxLength", "pattern", "format"), frozenset({"string"})),
+    **dict.fromkeys(
+        ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"), frozenset({"integer", "number"})
+    ),
+    **dict.fromkeys(("items", "prefixItems", "minItems", "maxItems", "uniqueItems"), frozenset({"array"})),
+}
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """`model`'s JSON schema with each type's constraints inside the `anyOf` branch of that type.
+
+    pydantic writes an optional constrained field (`str | None` with a `max_length`) as
+    `{"anyOf": [{"type": "string"}, {"type": "null"}], "maxLength": 512}`: valid JSON Schema
+    (the keyword ignores a null), but a strict validator (ajv in strict mode, as clients that
+    compile tool schemas may run it) refuses a `maxLength` beside no `type: string`. Moved into
+    the string branch, it means the same and every validator compiles it."""
+    constrained: dict[str, Any] = _constraints_into_branches(model.model_json_schema())
+    return constrained
+
+
+def _constraints_into_branches(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_constraints_into_branches(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: value if key in DATA_KEYWORDS else _constraints_into_branches(value) for key, value in node.items()}
+    branches = out.get("anyOf")
+    if "type" in out or not isinstance(branches, list):
+        return out
+    for keyword, types in TYPED_KEYWORDS.items():
+        targets = [b for b in branches if isinstance(b, dict) and b.get("type") in types and keyword not in b]
+        if keyword in out and targets:
+            value = out.pop(keyword)
+            for branch in targets:
+                branch[keyword] = value
+    return out
+
 
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     """`model`'s JSON schema with every local `$ref` inlined and `anyOf`s of bare types
