@@ -14,6 +14,9 @@ from polyg.errors import InvalidParams
 from polyg.store.names import NAME, short, user_rel_type
 
 PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
+# The same rule as a JSON Schema pattern for the tools' input schemas. `(?!.*\n)`: Python's `$`
+# (which validators in Python use) also matches before a final newline; the check above does not.
+PROJECT_ID_PATTERN = f"^(?!.*\\n){PROJECT_ID.pattern}$"
 # Kept for callers that test a name without raising; `polyg.store.names` is the validator
 # (`is_name`, `Label`, `RelType`) and holds the registry of polyg's own names.
 TYPE_NAME = NAME

@@ -303,6 +303,33 @@ async def test_observations_are_capped_per_entity_and_paged(both: KG, project: s
     assert got["next_observation_offset"] == len(got["observations"]) < 20 and got["observations_total"] == 20
 
 
+async def test_kg_lists_stay_within_the_budget_and_say_what_they_left_out(both: KG, project: str) -> None:
+    """get_relationships, get_related_entities and list_entities return up to 1,000 rows each
+    of names up to 512 and descriptions up to 16k characters: cut to the budget, said in words."""
+    p = {"project_id": project}
+    long = "n" * (limits.MAX_NAME - 4)
+    spokes = [ent(f"{i:03d}{long}") for i in range(250)]  # 250 names of 511 characters
+    await both.ok("create_entities", {**p, "entities": [ent("hub"), *spokes]})
+    await both.ok("create_relations", {**p, "relations": [rel("hub", e["name"], "links") for e in spokes]})
+    hub = (await both.ok("list_entities", {**p, "name_contains": "hub"}))["entities"][0]["id"]
+    related = await both.ok("get_related_entities", {**p, "entity_id": hub, "limit": 1000})
+    assert limits.size(related) <= limits.RESPONSE_BUDGET
+    assert related["omitted"] == 250 - len(related["related_entities"]) > 0 and "left out" in related["note"]
+    listed = await both.ok("list_entities", {**p, "limit": 1000})
+    assert limits.size(listed) <= limits.RESPONSE_BUDGET
+    shown = len(listed["entities"])
+    assert listed["omitted"] == 251 - shown > 0 and f"offset {shown}" in listed["note"]
+
+    other = (await both.ok("create_entity", {**p, "name": "other", "type": "t"}))["entity"]["id"]
+    description = "d" * (limits.MAX_TEXT - 100)
+    for rel_type in [f"kind{i}" for i in range(12)]:  # 12 x 16k characters of description
+        args = {**p, "source_id": hub, "target_id": other, "type": rel_type, "description": description}
+        await both.ok("create_relationship", args)
+    rels = await both.ok("get_relationships", {**p, "entity_id": other})
+    assert limits.size(rels) <= limits.RESPONSE_BUDGET
+    assert rels["omitted"] == 12 - len(rels["relationships"]) > 0 and "left out" in rels["note"]
+
+
 # --- a misspelt project stays unmade ---------------------------------------------------------
 
 

@@ -32,6 +32,7 @@ import logging
 import math
 import re
 import time
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -242,16 +243,20 @@ class SearchService:
         cfg = self.config
         k = max(cfg.candidates, limit)
         # The query embedding runs in a thread; the full-text and name lookups overlap with it.
+        # Read as a name is stored (stripped, NFC). The name index also matches names that differ
+        # in surrounding whitespace (stored before names were normalised): compared here.
+        name = unicodedata.normalize("NFC", query.strip())
         exact, similarity, text = await asyncio.gather(
-            self.ctx.read(project, "MATCH (e:Entity {name: $name}) RETURN e.id", {"name": query.strip()}),
+            self.ctx.read(project, "MATCH (e:Entity {name: $name}) RETURN e.id, e.name", {"name": name}),
             self._vector(project, query, k),
             self._text(project, query_terms(query, cfg), k),
         )
         votes = [(entity_id, cfg.text_weight) for entity_id in text]
         scores = rrf([vector_ranking(similarity, cfg), votes], cfg.rrf_k)
         top = max(scores.values(), default=0.0) + 1.0
-        for (entity_id,) in exact:
-            scores[entity_id] = top
+        for entity_id, found in exact:
+            if found == name:
+                scores[entity_id] = top
         # Equal fused scores are common (rank 1 of one list against rank 1 of the other): the
         # cosine similarity, the one score comparable across all candidates, breaks the tie.
         ranked = sorted(scores.items(), key=lambda item: (-item[1], -similarity.get(item[0], -2.0), item[0]))

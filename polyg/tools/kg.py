@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -67,13 +68,21 @@ class EntityResult(BaseModel):
     entity: EntityOut
 
 
+class Capped(BaseModel):
+    """A list cut to the response budget says so (up to 1,000 rows of 512-character names and
+    16k-character descriptions would exceed it)."""
+
+    omitted: int | None = Field(default=None, description="How many more matched but were left out.")
+    note: str | None = Field(default=None, description="Why some were left out and how to see them.")
+
+
 class EntitySummary(BaseModel):
     id: str
     name: str
     type: str
 
 
-class EntityList(BaseModel):
+class EntityList(Capped):
     entities: list[EntitySummary]
 
 
@@ -89,7 +98,7 @@ class RelationshipResult(BaseModel):
     relationship: RelationshipOut
 
 
-class RelationshipList(BaseModel):
+class RelationshipList(Capped):
     relationships: list[RelationshipOut]
 
 
@@ -104,7 +113,7 @@ class RelatedEntity(BaseModel):
     relationship: RelationRef
 
 
-class RelatedEntities(BaseModel):
+class RelatedEntities(Capped):
     related_entities: list[RelatedEntity]
 
 
@@ -199,6 +208,23 @@ class ObservationRef(Params):
 # --- tools ---------------------------------------------------------------------------------
 
 
+NARROW = "ask for fewer (limit) or narrow by relationship_type or direction."
+
+
+def _within_budget(key: str, items: list[Any], how_to_see_more: Callable[[int], str]) -> dict[str, Any]:
+    """`{key: items}` cut to the response budget (a `Capped` result), saying in words what was
+    left out and, given how many are shown, how to see the rest."""
+    shown = limits.fit(items, limits.RESPONSE_BUDGET - 1_000)
+    result: dict[str, Any] = {key: items[:shown]}
+    if shown < len(items):
+        result["omitted"] = len(items) - shown
+        result["note"] = (
+            f"Only {shown} of the {len(items)} found are shown; {len(items) - shown} were left out to keep "
+            f"this result small: {how_to_see_more(shown)}"
+        )
+    return result
+
+
 @kg.tool(CreateEntity, EntityResult, title="Create entity")
 async def create_entity(s: Services, p: CreateEntity) -> dict[str, Any]:
     """Create an entity (name, type, optional description, initial observations and parent)."""
@@ -236,7 +262,9 @@ async def list_entities(s: Services, p: ListEntities) -> dict[str, Any]:
     entities = await s.entities.find(
         s.project(p.project_id), type_=p.type, name_contains=p.name_contains, limit=p.limit, offset=p.offset
     )
-    return {"entities": entities}
+    return _within_budget(
+        "entities", entities, lambda shown: f"call list_entities again with offset {p.offset + shown}."
+    )
 
 
 @kg.tool(UpdateDescription, idempotent=True, title="Update entity description")
@@ -272,7 +300,7 @@ async def get_relationships(s: Services, p: RelationshipQuery) -> dict[str, Any]
     rels = await s.relationships.list_for(
         s.project(p.project_id), p.entity_id, type_=p.relationship_type, direction=p.direction, limit=p.limit
     )
-    return {"relationships": rels}
+    return _within_budget("relationships", rels, lambda _: NARROW)
 
 
 @kg.tool(RelationshipQuery, RelatedEntities, read_only=True, title="Get related entities")
@@ -281,7 +309,7 @@ async def get_related_entities(s: Services, p: RelationshipQuery) -> dict[str, A
     related = await s.relationships.related(
         s.project(p.project_id), p.entity_id, type_=p.relationship_type, direction=p.direction, limit=p.limit
     )
-    return {"related_entities": related}
+    return _within_budget("related_entities", related, lambda _: NARROW)
 
 
 @kg.tool(RelationshipRef, destructive=True, title="Delete relationship")

@@ -25,6 +25,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from polyg.errors import InvalidParams
+from polyg.names import PROJECT_ID_PATTERN
 from polyg.store.names import short
 from polyg.tools.prompts import PromptSpec
 from polyg.tools.schema import input_schema, output_schema
@@ -45,7 +46,9 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     project_id: str | None = Field(
-        default=None, description="Project to work in; defaults to the server's configured project."
+        default=None,
+        description="Project to work in; defaults to the server's configured project.",
+        json_schema_extra={"minLength": 1, "maxLength": 64, "pattern": PROJECT_ID_PATTERN},
     )
 
 

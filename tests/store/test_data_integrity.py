@@ -141,3 +141,19 @@ async def test_two_processes_create_one_relationship_once(services: Services) ->
     )
     assert len({m["id"] for m in made}) == 1
     assert len(await s.relationships.list_for(P, a["id"], type_=None, direction="both", limit=10)) == 1
+
+
+async def test_search_ranks_first_the_entity_named_exactly_as_the_query_is_read(services: Services) -> None:
+    """The query is read as a name is (stripped, NFC), and the name index's loose match (names
+    differing in surrounding whitespace, stored before names were normalised) is not exact."""
+    s = services
+    await s.named.create_entities(P, [{"name": "Zoë", "entityType": "t"}, {"name": "Zoe", "entityType": "t"}])
+    await s.store.query(P, "CREATE (:Entity {id: 'legacy', name: 'Zoe\n', type: 't', created_at: '1'})")
+    await _indexes_built(s, P)
+    ids = await s.named.ids_by_name(P, ["Zoë", "Zoe"])
+    zoe_nfc, zoe = ids["Zoë"], ids["Zoe"]
+    for query in (" Zoe\u0308 ", "Zoë"):
+        ranked = [entity_id for entity_id, _ in await s.search.entities(P, query)]
+        assert ranked[0] == zoe_nfc, (query, ranked)
+    ranked = [entity_id for entity_id, _ in await s.search.entities(P, "Zoe")]
+    assert ranked[0] == zoe, ranked
