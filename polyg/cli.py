@@ -1,4 +1,4 @@
-"""The `polyg` command: serve, init-schema, status."""
+"""The `polyg` command: serve, init-schema, status, import, export, ingest, query."""
 
 from __future__ import annotations
 
@@ -328,6 +328,118 @@ def export(
     except PolygError as exc:
         _fail(exc)
     print(f"exported {count} items", file=sys.stderr)
+
+
+IncludeOpt = Annotated[list[str] | None, typer.Option("--include", help="Glob of files to take in folders (repeatable).")]
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders (searched recursively).")],
+    author: Annotated[list[str] | None, typer.Option("--author", help="Author of every document (repeatable).")] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Title of the document (one file).")] = None,
+    include: IncludeOpt = None,
+    delete: Annotated[bool, typer.Option("--delete", help="Remove the articles of these paths instead.")] = False,
+    chunk_size: Annotated[int, typer.Option("--chunk-size", help="Tokens per chunk (16-254).")] = 200,
+    chunk_overlap: Annotated[int, typer.Option("--chunk-overlap", help="Tokens shared by adjacent chunks.")] = 32,
+    project: ProjectOpt = None,
+    store: StoreOpt = None,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Ingest documents (Markdown, text, HTML, PDF, JSONL) as articles, authors and chunks."""
+    import json
+
+    from polyg.core.chunking import ChunkSpec
+    from polyg.core.parsers import find_files, parse_file
+
+    settings = _settings(config, project=project, store=store, data_dir=data_dir)
+    try:
+        spec = ChunkSpec(chunk_size, chunk_overlap)
+    except PolygError as exc:
+        _fail(exc)
+
+    async def work(services: Any) -> Any:
+        from polyg.core.ingest import IngestService
+
+        service = IngestService(services.ctx, spec)
+        target = services.project(None)
+        if delete:
+            resolved = [str(p.resolve()) for p in paths]
+            return await service.delete(target, resolved, [f"{r}/" for r in resolved] + [f"{r}#" for r in resolved]), []
+        return await _ingest_files(service, target, find_files(paths, include or ()), author, title)
+
+    try:
+        report, failures = asyncio.run(_with_core(settings, work))
+    except PolygError as exc:
+        _fail(exc)
+    print(json.dumps(report.as_dict()))
+    for path, error in failures:
+        print(f"Error: {error.message} (code {error.code})", file=sys.stderr)
+    if failures:
+        raise typer.Exit(2)
+
+
+async def _ingest_files(
+    service: Any, project: str, files: list[Path], authors: list[str] | None, title: str | None
+) -> tuple[Any, list[tuple[Path, PolygError]]]:
+    """Parse every file (a file that cannot be read is reported, the others go on), then
+    ingest them all with a progress bar on stderr."""
+    import dataclasses
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from polyg.core.parsers import parse_file
+
+    documents = []
+    failures: list[tuple[Path, PolygError]] = []
+    for path in files:
+        try:
+            parsed = parse_file(path)
+        except PolygError as exc:
+            failures.append((path, exc))
+            continue
+        for doc in parsed:
+            if authors:
+                doc = dataclasses.replace(doc, authors=tuple(authors))
+            if title:
+                doc = dataclasses.replace(doc, title=title)
+            documents.append(doc)
+    with Progress(console=Console(stderr=True)) as bar:
+        task = bar.add_task(f"ingesting {len(documents)} documents into {project}", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = await service.ingest(project, documents, advance)
+    return report, failures
+
+
+@app.command()
+def query(
+    text: Annotated[str, typer.Argument(help="The question, e.g. 'Who wrote about GPT-4?'.")],
+    limit: Annotated[int, typer.Option("--limit", help="Chunks to return.")] = 5,
+    project: ProjectOpt = None,
+    store: StoreOpt = None,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Answer from the ingested documents: prints graph_retrieve's JSON."""
+    import json
+
+    settings = _settings(config, project=project, store=store, data_dir=data_dir)
+
+    async def work(services: Any) -> Any:
+        from polyg.tools.retrieval import retrieve
+
+        return await retrieve(services, None, text, limit)
+
+    try:
+        result = asyncio.run(_with_core(settings, work))
+    except PolygError as exc:
+        _fail(exc)
+    print(json.dumps(result, ensure_ascii=False, indent=2))
 
 
 def main() -> None:

@@ -36,13 +36,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from polyg.core import limits
+from polyg.core.embeddable import REGISTRY, SearchTarget
 from polyg.core.graph import GraphContext
+from polyg.core.model import Hit
 from polyg.errors import EmptyQuery, IndexNotFound, StoreError
 from polyg.store.falkor import Row, VectorParam
 
 log = logging.getLogger(__name__)
 
-LABELS = ("Entity", "Observation")
+# What an entity search reads (entities and their observations) and what a chunk search reads:
+# the embeddable registry's targets whose hits count for each.
+ENTITY_TARGETS = REGISTRY.search_targets("Entity")
+CHUNK_TARGETS = REGISTRY.search_targets("Chunk")
 TOTALS_TTL_S = 2.0
 INDEX_WAIT_S = 1.0
 
@@ -233,6 +238,18 @@ class SearchService:
 
     async def entities(self, project: str, query: str, limit: int = 10) -> list[tuple[str, float]]:
         """Best entity ids for `query`, with fused scores, best first."""
+        hits = await self.hits(project, query, ENTITY_TARGETS, limit, exact_names=True)
+        return [(hit.node_id, hit.fused) for hit in hits]
+
+    async def chunks(self, project: str, query: str, limit: int = 10) -> list[Hit]:
+        """Best document chunks for `query`, best first, each with its separate scores."""
+        return await self.hits(project, query, CHUNK_TARGETS, limit)
+
+    async def hits(
+        self, project: str, query: str, targets: Sequence[SearchTarget], limit: int = 10, *, exact_names: bool = False
+    ) -> list[Hit]:
+        """Best nodes for `query` over `targets` (each hit counted for its owner), best first;
+        with `exact_names`, an entity named exactly as the query ranks first."""
         if not isinstance(query, str) or not query.strip():
             raise EmptyQuery("Query must not be empty.")
         limits.text(query, "query", max_len=limits.MAX_TEXT)
@@ -242,9 +259,9 @@ class SearchService:
         k = max(cfg.candidates, limit)
         # The query embedding runs in a thread; the full-text and name lookups overlap with it.
         exact, similarity, text = await asyncio.gather(
-            self.ctx.read(project, "MATCH (e:Entity {name: $name}) RETURN e.id", {"name": query.strip()}),
-            self._vector(project, query, k),
-            self._text(project, query_terms(query, cfg), k),
+            self._exact_names(project, query) if exact_names else _nothing(),
+            self._vector(project, query, k, targets),
+            self._text(project, query_terms(query, cfg), k, targets),
         )
         votes = [(entity_id, cfg.text_weight) for entity_id in text]
         scores = rrf([vector_ranking(similarity, cfg), votes], cfg.rrf_k)
@@ -254,7 +271,13 @@ class SearchService:
         # Equal fused scores are common (rank 1 of one list against rank 1 of the other): the
         # cosine similarity, the one score comparable across all candidates, breaks the tie.
         ranked = sorted(scores.items(), key=lambda item: (-item[1], -similarity.get(item[0], -2.0), item[0]))
-        return ranked[:limit]
+        text_votes = dict(votes)
+        return [
+            Hit(node_id, fused, similarity.get(node_id), text_votes.get(node_id)) for node_id, fused in ranked[:limit]
+        ]
+
+    async def _exact_names(self, project: str, query: str) -> list[Row]:
+        return await self.ctx.read(project, "MATCH (e:Entity {name: $name}) RETURN e.id", {"name": query.strip()})
 
     async def _check_indexes(self, project: str) -> None:
         """Refuse, clearly, to search while FalkorDB rebuilds indexes after a restart.
@@ -268,7 +291,8 @@ class SearchService:
         deadline = time.monotonic() + INDEX_WAIT_S
         while True:
             rows = await self.ctx.read(project, "CALL db.indexes() YIELD label, status RETURN label, status")
-            building = sorted({label for label, status in rows if label in LABELS and status != "OPERATIONAL"})
+            labels = REGISTRY.search_labels()
+            building = sorted({label for label, status in rows if label in labels and status != "OPERATIONAL"})
             if not building or time.monotonic() >= deadline:
                 break
             await asyncio.sleep(0.05)
@@ -280,7 +304,7 @@ class SearchService:
         if rows:
             self._indexes_ready.add(project)
 
-    async def _vector(self, project: str, query: str, k: int) -> dict[str, float]:
+    async def _vector(self, project: str, query: str, k: int, targets: Sequence[SearchTarget]) -> dict[str, float]:
         # Vectors of entities written just before this search may still be on their way
         # (polyg.core.vectorizer): waiting for them, while the query embeds, means a client
         # always finds what it just wrote. Usually there is nothing to wait for.
@@ -291,11 +315,12 @@ class SearchService:
             log.warning("search runs before the vectors of earlier writes are stored", extra={"project": project})
         # One query per index, at once: FalkorDB runs them on two threads.
         param = VectorParam(vector)
-        lists = await asyncio.gather(*(self._knn(project, label, param, k) for label in LABELS))
+        lists = await asyncio.gather(*(self._knn(project, target, param, k) for target in targets))
         return best_similarity(lists)
 
-    async def _knn(self, project: str, label: str, vector: VectorParam, k: int) -> list[tuple[str, float]]:
-        owner, returns = self._owner(label)
+    async def _knn(self, project: str, target: SearchTarget, vector: VectorParam, k: int) -> list[tuple[str, float]]:
+        label = target.label
+        owner, returns = target.owner_match()
         # The index is cosine: `score` is the distance 1 - cos.
         rows = await self._rows(
             project,
@@ -305,8 +330,8 @@ class SearchService:
         )
         return [(entity_id, float(similarity)) for entity_id, similarity in rows]
 
-    async def _text(self, project: str, terms: list[str], k: int) -> list[str]:
-        """Entities holding the query words, as written or by their stem, best first. A word
+    async def _text(self, project: str, terms: list[str], k: int, targets: Sequence[SearchTarget]) -> list[str]:
+        """Nodes holding the query words, as written or by their stem, best first. A word
         that occurs nowhere in the project, not even by its stem, is looked up by its typo
         variants instead. Only then: variants of a word that does occur would add look-alikes
         ("player" finding "played")."""
@@ -316,7 +341,8 @@ class SearchService:
         per_term = max(cfg.term_candidates, k)
         totals = await self._totals(project)
         stems = {t: f"{s}*" for t in terms if cfg.stem_weight > 0 and (s := stem(t, cfg.stem_min_len))}
-        found = await self._term_hits(project, list(dict.fromkeys([*terms, *stems.values()])), per_term, totals)
+        terms_and_stems = list(dict.fromkeys([*terms, *stems.values()]))
+        found = await self._term_hits(project, terms_and_stems, per_term, totals, targets)
         evidence = [
             ([{t: hits[t] for t in terms if t in hits} for hits in found], 1.0),
             ([{t: hits[p] for t, p in stems.items() if p in hits} for hits in found], cfg.stem_weight),
@@ -326,7 +352,7 @@ class SearchService:
         if missing:
             near = {t: f"%{t}%" for t in missing}
             far = {t: f"%%{t}%%" for t in missing if cfg.fuzzy2_weight > 0 and len(t) >= cfg.fuzzy2_min_len}
-            typos = await self._term_hits(project, [*near.values(), *far.values()], per_term, totals)
+            typos = await self._term_hits(project, [*near.values(), *far.values()], per_term, totals, targets)
             for variants, weight in ((near, cfg.fuzzy_weight), (far, cfg.fuzzy2_weight)):
                 evidence.append(([{t: hits[v] for t, v in variants.items() if v in hits} for hits in typos], weight))
         return rank_text(evidence, k)
@@ -343,19 +369,24 @@ class SearchService:
         cached = self._totals_cache.get(project)
         if cached is not None and cached[1] == writes and now - cached[0] < TOTALS_TTL_S:
             return cached[2]
+        labels = REGISTRY.search_labels()
         counts = await asyncio.gather(
-            *(self._rows(project, f"MATCH (n:{label}) RETURN count(n)", {}) for label in LABELS)
+            *(self._rows(project, f"MATCH (n:{label}) RETURN count(n)", {}) for label in labels)
         )
-        totals = {label: int(rows[0][0]) if rows else 0 for label, rows in zip(LABELS, counts, strict=True)}
+        totals = {label: int(rows[0][0]) if rows else 0 for label, rows in zip(labels, counts, strict=True)}
         self._totals_cache[project] = (now, writes, totals)
         return totals
 
-    async def _term_hits(self, project: str, terms: list[str], k: int, totals: dict[str, int]) -> list[TermHits]:
+    async def _term_hits(
+        self, project: str, terms: list[str], k: int, totals: dict[str, int], targets: Sequence[SearchTarget]
+    ) -> list[TermHits]:
         """Per label, per query term its nodes hold: its idf among them, and the entities of its
         best k matches (none for a word too common to be worth fetching). One round trip."""
         branches = []
-        for label in LABELS:
-            owner, returns = self._owner(label)
+        labels = [target.label for target in targets]
+        for target in targets:
+            label = target.label
+            owner, returns = target.owner_match()
             # A subquery per term, so that ORDER BY ... LIMIT applies per term; collect() keeps a
             # row for terms whose matches are not fetched. id(node) breaks ties in the score
             # (frequent: the score is coarse) the same way every time, without reading a
@@ -375,21 +406,14 @@ class SearchService:
                 "terms": terms,
                 "k": k,
                 "share": self.config.max_term_share,
-                **{label: totals.get(label, 0) for label in LABELS},
+                **{label: totals.get(label, 0) for label in labels},
             },
         )
-        hits: dict[str, TermHits] = {label: {} for label in LABELS}
+        hits: dict[str, TermHits] = {label: {} for label in labels}
         for label, term, df, ids in rows:
             if df > 0:
                 hits[label][term] = (idf(totals.get(label, 0), df), list(ids))
-        return [hits[label] for label in LABELS]
-
-    @staticmethod
-    def _owner(label: str) -> tuple[str, str]:
-        """Match clause and id expression that map a hit on `label` to its entity."""
-        if label == "Entity":
-            return "", "node.id"
-        return "MATCH (e:Entity)-[:HAS_OBSERVATION]->(node) ", "e.id"
+        return [hits[label] for label in labels]
 
     async def _rows(self, project: str, cypher: str, params: dict[str, object]) -> list[Row]:
         try:
@@ -418,6 +442,10 @@ _NO_VECTOR_INDEX = (
     "Attempted to access undefined attribute",
     "Invalid arguments for procedure 'db.idx.vector.queryNodes'",
 )
+
+
+async def _nothing() -> list[Row]:
+    return []
 
 
 def _no_vector_index(exc: StoreError) -> bool:

@@ -15,6 +15,7 @@ from polyg.tools.kg import kg
 from polyg.tools.memory_compat import memory_compat
 from polyg.tools.prompts import PromptSpec
 from polyg.tools.registry import ToolNameConflict, Toolset, ToolSpec
+from polyg.tools.retrieval import retrieval
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ def _unique(claims: Iterable[tuple[str, object, str]]) -> None:
             raise ToolNameConflict(f"{name!r} is claimed by toolsets {first[1]!r} and {owner!r} for different things.")
 
 
-TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat))
+TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat, retrieval))
 
 
 def _available(names: list[str], toolsets: Mapping[str, Toolset]) -> list[Toolset]:
