@@ -330,7 +330,9 @@ def export(
     print(f"exported {count} items", file=sys.stderr)
 
 
-IncludeOpt = Annotated[list[str] | None, typer.Option("--include", help="Glob of files to take in folders (repeatable).")]
+IncludeOpt = Annotated[
+    list[str] | None, typer.Option("--include", help="Glob of files to take in folders (repeatable).")
+]
 
 
 @app.command()
@@ -351,7 +353,7 @@ def ingest(
     import json
 
     from polyg.core.chunking import ChunkSpec
-    from polyg.core.parsers import find_files, parse_file
+    from polyg.core.parsers import find_files
 
     settings = _settings(config, project=project, store=store, data_dir=data_dir)
     try:
@@ -374,7 +376,7 @@ def ingest(
     except PolygError as exc:
         _fail(exc)
     print(json.dumps(report.as_dict()))
-    for path, error in failures:
+    for _path, error in failures:
         print(f"Error: {error.message} (code {error.code})", file=sys.stderr)
     if failures:
         raise typer.Exit(2)

@@ -44,6 +44,9 @@ class ChunkSpec:
             raise InvalidParams("chunk overlap must be between 0 and half the chunk size.")
 
 
+DEFAULT_SPEC = ChunkSpec()
+
+
 @dataclass(frozen=True)
 class Chunk:
     text: str
@@ -71,7 +74,7 @@ def count_tokens(text: str) -> int:
     return len(tokenizer().encode(text, add_special_tokens=False).ids)
 
 
-def chunk_text(text: str, spec: ChunkSpec = ChunkSpec()) -> list[Chunk]:
+def chunk_text(text: str, spec: ChunkSpec = DEFAULT_SPEC) -> list[Chunk]:
     encoding = tokenizer().encode(text, add_special_tokens=False)
     offsets: list[tuple[int, int]] = encoding.offsets
     tokens: list[str] = encoding.tokens
@@ -98,7 +101,7 @@ def _breaks(text: str, offsets: list[tuple[int, int]], tokens: list[str], headin
     strength[len(offsets)] = HEADING
     for i in range(1, len(offsets)):
         gap = text[offsets[i - 1][1] : offsets[i][0]]
-        if tokens[i].startswith("##") or not gap and tokens[i - 1].isalnum() and tokens[i].isalnum():
+        if tokens[i].startswith("##") or (not gap and tokens[i - 1].isalnum() and tokens[i].isalnum()):
             continue  # inside a word
         line_start = text.rfind("\n", 0, offsets[i][0]) + 1
         if line_start in heading_starts and line_start >= offsets[i - 1][1]:

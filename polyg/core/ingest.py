@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.chunking import Chunk, ChunkSpec, chunk_text
+from polyg.core.chunking import DEFAULT_SPEC, Chunk, ChunkSpec, chunk_text
 from polyg.core.embeddable import CHUNK
 from polyg.core.graph import GraphContext
 from polyg.core.parsers import Document
@@ -108,7 +108,7 @@ class _Pending:
 
 
 class IngestService:
-    def __init__(self, ctx: GraphContext, spec: ChunkSpec = ChunkSpec(), *, batch: int = BATCH) -> None:
+    def __init__(self, ctx: GraphContext, spec: ChunkSpec = DEFAULT_SPEC, *, batch: int = BATCH) -> None:
         self.ctx = ctx
         self.spec = spec
         self.batch = batch
@@ -119,7 +119,9 @@ class IngestService:
         started = time.perf_counter()
         report = IngestReport()
         docs = list({doc.source: _checked(doc) for doc in documents}.values())  # last one per source wins
-        known = {row[0]: (row[1], row[2]) for row in await q.article_hashes(self.ctx, project, [d.source for d in docs])}
+        known = {
+            row[0]: (row[1], row[2]) for row in await q.article_hashes(self.ctx, project, [d.source for d in docs])
+        }
         todo: list[tuple[Document, str, str | None]] = []
         for doc in docs:
             digest = content_hash(doc, self.spec)
@@ -134,7 +136,7 @@ class IngestService:
             matcher = NameMatcher([(str(i), str(n)) for i, n in await q.entity_names(self.ctx, project)])
             await self._write_all(project, pending, matcher, report, progress)
         report.total_s = time.perf_counter() - started
-        log.info("ingested", extra={"project": project, **report.as_dict()})
+        log.info("ingested", extra={"project": project, "ingest": report.as_dict()})
         return report
 
     async def delete(self, project: str, sources: Sequence[str], prefixes: Sequence[str] = ()) -> IngestReport:
@@ -146,7 +148,9 @@ class IngestService:
 
     def _chunk_all(self, todo: list[tuple[Document, str, str | None]]) -> list[_Pending]:
         return [
-            _Pending(doc, article_id or f"art_{uuid.uuid4().hex}", digest, chunk_text(doc.text, self.spec), bool(article_id))
+            _Pending(
+                doc, article_id or f"art_{uuid.uuid4().hex}", digest, chunk_text(doc.text, self.spec), bool(article_id)
+            )
             for doc, digest, article_id in todo
         ]
 

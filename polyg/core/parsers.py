@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -78,7 +78,7 @@ class _HtmlText(HTMLParser):
     """Visible text by blocks: headings become `#` lines, block elements end a paragraph."""
 
     BLOCKS = frozenset({"p", "div", "li", "tr", "br", "section", "article", "blockquote", "pre", "table", "ul", "ol"})
-    HEADINGS = {f"h{i}": i for i in range(1, 7)}
+    HEADINGS: ClassVar[dict[str, int]] = {f"h{i}": i for i in range(1, 7)}
     SKIP = frozenset({"script", "style", "noscript", "template", "head"})
 
     def __init__(self) -> None:
@@ -218,7 +218,9 @@ def parse_file(path: Path) -> list[Document]:
         return list(parse_jsonl(read_text(path), source))
     parser = TEXT_PARSERS.get(suffix)
     if parser is None:
-        raise InvalidParams(f"{path}: cannot ingest {suffix or 'files without a suffix'}; use {', '.join(sorted(SUFFIXES))}.")
+        raise InvalidParams(
+            f"{path}: cannot ingest {suffix or 'files without a suffix'}; use {', '.join(sorted(SUFFIXES))}."
+        )
     return [parser(read_text(path), source, path.stem)]
 
 

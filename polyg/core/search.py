@@ -373,7 +373,9 @@ class SearchService:
         counts = await asyncio.gather(
             *(self._rows(project, f"MATCH (n:{label}) RETURN count(n)", {}) for label in labels)
         )
-        totals = {label: int(rows[0][0]) if rows else 0 for label, rows in zip(labels, counts, strict=True)}
+        totals: dict[str, int] = {
+            label: int(rows[0][0]) if rows else 0 for label, rows in zip(labels, counts, strict=True)
+        }
         self._totals_cache[project] = (now, writes, totals)
         return totals
 

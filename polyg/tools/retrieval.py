@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from polyg.core.app import Services
 from polyg.core.ingest import IngestService
 from polyg.core.parsers import Document
-from polyg.core.retrieval import DEFAULT_LIMIT, MAX_LIMIT, Retrieved, RetrievalService
+from polyg.core.retrieval import DEFAULT_LIMIT, MAX_LIMIT, RetrievalService, Retrieved
 from polyg.tools.registry import Params, Toolset
 
 retrieval = Toolset(
@@ -110,7 +110,9 @@ async def add_article(s: Services, p: AddArticleParams) -> dict[str, Any]:
     """Add a document: it is cut into chunks, embedded and linked to its authors and to the
     entities it names. The same url (or, without one, the same title) again replaces it."""
     source = f"article:{p.url}" if p.url else f"article-title:{p.title}"
-    doc = Document(p.title, tuple(dict.fromkeys(a.strip() for a in p.authors if a.strip())), p.text, source, p.url, p.date)
+    doc = Document(
+        p.title, tuple(dict.fromkeys(a.strip() for a in p.authors if a.strip())), p.text, source, p.url, p.date
+    )
     report = await IngestService(s.ctx).ingest(s.project(p.project_id), [doc])
     status = "created" if report.created else "updated" if report.updated else "unchanged"
     return {

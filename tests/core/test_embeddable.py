@@ -9,9 +9,9 @@ import textwrap
 
 import pytest
 
+from polyg.core import search
 from polyg.core.embeddable import CHUNK, ENTITY, EVENT, OBSERVATION, REGISTRY, Embeddable, EmbeddableRegistry, Link
 from polyg.core.model import OWN_PROPERTY_KEYS
-from polyg.core import search
 from polyg.core.vectorizer import Vectorizer
 from polyg.store import schema
 from polyg.store.names import Label, RelType
@@ -36,7 +36,11 @@ def test_the_registry_gives_todays_index_lists() -> None:
     ],
 )
 def test_the_registry_gives_todays_index_statements(found: dict[tuple[str, str], set[str]]) -> None:
-    structure = [f"CREATE INDEX FOR (n:{label}) ON (n.{prop})" for label, props in schema.STRUCTURE_INDEXES.items() for prop in props]
+    structure = [
+        f"CREATE INDEX FOR (n:{label}) ON (n.{prop})"
+        for label, props in schema.STRUCTURE_INDEXES.items()
+        for prop in props
+    ]
     expected = [s for s in schema._missing_statements(found, 384) if s not in structure]
     assert REGISTRY.index_set().missing(found, 384, hnsw=HNSW) == expected
 

@@ -3,12 +3,13 @@ links to the entities a chunk names, and retrieval's expansion through them."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
 
 from polyg.core.app import Services
-from polyg.core.chunking import MAX_CHUNK_TOKENS, ChunkSpec, chunk_text, count_tokens
+from polyg.core.chunking import DEFAULT_SPEC, MAX_CHUNK_TOKENS, ChunkSpec, chunk_text, count_tokens
 from polyg.core.ingest import IngestService
 from polyg.core.parsers import Document, find_files, parse_file
 from polyg.errors import InvalidParams, TextEncodingError
@@ -23,7 +24,7 @@ async def _count(services: Services, project: str, pattern: str) -> int:
     return int(rows[0][0])
 
 
-async def _ingest(services: Services, project: str, paths: list[Path], spec: ChunkSpec = ChunkSpec()) -> object:
+async def _ingest(services: Services, project: str, paths: list[Path], spec: ChunkSpec = DEFAULT_SPEC) -> object:
     docs = [doc for path in find_files(paths) for doc in parse_file(path)]
     return await IngestService(services.ctx, spec).ingest(project, docs)
 
@@ -72,7 +73,7 @@ def test_chunks_stay_within_the_model_window_and_respect_headings() -> None:
     assert chunks[-1].text.startswith("# Second") and chunks[-1].heading == "Second"
     assert all(c.heading == "First" for c in chunks[:-1])
     # Overlap: each chunk of the long section starts inside the one before it, at a sentence.
-    for before, after in zip(chunks[:-2], chunks[1:-1], strict=True):
+    for before, after in itertools.pairwise(chunks[:-1]):
         assert after.text.startswith("Sentence") and after.text[:40] in before.text
     with pytest.raises(InvalidParams):
         ChunkSpec(size=300)
@@ -98,7 +99,7 @@ async def test_ingest_stores_articles_authors_chunks_in_order(services: Services
         project, "MATCH (a:Chunk)-[:NEXT_CHUNK]->(b:Chunk) WHERE a.article_id = b.article_id RETURN a.id, b.id"
     )
     ids = [row[1] for row in rows]
-    assert [[a, b] for a, b in links if a in ids] == [[a, b] for a, b in zip(ids, ids[1:], strict=False)]
+    assert [[a, b] for a, b in links if a in ids] == [[a, b] for a, b in itertools.pairwise(ids)]
 
 
 async def test_reingest_is_idempotent_and_a_change_replaces_chunks(
@@ -133,16 +134,17 @@ async def test_delete_removes_articles_chunks_and_orphan_authors(
     assert await _count(services, project, "(:Author {name: 'Bob'})") == 0  # wrote nothing else
     assert await _count(services, project, "(:Author {name: 'Alice'})") == 1  # still wrote the bread
     jsonl = str((folder / "papers.jsonl").resolve())
-    assert sorted((await service.delete(project, [], [f"{jsonl}#"])).deleted) == ["Bread at home", "Transformers explained"]
+    assert sorted((await service.delete(project, [], [f"{jsonl}#"])).deleted) == [
+        "Bread at home",
+        "Transformers explained",
+    ]
     assert await _count(services, project, "(:Chunk)") == await _count(services, project, "(:Article)-[:HAS_CHUNK]->()")
 
 
 async def test_chunks_mention_known_entities_and_retrieval_reports_them(services: Services, project: str) -> None:
     await services.entities.create(project, name="OpenAI", type_="organization")
     await services.entities.create(project, name="Sam", type_="person")
-    doc = Document(
-        "Labs", ("Alice",), "OpenAI released a new model. Samuel was not involved.", "test:labs"
-    )
+    doc = Document("Labs", ("Alice",), "OpenAI released a new model. Samuel was not involved.", "test:labs")
     report = await IngestService(services.ctx).ingest(project, [doc])
     assert report.mentions == 1  # "Sam" is not a whole word of "Samuel"
     rows = await services.ctx.read(project, "MATCH (:Chunk)-[:MENTIONS]->(e:Entity) RETURN e.name")

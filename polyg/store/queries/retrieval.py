@@ -79,7 +79,8 @@ async def create_chunks(runner: Runner, project: str, chunks: list[dict[str, Any
     if links:
         await runner.write(
             project,
-            f"UNWIND $links AS l MATCH (a:{CHUNK} {{id: l[0]}}), (b:{CHUNK} {{id: l[1]}}) CREATE (a)-[:{NEXT_CHUNK}]->(b)",
+            f"UNWIND $links AS l MATCH (a:{CHUNK} {{id: l[0]}}), (b:{CHUNK} {{id: l[1]}}) "
+            f"CREATE (a)-[:{NEXT_CHUNK}]->(b)",
             {"links": links},
         )
 
