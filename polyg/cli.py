@@ -63,6 +63,23 @@ def _usable_directory(path: Path, what: str) -> None:
         raise ConfigError(f"Cannot use {path} as the {what}: not writable.")
 
 
+def _setup_logging(settings: Settings, stderr_level: str | None = None) -> None:
+    from polyg.logs import setup_logging
+
+    try:
+        _usable_directory(settings.resolved_log_dir, "log directory")
+        setup_logging(
+            settings.log_level,
+            settings.resolved_log_dir,
+            max_bytes=settings.log_max_bytes,
+            backup_count=settings.log_backup_count,
+            retention_days=settings.log_retention_days,
+            stderr_level=stderr_level,
+        )
+    except (PolygError, OSError) as exc:
+        _fail(exc if isinstance(exc, PolygError) else ConfigError(f"Cannot write the log: {exc}."))
+
+
 def _fail(exc: PolygError) -> NoReturn:
     print(f"Error: {exc.message} (code {exc.code})", file=sys.stderr)
     raise typer.Exit(2)
@@ -94,13 +111,7 @@ def serve(
         data_dir=data_dir,
         log_level=log_level,
     )
-    from polyg.logs import setup_logging
-
-    try:
-        _usable_directory(settings.resolved_log_dir, "log directory")
-        setup_logging(settings.log_level, settings.resolved_log_dir)
-    except (PolygError, OSError) as exc:
-        _fail(exc if isinstance(exc, PolygError) else ConfigError(f"Cannot write the log: {exc}."))
+    _setup_logging(settings)
     # SIGTERM (what process managers send) takes the same path as Ctrl-C: the server stops,
     # and the embedded database is shut down cleanly if no other polyg process uses it. This
     # handler covers the moments no event loop handles it: the stdio server cancels itself from
@@ -342,8 +353,10 @@ def ingest(
     title: Annotated[str | None, typer.Option("--title", help="Title of the document (one file).")] = None,
     include: IncludeOpt = None,
     delete: Annotated[bool, typer.Option("--delete", help="Remove the articles of these paths instead.")] = False,
-    chunk_size: Annotated[int, typer.Option("--chunk-size", help="Tokens per chunk (16-254).")] = 200,
-    chunk_overlap: Annotated[int, typer.Option("--chunk-overlap", help="Tokens shared by adjacent chunks.")] = 32,
+    chunk_size: Annotated[int | None, typer.Option("--chunk-size", help="Tokens per chunk (16-254).")] = None,
+    chunk_overlap: Annotated[
+        int | None, typer.Option("--chunk-overlap", help="Tokens shared by adjacent chunks.")
+    ] = None,
     project: ProjectOpt = None,
     store: StoreOpt = None,
     data_dir: DataDirOpt = None,
@@ -355,9 +368,14 @@ def ingest(
     from polyg.core.chunking import ChunkSpec
     from polyg.core.parsers import find_files
 
-    settings = _settings(config, project=project, store=store, data_dir=data_dir)
+    settings = _settings(
+        config, project=project, store=store, data_dir=data_dir, chunk_size=chunk_size, chunk_overlap=chunk_overlap
+    )
+    # The request log (and each ingestion's counts) go to the log file; the terminal shows the
+    # progress bar and warnings.
+    _setup_logging(settings, stderr_level="WARNING")
     try:
-        spec = ChunkSpec(chunk_size, chunk_overlap)
+        spec = ChunkSpec(settings.chunk_size, settings.chunk_overlap)
     except PolygError as exc:
         _fail(exc)
 
@@ -421,7 +439,7 @@ async def _ingest_files(
 @app.command()
 def query(
     text: Annotated[str, typer.Argument(help="The question, e.g. 'Who wrote about GPT-4?'.")],
-    limit: Annotated[int, typer.Option("--limit", help="Chunks to return.")] = 5,
+    limit: Annotated[int | None, typer.Option("--limit", help="Chunks to return (default 5).")] = None,
     project: ProjectOpt = None,
     store: StoreOpt = None,
     data_dir: DataDirOpt = None,
@@ -430,12 +448,15 @@ def query(
     """Answer from the ingested documents: prints graph_retrieve's JSON."""
     import json
 
-    settings = _settings(config, project=project, store=store, data_dir=data_dir)
+    settings = _settings(config, project=project, store=store, data_dir=data_dir, retrieval_limit=limit)
+    _setup_logging(settings, stderr_level="WARNING")
 
     async def work(services: Any) -> Any:
+        from polyg.logs import new_request_id, request_id
         from polyg.tools.retrieval import retrieve
 
-        return await retrieve(services, None, text, limit)
+        request_id.set(new_request_id())  # the execution trace in the log carries it
+        return await retrieve(services, None, text, settings.retrieval_limit)
 
     try:
         result = asyncio.run(_with_core(settings, work))

@@ -186,7 +186,10 @@ class IngestService:
     async def _embed(self, group: list[_Pending]) -> tuple[list[list[float]], float]:
         texts = [CHUNK.head_text({"text": c.text}) for p in group for c in p.chunks]
         started = time.perf_counter()
-        vectors = await self.ctx.embed(texts)
+        # At normal priority, unlike the vectorizer's background embedding: someone waits for an
+        # ingestion (the CLI's progress bar, an add_article call), and at the background's
+        # lower priority it got a tenth of a core on a busy machine.
+        vectors = await asyncio.to_thread(self.ctx.embedder.embed_batch_sync, texts)
         return vectors, time.perf_counter() - started
 
     async def _write(

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.core.app import Services
+from polyg.core.chunking import ChunkSpec
 from polyg.core.ingest import IngestService
 from polyg.core.parsers import Document
 from polyg.core.retrieval import DEFAULT_LIMIT, MAX_LIMIT, RetrievalService, Retrieved
@@ -25,7 +26,9 @@ retrieval = Toolset(
 
 class GraphRetrieveParams(Params):
     query: str = Field(description="A question in natural language, e.g. 'Who wrote about GPT-4?'.")
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description=f"Chunks to return (1-{MAX_LIMIT}).")
+    limit: int | None = Field(
+        default=None, ge=1, le=MAX_LIMIT, description=f"Chunks to return (1-{MAX_LIMIT}; default {DEFAULT_LIMIT})."
+    )
 
 
 class Context(BaseModel):
@@ -102,7 +105,7 @@ async def graph_retrieve(s: Services, p: GraphRetrieveParams) -> dict[str, Any]:
     """Answer a question from the ingested documents: the chunks that match it best (by meaning
     and by words), each with its article, its authors, the entities it mentions and the chunks
     around it."""
-    return await retrieve(s, p.project_id, p.query, p.limit)
+    return await retrieve(s, p.project_id, p.query, p.limit or s.settings.retrieval_limit)
 
 
 @retrieval.tool(AddArticleParams, ArticleAdded, idempotent=True, title="Add article")
@@ -113,7 +116,8 @@ async def add_article(s: Services, p: AddArticleParams) -> dict[str, Any]:
     doc = Document(
         p.title, tuple(dict.fromkeys(a.strip() for a in p.authors if a.strip())), p.text, source, p.url, p.date
     )
-    report = await IngestService(s.ctx).ingest(s.project(p.project_id), [doc])
+    spec = ChunkSpec(s.settings.chunk_size, s.settings.chunk_overlap)
+    report = await IngestService(s.ctx, spec).ingest(s.project(p.project_id), [doc])
     status = "created" if report.created else "updated" if report.updated else "unchanged"
     return {
         "article_id": report.article_ids[source],

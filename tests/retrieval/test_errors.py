@@ -3,6 +3,7 @@ or the real MCP client over stdio, each with a message a user can act on."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import threading
@@ -150,11 +151,14 @@ def test_query_prints_the_spec_json(tmp_path: Path) -> None:
     data = ingested(tmp_path)
     result = polyg(tmp_path, "query", "Who wrote about GPT-4?", "--data-dir", str(data))
     assert result.returncode == 0, result.stderr
-    import json
-
     answer = json.loads(result.stdout)
     assert answer["total_results"] == len(answer["results"]) >= 1
     assert answer["results"][0]["author"] == "Alice, Bob"
+    # The execution trace of the request, in the JSON log file, under a request id.
+    lines = [json.loads(line) for line in (tmp_path / "logs" / "polyg.log").read_text().splitlines()]
+    [trace] = [line for line in lines if line["msg"] == "graph_retrieve trace"]
+    assert trace["request_id"] and trace["searched"] == ["Chunk"] and trace["chunks_found"] >= 1
+    assert trace["results"] == answer["total_results"] and trace["expansion_ms"] >= 0
     again = polyg(tmp_path, "ingest", str(tmp_path / "docs"), "--data-dir", str(data))
     assert json.loads(again.stdout)["unchanged"] == 5
     gone = polyg(tmp_path, "ingest", "--delete", str(tmp_path / "docs" / "gpt4.md"), "--data-dir", str(data))
