@@ -9,9 +9,18 @@ their public classes and functions, one article each.
 2. `graph_retrieve` over MCP stdio (`polyg serve --toolsets retrieval`): p50 / p95 of queries
    made from the topic names.
 
-    python bench/retrieval_bench.py [--docs N] [--queries N] [--smoke]
+3. `--locomo`: quality on the LoCoMo dev split as documents (`../shared/eval/locomo_dev.json`,
+   read by path; CC BY-NC, benchmark use only): one article per session, its two speakers as
+   authors, its turns as paragraphs "[date] speaker: text" chunked in order. For each question
+   of categories 1-4, the share of its evidence turns inside the returned chunks (a turn counts
+   when its line is inside a chunk's text) at limit 5 and 10, and how often an evidence turn's
+   speaker is among the returned authors: plain chunk search (the chunks only) next to
+   graph_retrieve (the chunks and, through NEXT_CHUNK, the chunks before and after them), same
+   run, same store.
 
-Not done yet: the 100k-chunk scale run and the LoCoMo-as-documents quality run.
+    python bench/retrieval_bench.py [--docs N] [--queries N] [--smoke] [--locomo]
+
+Not done yet: the 100k-chunk scale run.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import argparse
 import asyncio
 import importlib
 import inspect
+import json
 import sys
 import tempfile
 import time
@@ -93,12 +103,96 @@ async def query_latency(data_dir: Path, queries: list[str], workdir: Path) -> di
     return summarize(seconds)
 
 
+LOCOMO = Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "locomo_dev.json"
+KS = (5, 10)
+
+
+def locomo_documents(sample: dict[str, Any]) -> tuple[list[Document], dict[str, tuple[str, str]]]:
+    """Articles of one conversation, and dia_id -> (its line, its speaker)."""
+    conversation = sample["conversation"]
+    speakers = (conversation["speaker_a"], conversation["speaker_b"])
+    docs, turns = [], {}
+    number = 1
+    while f"session_{number}" in conversation:
+        date = conversation.get(f"session_{number}_date_time", "")
+        lines = []
+        for turn in conversation[f"session_{number}"]:
+            line = f"[{date}] {turn['speaker']}: {turn['text']}"
+            if turn.get("blip_caption"):
+                line += f" [image: {turn['blip_caption']}]"
+            lines.append(line)
+            turns[turn["dia_id"]] = (" ".join(line.split()), turn["speaker"])
+        title = f"{sample['sample_id']} session {number} ({date})"
+        docs.append(Document(title, speakers, "\n\n".join(lines), f"locomo:{sample['sample_id']}:{number}"))
+        number += 1
+    return docs, turns
+
+
+def turns_in(texts: list[str], turns: dict[str, tuple[str, str]]) -> set[str]:
+    joined = [" ".join(t.split()) for t in texts]
+    return {dia for dia, (line, _) in turns.items() if any(line in text for text in joined)}
+
+
+async def locomo(data_dir: Path, data: Path) -> dict[str, Any]:
+    from polyg.core.retrieval import RetrievalService
+
+    samples = json.loads(await asyncio.to_thread(data.read_text, encoding="utf-8"))
+    core = Polyg(load_settings(None, data_dir=data_dir, store=None, log_dir=data_dir / "logs"))
+    scores: dict[str, list[float]] = {}
+    speaker_hits: list[float] = []
+    dropped = 0
+    try:
+        services = await core.ready()
+        retrieval = RetrievalService(services.ctx, services.search)
+        for sample in samples:
+            project = "locomo_" + sample["sample_id"].replace("-", "_")
+            docs, turns = locomo_documents(sample)
+            await IngestService(services.ctx).ingest(project, docs)
+            for qa in sample["qa"]:
+                if qa.get("category") not in (1, 2, 3, 4):
+                    continue
+                evidence = {e.strip() for item in qa.get("evidence", []) for e in str(item).split(";")}
+                known = {e for e in evidence if e in turns}
+                dropped += len(evidence - known)
+                if not known:
+                    continue
+                found = await retrieval.retrieve(project, qa["question"], max(KS))
+                for k in KS:
+                    top = found[:k]
+                    plain = turns_in([r.text for r in top], turns)
+                    graph = turns_in([t for r in top for t in (r.text, r.before or "", r.after or "")], turns)
+                    scores.setdefault(f"plain@{k}", []).append(len(known & plain) / len(known))
+                    scores.setdefault(f"graph@{k}", []).append(len(known & graph) / len(known))
+                authors = {a for r in found[:5] for a in r.authors}
+                speaker_hits.append(float(any(turns[e][1] in authors for e in known)))
+    finally:
+        await core.close()
+    out: dict[str, Any] = {name: round(100 * sum(v) / len(v), 1) for name, v in scores.items()}
+    out["speaker_among_authors@5"] = round(100 * sum(speaker_hits) / len(speaker_hits), 1)
+    out["questions"] = len(speaker_hits)
+    out["evidence_ids_dropped"] = dropped
+    return out
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=1500)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--locomo", action="store_true", help="run the LoCoMo quality run only")
+    parser.add_argument("--locomo-data", type=Path, default=LOCOMO, help="locomo_dev.json (default ../shared/eval/)")
     args = parser.parse_args()
+    if args.locomo:
+        with tempfile.TemporaryDirectory(prefix="polyg-retrieval-locomo-") as tmp:
+            quality = await locomo(Path(tmp) / "data", args.locomo_data)
+        print("locomo", quality, flush=True)
+        rows = "\n".join(f"| {k} | {v} |" for k, v in quality.items())
+        write_results(
+            "retrieval-locomo",
+            f"# retrieval on LoCoMo dev as documents\n\n| metric | value |\n|---|---:|\n{rows}\n",
+            {"machine": machine_info(), "locomo": quality},
+        )
+        return
     if args.smoke:
         args.docs, args.queries = 60, 20
     docs = stdlib_documents(args.docs)
