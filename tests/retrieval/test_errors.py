@@ -102,11 +102,21 @@ def test_2002_authentication_failure(tmp_path: Path, refusing_server: int) -> No
     assert "Authentication to FalkorDB" in message
 
 
-async def test_2003_vector_index_missing(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("damage", "code", "advice"),
+    [
+        # 2003: the chunks' vector index is gone; search would silently find nothing by meaning.
+        ("DROP VECTOR INDEX FOR (n:Chunk) ON (n.embedding)", 2003, "polyg init-schema"),
+        # 5002: the chunks search finds belong to no article: expansion cannot report them.
+        ("MATCH (a:Article) DETACH DELETE a", 5002, "polyg ingest"),
+    ],
+    ids=["2003_vector_index_missing", "5002_graph_expansion_failure"],
+)
+async def test_a_damaged_store(tmp_path: Path, damage: str, code: int, advice: str) -> None:
     data = ingested(tmp_path)
-    await run_on(data, "DROP VECTOR INDEX FOR (n:Chunk) ON (n.embedding)")
-    message = fails_with(polyg(tmp_path, "query", "Who wrote about GPT-4?", "--data-dir", str(data)), 2003)
-    assert "polyg init-schema" in message
+    await run_on(data, damage)
+    message = fails_with(polyg(tmp_path, "query", "Who wrote about GPT-4?", "--data-dir", str(data)), code)
+    assert advice in message
 
 
 def test_3001_embedding_model_failure(tmp_path: Path) -> None:
@@ -138,13 +148,6 @@ def test_4001_server_start_failure(tmp_path: Path) -> None:
         port = str(taken.getsockname()[1])
         result = polyg(tmp_path, "serve", "--transport", "http", "--port", port, "--data-dir", str(tmp_path / "d"))
     assert "choose another --port".lower() in fails_with(result, 4001).lower()
-
-
-async def test_5002_graph_expansion_failure(tmp_path: Path) -> None:
-    data = ingested(tmp_path)
-    await run_on(data, "MATCH (a:Article) DETACH DELETE a")
-    message = fails_with(polyg(tmp_path, "query", "Who wrote about GPT-4?", "--data-dir", str(data)), 5002)
-    assert "polyg ingest" in message
 
 
 def test_query_prints_the_spec_json(tmp_path: Path) -> None:
