@@ -18,7 +18,7 @@ their public classes and functions, one article each.
    graph_retrieve (the chunks and, through NEXT_CHUNK, the chunks before and after them), same
    run, same store.
 
-    python bench/retrieval_bench.py [--docs N] [--queries N] [--smoke] [--locomo]
+    python bench/retrieval_bench.py [--docs N] [--queries N] [--chunk-size N] [--smoke] [--locomo]
 
 Not done yet: the 100k-chunk scale run.
 """
@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import PolygServer, clean_env, machine_info, summarize, write_results
 from polyg.config import load_settings
 from polyg.core.app import Polyg
+from polyg.core.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, ChunkSpec
 from polyg.core.ingest import IngestService
 from polyg.core.parsers import Document
 
@@ -63,15 +64,30 @@ def stdlib_documents(limit: int) -> list[Document]:
                 module = importlib.import_module(name)
             except Exception:
                 continue
-            for attr, value in [(name, module), *sorted(vars(module).items())]:
-                doc = inspect.getdoc(value) if (value is module or not attr.startswith("_")) else None
-                if doc and len(doc) > 80 and getattr(value, "__module__", name) in (name, None):
-                    title = name if value is module else f"{name}.{attr}"
+            for title, value in _documented(name, module):
+                doc = inspect.getdoc(value)
+                if doc and len(doc) > 80:
                     docs.append(Document(title, ("Python",), doc, f"pydoc:{title}"))
     return docs[:limit]
 
 
-async def ingest(data_dir: Path, docs: list[Document], embedder: str) -> dict[str, Any]:
+def _documented(name: str, module: Any) -> list[tuple[str, Any]]:
+    """The module, its public classes and functions, and the public methods of its classes."""
+    found: list[tuple[str, Any]] = [(name, module)]
+    for attr, value in sorted(vars(module).items()):
+        if attr.startswith("_") or getattr(value, "__module__", None) != name:
+            continue
+        found.append((f"{name}.{attr}", value))
+        if inspect.isclass(value):
+            found += [
+                (f"{name}.{attr}.{member}", method)
+                for member, method in sorted(vars(value).items())
+                if not member.startswith("_") and callable(method)
+            ]
+    return found
+
+
+async def ingest(data_dir: Path, docs: list[Document], embedder: str, chunk_size: int) -> dict[str, Any]:
     settings = load_settings(
         None, data_dir=data_dir, store=None, log_dir=data_dir / "logs", embedding_provider=embedder
     )
@@ -79,13 +95,15 @@ async def ingest(data_dir: Path, docs: list[Document], embedder: str) -> dict[st
     try:
         services = await core.ready()
         started = time.perf_counter()
-        report = await IngestService(services.ctx).ingest("default", docs)
+        spec = ChunkSpec(chunk_size, min(DEFAULT_OVERLAP, chunk_size // 4))
+        report = await IngestService(services.ctx, spec).ingest("default", docs)
         total = time.perf_counter() - started
     finally:
         await core.close()
     return {
         "documents": len(docs),
         "chunks": report.chunks,
+        "chunk_size": chunk_size,
         "seconds": round(total, 2),
         "chunks_per_s": round(report.chunks / total, 1),
         "embed_share": round(report.embed_s / total, 3),
@@ -190,6 +208,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=1500)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--chunk-size", type=int, default=DEFAULT_SIZE, help="tokens per chunk (smaller: more chunks)")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--locomo", action="store_true", help="run the LoCoMo quality run only")
     parser.add_argument("--locomo-data", type=Path, default=LOCOMO, help="locomo_dev.json (default ../shared/eval/)")
@@ -203,6 +222,8 @@ async def main() -> None:
             "retrieval-locomo",
             f"# retrieval on LoCoMo dev as documents\n\n| metric | value |\n|---|---:|\n{rows}\n",
             {"machine": machine_info(), "locomo": quality},
+            size="dev",
+            figures={k: v for k, v in quality.items() if "@" in k},
         )
         return
     # Smoke: a few documents and hashing vectors (seconds, not minutes); nothing saved.
@@ -213,7 +234,7 @@ async def main() -> None:
     queries = [f"How does {doc.title.replace('-', ' ')} work?" for doc in docs][: args.queries]
     with tempfile.TemporaryDirectory(prefix="polyg-retrieval-bench-") as tmp:
         workdir = Path(tmp)
-        ingestion = await ingest(workdir / "data", docs, embedder)
+        ingestion = await ingest(workdir / "data", docs, embedder, args.chunk_size)
         print("ingestion", ingestion, flush=True)
         latency = await query_latency(workdir / "data", queries, workdir, embedder)
         print("graph_retrieve", latency, flush=True)
@@ -226,7 +247,13 @@ async def main() -> None:
         f"graph_retrieve over MCP stdio ({len(queries)} queries): p50 {latency['p50_ms']:.1f} ms, "
         f"p95 {latency['p95_ms']:.1f} ms.\n"
     )
-    write_results(f"retrieval-{ingestion['chunks']}", markdown, data)
+    figures = {
+        "chunks_per_s": ingestion["chunks_per_s"],
+        "embed_share": ingestion["embed_share"],
+        "p50_ms": round(latency["p50_ms"], 2),
+        "p95_ms": round(latency["p95_ms"], 2),
+    }
+    write_results("retrieval", markdown, data, size=str(ingestion["chunks"]), figures=figures)
 
 
 if __name__ == "__main__":
