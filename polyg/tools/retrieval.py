@@ -17,7 +17,7 @@ from polyg.tools.registry import Params, Toolset
 retrieval = Toolset(
     "retrieval",
     instructions=(
-        "Documents (articles with authors, cut into chunks) are searched by graph_retrieve, which "
+        "retrieval: documents (articles with authors, cut into chunks) searched by graph_retrieve, which "
         "returns the best chunks with their article, authors and neighbouring chunks; add_article "
         "adds a document."
     ),

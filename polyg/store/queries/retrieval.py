@@ -12,17 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import Label, RelType
+from polyg.store.names import ARTICLE, AUTHOR, CHUNK, ENTITY, HAS_CHUNK, MENTIONS, NEXT_CHUNK, WROTE
 from polyg.store.queries import Runner
-
-ARTICLE = Label("Article")
-AUTHOR = Label("Author")
-CHUNK = Label("Chunk")
-ENTITY = Label("Entity")
-HAS_CHUNK = RelType("HAS_CHUNK")
-WROTE = RelType("WROTE")
-MENTIONS = RelType("MENTIONS")
-NEXT_CHUNK = RelType("NEXT_CHUNK")
 
 # Range indexes of the document labels that are not embeddable (the chunk's come from the
 # embeddable registry): articles are found by source and id, authors by name.
