@@ -3,7 +3,6 @@ an embedded FalkorDB per test module; each test ingests into its own project."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from polyg.config import load_settings
 from polyg.core.app import Polyg, Services
+from tests.core.conftest import isolated_settings
 
 TEST_DATA = Path(__file__).with_name("test_data.yaml")
 
@@ -25,14 +24,7 @@ def load_test_data() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 async def services(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Services]:
-    root: Path = tmp_path_factory.mktemp("retrieval")
-    with pytest.MonkeyPatch.context() as env:
-        for name in list(os.environ):
-            if name.startswith(("POLYG_", "FALKORDB_")) or name == "EMBEDDING_MODEL":
-                env.delenv(name)
-        env.setenv("XDG_CONFIG_HOME", str(root / "config"))
-        settings = load_settings(None, data_dir=root / "data", log_dir=root / "logs", store=None)
-    core = Polyg(settings)
+    core = Polyg(isolated_settings(tmp_path_factory.mktemp("retrieval")))
     try:
         yield await core.ready()
     finally:
