@@ -1,4 +1,4 @@
-"""The `polyg` command: serve, init-schema, status."""
+"""The `polyg` command: serve, init-schema, status, import, export, ingest, query."""
 
 from __future__ import annotations
 
@@ -63,6 +63,23 @@ def _usable_directory(path: Path, what: str) -> None:
         raise ConfigError(f"Cannot use {path} as the {what}: not writable.")
 
 
+def _setup_logging(settings: Settings, stderr_level: str | None = None) -> None:
+    from polyg.logs import setup_logging
+
+    try:
+        _usable_directory(settings.resolved_log_dir, "log directory")
+        setup_logging(
+            settings.log_level,
+            settings.resolved_log_dir,
+            max_bytes=settings.log_max_bytes,
+            backup_count=settings.log_backup_count,
+            retention_days=settings.log_retention_days,
+            stderr_level=stderr_level,
+        )
+    except (PolygError, OSError) as exc:
+        _fail(exc if isinstance(exc, PolygError) else ConfigError(f"Cannot write the log: {exc}."))
+
+
 def _fail(exc: PolygError) -> NoReturn:
     print(f"Error: {exc.message} (code {exc.code})", file=sys.stderr)
     raise typer.Exit(2)
@@ -94,13 +111,7 @@ def serve(
         data_dir=data_dir,
         log_level=log_level,
     )
-    from polyg.logs import setup_logging
-
-    try:
-        _usable_directory(settings.resolved_log_dir, "log directory")
-        setup_logging(settings.log_level, settings.resolved_log_dir)
-    except (PolygError, OSError) as exc:
-        _fail(exc if isinstance(exc, PolygError) else ConfigError(f"Cannot write the log: {exc}."))
+    _setup_logging(settings)
     # SIGTERM (what process managers send) takes the same path as Ctrl-C: the server stops,
     # and the embedded database is shut down cleanly if no other polyg process uses it. This
     # handler covers the moments no event loop handles it: the stdio server cancels itself from
@@ -331,6 +342,130 @@ def export(
     except PolygError as exc:
         _fail(exc)
     print(f"exported {count} items", file=sys.stderr)
+
+
+IncludeOpt = Annotated[
+    list[str] | None, typer.Option("--include", help="Glob of files to take in folders (repeatable).")
+]
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders (searched recursively).")],
+    author: Annotated[list[str] | None, typer.Option("--author", help="Author of every document (repeatable).")] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Title of the document (one file).")] = None,
+    include: IncludeOpt = None,
+    delete: Annotated[bool, typer.Option("--delete", help="Remove the articles of these paths instead.")] = False,
+    chunk_size: Annotated[int | None, typer.Option("--chunk-size", help="Tokens per chunk (16-254).")] = None,
+    chunk_overlap: Annotated[
+        int | None, typer.Option("--chunk-overlap", help="Tokens shared by adjacent chunks.")
+    ] = None,
+    project: ProjectOpt = None,
+    store: StoreOpt = None,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Ingest documents (Markdown, text, HTML, PDF, JSONL) as articles, authors and chunks."""
+    import json
+
+    from polyg.core.chunking import ChunkSpec
+    from polyg.core.parsers import find_files
+
+    settings = _settings(
+        config, project=project, store=store, data_dir=data_dir, chunk_size=chunk_size, chunk_overlap=chunk_overlap
+    )
+    # The request log (and each ingestion's counts) go to the log file; the terminal shows the
+    # progress bar and warnings.
+    _setup_logging(settings, stderr_level="WARNING")
+    try:
+        spec = ChunkSpec(settings.chunk_size, settings.chunk_overlap)
+    except PolygError as exc:
+        _fail(exc)
+
+    async def work(services: Any) -> Any:
+        from polyg.core.ingest import IngestService
+
+        service = IngestService(services.ctx, spec)
+        target = services.project(None)
+        if delete:
+            resolved = [str(p.resolve()) for p in paths]
+            return await service.delete(target, resolved, [f"{r}/" for r in resolved] + [f"{r}#" for r in resolved]), []
+        return await _ingest_files(service, target, find_files(paths, include or ()), author, title)
+
+    try:
+        report, failures = asyncio.run(_with_core(settings, work))
+    except PolygError as exc:
+        _fail(exc)
+    print(json.dumps(report.as_dict()))
+    for _path, error in failures:
+        print(f"Error: {error.message} (code {error.code})", file=sys.stderr)
+    if failures:
+        raise typer.Exit(2)
+
+
+async def _ingest_files(
+    service: Any, project: str, files: list[Path], authors: list[str] | None, title: str | None
+) -> tuple[Any, list[tuple[Path, PolygError]]]:
+    """Parse every file (a file that cannot be read is reported, the others go on), then
+    ingest them all with a progress bar on stderr."""
+    import dataclasses
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from polyg.core.parsers import parse_file
+
+    documents = []
+    failures: list[tuple[Path, PolygError]] = []
+    for path in files:
+        try:
+            parsed = parse_file(path)
+        except PolygError as exc:
+            failures.append((path, exc))
+            continue
+        for doc in parsed:
+            if authors:
+                doc = dataclasses.replace(doc, authors=tuple(authors))
+            if title:
+                doc = dataclasses.replace(doc, title=title)
+            documents.append(doc)
+    with Progress(console=Console(stderr=True)) as bar:
+        task = bar.add_task(f"ingesting {len(documents)} documents into {project}", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = await service.ingest(project, documents, advance)
+    return report, failures
+
+
+@app.command()
+def query(
+    text: Annotated[str, typer.Argument(help="The question, e.g. 'Who wrote about GPT-4?'.")],
+    limit: Annotated[int | None, typer.Option("--limit", help="Chunks to return (default 5).")] = None,
+    project: ProjectOpt = None,
+    store: StoreOpt = None,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Answer from the ingested documents: prints graph_retrieve's JSON."""
+    import json
+
+    settings = _settings(config, project=project, store=store, data_dir=data_dir, retrieval_limit=limit)
+    _setup_logging(settings, stderr_level="WARNING")
+
+    async def work(services: Any) -> Any:
+        from polyg.logs import new_request_id, request_id
+        from polyg.tools.retrieval import retrieve
+
+        request_id.set(new_request_id())  # the execution trace in the log carries it
+        return await retrieve(services, None, text, settings.retrieval_limit)
+
+    try:
+        result = asyncio.run(_with_core(settings, work))
+    except PolygError as exc:
+        _fail(exc)
+    print(json.dumps(result, ensure_ascii=False, indent=2))
 
 
 def main() -> None:

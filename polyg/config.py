@@ -86,6 +86,15 @@ class Settings(BaseSettings):
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = _env("log_level", "LOG_LEVEL")
     log_dir: Path | None = _env("log_dir")
+    log_max_bytes: int = Field(ge=1024, validation_alias=AliasChoices("POLYG_LOG_MAX_BYTES"))
+    log_backup_count: int = Field(ge=0, validation_alias=AliasChoices("POLYG_LOG_BACKUP_COUNT"))
+    # Rotated log files older than this are deleted; 0 keeps them (up to log_backup_count).
+    log_retention_days: float = Field(ge=0, validation_alias=AliasChoices("POLYG_LOG_RETENTION_DAYS"))
+
+    # Retrieval (spec 001): chunks graph_retrieve returns by default, and how documents are cut.
+    retrieval_limit: int = Field(ge=1, le=100, validation_alias=AliasChoices("POLYG_RETRIEVAL_LIMIT"))
+    chunk_size: int = Field(ge=16, le=254, validation_alias=AliasChoices("POLYG_CHUNK_SIZE"))
+    chunk_overlap: int = Field(ge=0, le=127, validation_alias=AliasChoices("POLYG_CHUNK_OVERLAP"))
 
     @classmethod
     def settings_customise_sources(
@@ -198,6 +207,12 @@ DEFAULTS: dict[str, Any] = {
     "allowed_origins": [],
     "log_level": "INFO",
     "log_dir": None,
+    "log_max_bytes": 10 * 1024 * 1024,
+    "log_backup_count": 5,
+    "log_retention_days": 0,
+    "retrieval_limit": 5,
+    "chunk_size": 200,
+    "chunk_overlap": 32,
 }
 
 
@@ -220,9 +235,13 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
     explicit = config_file or (Path(p) if (p := os.environ.get("POLYG_CONFIG")) else None)
     candidate = explicit or default_config_file()
     from_file = read_yaml(candidate) if explicit or candidate.exists() else {}
+    # Spec 001's config/app.yaml and config/logging.yaml, below polyg's own file.
+    from polyg.spec_config import app_settings, logging_settings
+
+    from_spec = {**app_settings(), **logging_settings()}
     # Environment beats the file: pydantic-settings reads the environment only for fields
     # not passed in, so file values go in as defaults and flags as explicit values.
-    base = {**DEFAULTS, "data_dir": default_data_dir(), **from_file}
+    base = {**DEFAULTS, "data_dir": default_data_dir(), **from_spec, **from_file}
     env_names = _environment_fields()
     merged = {k: v for k, v in base.items() if k not in env_names}
     merged.update({k: v for k, v in overrides.items() if v is not None})

@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from polyg.closing import close_fully
 from polyg.core.app import Polyg
-from polyg.errors import ConfigError, PolygError
+from polyg.errors import ConfigError, PolygError, ServerError
 from polyg.server import build_server
 
 log = logging.getLogger(__name__)
@@ -172,7 +172,11 @@ def bind(host: str, port: int) -> socket.socket:
         sock.listen(2048)
     except OSError as exc:
         sock.close()
-        raise ConfigError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.") from None
+        # Spec 001's 4001: the server cannot start.
+        raise ServerError(
+            f"Cannot listen on {host}:{port}: {exc.strerror or exc}. "
+            "Choose another --port, or stop the program using it."
+        ) from None
     sock.set_inheritable(True)
     return sock
 

@@ -90,8 +90,44 @@ def flush_logs() -> None:
             _listener = None
 
 
-def setup_logging(level: str, log_dir: Path | None) -> None:
-    """Route every logger through JSON handlers on stderr and, if given, a rotating file."""
+class RetainingFileHandler(logging.handlers.RotatingFileHandler):
+    """Rotates at a size, keeping `backupCount` files, and deletes rotated files older than
+    `retention_s` (0: kept until rotated out)."""
+
+    def __init__(self, path: Path, *, max_bytes: int, backup_count: int, retention_s: float) -> None:
+        super().__init__(path, maxBytes=max_bytes, backupCount=backup_count, encoding="utf-8")
+        self.retention_s = retention_s
+        self.prune()
+
+    def doRollover(self) -> None:
+        super().doRollover()
+        self.prune()
+
+    def prune(self) -> None:
+        if not self.retention_s:
+            return
+        base = Path(self.baseFilename)
+        cutoff = time.time() - self.retention_s
+        for rotated in base.parent.glob(base.name + ".*"):
+            try:
+                if rotated.stat().st_mtime < cutoff:
+                    rotated.unlink()
+            except OSError:
+                pass  # another process rotated or removed it first
+
+
+def setup_logging(
+    level: str,
+    log_dir: Path | None,
+    *,
+    max_bytes: int = 10 * 1024 * 1024,
+    backup_count: int = 5,
+    retention_days: float = 0,
+    stderr_level: str | None = None,
+) -> None:
+    """Route every logger through JSON handlers on stderr (at `stderr_level`, default `level`)
+    and, if given, a rotating file in `log_dir` (rotated at `max_bytes`, `backup_count` files
+    kept, none older than `retention_days` when set)."""
     global _listener
     flush_logs()
     root = logging.getLogger()
@@ -100,11 +136,16 @@ def setup_logging(level: str, log_dir: Path | None) -> None:
     formatter = JsonFormatter()
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setFormatter(formatter)
+    if stderr_level is not None:
+        stderr.setLevel(stderr_level)
     handlers: list[logging.Handler] = [stderr]
     if log_dir is not None:
         log_dir.mkdir(parents=True, exist_ok=True)
-        rotating = logging.handlers.RotatingFileHandler(
-            log_dir / "polyg.log", maxBytes=10 * 1024 * 1024, backupCount=5, encoding="utf-8"
+        rotating = RetainingFileHandler(
+            log_dir / "polyg.log",
+            max_bytes=max_bytes,
+            backup_count=backup_count,
+            retention_s=retention_days * 86400,
         )
         rotating.setFormatter(formatter)
         handlers.append(rotating)

@@ -89,7 +89,7 @@ OBSERVATION = Embeddable(
     owner=Link(names.ENTITY, names.HAS_OBSERVATION),
     endpoint=False,
 )
-# Declared for the temporal (spec 003) and retrieval (spec 001) toolsets, which register them.
+# Declared for the temporal toolset (spec 003), which registers it.
 EVENT = Embeddable(names.EVENT, head=("description",), head_text=_field("description"), fulltext=("description",))
 CHUNK = Embeddable(names.CHUNK, head=("text",), head_text=_field("text"), fulltext=("text",))
 
@@ -128,11 +128,14 @@ class EmbeddableRegistry:
             vector=tuple(e.label for e in entries),
         )
 
-    def search_targets(self) -> tuple[SearchTarget, ...]:
-        return tuple(SearchTarget(e.label, e.owner) for e in self._entries.values())
+    def search_targets(self, counts_for: str | None = None) -> tuple[SearchTarget, ...]:
+        """Every search target, or those whose hits count for nodes of label `counts_for` (an
+        entity search reads entities and observations; a chunk search, chunks)."""
+        targets = (SearchTarget(e.label, e.owner) for e in self._entries.values())
+        return tuple(t for t in targets if counts_for is None or (t.owner.label if t.owner else t.label) == counts_for)
 
-    def search_labels(self) -> tuple[Label, ...]:
-        return tuple(target.label for target in self.search_targets())
+    def search_labels(self, counts_for: str | None = None) -> tuple[Label, ...]:
+        return tuple(target.label for target in self.search_targets(counts_for))
 
     def endpoint_labels(self) -> tuple[Label, ...]:
         """Labels an edge may join, each found by its indexed `id`."""
@@ -154,5 +157,5 @@ class EmbeddableRegistry:
         return frozenset(f for e in self._entries.values() for f in (*e.head, *e.fulltext))
 
 
-# What polyg embeds and searches today.
-REGISTRY = EmbeddableRegistry([ENTITY, OBSERVATION])
+# What polyg embeds and searches today: chunks are the documents' text (spec 001, polyg ingest).
+REGISTRY = EmbeddableRegistry([ENTITY, OBSERVATION, CHUNK])

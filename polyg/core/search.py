@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from polyg.core import limits
+from polyg.core.embeddable import REGISTRY, SearchTarget
 from polyg.core.graph import GraphContext
 from polyg.core.model import Hit
 from polyg.errors import EmptyQuery, IndexNotFound, InvalidParams, StoreError
@@ -44,7 +45,10 @@ from polyg.store.falkor import Row, VectorParam
 
 log = logging.getLogger(__name__)
 
-LABELS = ("Entity", "Observation")
+# What an entity search reads (entities and their observations) and what a chunk search reads:
+# the embeddable registry's targets whose hits count for each.
+ENTITY_TARGETS = REGISTRY.search_targets("Entity")
+CHUNK_TARGETS = REGISTRY.search_targets("Chunk")
 TOTALS_TTL_S = 2.0
 INDEX_WAIT_S = 1.0
 
@@ -235,6 +239,21 @@ class SearchService:
 
     async def entities(self, project: str, query: str, limit: int = 10) -> list[tuple[str, float]]:
         """Best entity ids for `query`, with fused scores, best first."""
+        return [(hit.node_id, hit.fused) for hit in await self.entity_hits(project, query, limit)]
+
+    async def entity_hits(self, project: str, query: str, limit: int = 10) -> list[Hit]:
+        """`entities()` with each kind of evidence's score kept apart (fused, cosine, text vote)."""
+        return await self.hits(project, query, ENTITY_TARGETS, limit, exact_names=True)
+
+    async def chunks(self, project: str, query: str, limit: int = 10) -> list[Hit]:
+        """Best document chunks for `query`, best first, each with its separate scores."""
+        return await self.hits(project, query, CHUNK_TARGETS, limit)
+
+    async def hits(
+        self, project: str, query: str, targets: Sequence[SearchTarget], limit: int = 10, *, exact_names: bool = False
+    ) -> list[Hit]:
+        """Best nodes for `query` over `targets` (each hit counted for its owner), best first;
+        with `exact_names`, an entity named exactly as the query ranks first."""
         if not isinstance(query, str) or not query.strip():
             raise EmptyQuery("Query must not be empty.")
         limits.text(query, "query", max_len=limits.MAX_TEXT)
@@ -247,9 +266,9 @@ class SearchService:
         # in surrounding whitespace (stored before names were normalised): compared here.
         name = unicodedata.normalize("NFC", query.strip())
         exact, similarity, text = await asyncio.gather(
-            self.ctx.read(project, "MATCH (e:Entity {name: $name}) RETURN e.id, e.name", {"name": name}),
-            self._vector(project, query, k),
-            self._text(project, query_terms(query, cfg), k),
+            self._exact_names(project, name) if exact_names else _nothing(),
+            self._vector(project, query, k, targets),
+            self._text(project, query_terms(query, cfg), k, targets),
         )
         votes = [(entity_id, cfg.text_weight) for entity_id in text]
         scores = rrf([vector_ranking(similarity, cfg), votes], cfg.rrf_k)
@@ -260,7 +279,14 @@ class SearchService:
         # Equal fused scores are common (rank 1 of one list against rank 1 of the other): the
         # cosine similarity, the one score comparable across all candidates, breaks the tie.
         ranked = sorted(scores.items(), key=lambda item: (-item[1], -similarity.get(item[0], -2.0), item[0]))
-        return ranked[:limit]
+        # The text list's own vote (its reciprocal rank), kept apart from the fused score.
+        text_votes = rrf([votes], cfg.rrf_k)
+        return [
+            Hit(node_id, fused, similarity.get(node_id), text_votes.get(node_id)) for node_id, fused in ranked[:limit]
+        ]
+
+    async def _exact_names(self, project: str, name: str) -> list[Row]:
+        return await self.ctx.read(project, "MATCH (e:Entity {name: $name}) RETURN e.id, e.name", {"name": name})
 
     async def by_strategy(self, project: str, query: str, strategy: str, limit: int = 10) -> list[tuple[str, float]]:
         """Entity ids with one kind of evidence's score, best first: `vector` (cosine
@@ -268,33 +294,23 @@ class SearchService:
         `entities`, scored by cosine similarity where the vector found the entity)."""
         if strategy == "combined":
             ranked = await self.entities(project, query, limit)
-            similarity = await self._vector(project, query, max(self.config.candidates, limit))
+            similarity = await self._vector(project, query, max(self.config.candidates, limit), ENTITY_TARGETS)
             return [(entity_id, round(similarity.get(entity_id, score), 6)) for entity_id, score in ranked]
         if not isinstance(query, str) or not query.strip():
             raise EmptyQuery("Query must not be empty.")
         limits.limit(limit)
         await self._check_indexes(project)
         if strategy == "vector":
-            similarity = await self._vector(project, query, max(self.config.candidates, limit))
+            similarity = await self._vector(project, query, max(self.config.candidates, limit), ENTITY_TARGETS)
             kept = vector_ranking(similarity, self.config)
             return [(entity_id, round(similarity[entity_id], 6)) for entity_id, _ in kept[:limit]]
         if strategy == "text":
-            text = await self._text(project, query_terms(query, self.config), max(self.config.candidates, limit))
+            text = await self._text(
+                project, query_terms(query, self.config), max(self.config.candidates, limit), ENTITY_TARGETS
+            )
             # Text matching ranks without a score: the rank's reciprocal stands for one.
             return [(entity_id, round(1.0 / (rank + 1), 6)) for rank, entity_id in enumerate(text[:limit])]
         raise InvalidParams("search_strategy must be one of vector, text, combined.")
-
-    async def hits(self, project: str, query: str, limit: int = 10) -> list[Hit]:
-        """`entities()` with each kind of evidence's score kept apart: the fused score, the
-        entity's best cosine similarity (when vector search found it) and the text list's
-        reciprocal-rank vote (when full-text search found it). Best first, as `entities()`."""
-        ranked, similarity, text = await asyncio.gather(
-            self.entities(project, query, limit),
-            self._vector(project, query, max(self.config.candidates, limit)),
-            self._text(project, query_terms(query, self.config), max(self.config.candidates, limit)),
-        )
-        votes = rrf([[(entity_id, self.config.text_weight) for entity_id in text]], self.config.rrf_k)
-        return [Hit(entity_id, fused, similarity.get(entity_id), votes.get(entity_id)) for entity_id, fused in ranked]
 
     async def _check_indexes(self, project: str) -> None:
         """Refuse, clearly, to search while FalkorDB rebuilds indexes after a restart.
@@ -308,7 +324,8 @@ class SearchService:
         deadline = time.monotonic() + INDEX_WAIT_S
         while True:
             rows = await self.ctx.read(project, "CALL db.indexes() YIELD label, status RETURN label, status")
-            building = sorted({label for label, status in rows if label in LABELS and status != "OPERATIONAL"})
+            labels = REGISTRY.search_labels()
+            building = sorted({label for label, status in rows if label in labels and status != "OPERATIONAL"})
             if not building or time.monotonic() >= deadline:
                 break
             await asyncio.sleep(0.05)
@@ -320,7 +337,7 @@ class SearchService:
         if rows:
             self._indexes_ready.add(project)
 
-    async def _vector(self, project: str, query: str, k: int) -> dict[str, float]:
+    async def _vector(self, project: str, query: str, k: int, targets: Sequence[SearchTarget]) -> dict[str, float]:
         # Vectors of entities written just before this search may still be on their way
         # (polyg.core.vectorizer): waiting for them, while the query embeds, means a client
         # always finds what it just wrote. Usually there is nothing to wait for.
@@ -331,11 +348,12 @@ class SearchService:
             log.warning("search runs before the vectors of earlier writes are stored", extra={"project": project})
         # One query per index, at once: FalkorDB runs them on two threads.
         param = VectorParam(vector)
-        lists = await asyncio.gather(*(self._knn(project, label, param, k) for label in LABELS))
+        lists = await asyncio.gather(*(self._knn(project, target, param, k) for target in targets))
         return best_similarity(lists)
 
-    async def _knn(self, project: str, label: str, vector: VectorParam, k: int) -> list[tuple[str, float]]:
-        owner, returns = self._owner(label)
+    async def _knn(self, project: str, target: SearchTarget, vector: VectorParam, k: int) -> list[tuple[str, float]]:
+        label = target.label
+        owner, returns = target.owner_match()
         # The index is cosine: `score` is the distance 1 - cos.
         rows = await self._rows(
             project,
@@ -345,8 +363,8 @@ class SearchService:
         )
         return [(entity_id, float(similarity)) for entity_id, similarity in rows]
 
-    async def _text(self, project: str, terms: list[str], k: int) -> list[str]:
-        """Entities holding the query words, as written or by their stem, best first. A word
+    async def _text(self, project: str, terms: list[str], k: int, targets: Sequence[SearchTarget]) -> list[str]:
+        """Nodes holding the query words, as written or by their stem, best first. A word
         that occurs nowhere in the project, not even by its stem, is looked up by its typo
         variants instead. Only then: variants of a word that does occur would add look-alikes
         ("player" finding "played")."""
@@ -356,7 +374,8 @@ class SearchService:
         per_term = max(cfg.term_candidates, k)
         totals = await self._totals(project)
         stems = {t: f"{s}*" for t in terms if cfg.stem_weight > 0 and (s := stem(t, cfg.stem_min_len))}
-        found = await self._term_hits(project, list(dict.fromkeys([*terms, *stems.values()])), per_term, totals)
+        terms_and_stems = list(dict.fromkeys([*terms, *stems.values()]))
+        found = await self._term_hits(project, terms_and_stems, per_term, totals, targets)
         evidence = [
             ([{t: hits[t] for t in terms if t in hits} for hits in found], 1.0),
             ([{t: hits[p] for t, p in stems.items() if p in hits} for hits in found], cfg.stem_weight),
@@ -366,7 +385,7 @@ class SearchService:
         if missing:
             near = {t: f"%{t}%" for t in missing}
             far = {t: f"%%{t}%%" for t in missing if cfg.fuzzy2_weight > 0 and len(t) >= cfg.fuzzy2_min_len}
-            typos = await self._term_hits(project, [*near.values(), *far.values()], per_term, totals)
+            typos = await self._term_hits(project, [*near.values(), *far.values()], per_term, totals, targets)
             for variants, weight in ((near, cfg.fuzzy_weight), (far, cfg.fuzzy2_weight)):
                 evidence.append(([{t: hits[v] for t, v in variants.items() if v in hits} for hits in typos], weight))
         return rank_text(evidence, k)
@@ -383,19 +402,26 @@ class SearchService:
         cached = self._totals_cache.get(project)
         if cached is not None and cached[1] == writes and now - cached[0] < TOTALS_TTL_S:
             return cached[2]
+        labels = REGISTRY.search_labels()
         counts = await asyncio.gather(
-            *(self._rows(project, f"MATCH (n:{label}) RETURN count(n)", {}) for label in LABELS)
+            *(self._rows(project, f"MATCH (n:{label}) RETURN count(n)", {}) for label in labels)
         )
-        totals = {label: int(rows[0][0]) if rows else 0 for label, rows in zip(LABELS, counts, strict=True)}
+        totals: dict[str, int] = {
+            label: int(rows[0][0]) if rows else 0 for label, rows in zip(labels, counts, strict=True)
+        }
         self._totals_cache[project] = (now, writes, totals)
         return totals
 
-    async def _term_hits(self, project: str, terms: list[str], k: int, totals: dict[str, int]) -> list[TermHits]:
+    async def _term_hits(
+        self, project: str, terms: list[str], k: int, totals: dict[str, int], targets: Sequence[SearchTarget]
+    ) -> list[TermHits]:
         """Per label, per query term its nodes hold: its idf among them, and the entities of its
         best k matches (none for a word too common to be worth fetching). One round trip."""
         branches = []
-        for label in LABELS:
-            owner, returns = self._owner(label)
+        labels = [target.label for target in targets]
+        for target in targets:
+            label = target.label
+            owner, returns = target.owner_match()
             # A subquery per term, so that ORDER BY ... LIMIT applies per term; collect() keeps a
             # row for terms whose matches are not fetched. id(node) breaks ties in the score
             # (frequent: the score is coarse) the same way every time, without reading a
@@ -415,21 +441,14 @@ class SearchService:
                 "terms": terms,
                 "k": k,
                 "share": self.config.max_term_share,
-                **{label: totals.get(label, 0) for label in LABELS},
+                **{label: totals.get(label, 0) for label in labels},
             },
         )
-        hits: dict[str, TermHits] = {label: {} for label in LABELS}
+        hits: dict[str, TermHits] = {label: {} for label in labels}
         for label, term, df, ids in rows:
             if df > 0:
                 hits[label][term] = (idf(totals.get(label, 0), df), list(ids))
-        return [hits[label] for label in LABELS]
-
-    @staticmethod
-    def _owner(label: str) -> tuple[str, str]:
-        """Match clause and id expression that map a hit on `label` to its entity."""
-        if label == "Entity":
-            return "", "node.id"
-        return "MATCH (e:Entity)-[:HAS_OBSERVATION]->(node) ", "e.id"
+        return [hits[label] for label in labels]
 
     async def _rows(self, project: str, cypher: str, params: dict[str, object]) -> list[Row]:
         try:
@@ -458,6 +477,10 @@ _NO_VECTOR_INDEX = (
     "Attempted to access undefined attribute",
     "Invalid arguments for procedure 'db.idx.vector.queryNodes'",
 )
+
+
+async def _nothing() -> list[Row]:
+    return []
 
 
 def _no_vector_index(exc: StoreError) -> bool:

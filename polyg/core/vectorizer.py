@@ -40,11 +40,13 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from polyg.core.embeddable import OBSERVATION
 from polyg.core.graph import GraphContext
 from polyg.core.vectors import SET_VECTORS, compose, head_text
 from polyg.embed.base import run_in_background
 from polyg.errors import PolygError, StoreNotReady, StoreTimeout
 from polyg.store.falkor import Row, VectorParam
+from polyg.store.queries.nodes import set_vectors
 
 log = logging.getLogger(__name__)
 
@@ -313,14 +315,8 @@ class Vectorizer:
     async def _write(
         self, project: str, entities: list[dict[str, Any]], new_observations: list[dict[str, Any]]
     ) -> None:
-        if new_observations:
-            # An observation's text never changes, so its vector is right whatever happened since.
-            await self.ctx.write(
-                project,
-                "UNWIND $obs AS ob MATCH (o:Observation {id: ob.id}) "
-                "REMOVE o.embedding SET o.embedding = vecf32(ob.emb)",
-                {"obs": new_observations},
-            )
+        # An observation's text never changes, so its vector is right whatever happened since.
+        await set_vectors(self.ctx, project, OBSERVATION.label, new_observations)
         if entities:
             await self.ctx.write(
                 project,

@@ -23,6 +23,7 @@ from typing import Any
 from polyg.errors import DimensionMismatch, StoreError
 from polyg.store.falkor import FalkorStore
 from polyg.store.names import ENTITY, POLYG_META, Label, RelType, is_name, is_reserved_rel_type
+from polyg.store.queries.retrieval import INDEXES as DOCUMENT_INDEXES
 
 log = logging.getLogger(__name__)
 
@@ -34,16 +35,21 @@ EF_RUNTIME = 100
 EF_CONSTRUCTION = 100
 HNSW_M = 16  # FalkorDB's default, written out so that the index says what it is
 
+# The embeddable labels' indexes (polyg.core.embeddable derives the same lists).
 RANGE_INDEXES: dict[str, tuple[str, ...]] = {
     # parent_id: deleting an entity clears its children's parent, a lookup per deleted entity.
     "Entity": ("id", "name", "type", "parent_id"),
     "Observation": ("id",),
+    "Chunk": ("id",),
 }
 FULLTEXT_INDEXES: dict[str, tuple[str, ...]] = {
     "Entity": ("name", "type", "summary"),
     "Observation": ("text",),
+    "Chunk": ("text",),
 }
-VECTOR_INDEXES: tuple[str, ...] = ("Entity", "Observation")
+VECTOR_INDEXES: tuple[str, ...] = ("Entity", "Observation", "Chunk")
+# Labels that carry no vector but are looked up by a property (articles and authors, spec 001).
+STRUCTURE_INDEXES: dict[str, tuple[str, ...]] = DOCUMENT_INDEXES
 # Every user relationship type gets a range index on this property (FalkorDB indexes
 # relationships per type): a relationship is found and deleted by id without a scan of every edge.
 RELATIONSHIP_INDEX = "id"
@@ -111,7 +117,7 @@ async def ensure_relationship_indexes(store: FalkorStore, project: str, types: s
 
 def _missing_statements(found: dict[tuple[str, str], set[str]], dimension: int) -> list[str]:
     statements = []
-    for label, props in RANGE_INDEXES.items():
+    for label, props in (RANGE_INDEXES | STRUCTURE_INDEXES).items():
         for prop in props:
             if "RANGE" not in found.get((label, prop), set()):
                 statements.append(range_index(label, prop))

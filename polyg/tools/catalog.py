@@ -27,7 +27,7 @@ CATALOG: tuple[ToolsetInfo, ...] = (
     ToolsetInfo("knowledge", "spec 000", built=True),
     ToolsetInfo("memory", "spec 003", built=True),
     ToolsetInfo("graphrag", "spec 004", built=True),
-    ToolsetInfo("retrieval", "spec 001", built=False),
+    ToolsetInfo("retrieval", "spec 001", built=True),
 )
 BY_NAME: dict[str, ToolsetInfo] = {info.name: info for info in CATALOG}
 KNOWN: tuple[str, ...] = tuple(BY_NAME)

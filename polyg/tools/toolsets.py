@@ -18,6 +18,7 @@ from polyg.tools.memory import memory
 from polyg.tools.memory_compat import memory_compat
 from polyg.tools.prompts import PromptSpec
 from polyg.tools.registry import ToolNameConflict, Toolset, ToolSpec
+from polyg.tools.retrieval import retrieval
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ def _unique(claims: Iterable[tuple[str, object, str]]) -> None:
             raise ToolNameConflict(f"{name!r} is claimed by toolsets {first[1]!r} and {owner!r} for different things.")
 
 
-TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat, knowledge, memory, graphrag))
+TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat, knowledge, memory, graphrag, retrieval))
 
 
 def _available(names: list[str], toolsets: Mapping[str, Toolset]) -> list[Toolset]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from polyg.config import load_settings
+from polyg.config import Settings, load_settings
 from polyg.core.app import Polyg, Services
 from polyg.core.edges import EdgeService
 from polyg.core.nodes import NodeService
@@ -46,15 +46,19 @@ class Core:
     edges: EdgeService
 
 
-@pytest.fixture(scope="module")
-def core(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Core]:
-    root = tmp_path_factory.mktemp("core")
+def isolated_settings(root: Path) -> Settings:
+    """Settings for a core in `root`: the developer's POLYG_* variables and config file ignored."""
     with pytest.MonkeyPatch.context() as env:
         for name in list(os.environ):
             if name.startswith(("POLYG_", "FALKORDB_")) or name == "EMBEDDING_MODEL":
                 env.delenv(name)
         env.setenv("XDG_CONFIG_HOME", str(root / "config"))
-        settings = load_settings(None, data_dir=root / "data", log_dir=root / "logs", store=None)
+        return load_settings(None, data_dir=root / "data", log_dir=root / "logs", store=None)
+
+
+@pytest.fixture(scope="module")
+def core(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Core]:
+    settings = isolated_settings(tmp_path_factory.mktemp("core"))
     with asyncio.Runner() as runner:
         polyg = Polyg(settings, embedder=create_embedder("hashing"))
         try:

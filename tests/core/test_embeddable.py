@@ -9,9 +9,9 @@ import textwrap
 
 import pytest
 
+from polyg.core import search
 from polyg.core.embeddable import CHUNK, ENTITY, EVENT, OBSERVATION, REGISTRY, Embeddable, EmbeddableRegistry, Link
 from polyg.core.model import OWN_PROPERTY_KEYS
-from polyg.core.search import SearchService
 from polyg.core.vectorizer import Vectorizer
 from polyg.store import schema
 from polyg.store.names import Label, RelType
@@ -36,12 +36,20 @@ def test_the_registry_gives_todays_index_lists() -> None:
     ],
 )
 def test_the_registry_gives_todays_index_statements(found: dict[tuple[str, str], set[str]]) -> None:
-    assert REGISTRY.index_set().missing(found, 384, hnsw=HNSW) == schema._missing_statements(found, 384)
+    structure = [
+        f"CREATE INDEX FOR (n:{label}) ON (n.{prop})"
+        for label, props in schema.STRUCTURE_INDEXES.items()
+        for prop in props
+    ]
+    expected = [s for s in schema._missing_statements(found, 384) if s not in structure]
+    assert REGISTRY.index_set().missing(found, 384, hnsw=HNSW) == expected
 
 
 def test_search_targets_are_todays_labels_with_their_owners() -> None:
-    assert REGISTRY.search_labels() == ("Entity", "Observation")
-    [entity, observation] = REGISTRY.search_targets()
+    assert REGISTRY.search_labels() == ("Entity", "Observation", "Chunk")
+    assert REGISTRY.search_labels("Entity") == ("Entity", "Observation")
+    assert REGISTRY.search_labels("Chunk") == ("Chunk",)
+    [entity, observation] = REGISTRY.search_targets("Entity")
     assert entity.owner is None
     assert observation.owner is not None and (observation.owner.label, observation.owner.rel) == (
         "Entity",
@@ -92,6 +100,11 @@ def test_the_vectorizer_query_follows_from_the_registry() -> None:
 
 
 def test_search_owner_mapping_follows_from_the_registry() -> None:
-    for target in REGISTRY.search_targets():
-        assert target.owner_match() == SearchService._owner(target.label)
+    """Entity search maps an observation hit to its entity (what search.py hard-wired before it
+    read the registry); a chunk hit is the chunk's own."""
+    assert search.ENTITY_TARGETS == REGISTRY.search_targets("Entity")
+    owners = {target.label: target.owner_match() for target in REGISTRY.search_targets()}
+    assert owners["Entity"] == ("", "node.id")
+    assert owners["Observation"] == ("MATCH (e:Entity)-[:HAS_OBSERVATION]->(node) ", "e.id")
+    assert owners["Chunk"] == ("", "node.id")
     assert "e.description" in EmbeddableRegistry([EVENT]).vector_sources("Event")

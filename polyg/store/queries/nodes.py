@@ -215,6 +215,19 @@ def vector_sources(label: Label, head: Sequence[str], part: tuple[RelType, Label
     )
 
 
+async def set_vectors(runner: Runner, project: str, label: Label, rows: list[dict[str, Any]]) -> None:
+    """Store the vectors of nodes of `label` by id: rows {id, emb} (`emb` a VectorParam). Every
+    vector polyg writes for a node on its own (not composed from parts) goes through here."""
+    if rows:
+        # FalkorDB 4.16 may skip a SET of a vector it takes for a no-op: removing it first
+        # makes every SET a write (see polyg.core.vectors.SET_VECTORS).
+        await runner.write(
+            project,
+            f"UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) REMOVE n.embedding SET n.embedding = vecf32(r.emb)",
+            {"rows": rows},
+        )
+
+
 def owner_match(owner: Label | None, rel: RelType | None) -> tuple[str, str]:
     """Match clause and id expression that map a search hit `node` to the node it counts for."""
     if owner is None or rel is None:
