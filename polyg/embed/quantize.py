@@ -4,16 +4,13 @@ The pinned model stores its weights as int8 but multiplies in float32: onnxrunti
 weights back to float32 when it loads the model, so every product runs as a float32 GEMM.
 Quantising the activations as well (dynamic quantisation, per output channel) lets the CPU's
 int8 dot-product instructions do the work, with cosine >= 0.995 to the pinned model's vectors.
-Measured on two days of the same kind of machine: a 4-token query in ~0.7 ms instead of ~3 ms
-and twice the texts per second per core on one; 3.5 ms instead of 4.5 ms and about the same
-texts per second on the other (the int8 kernels' gain depends on the CPU). Either way the
-float32 weights are never loaded: ~150 MB less memory. Each layer's second
-feed-forward product stays float32: its input (after GELU) has outliers that one int8 scale
-resolves badly (quantising it too gave cosine 0.991-0.995 and recall@10 on LoCoMo 69.1 against
-70.7), and per-tensor weight scales lost too much (cosine 0.95). Activations are quantised with
-one scale per model call, so a text embedded in a batch would get a vector that depends on the
-other texts (cosine 0.987 to its own): the copy embeds one text per call (polyg.embed.minilm
-runs several calls in parallel).
+It is faster by a factor that depends on the CPU's int8 kernels, and the float32 weights are
+never loaded. Each layer's second feed-forward product stays float32: its input (after GELU) has
+outliers that one int8 scale resolves badly, and per-tensor weight scales lose too much.
+Activations are quantised with one scale per model call, so a text embedded in a batch would
+get a vector that depends on the other texts: the copy embeds one text per call
+(polyg.embed.minilm runs several calls in parallel). The figures behind these choices are in
+bench/README.md, "Measured choices".
 
 The copy is derived from the verified pinned file by onnxruntime's own tools, deterministically,
 and cached under the user's cache directory keyed by the source checksum and the versions of the

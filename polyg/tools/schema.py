@@ -5,8 +5,7 @@ client does, with `jsonschema`), so the schema's form is paid on every call. pyd
 nested models as `$ref`s into `$defs`, and optional fields as `anyOf: [{type}, {type: null}]`;
 resolving a `$ref` and trying each branch of an `anyOf` are the slow paths of `jsonschema`.
 The same constraints written inline, with type lists, validate in about half the time
-(a `search_nodes` result of 10 entities: 0.73 -> 0.54 ms; a `get_entity` result: 0.20 -> 0.11 ms,
-with a round trip of ~1.3 ms on these machines).
+(bench/README.md, "Measured choices").
 """
 
 from __future__ import annotations
