@@ -84,3 +84,14 @@ async def test_include_reasoning_returns_the_classification(mem: Memory) -> None
     assert classification["intents"][0] == "causal"
     assert classification["causal_direction"] == "upstream"
     assert 0 < classification["confidence"] <= 1
+
+
+async def test_a_new_value_of_a_single_valued_fact_closes_the_old_one(mem: Memory) -> None:
+    first = await mem.ok("remember", content="Alice works on Payments.", reference_time="2026-01-05T09:00:00Z")
+    assert len(first["entities_created"]) == 2 and len(first["facts_added"]) == 1
+    second = await mem.ok("remember", content="Alice works on Search.", reference_time=REF)
+    assert first["entities_created"][0] in second["entities_merged"]
+    assert second["facts_invalidated"] == first["facts_added"]
+    out = await mem.ok("recall", query="What does Alice work on?", reference_time=REF)
+    assert "Alice works on Search" in out["answer"]
+    assert "Payments" not in out["answer"]
