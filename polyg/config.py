@@ -78,6 +78,9 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(gt=0, validation_alias=AliasChoices("POLYG_LLM_TIMEOUT_S"))
     llm_max_retries: int = Field(ge=0, le=10, validation_alias=AliasChoices("POLYG_LLM_MAX_RETRIES"))
 
+    # recall: each graph's time limit; a slower graph is left out and named in the answer.
+    parallel_timeout_ms: int = Field(ge=1, le=600_000, validation_alias=AliasChoices("POLYG_PARALLEL_TIMEOUT_MS"))
+
     transport: Literal["stdio", "http"] = _env("transport")
     host: str = _env("host")
     port: int = _env("port", "PORT")
@@ -200,6 +203,7 @@ DEFAULTS: dict[str, Any] = {
     "ollama_base_url": None,
     "llm_timeout_s": 20.0,
     "llm_max_retries": 2,
+    "parallel_timeout_ms": 5000,
     "transport": "stdio",
     "host": "127.0.0.1",
     "port": 8765,

@@ -227,3 +227,12 @@ def test_invalid_values_are_config_errors(
     assert info.value.code == 1003
     assert info.value.message.startswith("Invalid configuration: ")
     assert field in info.value.message
+
+
+def test_recall_time_limit_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings().parallel_timeout_ms == 5000
+    monkeypatch.setenv("POLYG_PARALLEL_TIMEOUT_MS", "250")
+    assert load_settings().parallel_timeout_ms == 250
+    monkeypatch.setenv("POLYG_PARALLEL_TIMEOUT_MS", "0")
+    with pytest.raises(ConfigError):
+        load_settings()

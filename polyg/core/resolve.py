@@ -100,6 +100,11 @@ class Resolver:
 
     # --- free text (causal and temporal references) ----------------------------------------
 
+    async def exact(self, project: str, text: str, kind: Kind) -> str | None:
+        """The id of the oldest node of `kind` whose text is exactly `text`, or None."""
+        rows = await q.node_with_text(self.ctx, project, LABELS[kind], text)
+        return str(rows[0][0]) if rows else None
+
     async def node(self, project: str, text: str, *, kinds: tuple[Kind, ...] = ("entity", "event")) -> NodeRef | None:
         """The node `text` refers to, or None (see the module's order)."""
         for kind in kinds:

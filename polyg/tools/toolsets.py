@@ -10,7 +10,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
-from polyg.tools import catalog
+from polyg.tools import (
+    catalog,
+    memory_recall,  # noqa: F401  (registers recall and remember into memory)
+)
 from polyg.tools.graphrag import graphrag
 from polyg.tools.kg import kg
 from polyg.tools.knowledge import knowledge

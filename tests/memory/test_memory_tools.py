@@ -34,6 +34,8 @@ TOOLS = {
     "get_statistics",
     "clear_graph",
     "export_graph",
+    "recall",
+    "remember",
 }
 
 
@@ -42,10 +44,13 @@ async def test_tool_list_and_annotations(memory_server: KG) -> None:
     assert set(listed) == TOOLS
     assert listed["clear_graph"].annotations is not None
     assert listed["clear_graph"].annotations.destructive_hint is True
-    for name in ("get_entity", "query_timeline", "get_causal_chain", "explain_why", "search_semantic", "export_graph"):
+    read_only = ("get_entity", "query_timeline", "get_causal_chain", "explain_why", "search_semantic", "export_graph")
+    for name in (*read_only, "recall"):
         annotations = listed[name].annotations
         assert annotations is not None and annotations.read_only_hint is True, name
     assert "from" in listed["query_timeline"].input_schema["properties"]
+    recall_out = listed["recall"].output_schema
+    assert recall_out is not None and {"answer", "evidence", "classification"} <= set(recall_out["properties"])
 
 
 # --- entity graph --------------------------------------------------------------------------

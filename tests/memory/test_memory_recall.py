@@ -1,0 +1,97 @@
+"""recall and remember through the MCP client: memories stored then asked about (why, when,
+what), the honest answer from an empty graph, the same memory twice, the classification."""
+
+from __future__ import annotations
+
+import pytest
+
+from polyg.core.recall.synthesiser import NOTHING_STORED
+from tests.memory.conftest import Memory
+
+pytestmark = pytest.mark.anyio
+REF = "2026-01-09T12:00:00Z"
+DEPLOY = [
+    "We deployed v2.3.1 on Tuesday at 14:00.",
+    "The auth service crashed because AUTH_SECRET was missing.",
+    "AUTH_SECRET was missing because the v2.3.1 template dropped the variable.",
+]
+
+
+async def remember_all(mem: Memory, memories: list[str]) -> list[dict[str, object]]:
+    return [await mem.ok("remember", content=m, reference_time=REF) for m in memories]
+
+
+async def test_why_did_auth_crash_gives_the_chain_with_its_causes(mem: Memory) -> None:
+    stored = await remember_all(mem, DEPLOY)
+    assert all(s["duplicate"] is False and str(s["memory_id"]).startswith("evt") for s in stored)
+    assert stored[1]["causal_links_added"] and stored[2]["causal_links_added"]
+
+    out = await mem.ok("recall", query="Why did the auth service crash?", reference_time=REF)
+    answer = out["answer"].lower()
+    assert "auth service crashed because auth_secret was missing" in answer
+    assert "template dropped the variable" in answer
+    assert "causal" in out["sources"]
+    chain = out["reasoning"]["causal_chain"]
+    assert [(c["cause"], c["effect"]) for c in chain] == [
+        ("AUTH_SECRET was missing", "The auth service crashed"),
+        ("the v2.3.1 template dropped the variable", "AUTH_SECRET was missing"),
+    ]
+    cited = {e["id"] for e in out["evidence"]}
+    assert {c["evidence_id"] for c in chain} <= cited
+    assert out["confidence"] > 0
+    assert out["failed_graphs"] == {} and out["timed_out_graphs"] == []
+    assert out["classification"] is None
+
+
+async def test_an_empty_graph_says_nothing_is_stored(mem: Memory) -> None:
+    out = await mem.ok("recall", query="Why did the billing service fail?")
+    assert out["answer"].startswith(NOTHING_STORED)
+    assert (out["confidence"], out["evidence"], out["sources"]) == (0.0, [], [])
+
+
+async def test_remembering_the_same_memory_twice_writes_nothing(mem: Memory) -> None:
+    first = await mem.ok("remember", content=DEPLOY[1], reference_time=REF)
+    before = await mem.stats()
+    again = await mem.ok("remember", content=DEPLOY[1], reference_time=REF)
+    assert again["duplicate"] is True and again["memory_id"] == first["memory_id"]
+    assert all(not again[k] for k in ("entities_created", "events_logged", "facts_added", "causal_links_added"))
+    assert await mem.stats() == before
+
+
+async def test_a_memory_extraction_finds_nothing_in_is_still_found(mem: Memory) -> None:
+    stored = await mem.ok("remember", content="the coffee machine on floor three makes odd noises", context="Dana")
+    assert not stored["events_logged"] and not stored["causal_links_added"]
+    out = await mem.ok("recall", query="What do we know about the coffee machine?")
+    assert stored["memory_id"] in {e["id"] for e in out["evidence"]}
+    assert "coffee machine" in out["answer"]
+
+
+async def test_timeline_question_lists_the_events_in_order(mem: Memory) -> None:
+    await remember_all(mem, ["We migrated the database on Monday.", DEPLOY[0]])
+    out = await mem.ok("recall", query="What happened this week?", reference_time=REF, include_reasoning=True)
+    assert "temporal" in out["classification"]["intents"]
+    assert "temporal" in out["sources"]
+    events = out["reasoning"]["temporal_context"]["events"]
+    assert [e["at"] for e in events] == sorted(e["at"] for e in events)
+    assert any("migrated the database" in e["description"] for e in events)
+    assert any("deployed v2.3.1" in e["description"] for e in events)
+
+
+async def test_include_reasoning_returns_the_classification(mem: Memory) -> None:
+    await remember_all(mem, DEPLOY[1:])
+    out = await mem.ok("recall", query="Why did the auth service crash?", include_reasoning=True)
+    classification = out["classification"]
+    assert classification["intents"][0] == "causal"
+    assert classification["causal_direction"] == "upstream"
+    assert 0 < classification["confidence"] <= 1
+
+
+async def test_a_new_value_of_a_single_valued_fact_closes_the_old_one(mem: Memory) -> None:
+    first = await mem.ok("remember", content="Alice works on Payments.", reference_time="2026-01-05T09:00:00Z")
+    assert len(first["entities_created"]) == 2 and len(first["facts_added"]) == 1
+    second = await mem.ok("remember", content="Alice works on Search.", reference_time=REF)
+    assert first["entities_created"][0] in second["entities_merged"]
+    assert second["facts_invalidated"] == first["facts_added"]
+    out = await mem.ok("recall", query="What does Alice work on?", reference_time=REF)
+    assert "Alice works on Search" in out["answer"]
+    assert "Payments" not in out["answer"]
