@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from polyg.config import Settings
+from polyg.core.edges import EdgeService
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
 from polyg.core.named import NamedGraph
+from polyg.core.nodes import NodeService
 from polyg.core.projects import ProjectService
 from polyg.core.relationships import RelationshipService
+from polyg.core.reltypes import RelTypeService
 from polyg.core.search import SearchService
 from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
@@ -44,6 +47,11 @@ class Services:
     named: NamedGraph
     search: SearchService
     projects: ProjectService
+    # One registry of relationship types per process: every writer registers a type (and its
+    # edge id index) through it, so a type is registered once, whichever tool wrote it first.
+    reltypes: RelTypeService
+    edges: EdgeService
+    nodes: NodeService
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
@@ -53,6 +61,7 @@ class Services:
         made): after a restart it rebuilds its indexes, and a database replaced by an empty
         one has none."""
         self.search.forget_database_state()
+        self.reltypes.forget_all()
         self.ctx.schema = SchemaGuard(self.store, self.ctx.schema.model_id, self.ctx.schema.dimension)
 
 
@@ -139,15 +148,20 @@ class Polyg:
             raise
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
         search = SearchService(ctx)
+        reltypes = RelTypeService(ctx)
+        edges = EdgeService(ctx, reltypes)
         services = Services(
             settings,
             store,
             ctx,
             EntityService(ctx),
-            RelationshipService(ctx),
-            NamedGraph(ctx),
+            RelationshipService(ctx, reltypes),
+            NamedGraph(ctx, reltypes),
             search,
             ProjectService(ctx, search),
+            reltypes,
+            edges,
+            NodeService(ctx, edges),
         )
         self._services = services
         log.info("store ready", extra={"store": self.store_description})
