@@ -7,10 +7,12 @@ type as an existing one is that edge (creating it again returns the existing one
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from polyg.core import limits
 from polyg.core.graph import GraphContext
+from polyg.core.model import Edge, Node
 from polyg.core.reltypes import RelTypeService
 from polyg.errors import NotFound
 from polyg.names import check_type_name, new_id, now_iso
@@ -19,9 +21,19 @@ from polyg.store.queries import relationships as q
 from polyg.store.queries.relationships import by_id, delete_by_id
 from polyg.store.schema import relationship_types
 
-__all__ = ["Direction", "RelationshipService", "by_id", "delete_by_id"]
+__all__ = ["Direction", "Neighbour", "RelationshipService", "by_id", "delete_by_id"]
 
 Direction = Literal["incoming", "outgoing", "both"]
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """An entity next to another, the edge between them, and that edge's direction seen from
+    the entity asked about."""
+
+    node: Node
+    edge: Edge
+    direction: Literal["incoming", "outgoing"]
 
 
 class RelationshipService:
@@ -70,37 +82,17 @@ class RelationshipService:
 
     async def list_for(
         self, project: str, entity_id: str, *, type_: str | None, direction: str, limit: int
-    ) -> list[dict[str, Any]]:
-        rows = await self._around(
-            project,
-            entity_id,
-            type_,
-            direction,
-            limit,
-            q.LISTED,
-        )
-        return [
-            {"id": rid, "source_id": src, "target_id": dst, "type": t, "description": d or ""}
-            for rid, src, dst, t, d in rows
-        ]
+    ) -> list[Edge]:
+        rows = await self._around(project, entity_id, type_, direction, limit, q.LISTED)
+        return [Edge(rid, t, src, dst, d or "") for rid, src, dst, t, d in rows]
 
     async def related(
         self, project: str, entity_id: str, *, type_: str | None, direction: str, limit: int
-    ) -> list[dict[str, Any]]:
-        rows = await self._around(
-            project,
-            entity_id,
-            type_,
-            direction,
-            limit,
-            q.RELATED,
-        )
+    ) -> list[Neighbour]:
+        rows = await self._around(project, entity_id, type_, direction, limit, q.RELATED)
         return [
-            {
-                "entity": {"id": oid, "name": name, "type": otype},
-                "relationship": {"id": rid, "type": t, "direction": d},
-            }
-            for rid, t, d, oid, name, otype in rows
+            Neighbour(Node(oid, "Entity", name=name, type=otype), Edge(rid, t, src, dst, d or ""), way)
+            for rid, src, dst, t, d, way, oid, name, otype in rows
         ]
 
     async def type_of(self, project: str, relationship_id: str) -> RelType | None:

@@ -19,7 +19,10 @@ _PATTERNS: dict[str, str] = {
 ENDPOINTS = "MATCH (a:Entity {id: $src}), (b:Entity {id: $dst}) "
 # What `around` returns: for listing relationships, and for the entities at their other end.
 LISTED = "DISTINCT r.id, startNode(r).id, endNode(r).id, type(r), r.description"
-RELATED = "DISTINCT r.id, type(r), CASE WHEN startNode(r) = e THEN 'outgoing' ELSE 'incoming' END, o.id, o.name, o.type"
+RELATED = (
+    "DISTINCT r.id, startNode(r).id, endNode(r).id, type(r), r.description, "
+    "CASE WHEN startNode(r) = e THEN 'outgoing' ELSE 'incoming' END, o.id, o.name, o.type"
+)
 
 
 def _pattern(direction: str) -> str:
