@@ -158,7 +158,7 @@ class Polyg:
             RelationshipService(ctx, reltypes),
             NamedGraph(ctx, reltypes),
             search,
-            ProjectService(ctx, search),
+            ProjectService(ctx, search, reltypes),
             reltypes,
             edges,
             NodeService(ctx, edges),
