@@ -56,6 +56,8 @@ class Services:
     search: SearchService
     projects: ProjectService
     memory: MemoryGraphs  # spec 003's four views
+    # One registry of relationship types per process: every writer registers a type (and its
+    # edge id index) through it, so a type is registered once, whichever tool wrote it first.
     reltypes: RelTypeService
     nodes: NodeService
     edges: EdgeService
@@ -76,6 +78,7 @@ class Services:
         made): after a restart it rebuilds its indexes, and a database replaced by an empty
         one has none."""
         self.search.forget_database_state()
+        self.reltypes.forget_all()
         self.ctx.schema = SchemaGuard(self.store, self.ctx.schema.model_id, self.ctx.schema.dimension)
 
 
@@ -162,7 +165,7 @@ class Polyg:
             raise
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
         reltypes = RelTypeService(ctx)
-        entities, named, search = EntityService(ctx), NamedGraph(ctx), SearchService(ctx)
+        entities, named, search = EntityService(ctx), NamedGraph(ctx, reltypes), SearchService(ctx)
         relationships = RelationshipService(ctx, reltypes)
         traversal = TraversalService(ctx, reltypes)
         edges = EdgeService(ctx, reltypes)
@@ -175,7 +178,7 @@ class Polyg:
             relationships,
             named,
             search,
-            ProjectService(ctx, search),
+            ProjectService(ctx, search, reltypes),
             MemoryGraphs.build(ctx, entities, named, search, reltypes),
             reltypes,
             NodeService(ctx, edges),

@@ -21,18 +21,19 @@ import re
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.entities import DELETE_ENTITY_TAIL, label_dispatch, type_label
 from polyg.core.graph import GraphContext
+from polyg.core.nodes import type_label
 from polyg.core.reltypes import RelTypeService
-from polyg.core.vectorizer import BUMP_REV
 from polyg.errors import NotFound
 from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
-from polyg.store.names import RelType, is_reserved_rel_type
+from polyg.store.names import is_reserved_rel_type
+from polyg.store.queries import named as q
+from polyg.store.queries.named import REL_TEXT, type_dispatch
+
+__all__ = ["MAX_RELATIONS", "REL_TEXT", "NamedGraph", "stored_type", "type_dispatch"]
 
 # Relations one read returns at most (see `relations_touching`).
 MAX_RELATIONS = 10_000
-# The relation's text as the user wrote it, whether or not it had to be sanitised.
-REL_TEXT = "coalesce(r.label, type(r))"
 
 
 def stored_type(relation_type: str) -> str:
@@ -46,18 +47,6 @@ def stored_type(relation_type: str) -> str:
 
 
 _unique = limits.unique
-# Follows `MATCH (e:Entity {name: n})`: keeps the hits whose name is exactly `n`.
-EXACT_NAME = "WITH n, e, e.name AS found WHERE found = n "
-
-
-def type_dispatch(rows: str, clause: str, types: list[str]) -> str:
-    """`clause` (which may use `{type}`) run for the rows of each relationship type, in one
-    query: Cypher cannot take a type as a parameter, so each type present in the batch gets
-    its own FOREACH, entered only by the rows of that type. Types are checked names."""
-    return " ".join(
-        f"FOREACH (_ IN CASE WHEN {rows}.type = '{t}' THEN [1] ELSE [] END | {clause.format(type=t)})"
-        for t in (RelType(t) for t in sorted(set(types)))
-    )
 
 
 class NamedGraph:
@@ -69,12 +58,7 @@ class NamedGraph:
 
     async def ids_by_name(self, project: str, names: list[str]) -> dict[str, str]:
         """name -> id of the oldest entity with exactly that name; `names` are normalised."""
-        rows = await self.ctx.read(
-            project,
-            f"UNWIND $names AS n MATCH (e:Entity {{name: n}}) {EXACT_NAME}"
-            "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect(e.id)[0]",
-            {"names": _unique(names)},
-        )
+        rows = await q.ids_by_name(self.ctx, project, _unique(names))
         return {name: entity_id for name, entity_id in rows}
 
     async def entities(
@@ -83,15 +67,7 @@ class NamedGraph:
         """`{name, entityType, observations}` for the given ids, in the given order, with at
         most `shown` observations each from the `skip`th on (all with None); an entity whose
         observations were cut also carries `observationsTotal`."""
-        rows = await self.ctx.read(
-            project,
-            "UNWIND $ids AS id MATCH (e:Entity {id: id}) "
-            "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
-            "WITH e, o ORDER BY o.created_at, o.id "
-            "WITH e, collect(o.text) AS obs RETURN e.id, e.name, e.type, "
-            "CASE WHEN $end IS NULL THEN obs[$skip..] ELSE obs[$skip..$end] END, size(obs)",
-            {"ids": ids, "skip": skip, "end": None if shown is None else skip + shown},
-        )
+        rows = await q.entities(self.ctx, project, ids, skip, None if shown is None else skip + shown)
         by_id: dict[str, dict[str, Any]] = {}
         for entity_id, name, entity_type, obs, total in rows:
             entity: dict[str, Any] = {"name": name, "entityType": entity_type, "observations": obs}
@@ -108,26 +84,19 @@ class NamedGraph:
 
         The cap guards the response size against hub entities with huge degree; the caller
         says so in the result, so nothing is dropped silently."""
-        rows = await self.ctx.read(
-            project,
-            "UNWIND $ids AS id MATCH (e:Entity {id: id})-[r]-(:Entity) "
-            f"WITH DISTINCT r RETURN startNode(r).name, endNode(r).name, {REL_TEXT} "
-            "ORDER BY r.created_at, r.id LIMIT $limit",
-            {"ids": ids, "limit": limit + 1},
-        )
+        rows = await q.relations_touching(self.ctx, project, ids, limit + 1)
         relations = [{"from": a, "to": b, "relationType": t} for a, b, t in rows[:limit]]
         return relations, len(rows) > limit
 
     async def page(self, project: str, offset: int, limit: int) -> tuple[list[str], bool]:
         """A page of entity ids in name order, and whether more follow."""
         limits.offset(offset)
-        rows = await self.ctx.read(
-            project,
-            "MATCH (e:Entity) RETURN e.id ORDER BY e.name, e.id SKIP $offset LIMIT $limit",
-            {"offset": offset, "limit": limit + 1},
-        )
-        ids = [row[0] for row in rows]
+        ids = await q.page(self.ctx, project, offset, limit + 1)
         return ids[:limit], len(ids) > limit
+
+    async def existing_ids(self, project: str, ids: list[str]) -> set[str]:
+        """Those of `ids` that are entities of the project."""
+        return await q.existing_ids(self.ctx, project, ids)
 
     # --- writes -----------------------------------------------------------------------------
 
@@ -175,23 +144,8 @@ class NamedGraph:
         The check runs inside the write query, which FalkorDB executes alone on the graph,
         so two writers racing on one name create it once.
         """
-        key = "name" if unique_names else "id"
         rows = [{**row, "label": type_label(row["type"])} for row in rows]
-        result = await self.ctx.write(
-            project,
-            f"UNWIND $rows AS r OPTIONAL MATCH (x:Entity {{{key}: r.{key}}}) "
-            f"WITH r, collect(x.{key}) AS found WHERE NOT r.{key} IN found "
-            "CREATE (e:Entity {id: r.id, name: r.name, type: r.type, "
-            "summary: coalesce(r.summary, ''), parent_id: r.parent_id, "
-            "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), "
-            "rev: randomUUID()}) "
-            + label_dispatch("e", "r.label", [row["label"] for row in rows])
-            + " FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, "
-            "text: o.text, created_at: coalesce(o.created_at, $now)})) "
-            "RETURN r.id",
-            {"rows": rows, "now": now or now_iso()},
-        )
-        created = {row[0] for row in result}
+        created = await q.create_entities(self.ctx, project, rows, "name" if unique_names else "id", now or now_iso())
         self.ctx.vectors.mark(project, created)
         return created
 
@@ -231,25 +185,9 @@ class NamedGraph:
         The duplicate check runs inside the write, so two processes cannot both add one edge."""
         if not rows:
             return set()
-        duplicate = "coalesce(x.label, type(x)) = row.text" if same == "text" else "x.id = row.id"
-        types = [row["type"] for row in rows]
         # Registers new types (spec 000) and indexes their edges' id.
-        await self.reltypes.ensure(project, types)
-        create = (
-            "CREATE (a)-[r:{type} {{id: row.id, description: coalesce(row.description, ''), "
-            "created_at: coalesce(row.created_at, $now), "
-            "label: CASE WHEN row.text = row.type THEN NULL ELSE row.text END}}]->(b) "
-            "SET r += coalesce(row.props, {{}})"
-        )
-        result = await self.ctx.write(
-            project,
-            "UNWIND $rows AS row MATCH (a:Entity {id: row.a}), (b:Entity {id: row.b}) "
-            f"OPTIONAL MATCH (a)-[x]->(b) WHERE {duplicate} "
-            "WITH row, a, b, count(x) AS dup WHERE dup = 0 "
-            + type_dispatch("row", create, types)
-            + " RETURN a.name, b.name, row.text",
-            {"rows": rows, "now": now_iso()},
-        )
+        await self.reltypes.ensure(project, [row["type"] for row in rows])
+        result = await q.create_relations(self.ctx, project, rows, "text" if same == "text" else "id", now_iso())
         return {(a, b, t) for a, b, t in result}
 
     async def add_observations(self, project: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -294,15 +232,7 @@ class NamedGraph:
             for entity_id, added in texts.items()
             if added
         ]
-        result = await self.ctx.write(
-            project,
-            "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) UNWIND r.obs AS o "
-            "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(x:Observation) WHERE x.text = o.text "
-            "WITH e, o, count(x) AS have WHERE have = 0 "
-            "CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, text: o.text, created_at: o.created_at}) "
-            f"WITH e, collect(o.text) AS added SET e.updated_at = $now, {BUMP_REV} RETURN e.id, added",
-            {"rows": rows, "now": now_iso()},
-        )
+        result = await q.add_observations(self.ctx, project, rows, now_iso())
         self.ctx.vectors.mark(project, [row[0] for row in result])
         return {entity_id: set(added) for entity_id, added in result}
 
@@ -313,11 +243,7 @@ class NamedGraph:
         clean = [limits.name(n, f"entityNames[{i}]") for i, n in enumerate(names)]
         ids = await self.ids_by_name(project, clean)
         if ids:
-            await self.ctx.write(
-                project,
-                "UNWIND $ids AS id MATCH (e:Entity {id: id}) " + DELETE_ENTITY_TAIL,
-                {"ids": list(ids.values())},
-            )
+            await q.delete_entities(self.ctx, project, list(ids.values()))
 
     async def delete_observations(self, project: str, items: list[dict[str, Any]]) -> None:
         limits.count(items, "deletions")
@@ -334,14 +260,8 @@ class NamedGraph:
         ids = await self.ids_by_name(project, [row["name"] for row in rows])
         if not ids:
             return
-        touched = await self.ctx.write(
-            project,
-            "UNWIND $rows AS r MATCH (e:Entity {id: r.id})-[:HAS_OBSERVATION]->(o:Observation) "
-            "WHERE o.text IN r.texts DELETE o "
-            f"WITH DISTINCT e SET {BUMP_REV} RETURN e.id",
-            {"rows": [{"id": ids[r["name"]], "texts": r["texts"]} for r in rows if r["name"] in ids]},
-        )
-        self.ctx.vectors.mark(project, [row[0] for row in touched])
+        rows = [{"id": ids[r["name"]], "texts": r["texts"]} for r in rows if r["name"] in ids]
+        self.ctx.vectors.mark(project, await q.delete_observations(self.ctx, project, rows))
 
     async def delete_relations(self, project: str, items: list[dict[str, str]]) -> None:
         """Delete the named relations, between the entities those names open, in one query."""
@@ -353,13 +273,7 @@ class NamedGraph:
             for rel in wanted
             if rel["from"] in ids and rel["to"] in ids
         ]
-        match = (
-            "UNWIND $rows AS row MATCH (a:Entity {id: row.a})-[r]->(b:Entity {id: row.b}) "
-            f"WHERE {REL_TEXT} = row.text "
-        )
-        # Read first: a call that deletes nothing writes nothing (nor creates the project).
-        if rows and await self.ctx.read(project, match + "RETURN r LIMIT 1", {"rows": rows}):
-            await self.ctx.write(project, match + "DELETE r", {"rows": rows})
+        await q.delete_relations(self.ctx, project, rows)
 
 
 def _relation(item: dict[str, str], i: int) -> dict[str, str]:

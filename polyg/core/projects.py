@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from polyg.core.graph import GraphContext
+from polyg.core.reltypes import RelTypeService
 from polyg.core.search import SearchService
 from polyg.names import check_project_id
 from polyg.store.names import Label, RelType
@@ -45,9 +46,12 @@ class Cleared:
 
 
 class ProjectService:
-    def __init__(self, ctx: GraphContext, search: SearchService) -> None:
+    def __init__(self, ctx: GraphContext, search: SearchService, reltypes: RelTypeService | None = None) -> None:
         self.ctx = ctx
         self.search = search
+        # The process's registry of relationship types: a cleared type is registered (and its
+        # edges' id indexed) again by the next write of it.
+        self.reltypes = reltypes
 
     async def names(self) -> list[str]:
         return await self.ctx.store.list_projects()
@@ -112,3 +116,5 @@ class ProjectService:
     def _forget(self, project: str) -> None:
         self.ctx.schema.forget(project)
         self.search.forget(project)
+        if self.reltypes is not None:
+            self.reltypes.forget(project)

@@ -214,6 +214,10 @@ class RelTypeService:
         """After a project is cleared: its types must be registered (and indexed) again."""
         self._known.pop(project, None)
 
+    def forget_all(self) -> None:
+        """The database was replaced (perhaps by an empty one): register every type again."""
+        self._known.clear()
+
     async def _index(self, project: str, rels: list[RelType]) -> None:
         names_indexed, indexed = await q.index_state(self.ctx, project)
         if not names_indexed:

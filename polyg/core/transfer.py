@@ -23,6 +23,7 @@ from polyg.core.named import NamedGraph, stored_type
 from polyg.errors import InvalidParams, PolygError
 from polyg.names import TYPE_NAME
 from polyg.store.names import is_reserved_rel_type, short
+from polyg.store.queries import transfer as q
 
 # How often the wait for an import's vectors reports progress.
 PROGRESS_S = 0.5
@@ -265,14 +266,7 @@ class Transfer:
         count = 0
         after = ""
         while True:
-            rows = await self.ctx.read(
-                project,
-                "MATCH (e:Entity) WHERE e.id > $after WITH e ORDER BY e.id LIMIT $page "
-                "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) WITH e, o ORDER BY o.created_at, o.id "
-                "RETURN e {.id, .name, .type, .summary, .parent_id, .created_at, .updated_at} AS entity, "
-                "collect(o {.id, .text, .created_at}) AS observations ORDER BY entity.id",
-                {"after": after, "page": PAGE},
-            )
+            rows = await q.entities_after(self.ctx, project, after, PAGE)
             for entity, observations in rows:
                 description = entity.pop("summary", "") or ""
                 item = {**entity, "description": description, "observations": observations}
@@ -293,12 +287,7 @@ class Transfer:
     async def _relationships(self, project: str) -> Any:
         after = ""
         while True:
-            rows = await self.ctx.read(
-                project,
-                "MATCH (a:Entity)-[r]->(b:Entity) WHERE r.id > $after "
-                "RETURN r.id, a.id, a.name, b.id, b.name, type(r), properties(r) ORDER BY r.id LIMIT $page",
-                {"after": after, "page": PAGE},
-            )
+            rows = await q.relations_after(self.ctx, project, after, PAGE)
             for rid, aid, aname, bid, bname, rtype, props in rows:
                 props = dict(props)
                 yield {
@@ -345,12 +334,7 @@ class Transfer:
         return report
 
     async def _restore_entities(self, project: str, batch: list[dict[str, Any]]) -> int:
-        existing = await self.ctx.read(
-            project,
-            "UNWIND $ids AS id MATCH (e:Entity {id: id}) RETURN e.id",
-            {"ids": [e["id"] for e in batch]},
-        )
-        have = {row[0] for row in existing}
+        have = await self.named.existing_ids(project, [e["id"] for e in batch])
         fresh = [e for e in batch if e["id"] not in have]
         if not fresh:
             return 0

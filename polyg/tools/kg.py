@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from polyg.core import limits
 from polyg.core.app import Services
+from polyg.core.model import Edge
 from polyg.store.names import NAME, OWN_REL_TYPES
 from polyg.tools.prompts import PROMPTS
 from polyg.tools.registry import Params, Toolset
@@ -205,6 +206,16 @@ class ObservationRef(Params):
     observation_id: str = Field(json_schema_extra=ID)
 
 
+def shape_relationship(edge: Edge) -> dict[str, Any]:
+    return {
+        "id": edge.id,
+        "source_id": edge.source_id,
+        "target_id": edge.target_id,
+        "type": edge.type,
+        "description": edge.description,
+    }
+
+
 # --- tools ---------------------------------------------------------------------------------
 
 
@@ -300,7 +311,7 @@ async def get_relationships(s: Services, p: RelationshipQuery) -> dict[str, Any]
     rels = await s.relationships.list_for(
         s.project(p.project_id), p.entity_id, type_=p.relationship_type, direction=p.direction, limit=p.limit
     )
-    return _within_budget("relationships", rels, lambda _: NARROW)
+    return _within_budget("relationships", [shape_relationship(r) for r in rels], lambda _: NARROW)
 
 
 @kg.tool(RelationshipQuery, RelatedEntities, read_only=True, title="Get related entities")
@@ -309,7 +320,14 @@ async def get_related_entities(s: Services, p: RelationshipQuery) -> dict[str, A
     related = await s.relationships.related(
         s.project(p.project_id), p.entity_id, type_=p.relationship_type, direction=p.direction, limit=p.limit
     )
-    return _within_budget("related_entities", related, lambda _: NARROW)
+    shaped = [
+        {
+            "entity": {"id": n.node.id, "name": n.node.name, "type": n.node.type},
+            "relationship": {"id": n.edge.id, "type": n.edge.type, "direction": n.direction},
+        }
+        for n in related
+    ]
+    return _within_budget("related_entities", shaped, lambda _: NARROW)
 
 
 @kg.tool(RelationshipRef, destructive=True, title="Delete relationship")

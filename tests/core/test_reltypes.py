@@ -109,3 +109,23 @@ def test_migration_names() -> None:
     assert canonical("INFLUENCED_BY") == ("INFLUENCED_BY", False)
     with pytest.raises(InvalidParams):
         canonical("DEPENDS_ON")
+
+
+async def test_one_registry_serves_every_writer_and_forgets_a_replaced_database(
+    services: Services, project: str
+) -> None:
+    """kg, memory-compat and the edge service share one registry: a type registered by one is
+    known to the others. A database replaced by an empty one has no types: after
+    `forget_database_state` the next write registers and indexes its type again."""
+    s = services
+    assert s.relationships.reltypes is s.named.reltypes is s.edges.reltypes is s.nodes.edges.reltypes
+    a = await s.entities.create(project, name="a", type_="file")
+    b = await s.entities.create(project, name="b", type_="file")
+    await s.relationships.create(project, source_id=a["id"], target_id=b["id"], type_="imports")
+    assert await type_nodes(s, project) == ["imports"]
+    await s.store.delete_project(project)  # as a database replaced under the running process
+    s.forget_database_state()
+    await s.named.create_entities(project, [{"name": "a", "entityType": "file"}, {"name": "b", "entityType": "file"}])
+    await s.named.create_relations(project, [{"from": "a", "to": "b", "relationType": "imports"}])
+    assert await type_nodes(s, project) == ["imports"]
+    assert "imports" in await edge_id_indexes(s, project)

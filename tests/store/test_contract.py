@@ -19,6 +19,7 @@ from polyg.config import load_settings
 from polyg.core.app import Polyg, Services
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
+from polyg.core.model import Edge
 from polyg.core.vectors import compose
 from polyg.embed import create_embedder
 from polyg.errors import DimensionMismatch, InvalidParams, NotFound, StoreAuthError, StoreTimeout
@@ -166,15 +167,15 @@ async def test_relationships(services: Services) -> None:
     assert ab["id"].startswith("rel_") and ab["id"] != cb["id"]
 
     out = await s.relationships.list_for(P, a["id"], type_=None, direction="outgoing", limit=10)
-    assert out == [{"id": ab["id"], "source_id": a["id"], "target_id": b["id"], "type": "imports", "description": ""}]
+    assert out == [Edge(id=ab["id"], type="imports", source_id=a["id"], target_id=b["id"], description="")]
     incoming = await s.relationships.list_for(P, b["id"], type_=None, direction="incoming", limit=10)
-    assert {r["id"] for r in incoming} == {ab["id"], cb["id"]}
+    assert {r.id for r in incoming} == {ab["id"], cb["id"]}
     assert await s.relationships.list_for(P, b["id"], type_=None, direction="outgoing", limit=10) == []
     only_uses = await s.relationships.list_for(P, b["id"], type_="uses", direction="both", limit=10)
-    assert [r["id"] for r in only_uses] == [cb["id"]]
+    assert [r.id for r in only_uses] == [cb["id"]]
 
     related = await s.relationships.related(P, b["id"], type_=None, direction="both", limit=10)
-    assert {(r["entity"]["id"], r["relationship"]["direction"]) for r in related} == {
+    assert {(r.node.id, r.direction) for r in related} == {
         (a["id"], "incoming"),
         (c["id"], "incoming"),
     }
@@ -210,7 +211,7 @@ async def test_delete_entity_cascades(services: Services) -> None:
     rels = await s.store.ro_query(P, "MATCH ()-[r]->() WHERE type(r) <> 'HAS_OBSERVATION' RETURN count(r)")
     assert rels == [[1]]
     remaining = await s.relationships.list_for(P, peer["id"], type_=None, direction="both", limit=10)
-    assert [(r["source_id"], r["target_id"]) for r in remaining] == [(child["id"], peer["id"])]
+    assert [(r.source_id, r.target_id) for r in remaining] == [(child["id"], peer["id"])]
 
 
 # --- projects --------------------------------------------------------------------------------

@@ -146,6 +146,19 @@ async def test_clear_all_then_write_again_recreates_the_schema(services: Service
     assert [entity_id for entity_id, _ in await s.search.entities(P, "Grace compilers")] == [again["id"]]
 
 
+async def test_clear_all_then_relate_again_registers_the_type(services: Services) -> None:
+    """The process's relationship type registry forgets a cleared project: the next edge of a
+    type registers it (a RelationshipType node) and indexes its edges' id again."""
+    s = services
+    a, b = [await s.entities.create(P, name=n, type_="person") for n in ("Ada", "Grace")]
+    await s.relationships.create(P, source_id=a["id"], target_id=b["id"], type_="knows")
+    await s.projects.clear(P)
+    a, b = [await s.entities.create(P, name=n, type_="person") for n in ("Ada", "Grace")]
+    await s.relationships.create(P, source_id=a["id"], target_id=b["id"], type_="knows")
+    rows = await s.store.ro_query(P, "MATCH (t:RelationshipType) RETURN t.name")
+    assert rows == [["knows"]]
+
+
 class GatedEmbedder(HashingEmbedder):
     """Embeds only once `gate` is open; `entered` tells that a batch is waiting at the gate."""
 

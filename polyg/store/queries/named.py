@@ -1,0 +1,178 @@
+"""Cypher for entities and relations addressed by name (the official MCP memory server's model:
+memory-compat and import). Each batch is one query, so it is written whole or not at all, and
+the duplicate checks run inside the write query, which FalkorDB executes alone on the graph.
+
+Names are looked up exactly: FalkorDB's index on `name` also matches names that differ in
+surrounding whitespace, so each index hit is compared again after it is projected out of the
+node (a filter on `e.name` itself would be folded into the index scan).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from polyg.store.falkor import Row
+from polyg.store.names import Label, RelType
+from polyg.store.queries import Runner
+from polyg.store.queries.entities import BUMP_REV, DELETE_ENTITY_TAIL, label_dispatch
+
+# The relation's text as the user wrote it, whether or not it had to be sanitised.
+REL_TEXT = "coalesce(r.label, type(r))"
+# Follows `MATCH (e:Entity {name: n})`: keeps the hits whose name is exactly `n`.
+EXACT_NAME = "WITH n, e, e.name AS found WHERE found = n "
+
+
+def type_dispatch(rows: str, clause: str, types: list[str]) -> str:
+    """`clause` (which may use `{type}`) run for the rows of each relationship type, in one
+    query: Cypher cannot take a type as a parameter, so each type present in the batch gets
+    its own FOREACH, entered only by the rows of that type. Types are checked names."""
+    return " ".join(
+        f"FOREACH (_ IN CASE WHEN {rows}.type = '{t}' THEN [1] ELSE [] END | {clause.format(type=t)})"
+        for t in (RelType(t) for t in sorted(set(types)))
+    )
+
+
+async def ids_by_name(runner: Runner, project: str, names: list[str]) -> list[Row]:
+    """[name, id of the oldest entity with exactly that name] per name found."""
+    return await runner.read(
+        project,
+        f"UNWIND $names AS n MATCH (e:Entity {{name: n}}) {EXACT_NAME}"
+        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect(e.id)[0]",
+        {"names": names},
+    )
+
+
+async def entities(runner: Runner, project: str, ids: list[str], skip: int, end: int | None) -> list[Row]:
+    """[id, name, type, observation texts[skip..end] (oldest first; to the last with end None),
+    how many it has] per entity found."""
+    return await runner.read(
+        project,
+        "UNWIND $ids AS id MATCH (e:Entity {id: id}) "
+        "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
+        "WITH e, o ORDER BY o.created_at, o.id "
+        "WITH e, collect(o.text) AS obs RETURN e.id, e.name, e.type, "
+        "CASE WHEN $end IS NULL THEN obs[$skip..] ELSE obs[$skip..$end] END, size(obs)",
+        {"ids": ids, "skip": skip, "end": end},
+    )
+
+
+async def relations_touching(runner: Runner, project: str, ids: list[str], limit: int) -> list[Row]:
+    """[from name, to name, relation text] of relations between entities with an endpoint
+    among `ids` (observations are not relations), oldest first, at most `limit`."""
+    return await runner.read(
+        project,
+        "UNWIND $ids AS id MATCH (e:Entity {id: id})-[r]-(:Entity) "
+        f"WITH DISTINCT r RETURN startNode(r).name, endNode(r).name, {REL_TEXT} "
+        "ORDER BY r.created_at, r.id LIMIT $limit",
+        {"ids": ids, "limit": limit},
+    )
+
+
+async def page(runner: Runner, project: str, offset: int, limit: int) -> list[str]:
+    """Entity ids in name order."""
+    rows = await runner.read(
+        project,
+        "MATCH (e:Entity) RETURN e.id ORDER BY e.name, e.id SKIP $offset LIMIT $limit",
+        {"offset": offset, "limit": limit},
+    )
+    return [row[0] for row in rows]
+
+
+async def existing_ids(runner: Runner, project: str, ids: list[str]) -> set[str]:
+    rows = await runner.read(project, "UNWIND $ids AS id MATCH (e:Entity {id: id}) RETURN e.id", {"ids": ids})
+    return {row[0] for row in rows}
+
+
+async def create_entities(
+    runner: Runner, project: str, rows: list[dict[str, Any]], key: Literal["name", "id"], now: str
+) -> set[str]:
+    """Create entities from rows (id, name, type, label, obs[], optional summary/parent_id/
+    timestamps), skipping rows whose `key` exists; returns the ids created."""
+    result = await runner.write(
+        project,
+        f"UNWIND $rows AS r OPTIONAL MATCH (x:Entity {{{key}: r.{key}}}) "
+        f"WITH r, collect(x.{key}) AS found WHERE NOT r.{key} IN found "
+        "CREATE (e:Entity {id: r.id, name: r.name, type: r.type, "
+        "summary: coalesce(r.summary, ''), parent_id: r.parent_id, "
+        "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), "
+        "rev: randomUUID()}) "
+        + label_dispatch("e", "r.label", [_label(row) for row in rows])
+        + " FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, "
+        "text: o.text, created_at: coalesce(o.created_at, $now)})) "
+        "RETURN r.id",
+        {"rows": rows, "now": now},
+    )
+    return {row[0] for row in result}
+
+
+def _label(row: dict[str, Any]) -> Label | None:
+    label = row.get("label")
+    return Label(label) if label is not None else None
+
+
+async def create_relations(
+    runner: Runner, project: str, rows: list[dict[str, Any]], same: Literal["text", "id"], now: str
+) -> list[Row]:
+    """Create relations from rows (id, a, b, type, text, optional description/created_at/props),
+    skipping a row when a relation between the same entities has the same text (or, with
+    same="id", the same id); returns [from name, to name, text] of those created."""
+    duplicate = "coalesce(x.label, type(x)) = row.text" if same == "text" else "x.id = row.id"
+    types = [row["type"] for row in rows]
+    create = (
+        "CREATE (a)-[r:{type} {{id: row.id, description: coalesce(row.description, ''), "
+        "created_at: coalesce(row.created_at, $now), "
+        "label: CASE WHEN row.text = row.type THEN NULL ELSE row.text END}}]->(b) "
+        "SET r += coalesce(row.props, {{}})"
+    )
+    return await runner.write(
+        project,
+        "UNWIND $rows AS row MATCH (a:Entity {id: row.a}), (b:Entity {id: row.b}) "
+        f"OPTIONAL MATCH (a)-[x]->(b) WHERE {duplicate} "
+        "WITH row, a, b, count(x) AS dup WHERE dup = 0 "
+        + type_dispatch("row", create, types)
+        + " RETURN a.name, b.name, row.text",
+        {"rows": rows, "now": now},
+    )
+
+
+async def add_observations(runner: Runner, project: str, rows: list[dict[str, Any]], now: str) -> list[Row]:
+    """Add observations from rows (id, obs[{id, text, created_at}]) an entity does not hold yet;
+    returns [entity id, texts added] per entity that got one."""
+    return await runner.write(
+        project,
+        "UNWIND $rows AS r MATCH (e:Entity {id: r.id}) UNWIND r.obs AS o "
+        "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(x:Observation) WHERE x.text = o.text "
+        "WITH e, o, count(x) AS have WHERE have = 0 "
+        "CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, text: o.text, created_at: o.created_at}) "
+        f"WITH e, collect(o.text) AS added SET e.updated_at = $now, {BUMP_REV} RETURN e.id, added",
+        {"rows": rows, "now": now},
+    )
+
+
+async def delete_entities(runner: Runner, project: str, ids: list[str]) -> None:
+    await runner.write(project, "UNWIND $ids AS id MATCH (e:Entity {id: id}) " + DELETE_ENTITY_TAIL, {"ids": ids})
+
+
+async def delete_observations(runner: Runner, project: str, rows: list[dict[str, Any]]) -> list[str]:
+    """Delete the observations of each row's entity (id) whose text is among its texts; returns
+    the ids of the entities touched."""
+    touched = await runner.write(
+        project,
+        "UNWIND $rows AS r MATCH (e:Entity {id: r.id})-[:HAS_OBSERVATION]->(o:Observation) "
+        "WHERE o.text IN r.texts DELETE o "
+        f"WITH DISTINCT e SET {BUMP_REV} RETURN e.id",
+        {"rows": rows},
+    )
+    return [row[0] for row in touched]
+
+
+_RELATIONS = (
+    f"UNWIND $rows AS row MATCH (a:Entity {{id: row.a}})-[r]->(b:Entity {{id: row.b}}) WHERE {REL_TEXT} = row.text "
+)
+
+
+async def delete_relations(runner: Runner, project: str, rows: list[dict[str, Any]]) -> None:
+    """Delete the relations from a to b with each row's text."""
+    # Read first: a call that deletes nothing writes nothing (nor creates the project).
+    if rows and await runner.read(project, _RELATIONS + "RETURN r LIMIT 1", {"rows": rows}):
+        await runner.write(project, _RELATIONS + "DELETE r", {"rows": rows})
