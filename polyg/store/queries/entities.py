@@ -87,7 +87,7 @@ async def find_entities(
     """[id, name, type] of a page of entities in name order, filtered by type and lower-case name part."""
     # Only the filters given are written: `$type IS NULL OR e.type = $type` would keep the
     # type index out of use. Sorting before projecting reads two properties per entity, not
-    # three. At 100k entities: 8.9 ms instead of 23.6 by type, 29 ms instead of 36 unfiltered.
+    # three (figures in bench/README.md, "Measured choices").
     conditions = []
     if type_ is not None:
         conditions.append("e.type = $type")
