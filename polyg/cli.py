@@ -188,7 +188,7 @@ def status(store: StoreOpt = None, data_dir: DataDirOpt = None, config: ConfigOp
         return stats, {p: n for p, n in parked.items() if n}
 
     try:
-        stats, parked = asyncio.run(_with_core(settings, run))
+        stats, parked = asyncio.run(_with_core(settings, run, sweep=False))
     except PolygError as exc:
         _fail(exc)
     from polyg.core.app import Polyg
@@ -213,10 +213,10 @@ def _counts(total: int, what: str, by_name: dict[str, int]) -> str:
 FormatOpt = Annotated[str, typer.Option("--format", help="memory-jsonl or json (import: auto by content).")]
 
 
-async def _with_core(settings: Settings, work: Any) -> Any:
+async def _with_core(settings: Settings, work: Any, *, sweep: bool = True) -> Any:
     from polyg.core.app import Polyg
 
-    core = Polyg(settings)
+    core = Polyg(settings, sweep=sweep)
     try:
         return await work(await core.ready())
     finally:

@@ -83,9 +83,12 @@ class Services:
 
 
 class Polyg:
-    def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
+    def __init__(self, settings: Settings, *, embedder: Embedder | None = None, sweep: bool = True) -> None:
         self.settings = settings
         self._embedder = embedder
+        # Whether an open queues the vectors a crash left behind (and parked texts, tried again):
+        # off for a command that only reports, which must not write while it counts.
+        self._sweeps = sweep
         self._task: asyncio.Task[Services] | None = None
         self._embedded: object | None = None  # EmbeddedFalkor, imported lazily
         self._services: Services | None = None
@@ -190,7 +193,8 @@ class Polyg:
         )
         self._services = services
         log.info("store ready", extra={"store": self.store_description})
-        self._sweep = asyncio.create_task(self._queue_stale_vectors(services), name="polyg-sweep")
+        if self._sweeps:
+            self._sweep = asyncio.create_task(self._queue_stale_vectors(services), name="polyg-sweep")
         return services
 
     async def _queue_stale_vectors(self, services: Services) -> None:
