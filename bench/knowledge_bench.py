@@ -385,7 +385,7 @@ def main() -> int:
     markdown = report(args, machine, result)
     print(markdown)
     if not args.smoke:
-        write_results("knowledge", markdown, {"machine": machine, "args": vars(args), **result})
+        write_results("knowledge", markdown, {"machine": machine, "args": vars(args), **result}, size=str(args.nodes))
     return 0
 
 
