@@ -226,7 +226,14 @@ async def make_version_1(s: Services, project: str) -> None:
         "(:Entity {id: 'e2', name: 'notes', type: 'file', parent_id: 'e1'})",
     )
     # The parent_id index came later (in version 2): a version-1 project lacks it.
+    # The schema guard's indexes are built in the background: drop this one once it is built,
+    # and read the list until the drop shows (a server may report it a moment later).
+    await indexes_operational(s, project)
     await s.store.query(project, "DROP INDEX ON :Entity(parent_id)")
+    for _ in range(100):
+        if ("Entity", "parent_id") not in await existing_indexes(s.store, project):
+            break
+        await asyncio.sleep(0.05)
     assert ("Entity", "parent_id") not in await existing_indexes(s.store, project)
     assert (await s.projects.stats(project)).schema_version == 1
 
