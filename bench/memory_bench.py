@@ -11,6 +11,10 @@ embedder:
 - the SDK floor (ping) in the same session, for ratios; and per tool the handler time polyg
   reports in `_meta` (without the MCP transport).
 
+The Python client checks every result against the tool's output schema (`jsonschema`), inside
+the measured call; that check is timed again on kept results of each tool ("client check"), as
+it grows with the result (a 50-item timeline).
+
 Semantic search has a floor of its own: the query's embedding and a KNN over the entity index,
 plus the SDK round trip. After the server stops, the same phrases are embedded and looked up
 in-process on the same data (the core's embedder and store): floor = ping + embed + KNN.
@@ -46,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common
 from common import AREAS, WORDS, PolygServer, fmt_ms, generated_entity, summarize
 
+KEPT_RESULTS = 20  # results of each tool whose schema check is timed again
 MEMORY_VERSION = 1  # bump when the generated events, facts or links change
 EVENT_START = datetime(2025, 1, 1, tzinfo=UTC)
 EVENT_STEP = timedelta(minutes=17)
@@ -197,15 +202,18 @@ async def measure(server: PolygServer, n: int, calls: int, block: int, seed: int
     samples: dict[str, list[float]] = {op: [] for op in OPS}
     inside: dict[str, list[float]] = {op: [] for op in OPS if op != "ping"}
     shapes: dict[str, Any] = {}
+    kept: dict[str, list[Any]] = {op: [] for op in OPS if op != "ping"}
     for op in OPS:  # warm-up
-        await one(server, op, n, rng, ids, shapes, {})
+        await one(server, op, n, rng, ids, shapes, {}, {})
     while any(len(v) < calls for v in samples.values()):
         for op in OPS:
             for _ in range(min(block, calls - len(samples[op]))):
-                samples[op].append(await one(server, op, n, rng, ids, shapes, inside))
+                samples[op].append(await one(server, op, n, rng, ids, shapes, inside, kept))
+    listed = {tool.name: tool.output_schema for tool in (await server.client.list_tools()).tools}
     return {
         "stats": {op: summarize(v) for op, v in samples.items()},
         "server_ms": {op: summarize([ms / 1000 for ms in v]) for op, v in inside.items() if v},
+        "client_check": {op: client_check(listed[op], results) for op, results in kept.items() if results},
         "result_sizes": shapes,
         "memory": server.memory(),
     }
@@ -219,6 +227,7 @@ async def one(
     ids: list[str],
     shapes: dict[str, Any],
     inside: dict[str, list[float]],
+    kept: dict[str, list[Any]],
 ) -> float:
     t = time.perf_counter()
     if op == "ping":
@@ -234,6 +243,8 @@ async def one(
     if (ms := common.server_ms(result)) is not None and op in inside:
         inside[op].append(ms)
     body = result.structured_content
+    if op in kept and len(kept[op]) < KEPT_RESULTS:
+        kept[op].append(body)
     size = {
         "get_entity": lambda: len(body["relationships"]),
         "query_timeline": lambda: len(body["items"]),
@@ -276,6 +287,21 @@ async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
         "machine_load": sampler.summary(),
         **result,
     }
+
+
+def client_check(schema: dict[str, Any], results: list[Any], rounds: int = 10) -> dict[str, float]:
+    """Time of the Python client's output-schema check of these results (a compiled validator,
+    `best_match` over `iter_errors`, as the client runs it on every call)."""
+    from jsonschema import exceptions, validators
+
+    validator = validators.validator_for(schema)(schema)
+    times = []
+    for _ in range(rounds):
+        for body in results:
+            t = time.perf_counter()
+            exceptions.best_match(validator.iter_errors(body))
+            times.append(time.perf_counter() - t)
+    return summarize(times)
 
 
 def semantic_floor(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None) -> dict[str, Any]:
@@ -330,8 +356,9 @@ def report(results: list[dict[str, Any]], machine: dict[str, Any], args: argpars
         common.describe_machine(machine),
         f"Over MCP stdio, embedded store, MiniLM; {args.calls} calls per operation in blocks of {args.block}.",
         "",
-        "| entities | operation | p50 ms | p95 ms | p99 ms | x ping | in polyg p50 ms | spec p50 | polyg p50 (10k) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| entities | operation | p50 ms | p95 ms | p99 ms | x ping | in polyg p50 ms | client check p50 ms | "
+        "spec p50 | polyg p50 (10k) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         ping = r["stats"]["ping"]["p50_ms"]
@@ -339,18 +366,20 @@ def report(results: list[dict[str, Any]], machine: dict[str, Any], args: argpars
             st = r["stats"][op]
             ratio = "" if op == "ping" else f"{st['p50_ms'] / ping:.1f}"
             inside = r.get("server_ms", {}).get(op)
+            check = r.get("client_check", {}).get(op)
             spec = f"< {SPEC_P50_MS[op]}" if op in SPEC_P50_MS else ""
             ours = f"<= {POLYG_P50_MS[op]}" if op in POLYG_P50_MS else ""
             lines.append(
                 f"| {r['entities']:,} | {op} | {fmt_ms(st['p50_ms'])} | {fmt_ms(st['p95_ms'])} | "
-                f"{fmt_ms(st['p99_ms'])} | {ratio} | {fmt_ms(inside['p50_ms']) if inside else ''} | {spec} | {ours} |"
+                f"{fmt_ms(st['p99_ms'])} | {ratio} | {fmt_ms(inside['p50_ms']) if inside else ''} | "
+                f"{fmt_ms(check['p50_ms']) if check else ''} | {spec} | {ours} |"
             )
         floor = r.get("semantic_floor")
         if floor:
             lines.append(
                 f"| {r['entities']:,} | semantic floor: ping + embed {fmt_ms(floor['embed']['p50_ms'])} + KNN "
                 f"{fmt_ms(floor['knn']['p50_ms'])} | {fmt_ms(floor['total_p50_ms'])} | | | "
-                f"{floor['total_p50_ms'] / ping:.1f} | | | |"
+                f"{floor['total_p50_ms'] / ping:.1f} | | | | |"
             )
     lines += ["", "| entities | events | facts | causal links | server RSS peak MB | database RSS peak MB | load1 |"]
     lines.append("|---|---|---|---|---|---|---|")
