@@ -169,13 +169,13 @@ async def existing_ids(run: Runner, project: str, label: Label, ids: list[str]) 
 async def merge_relationship_types(run: Runner, project: str, rows: list[dict[str, Any]]) -> int:
     """Relationship types by name, created with the given properties where the project has
     none of that name (a type it has keeps its own); how many were created."""
-    found = await run.write(
+    return await _created(
+        run,
         project,
         f"UNWIND $rows AS row OPTIONAL MATCH (old:{RELATIONSHIP_TYPE} {{name: row.name}}) "
         f"WITH row, old WHERE old IS NULL CREATE (t:{RELATIONSHIP_TYPE}) SET t = row RETURN count(t)",
-        {"rows": rows},
+        rows,
     )
-    return int(found[0][0]) if found else 0
 
 
 async def create_nodes(
@@ -184,13 +184,13 @@ async def create_nodes(
     """Nodes (row: id, props, vectors by key) with these labels, but those whose id a `kind`
     node has already; how many were created."""
     vectors = " ".join(_VECTOR.format(key=key) for key in sorted(VECTOR_KEYS))
-    found = await run.write(
+    return await _created(
+        run,
         project,
         f"UNWIND $rows AS row OPTIONAL MATCH (old:{kind} {{id: row.id}}) WITH row, old WHERE old IS NULL "
         f"CREATE (n:{':'.join(labels)}) SET n = row.props {vectors} RETURN count(n)",
-        {"rows": rows},
+        rows,
     )
-    return int(found[0][0]) if found else 0
 
 
 async def create_edges(
@@ -199,12 +199,18 @@ async def create_edges(
     """Relationships (row: id, a, b, props) from `start` nodes to `end` nodes, by their ids,
     but those already there (the same id, or an id-less one between the same two nodes); how
     many were created."""
-    found = await run.write(
+    return await _created(
+        run,
         project,
         f"UNWIND $rows AS row MATCH (a:{start} {{id: row.a}}), (b:{end} {{id: row.b}}) "
         f"OPTIONAL MATCH (a)-[old:{rel_type}]->(b) WHERE old.id = row.id OR (old.id IS NULL AND row.id IS NULL) "
         f"WITH a, b, row, count(old) AS there WHERE there = 0 CREATE (a)-[r:{rel_type}]->(b) SET r = row.props "
         "RETURN count(r)",
-        {"rows": rows},
+        rows,
     )
+
+
+async def _created(run: Runner, project: str, cypher: str, rows: list[dict[str, Any]]) -> int:
+    """Run a write over `rows` that returns how many it created."""
+    found = await run.write(project, cypher, {"rows": rows})
     return int(found[0][0]) if found else 0
