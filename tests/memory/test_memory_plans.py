@@ -1,0 +1,125 @@
+"""The memory reads at the core, on an embedded store: each is one query (a depth-3 chain one
+per hop) whose plan uses the indexes and scans no label, and facts written before they carried
+`valid_from_us` get it the first time a timeline needs it."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from polyg.config import load_settings
+from polyg.core.app import Polyg, Services
+from polyg.core.entity_graph import OWN_KEYS
+from polyg.core.temporal import TemporalGraph, epoch_us
+from polyg.embed import create_embedder
+from polyg.store.falkor import Row
+from polyg.store.names import RelType
+from polyg.store.queries import entity_graph as entity_q
+from polyg.store.queries import temporal as temporal_q
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+async def services(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Services]:
+    root: Path = tmp_path_factory.mktemp("memory-plans")
+    settings = load_settings(None, data_dir=root / "data", log_dir=root / "logs", store=None)
+    core = Polyg(settings, embedder=create_embedder("hashing"))
+    try:
+        yield await core.ready()
+    finally:
+        await core.close()
+
+
+class Counting:
+    """A runner that counts the reads it passes on and keeps their Cypher."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.reads: list[tuple[str, dict[str, Any]]] = []
+
+    async def read(self, project: str, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
+        self.reads.append((cypher, params or {}))
+        return await self.services.ctx.read(project, cypher, params)
+
+    async def write(self, project: str, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
+        return await self.services.ctx.write(project, cypher, params)
+
+
+async def indexes_built(s: Services, project: str) -> None:
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:
+        rows = await s.store.ro_query(project, "CALL db.indexes() YIELD status RETURN status")
+        if all(status == "OPERATIONAL" for (status,) in rows):
+            return
+        assert asyncio.get_running_loop().time() < deadline, rows
+        await asyncio.sleep(0.01)
+
+
+def scans_nothing(plan: list[str], *steps: str) -> bool:
+    text = "\n".join(plan)
+    return all(step in text for step in steps) and "Label Scan" not in text and "All Node Scan" not in text
+
+
+async def test_timeline_reads_facts_through_their_integer_index_and_repairs_old_ones(services: Services) -> None:
+    project = f"t{uuid.uuid4().hex[:12]}"
+    temporal = services.memory.temporal
+    for i in range(30):  # enough entities that a label scan would show in a plan
+        await services.entities.create(project, name=f"service {i}", type_="Service")
+    await temporal.add_fact(project, subject="Alice", predicate="works_on", object_="Auth", valid_from="2025-06-01")
+    await temporal.add_fact(project, subject="Auth", predicate="status", object_="live", valid_from="2025-07-01")
+    await temporal.add_event(project, description="Auth went live", occurred_at="2025-07-01T09:00:00Z")
+    # A fact as polyg wrote it before facts carried valid_from_us.
+    await services.ctx.write(project, "MATCH ()-[r:status]->() SET r.valid_from_us = NULL")
+
+    fresh = TemporalGraph(services.ctx, services.memory.resolver, services.entities, services.reltypes)
+    window = fresh.window("2025-01-01", "2025-12-31", None, None, None)
+    timeline = await fresh.timeline(project, window)
+    assert [(item.kind, item.at[:10]) for item in timeline.items] == [
+        ("fact", "2025-06-01"),
+        ("fact", "2025-07-01"),
+        ("event", "2025-07-01"),
+    ]
+    assert await services.ctx.read(project, "MATCH ()-[r:status]->() RETURN r.valid_from_us") == [[1751328000000000]]
+
+    runner = Counting(services)
+    fact_types = [RelType("status"), RelType("works_on")]
+    assert window.start is not None and window.end is not None
+    span_us = (epoch_us(window.start), epoch_us(window.end))
+    await temporal_q.timeline(
+        runner, project, window.as_strings(), span_us, None, facts=True, fact_types=fact_types, limit=51
+    )
+    assert len(runner.reads) == 1
+    await indexes_built(services, project)
+    plan = await services.store.explain(project, *runner.reads[0])
+    assert scans_nothing(plan, "Node By Index Scan | (ev:Event)", "Edge By Index Scan | [r:status]"), plan
+
+
+async def test_get_entity_is_one_query_through_the_name_index(services: Services) -> None:
+    project = f"t{uuid.uuid4().hex[:12]}"
+    for i in range(30):
+        await services.entities.create(project, name=f"service {i}", type_="Service")
+    await services.memory.temporal.add_fact(project, subject="service 3", predicate="owned_by", object_="Alice")
+    runner = Counting(services)
+    rows = await entity_q.entity_view(
+        runner,
+        project,
+        by="name",
+        key="service 3",
+        own=OWN_KEYS,
+        observations=(0, 100),
+        relationships=(0, 51),
+        at="2999-01-01T00:00:00.000000Z",
+        events=10,
+    )
+    fields, properties, _, _, relationships, _ = rows[0]
+    assert fields["name"] == "service 3" and properties == []  # no vector travels with it
+    assert [r[5] for r in relationships] == ["Alice"]
+    await indexes_built(services, project)
+    plan = await services.store.explain(project, *runner.reads[0])
+    assert scans_nothing(plan, "Node By Index Scan | (e:Entity)"), plan
