@@ -275,7 +275,7 @@ def import_(
             if graph is not None:
                 bar.update(task, total=len(graph.nodes) + len(graph.edges))
                 importer = graph_import.GraphImport(services.ctx, services.memory.temporal)
-                report: Any = await importer.restore(target, graph, progress=advance)
+                report: Any = await importer.restore(target, graph, batch_size=batch_size, progress=advance)
             elif kind == "json":
                 bar.update(task, total=len(document.get("entities", [])) + len(document.get("relationships", [])))
                 report = await transfer.import_json(target, document, batch_size=batch_size, progress=advance)

@@ -34,7 +34,7 @@ from polyg.core.time import parse_instant
 from polyg.core.views import VECTOR_KEYS
 from polyg.errors import InvalidParams, PolygError
 from polyg.store.falkor import VectorParam
-from polyg.store.names import NAME, POLYG_META, RELATIONSHIP_TYPE, Label, RelType, is_reserved_rel_type, short
+from polyg.store.names import ENTITY, NAME, POLYG_META, RELATIONSHIP_TYPE, Label, RelType, is_reserved_rel_type, short
 from polyg.store.queries import views as q
 
 FORMAT = "json"  # what export_graph calls its JSON form
@@ -159,15 +159,16 @@ def _value(value: Any, where: str) -> Any:
     raise InvalidParams(f"{where} must be a string, number, boolean or a list of them.")
 
 
-def _properties(raw: Any, where: str) -> tuple[dict[str, Any], dict[str, list[float]]]:
+def _properties(raw: Any) -> tuple[dict[str, Any], dict[str, list[float]]]:
     """(properties, vectors) of an item, each value checked; a null value is no property."""
+    where = "properties"
     if not isinstance(raw, dict):
-        raise InvalidParams(f"{where}.properties must be an object.")
+        raise InvalidParams(f"{where} must be an object.")
     props: dict[str, Any] = {}
     vectors: dict[str, list[float]] = {}
     for key, value in raw.items():
         if not (isinstance(key, str) and NAME.fullmatch(key)):
-            raise InvalidParams(f"{where}: property name {short(key)} is not a valid name.")
+            raise InvalidParams(f"property name {short(key)} is not a valid name.")
         if value is None:
             continue
         if key in VECTOR_KEYS:
@@ -195,7 +196,7 @@ def check(items: list[Any]) -> Graph:
             if not isinstance(item, dict) or item.get("kind") not in ("node", "edge"):
                 raise InvalidParams('not a node or an edge (expected "kind": "node" or "edge").')
             if item["kind"] == "node":
-                node = _node(item, where)
+                node = _node(item)
                 if node is None:
                     continue
                 key = (node.kind, node.id or f"name:{node.props.get('name')}")
@@ -208,21 +209,21 @@ def check(items: list[Any]) -> Graph:
                     graph.dimension = len(vector)
                 graph.nodes.append(node)
             else:
-                graph.edges.append(_edge(item, where))
+                graph.edges.append(_edge(item))
         except PolygError as exc:
             raise InvalidParams(f"{where}: {exc.message}") from None
     return graph
 
 
-def _node(item: dict[str, Any], where: str) -> Node | None:
+def _node(item: dict[str, Any]) -> Node | None:
     raw_labels = item.get("labels")
     if not isinstance(raw_labels, list) or not raw_labels:
         raise InvalidParams("labels must be a non-empty list.")
     labels = tuple(Label(label) for label in raw_labels)
     if POLYG_META in labels:
         return None  # the target project keeps its own schema record
-    props, vectors = _properties(item.get("properties"), where)
-    kind = next((label for label in (Label("Entity"), Label("Event")) if label in labels), labels[0])
+    props, vectors = _properties(item.get("properties"))
+    kind = next((label for label in (ENTITY, EVENT.label) if label in labels), labels[0])
     node_id = props.get("id")
     if RELATIONSHIP_TYPE in labels:
         if not isinstance(props.get("name"), str):
@@ -232,14 +233,14 @@ def _node(item: dict[str, Any], where: str) -> Node | None:
     return Node(labels, kind, node_id, props, vectors)
 
 
-def _edge(item: dict[str, Any], where: str) -> Edge:
-    props, vectors = _properties(item.get("properties"), where)
+def _edge(item: dict[str, Any]) -> Edge:
+    props, vectors = _properties(item.get("properties"))
     if vectors:
         raise InvalidParams("a relationship cannot hold a vector.")
     valid_from = props.get("valid_from")
     if isinstance(valid_from, str) and "valid_from_us" not in props:  # exported before it existed
         props["valid_from_us"] = epoch_us(parse_instant(valid_from))
-    start, end = _end(item.get("from"), f"{where}.from"), _end(item.get("to"), f"{where}.to")
+    start, end = _end(item.get("from"), "from"), _end(item.get("to"), "to")
     return Edge(RelType(item.get("type")), start, end, props)
 
 
@@ -263,7 +264,9 @@ class GraphImport:
         self.ctx = ctx
         self.temporal = temporal
 
-    async def restore(self, project: str, graph: Graph, progress: Progress | None = None) -> Report:
+    async def restore(
+        self, project: str, graph: Graph, *, batch_size: int = BATCH, progress: Progress | None = None
+    ) -> Report:
         """Write the graph into the project (see the module's rules); checks against the
         project (vector size, relationship ends outside the export) come first."""
         dimension = self.ctx.embedder.dimension
@@ -296,7 +299,7 @@ class GraphImport:
             if RELATIONSHIP_TYPE not in node.labels:
                 groups[node.labels].append(node)
         for labels, nodes in groups.items():
-            for batch in _batches(nodes):
+            for batch in _batches(nodes, batch_size):
                 made = await q.create_nodes(self.ctx, project, labels, batch[0].kind, [_node_row(n) for n in batch])
                 report.nodes_created += made
                 report.already_there += len(batch) - made
@@ -309,7 +312,7 @@ class GraphImport:
         for edge in graph.edges:
             by_ends[(edge.type, edge.start[0], edge.end[0])].append(edge)
         for (rel_type, start, end), edges in by_ends.items():
-            for batch in _batches(edges):
+            for batch in _batches(edges, batch_size):
                 rows = [{"id": e.props.get("id"), "a": e.start[1], "b": e.end[1], "props": e.props} for e in batch]
                 made = await q.create_edges(self.ctx, project, rel_type, start, end, rows)
                 report.edges_created += made
@@ -321,7 +324,7 @@ class GraphImport:
         )
         await self.temporal.mark_fact_types(project, fact_types)
         self.ctx.vectors.mark(
-            project, [n.id for n in graph.nodes if n.kind == "Entity" and n.id and "embedding" not in n.vectors]
+            project, [n.id for n in graph.nodes if n.kind == ENTITY and n.id and "embedding" not in n.vectors]
         )
         return report
 

@@ -181,7 +181,7 @@ async def test_malformed_or_incomplete_files_are_refused_and_nothing_is_written(
         "no id": (page({**node, "properties": {"name": "x"}}), "items[0]: a node without an id"),
         "nested value": (
             page({**node, "properties": {**node["properties"], "tags": {"a": 1}}}),
-            "items[0].tags must be a string, number, boolean",
+            "items[0]: properties.tags must be a string, number, boolean",
         ),
         "not an item": (page({"kind": "triangle"}), "items[0]: not a node or an edge"),
         "mixed vectors": (
