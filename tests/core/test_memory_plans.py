@@ -1,39 +1,23 @@
-"""The memory reads at the core, on an embedded store: each is one query (a depth-3 chain one
-per hop) whose plan uses the indexes and scans no label, and facts written before they carried
+"""The memory toolset's reads at the core, on an embedded store: a timeline and get_entity are one
+query each, whose plan uses the indexes and scans no label; facts written before they carried
 `valid_from_us` get it the first time a timeline needs it."""
 
 from __future__ import annotations
 
-import asyncio
-import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from polyg.config import load_settings
-from polyg.core.app import Polyg, Services
+from polyg.core.app import Services
 from polyg.core.entity_graph import OWN_KEYS
 from polyg.core.temporal import TemporalGraph, epoch_us
-from polyg.embed import create_embedder
 from polyg.store.falkor import Row
 from polyg.store.names import RelType
 from polyg.store.queries import entity_graph as entity_q
 from polyg.store.queries import temporal as temporal_q
+from tests.store.test_data_integrity import _index_only, _indexes_built
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-async def services(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Services]:
-    root: Path = tmp_path_factory.mktemp("memory-plans")
-    settings = load_settings(None, data_dir=root / "data", log_dir=root / "logs", store=None)
-    core = Polyg(settings, embedder=create_embedder("hashing"))
-    try:
-        yield await core.ready()
-    finally:
-        await core.close()
 
 
 class Counting:
@@ -51,23 +35,13 @@ class Counting:
         return await self.services.ctx.write(project, cypher, params)
 
 
-async def indexes_built(s: Services, project: str) -> None:
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
-        rows = await s.store.ro_query(project, "CALL db.indexes() YIELD status RETURN status")
-        if all(status == "OPERATIONAL" for (status,) in rows):
-            return
-        assert asyncio.get_running_loop().time() < deadline, rows
-        await asyncio.sleep(0.01)
-
-
 def scans_nothing(plan: list[str], *steps: str) -> bool:
-    text = "\n".join(plan)
-    return all(step in text for step in steps) and "Label Scan" not in text and "All Node Scan" not in text
+    return all(_index_only(plan, step) for step in steps)
 
 
-async def test_timeline_reads_facts_through_their_integer_index_and_repairs_old_ones(services: Services) -> None:
-    project = f"t{uuid.uuid4().hex[:12]}"
+async def test_timeline_reads_facts_through_their_integer_index_and_repairs_old_ones(
+    services: Services, project: str
+) -> None:
     temporal = services.memory.temporal
     for i in range(30):  # enough entities that a label scan would show in a plan
         await services.entities.create(project, name=f"service {i}", type_="Service")
@@ -95,13 +69,12 @@ async def test_timeline_reads_facts_through_their_integer_index_and_repairs_old_
         runner, project, window.as_strings(), span_us, None, facts=True, fact_types=fact_types, limit=51
     )
     assert len(runner.reads) == 1
-    await indexes_built(services, project)
+    await _indexes_built(services, project)
     plan = await services.store.explain(project, *runner.reads[0])
     assert scans_nothing(plan, "Node By Index Scan | (ev:Event)", "Edge By Index Scan | [r:status]"), plan
 
 
-async def test_get_entity_is_one_query_through_the_name_index(services: Services) -> None:
-    project = f"t{uuid.uuid4().hex[:12]}"
+async def test_get_entity_is_one_query_through_the_name_index(services: Services, project: str) -> None:
     for i in range(30):
         await services.entities.create(project, name=f"service {i}", type_="Service")
     await services.memory.temporal.add_fact(project, subject="service 3", predicate="owned_by", object_="Alice")
@@ -120,6 +93,6 @@ async def test_get_entity_is_one_query_through_the_name_index(services: Services
     fields, properties, _, _, relationships, _ = rows[0]
     assert fields["name"] == "service 3" and properties == []  # no vector travels with it
     assert [r[5] for r in relationships] == ["Alice"]
-    await indexes_built(services, project)
+    await _indexes_built(services, project)
     plan = await services.store.explain(project, *runner.reads[0])
     assert scans_nothing(plan, "Node By Index Scan | (e:Entity)"), plan
