@@ -210,7 +210,11 @@ def _counts(total: int, what: str, by_name: dict[str, int]) -> str:
     return f"{total} {what}" + (f" ({parts})" if parts else "")
 
 
-FormatOpt = Annotated[str, typer.Option("--format", help="memory-jsonl or json (import: auto by content).")]
+FormatOpt = Annotated[str, typer.Option("--format", help="memory-jsonl or json.")]
+ImportFormatOpt = Annotated[
+    str,
+    typer.Option("--format", help="memory-jsonl, json or graph-json (export_graph's pages); default: by content."),
+]
 
 
 async def _with_core(settings: Settings, work: Any, *, sweep: bool = True) -> Any:
@@ -226,27 +230,33 @@ async def _with_core(settings: Settings, work: Any, *, sweep: bool = True) -> An
 @app.command("import")
 def import_(
     path: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="File to load.")],
-    fmt: FormatOpt = "auto",
+    fmt: ImportFormatOpt = "auto",
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, max=1000)] = 256,
     project: ProjectOpt = None,
     store: StoreOpt = None,
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Load a memory-server JSONL file (or a polyg JSON export) into a project, in batches."""
+    """Load a memory-server JSONL file, a polyg JSON export or the pages of the memory toolset's
+    export_graph (format json) into a project, in batches."""
     from rich.console import Console
     from rich.progress import Progress
 
+    from polyg.core import graph_import
     from polyg.core import transfer as files
 
     settings = _settings(config, project=project, store=store, data_dir=data_dir)
     try:
         kind = files.detect_format(path) if fmt == "auto" else fmt
-        if kind not in ("memory-jsonl", "json"):
-            raise PolygError(f"Unknown format {fmt!r}: use memory-jsonl or json.", code=4002)
-        # The whole file is decoded (and a JSON export parsed) before anything is written.
+        if kind not in ("memory-jsonl", "json", "graph-json"):
+            raise PolygError(f"Unknown format {fmt!r}: use memory-jsonl, json or graph-json.", code=4002)
+        # The whole file is decoded (and a JSON export parsed and checked) before anything is written.
         total = files.check_text_file(path) if kind == "memory-jsonl" else None
         document = files.load_json(path) if kind == "json" else {}
+        graph = None
+        if kind == "graph-json":
+            pages = graph_import.read_pages(path, files.read_text(path))
+            graph = graph_import.check(graph_import.whole_export(pages))
     except PolygError as exc:
         _fail(exc)
 
@@ -262,7 +272,11 @@ def import_(
             def advance(n: int) -> None:
                 bar.advance(task, n)
 
-            if kind == "json":
+            if graph is not None:
+                bar.update(task, total=len(graph.nodes) + len(graph.edges))
+                importer = graph_import.GraphImport(services.ctx, services.memory.temporal)
+                report: Any = await importer.restore(target, graph, batch_size=batch_size, progress=advance)
+            elif kind == "json":
                 bar.update(task, total=len(document.get("entities", [])) + len(document.get("relationships", [])))
                 report = await transfer.import_json(target, document, batch_size=batch_size, progress=advance)
             else:
@@ -287,6 +301,13 @@ def import_(
         report = asyncio.run(_with_core(settings, work))
     except PolygError as exc:
         _fail(exc)
+    if isinstance(report, graph_import.Report):
+        print(
+            f"created {report.nodes_created} nodes, {report.edges_created} relationships; "
+            f"{report.already_there} already there",
+            file=sys.stderr,
+        )
+        return
     print(
         f"created {report.entities_created} entities, {report.relations_created} relations; "
         f"added {report.observations_added} observations; skipped {len(report.skipped)} lines",

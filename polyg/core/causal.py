@@ -194,7 +194,10 @@ class CausalGraph:
 
     async def resolve(self, project: str, text: str) -> CausalNode:
         limits.text(text, "event", max_len=limits.MAX_TEXT)
-        ref = await self.resolver.node(project, text)
+        rows = await q.node_by_id(self.ctx, project, text)  # a client that found the event asks by id
+        if rows:
+            return node_from(*rows[0])
+        ref = await self.resolver.node(project, text, by_id=False)
         if ref is None:
             raise NotFound(f"No event or entity matches {text[:80]!r}.")
         return await self._node(project, ref)
@@ -230,11 +233,14 @@ class CausalGraph:
         best: dict[str, ChainNode] = {start.id: chain.nodes[0]}
         seen_links = {link.id for link in chain.links}
         frontier: dict[str, list[str]] = {LABEL[start.kind]: [start.id]}
+        further: set[str] = set()  # nodes of the last hop with a link beyond it
         for distance in range(1, depth + 1):
-            rows = await q.step(self.ctx, project, frontier, upstream)
+            rows = await q.step(self.ctx, project, frontier, upstream, further=distance == depth)
             reached: dict[str, ChainNode] = {}
             for row in sorted(rows, key=_row_order):
-                src, rid, conf, evidence, at, cid, clabels, ctext, ctime, ctype = row
+                src, rid, conf, evidence, at, cid, clabels, ctext, ctime, ctype, beyond = row
+                if beyond:
+                    further.add(cid)
                 confidence = float(conf if conf is not None else 1.0)
                 if confidence < min_conf or rid in seen_links:
                     continue
@@ -263,7 +269,7 @@ class CausalGraph:
             if not frontier or chain.cut_by_limit:
                 break
         else:
-            if frontier and await q.any_link(self.ctx, project, frontier, upstream):
+            if any(node_id in further for ids in frontier.values() for node_id in ids):
                 chain.cut_by_depth = True
 
     async def explain(

@@ -121,19 +121,24 @@ class SemanticGraph:
         if not -1.0 <= threshold <= 1.0:
             raise InvalidParams("threshold must be between -1 and 1 (a cosine similarity).")
         wanted = max(limit * 2, 20)
-        ranked, vector = await asyncio.gather(
-            self.search_service.entities(project, query, limit=min(wanted, limits.MAX_LIMIT)),
-            self.ctx.embed_query(query),
-        )
-        param = VectorParam(vector)
-        entity_rows, event_rows = await asyncio.gather(
-            q.entity_hits(self.ctx, project, [i for i, _ in ranked], param),
-            self._events(project, param, wanted) if events else _empty(),
+        # The query is embedded once: entity search, event search and the similarities share it.
+        embedding = asyncio.ensure_future(self.ctx.embed_query(query))
+        try:
+            ranked, event_rows = await asyncio.gather(
+                self.search_service.entity_hits(
+                    project, query, limit=min(wanted, limits.MAX_LIMIT), query_vector=embedding
+                ),
+                self._events(project, embedding, wanted) if events else _empty(),
+            )
+        finally:
+            embedding.cancel()  # a search refused before it embedded: nobody waits for the vector
+        entity_rows = await q.entity_hits(
+            self.ctx, project, [h.node_id for h in ranked], VectorParam(embedding.result())
         )
         details = {row[0]: row for row in entity_rows}
         hits: dict[str, SemanticHit] = {}
         entity_rank: list[tuple[str, float]] = []
-        for entity_id, _ in ranked:
+        for entity_id in (h.node_id for h in ranked):
             row = details.get(entity_id)
             if row is None:
                 continue
@@ -171,8 +176,8 @@ class SemanticGraph:
             for h in (hits[i] for i in order)
         ]
 
-    async def _events(self, project: str, vector: VectorParam, k: int) -> list[Row]:
-        return await index_rows(q.event_hits(self.ctx, project, vector, k))
+    async def _events(self, project: str, embedding: asyncio.Future[list[float]], k: int) -> list[Row]:
+        return await index_rows(q.event_hits(self.ctx, project, VectorParam(await embedding), k))
 
 
 async def _empty() -> list[Row]:

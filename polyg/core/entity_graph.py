@@ -8,6 +8,7 @@ error unless the call asks for it to be created. These are the same `:Entity` no
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -16,7 +17,7 @@ from polyg.core import limits
 from polyg.core.edges import new_edge_id
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
-from polyg.core.model import decode_properties, encode_properties
+from polyg.core.model import OWN_PROPERTY_KEYS, decode_properties, encode_properties
 from polyg.core.named import NamedGraph, stored_type
 from polyg.core.reltypes import RelTypeService
 from polyg.core.resolve import Resolver
@@ -27,6 +28,8 @@ from polyg.store.names import RelType
 from polyg.store.queries import entity_graph as q
 
 DEFAULT_TYPE = "entity"
+RECENT_EVENTS = 10  # the events get_entity shows, latest first
+OWN_KEYS = sorted(OWN_PROPERTY_KEYS)
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,12 @@ class LinkResult:
     entities_created: list[str]
 
 
+def relation_from(row: list[Any]) -> Relation:
+    rid, rtype, text, out, oid, oname, otype, desc, vfrom, vto, inv, conf, score = row
+    direction = "outgoing" if out else "incoming"
+    return Relation(rid, rtype, text, direction, oid, oname, otype, desc or "", vfrom, vto, inv, conf, score)
+
+
 def record_from(fields: dict[str, Any], stored: dict[str, Any], created: bool = False) -> EntityRecord:
     return EntityRecord(
         fields["id"],
@@ -113,10 +122,10 @@ class EntityGraph:
         self.clock = clock
 
     async def record(self, project: str, entity_id: str, created: bool = False) -> EntityRecord:
-        rows = await q.entity(self.ctx, project, entity_id)
+        rows = await q.entity(self.ctx, project, entity_id, OWN_KEYS)
         if not rows:
             raise NotFound(f"Entity {entity_id} not found.")
-        return record_from(rows[0][0], rows[0][1], created)
+        return record_from(rows[0][0], dict(rows[0][1]), created)
 
     async def add_entity(
         self,
@@ -213,43 +222,38 @@ class EntityGraph:
         limits.limit(limit)
         if offset < 0:
             raise InvalidParams("offset must not be negative.")
+        limits.offset(observation_offset, "observation_offset")
+        limits.limit(observation_limit, "observation_limit")
         if name is not None:
-            limits.name(name)
-            found = await self.resolver.entity_id(project, name)
-            if found is None:
-                raise NotFound(f"Entity with name {name!r} not found.")
-            entity_id = found
-        if entity_id is None:
+            by, key = "name", limits.name(name)
+        elif entity_id is not None:
+            by, key = "id", limits.identifier(entity_id, "entity_id")
+        else:
             raise InvalidParams("Give the entity's name (or entity_id).")
-        full = await self.entities.get(project, entity_id, skip=observation_offset, shown=observation_limit)
-        page = ("observations", "observations_total", "next_observation_offset")
-        observations: dict[str, Any] = {k: full[k] for k in page if k in full}
-        record = await self.record(project, entity_id)
-        view = EntityView(record, observations)
-        if not relationships:
-            return view
         at = None if history else format_utc(as_of or self.clock.now())
-        rows = await q.relationships(self.ctx, project, entity_id, at, offset, limit + 1)
-        relations = [
-            Relation(
-                rid,
-                rtype,
-                text,
-                "outgoing" if out else "incoming",
-                oid,
-                oname,
-                otype,
-                desc or "",
-                vfrom,
-                vto,
-                inv,
-                conf,
-                score,
-            )
-            for rid, rtype, text, out, oid, oname, otype, desc, vfrom, vto, inv, conf, score in rows[:limit]
-        ]
-        events = [
-            {"id": i, "description": d, "occurred_at": t}
-            for i, d, t in await q.recent_events(self.ctx, project, entity_id, 10)
-        ]
-        return EntityView(record, observations, relations, len(rows) > limit, events)
+        view = functools.partial(
+            q.entity_view,
+            self.ctx,
+            project,
+            own=OWN_KEYS,
+            observations=(observation_offset, observation_offset + observation_limit),
+            relationships=(offset, offset + limit + 1) if relationships else None,
+            at=at,
+            events=RECENT_EVENTS,
+        )
+        rows = await view(by=by, key=key)
+        if not rows and by == "name":  # not that exact name: the same name in any case
+            found = await self.resolver.entity_id(project, key)
+            rows = await view(by="id", key=found) if found is not None else []
+        if not rows:
+            raise NotFound(f"Entity with name {name!r} not found." if by == "name" else f"Entity {key} not found.")
+        fields, properties, shown, total, rel_rows, event_rows = rows[0]
+        record = record_from(fields, dict(properties))
+        observations: dict[str, Any] = {"observations": [{"id": o["id"], "text": o["text"]} for o in shown]}
+        if len(shown) < total:
+            observations["observations_total"] = total
+            if observation_offset + len(shown) < total:
+                observations["next_observation_offset"] = observation_offset + len(shown)
+        relations = [relation_from(row) for row in (rel_rows or [])[:limit]]
+        events = [{"id": i, "description": d, "occurred_at": t} for i, d, t in event_rows]
+        return EntityView(record, observations, relations, len(rel_rows or []) > limit, events)

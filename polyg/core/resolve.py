@@ -105,9 +105,12 @@ class Resolver:
         rows = await q.node_with_text(self.ctx, project, LABELS[kind], text)
         return str(rows[0][0]) if rows else None
 
-    async def node(self, project: str, text: str, *, kinds: tuple[Kind, ...] = ("entity", "event")) -> NodeRef | None:
-        """The node `text` refers to, or None (see the module's order)."""
-        for kind in kinds:
+    async def node(
+        self, project: str, text: str, *, kinds: tuple[Kind, ...] = ("entity", "event"), by_id: bool = True
+    ) -> NodeRef | None:
+        """The node `text` refers to, or None (see the module's order; without `by_id`, a
+        caller that looked the id up already skips that step)."""
+        for kind in kinds if by_id else ():
             if await q.node_by_id(self.ctx, project, LABELS[kind], text):
                 return NodeRef(text, kind, "id")
         for kind in kinds:

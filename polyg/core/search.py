@@ -241,16 +241,26 @@ class SearchService:
         """Best entity ids for `query`, with fused scores, best first."""
         return [(hit.node_id, hit.fused) for hit in await self.entity_hits(project, query, limit)]
 
-    async def entity_hits(self, project: str, query: str, limit: int = 10) -> list[Hit]:
-        """`entities()` with each kind of evidence's score kept apart (fused, cosine, text vote)."""
-        return await self.hits(project, query, ENTITY_TARGETS, limit, exact_names=True)
+    async def entity_hits(
+        self, project: str, query: str, limit: int = 10, *, query_vector: asyncio.Future[list[float]] | None = None
+    ) -> list[Hit]:
+        """`entities()` with each kind of evidence's score kept apart (fused, cosine, text vote).
+        `query_vector`: the query's embedding under way, for a caller that needs it too."""
+        return await self.hits(project, query, ENTITY_TARGETS, limit, exact_names=True, query_vector=query_vector)
 
     async def chunks(self, project: str, query: str, limit: int = 10) -> list[Hit]:
         """Best document chunks for `query`, best first, each with its separate scores."""
         return await self.hits(project, query, CHUNK_TARGETS, limit)
 
     async def hits(
-        self, project: str, query: str, targets: Sequence[SearchTarget], limit: int = 10, *, exact_names: bool = False
+        self,
+        project: str,
+        query: str,
+        targets: Sequence[SearchTarget],
+        limit: int = 10,
+        *,
+        exact_names: bool = False,
+        query_vector: asyncio.Future[list[float]] | None = None,
     ) -> list[Hit]:
         """Best nodes for `query` over `targets` (each hit counted for its owner), best first;
         with `exact_names`, an entity named exactly as the query ranks first."""
@@ -267,7 +277,7 @@ class SearchService:
         name = unicodedata.normalize("NFC", query.strip())
         exact, similarity, text = await asyncio.gather(
             self._exact_names(project, name) if exact_names else _nothing(),
-            self._vector(project, query, k, targets),
+            self._vector(project, query, k, targets, query_vector),
             self._text(project, query_terms(query, cfg), k, targets),
         )
         votes = [(entity_id, cfg.text_weight) for entity_id in text]
@@ -337,12 +347,20 @@ class SearchService:
         if rows:
             self._indexes_ready.add(project)
 
-    async def _vector(self, project: str, query: str, k: int, targets: Sequence[SearchTarget]) -> dict[str, float]:
+    async def _vector(
+        self,
+        project: str,
+        query: str,
+        k: int,
+        targets: Sequence[SearchTarget],
+        query_vector: asyncio.Future[list[float]] | None = None,
+    ) -> dict[str, float]:
         # Vectors of entities written just before this search may still be on their way
         # (polyg.core.vectorizer): waiting for them, while the query embeds, means a client
         # always finds what it just wrote. Usually there is nothing to wait for.
         vector, settled = await asyncio.gather(
-            self.ctx.embed_query(query), self.ctx.vectors.settle(project, self.config.vector_wait_s)
+            self.ctx.embed_query(query) if query_vector is None else query_vector,
+            self.ctx.vectors.settle(project, self.config.vector_wait_s),
         )
         if not settled:
             log.warning("search runs before the vectors of earlier writes are stored", extra={"project": project})

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
@@ -75,6 +76,9 @@ SINGLE_VALUED = frozenset(
     }
 )
 DEFAULT_ENTITY_TYPE = "entity"
+# How long a timeline trusts the fact types it read when this process has not written since.
+FACT_TYPES_TTL_S = 2.0
+REPAIR_BATCH = 5_000
 MAX_MENTION_CANDIDATES = 50
 
 _DURATION_ISO = re.compile(
@@ -277,6 +281,8 @@ class TemporalGraph:
         self.indexes = EventIndexes(ctx)
         self._marked: dict[str, set[str]] = {}  # fact types this process has marked, per project
         self._fact_types_checked: set[str] = set()
+        self._fact_types_cache: dict[str, tuple[int, float, list[RelType]]] = {}  # (writes, when, types)
+        self._indexed: dict[str, set[str]] = {}  # fact types whose valid_from_us index this process made
         self._chain_locks: dict[str, asyncio.Lock] = {}
 
     def reference(self, reference_time: str | None, tz: str | None = None) -> datetime:
@@ -439,6 +445,7 @@ class TemporalGraph:
                     "label": None if predicate == rel_type else predicate,
                     "description": description,
                     "valid_from": start_s,
+                    "valid_from_us": epoch_us(window.start) if window.start is not None else None,
                     "valid_to": end_s,
                     "invalidated_by": closed_by.id if closed_by is not None else None,
                     "invalidated_at": now if closed_by is not None else None,
@@ -566,47 +573,87 @@ class TemporalGraph:
             entity_id = await self.resolver.entity_id(project, entity)
             if entity_id is None:
                 raise NotFound(f"Entity with name {entity!r} not found.")
-        lo, hi = window.as_strings()
         lo_us = epoch_us(window.start) if window.start is not None else None
         hi_us = epoch_us(window.end) if window.end is not None else None
         wanted = offset + limit + 1
-        event_rows, fact_rows = await asyncio.gather(
-            q.events_in_window(self.ctx, project, lo_us, hi_us, entity_id, 0, wanted),
-            self._facts_in_window(project, lo, hi, entity_id, wanted) if include_facts else _none(),
+        # Without an entity, facts are read type by type (each through its index).
+        fact_types = await self._fact_types(project) if include_facts and entity_id is None else []
+        rows = await q.timeline(
+            self.ctx,
+            project,
+            window.as_strings(),
+            (lo_us, hi_us),
+            entity_id,
+            facts=include_facts,
+            fact_types=fact_types,
+            limit=wanted,
         )
-        items = [TimelineItem("event", e.occurred_at or "", event=e) for e in map(event_from, event_rows)]
-        items += [TimelineItem("fact", f.valid_from, fact=f) for f in map(fact_from, fact_rows)]
+        items: list[TimelineItem] = []
+        for kind, item in rows:
+            if kind == "event":
+                event = event_from(item)
+                items.append(TimelineItem("event", event.occurred_at or "", event=event))
+            else:
+                fact = fact_from(item)
+                items.append(TimelineItem("fact", fact.valid_from, fact=fact))
         items.sort(key=lambda item: (item.at, item.kind, (item.event or item.fact).id))  # type: ignore[union-attr]
         page = items[offset : offset + limit]
         more = len(items) > offset + limit
+        lo, hi = window.as_strings()
         return Timeline(lo, hi, page, more, offset + limit if more else None)
 
-    async def _facts_in_window(
-        self, project: str, lo: str | None, hi: str | None, entity_id: str | None, wanted: int
-    ) -> list[Row]:
-        if entity_id is not None:
-            return await q.facts_in_window(self.ctx, project, lo, hi, entity_id, 0, wanted)
-        types = await self._fact_types(project)
-        pages = await asyncio.gather(
-            *(q.facts_in_window(self.ctx, project, lo, hi, None, 0, wanted, RelType(t)) for t in types)
-        )
-        return [row for page in pages for row in page]
+    async def _fact_types(self, project: str) -> list[RelType]:
+        """Types that hold facts, as marked on their :RelationshipType, each with the index a
+        timeline reads it through. Read again after this process writes to the project, else
+        at most every `FACT_TYPES_TTL_S` (another process may add a type meanwhile).
 
-    async def _fact_types(self, project: str) -> list[str]:
-        """Types that hold facts, as marked on their :RelationshipType; facts written before
-        types were marked are found by one scan per project and process, and marked."""
+        Once per project and process, facts written before types were marked (or before facts
+        had `valid_from_us`) are found by one scan, and marked (or given it)."""
         if project not in self._fact_types_checked:
-            found = await q.discover_fact_types(self.ctx, project)
-            if found:
-                await self.reltypes.ensure(project, found)
-                await q.mark_fact_types(self.ctx, project, found)
+            await self._repair_fact_types(project)
             self._fact_types_checked.add(project)
-        return await q.fact_types(self.ctx, project)
+        writes, now = self.ctx.writes.get(project, 0), time.monotonic()
+        cached = self._fact_types_cache.get(project)
+        if cached is not None and cached[0] == writes and now - cached[1] < FACT_TYPES_TTL_S:
+            return cached[2]
+        types = [RelType(t) for t in await q.fact_types(self.ctx, project)]
+        for rel_type in types:
+            await self._index_fact_type(project, rel_type)
+        self._fact_types_cache[project] = (self.ctx.writes.get(project, 0), now, types)
+        return types
+
+    async def _repair_fact_types(self, project: str) -> None:
+        found = await q.discover_fact_types(self.ctx, project)
+        if not found:
+            return
+        names = [RelType(t) for t, _ in found]
+        await self.reltypes.ensure(project, names)
+        await q.mark_fact_types(self.ctx, project, names)
+        for rel_type, missing in found:
+            while missing:
+                rows = await q.facts_without_us(self.ctx, project, RelType(rel_type), REPAIR_BATCH)
+                await q.set_valid_from_us(
+                    self.ctx, project, RelType(rel_type), [{"id": i, "us": epoch_us(parse_instant(v))} for i, v in rows]
+                )
+                missing = len(rows) == REPAIR_BATCH
+
+    async def _index_fact_type(self, project: str, rel_type: RelType) -> None:
+        indexed = self._indexed.setdefault(project, set())
+        if rel_type not in indexed:
+            await q.create_valid_from_index(self.ctx, project, rel_type)
+            indexed.add(rel_type)
+
+    async def mark_fact_types(self, project: str, rel_types: list[RelType]) -> None:
+        """Register types that hold facts written outside `add_fact` (an import) as such."""
+        await self.reltypes.ensure(project, rel_types)
+        for rel_type in rel_types:
+            await self._mark_fact_type(project, rel_type)
 
     async def _mark_fact_type(self, project: str, rel_type: RelType) -> None:
         marked = self._marked.setdefault(project, set())
         if rel_type not in marked:
             await q.mark_fact_types(self.ctx, project, [rel_type])
+            await self._index_fact_type(project, rel_type)
             marked.add(rel_type)
 
     # --- invalidations ----------------------------------------------------------------------
@@ -639,7 +686,3 @@ class TemporalGraph:
             await q.delete_fact(self.ctx, project, fact_type(newer), newer)
         rows = await q.fact_by_id(self.ctx, project, rel_type, fid)
         return fact_from(rows[0])
-
-
-async def _none() -> list[Row]:
-    return []

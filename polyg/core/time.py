@@ -4,8 +4,7 @@ windows.
 The rules every caller can rely on:
 
 - Times polyg stores and returns are aware datetimes in UTC; stored as text by `format_utc`
-  (`2024-03-05T14:30:00.000000Z`), fixed width, so text order is time order and a range
-  index on the property serves `<`/`>` filters.
+  (`2024-03-05T14:30:00.000000Z`), fixed width, so text order is time order.
 - Relative phrases ("yesterday 14:30", "last Tuesday", "two weeks ago") are resolved against a
   reference time: the one the caller passes (a tool's `reference_time`), else the clock's now.
 - Input that names no zone is read in `tz` when given (an IANA name such as
@@ -23,12 +22,12 @@ The rules every caller can rely on:
   time; "until X" includes the period X names; "before X" excludes it.
 - Anything that cannot be read is `InvalidParams` (4002) saying which forms are accepted.
 
-Range indexes for time filters: FalkorDB serves `>=`/`<` filters on these strings from a
-range index (EXPLAIN shows "Node By Index Scan" / "Edge By Index Scan"). Declare a node
-property on its label in `polyg.store.schema.RANGE_INDEXES` (e.g. `"Event": ("id",
-"occurred_at")`). Relationship properties are indexed per relationship type (`CREATE INDEX FOR
-()-[r:WORKS_ON]-() ON (r.valid_from)`), so the index on `valid_from`/`valid_to` belongs with
-the registration of each relationship type that carries validity windows.
+Range indexes for time filters: not on these strings. FalkorDB's range index answers `<` and
+`<=` on a string property with every node or edge, so a filter that must use an index goes
+through an integer twin in microseconds since the epoch (`Event.occurred_us`, a fact's
+`valid_from_us`; `polyg.core.temporal.epoch_us`), indexed on the label, or per relationship
+type for edges (`CREATE INDEX FOR ()-[r:works_on]-() ON (r.valid_from_us)`). Strings are fine
+where no index is involved (an entity's own facts, read from its relationships).
 """
 
 from __future__ import annotations

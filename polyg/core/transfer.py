@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from polyg.core import limits
+from polyg.core.graph_import import is_graph_export
 from polyg.core.named import NamedGraph, stored_type
 from polyg.errors import InvalidParams, PolygError
 from polyg.names import TYPE_NAME
@@ -59,24 +60,42 @@ def check_text_file(path: Path) -> int:
 
 
 def detect_format(path: Path) -> str:
-    """ "json" for a polyg export, "memory-jsonl" otherwise. A JSONL file's first line is a whole
-    JSON object of its own (an entity or a relation); an export's first line is not (it opens a
-    document), unless the export is all on one line, which then is a document with "format"."""
+    """ "graph-json" for what the memory toolset's `export_graph` returns (a page, a list of
+    pages, or a page per line), "json" for a polyg export, "memory-jsonl" otherwise. A JSONL
+    file's first line is a whole JSON object of its own (an entity or a relation); an export's
+    first line is not (it opens a document), unless the export is all on one line, which then
+    is a document with "format"."""
     for _, line in read_lines(path):
         if not line.strip():
             continue
+        if line.lstrip().startswith("["):
+            return "graph-json"  # no other format is a list
         if not line.lstrip().startswith("{"):
             return "memory-jsonl"
         try:
             first = json.loads(line)
         except json.JSONDecodeError:
-            return "json"
+            return "graph-json" if is_graph_export(_whole(path)) else "json"
+        if is_graph_export(first):
+            return "graph-json"
         return "json" if isinstance(first, dict) and "format" in first and "type" not in first else "memory-jsonl"
     return "memory-jsonl"
 
 
+def _whole(path: Path) -> Any:
+    """The file as one JSON value, or None if it is not one."""
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError:
+        return None
+
+
+def read_text(path: Path) -> str:
+    return "".join(line for _, line in read_lines(path))
+
+
 def load_json(path: Path) -> dict[str, Any]:
-    text = "".join(line for _, line in read_lines(path))
+    text = read_text(path)
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -21,7 +21,7 @@ from polyg.store.queries import views as q
 View = Literal["semantic", "temporal", "causal", "entity", "all"]
 VIEWS: tuple[str, ...] = ("semantic", "temporal", "causal", "entity", "all")
 OWN_TYPES = frozenset({"HAS_OBSERVATION", "SIMILAR_TO", "REPRESENTS", "CAUSES", "INVOLVES", "T_BEFORE"})
-VECTOR_KEYS = frozenset({"embedding", "head_embedding"})
+VECTOR_KEYS = frozenset(q.VECTOR_KEYS)
 MAX_EXPORT = 20_000
 
 

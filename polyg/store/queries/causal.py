@@ -61,15 +61,29 @@ async def node(run: Runner, project: str, label: str, node_id: str) -> list[Row]
     )
 
 
-async def step(run: Runner, project: str, frontier: dict[str, list[str]], upstream: bool) -> list[Row]:
+async def node_by_id(run: Runner, project: str, node_id: str) -> list[Row]:
+    """The causal endpoint (entity first, then event) with that id, as `node` gives it."""
+    return await run.read(
+        project,
+        " UNION ALL ".join(f"MATCH (n:{label} {{id: $id}}) RETURN {NODE.format(n='n')}" for label in ENDPOINTS),
+        {"id": node_id},
+    )
+
+
+async def step(
+    run: Runner, project: str, frontier: dict[str, list[str]], upstream: bool, *, further: bool = False
+) -> list[Row]:
     """One hop from the frontier (label -> ids): (from id, link id, confidence, evidence,
-    created_at, then the node reached). Upstream follows links backwards, to causes."""
+    created_at, then the node reached, and with `further` whether that node has a link on
+    the same way: the last hop of a walk asks, to say if its depth cut the chain). Upstream
+    follows links backwards, to causes."""
     arrow = "<-[r:CAUSES]-(c)" if upstream else "-[r:CAUSES]->(c)"
+    beyond = ("size((c)<-[:CAUSES]-()) > 0" if upstream else "size((c)-[:CAUSES]->()) > 0") if further else "false"
     branches = [
         f"UNWIND ${label} AS i MATCH (n:{_label(label)} {{id: i}}){arrow} "
         f"RETURN n.id AS src, r.id AS rid, r.confidence AS conf, r.evidence AS evidence, r.created_at AS at, "
         "c.id AS cid, labels(c) AS clabels, coalesce(c.description, c.name) AS ctext, "
-        "c.occurred_at AS ctime, c.type AS ctype"
+        f"c.occurred_at AS ctime, c.type AS ctype, {beyond} AS further"
         for label in ENDPOINTS
         if frontier.get(label)
     ]
@@ -77,19 +91,3 @@ async def step(run: Runner, project: str, frontier: dict[str, list[str]], upstre
         return []
     params: dict[str, Any] = {str(label): frontier.get(label, []) for label in ENDPOINTS}
     return await run.read(project, " UNION ALL ".join(branches), params)
-
-
-async def any_link(run: Runner, project: str, frontier: dict[str, list[str]], upstream: bool) -> bool:
-    """Whether any node of the frontier has a link further on (a chain cut by its depth)."""
-    arrow = "<-[:CAUSES]-()" if upstream else "-[:CAUSES]->()"
-    for label in ENDPOINTS:
-        ids = frontier.get(label)
-        if ids:
-            rows = await run.read(
-                project,
-                f"UNWIND $ids AS i MATCH (n:{_label(label)} {{id: i}}){arrow} RETURN n.id LIMIT 1",
-                {"ids": ids},
-            )
-            if rows:
-                return True
-    return False

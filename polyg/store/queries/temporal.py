@@ -3,14 +3,20 @@
 Events are `:Event` nodes; `(:Event)-[:INVOLVES]->(:Entity)`; dated events form one chain
 `(:Event)-[:T_BEFORE]->(:Event)` in (occurred_at, id) order. Facts are relationships between
 entities that carry `valid_from` (and `valid_to` once closed); the relationship type is the
-predicate. Times are `polyg.core.time.format_utc` strings, so text order is time order and the
-range index on `Event.occurred_at` serves the window filters.
+predicate. Times are `polyg.core.time.format_utc` strings, so text order is time order.
+
+Window filters over the whole graph go through range indexes on integer microseconds
+(`Event.occurred_us`, and `valid_from_us` on each fact type's edges): FalkorDB's range index
+answers `<` and `<=` on a string property with every node, so strings are only compared
+where no index is involved (an entity's own facts).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from polyg.errors import StoreError
 from polyg.store.falkor import Row
 from polyg.store.names import RelType
 from polyg.store.queries import Runner
@@ -98,54 +104,62 @@ async def events_by_ids(run: Runner, project: str, ids: list[str]) -> list[Row]:
     )
 
 
-async def events_in_window(
-    run: Runner, project: str, start_us: int | None, end_us: int | None, entity_id: str | None, skip: int, limit: int
-) -> list[Row]:
-    """(event fields, involved names) of dated events in [start, end) (epoch microseconds), in
-    time order, paged."""
-    conditions = ["ev.occurred_us IS NOT NULL"]
-    if start_us is not None:
-        conditions.append("ev.occurred_us >= $start")
-    if end_us is not None:
-        conditions.append("ev.occurred_us < $end")
-    pattern = "(x0:Entity {id: $entity})<-[:INVOLVES]-(ev:Event)" if entity_id is not None else "(ev:Event)"
-    return await run.read(
-        project,
-        f"MATCH {pattern} WHERE {' AND '.join(conditions)} "
-        "WITH DISTINCT ev ORDER BY ev.occurred_us, ev.id SKIP $skip LIMIT $limit "
-        f"OPTIONAL MATCH (ev)-[:INVOLVES]->(x:Entity) RETURN {EVENT_FIELDS}, collect(x.name)",
-        {"start": start_us, "end": end_us, "entity": entity_id, "skip": skip, "limit": limit},
+def _given(*conditions: tuple[str, object]) -> list[str]:
+    """The conditions whose value is given (a window bound that is not None)."""
+    return [condition for condition, value in conditions if value is not None]
+
+
+def _event_branch(entity_id: str | None, bounds: list[str]) -> str:
+    """Dated events in [$start, $end) (epoch microseconds), the first $limit in time order, with
+    the names of the entities they involve."""
+    where = " AND ".join(bounds) if bounds else "ev.occurred_us IS NOT NULL"
+    pattern = "(:Entity {id: $entity})<-[:INVOLVES]-(ev:Event)" if entity_id is not None else "(ev:Event)"
+    return (
+        f"MATCH {pattern} WHERE {where} WITH DISTINCT ev ORDER BY ev.occurred_us, ev.id LIMIT $limit "
+        "OPTIONAL MATCH (ev)-[:INVOLVES]->(x:Entity) WITH ev, collect(x.name) AS names "
+        f"RETURN 'event' AS kind, [{EVENT_FIELDS}, names] AS item"
     )
 
 
-async def facts_in_window(
+def _fact_branch(clause: str, order: str) -> str:
+    return f"{clause} WITH s, r, o ORDER BY {order}, r.id LIMIT $limit RETURN 'fact' AS kind, [{FACT_FIELDS}] AS item"
+
+
+async def timeline(
     run: Runner,
     project: str,
-    start: str | None,
-    end: str | None,
+    window: tuple[str | None, str | None],
+    window_us: tuple[int | None, int | None],
     entity_id: str | None,
-    skip: int,
+    *,
+    facts: bool,
+    fact_types: Sequence[RelType],
     limit: int,
-    rel_type: RelType | None = None,
 ) -> list[Row]:
-    """Facts that began in [start, end) (their valid_from lies in it), by valid_from, paged:
-    those of the entity (read from its own relationships), or those of one predicate type
-    (read from that type's edges only, not every edge of the graph)."""
-    conditions = [IS_FACT]
-    if end is not None:
-        conditions.append("r.valid_from < $end")
-    if start is not None:
-        conditions.append("r.valid_from >= $start")
-    where = " AND ".join(conditions)
-    clause = (
-        f"MATCH (s:Entity)-[r:{rel_type}]->(o:Entity) WHERE {where} WITH s, r, o"
-        if entity_id is None and rel_type is not None
-        else _facts_touching(entity_id, where)
-    )
+    """(kind, item) rows in one round trip: "event" items [event fields, involved names] and,
+    with `facts`, "fact" items [FACT_FIELDS]; each branch its first `limit` in time order, for
+    Python to merge. Events occurred in [start, end) and facts began in it. With an entity:
+    its events and facts (read from its own relationships); else every event and the facts of
+    `fact_types`, each type read through its `valid_from_us` index."""
+    start, end = window
+    start_us, end_us = window_us
+    branches = [
+        _event_branch(
+            entity_id, _given(("ev.occurred_us >= $start_us", start_us), ("ev.occurred_us < $end_us", end_us))
+        )
+    ]
+    if facts and entity_id is not None:
+        bounds = [IS_FACT, *_given(("r.valid_from >= $start", start), ("r.valid_from < $end", end))]
+        branches.append(_fact_branch(_facts_touching(entity_id, " AND ".join(bounds)), "r.valid_from"))
+    elif facts:
+        bounds = _given(("r.valid_from_us >= $start_us", start_us), ("r.valid_from_us < $end_us", end_us))
+        where = " AND ".join(bounds) if bounds else "r.valid_from_us IS NOT NULL"
+        # Unlabelled ends: with (s:Entity) FalkorDB scans the label and probes the index per node.
+        branches += [_fact_branch(f"MATCH (s)-[r:{t}]->(o) WHERE {where}", "r.valid_from_us") for t in fact_types]
     return await run.read(
         project,
-        f"{clause} RETURN {FACT_FIELDS} ORDER BY r.valid_from, r.id SKIP $skip LIMIT $limit",
-        {"start": start, "end": end, "entity": entity_id, "skip": skip, "limit": limit},
+        " UNION ALL ".join(branches),
+        {"start": start, "end": end, "start_us": start_us, "end_us": end_us, "entity": entity_id, "limit": limit},
     )
 
 
@@ -155,18 +169,50 @@ async def fact_types(run: Runner, project: str) -> list[str]:
     return [row[0] for row in rows]
 
 
-async def discover_fact_types(run: Runner, project: str) -> list[str]:
-    """Types of the facts stored (one scan of the entities' relationships)."""
-    rows = await run.read(project, f"MATCH (:Entity)-[r]->(:Entity) WHERE {IS_FACT} RETURN DISTINCT type(r)", {})
-    return [row[0] for row in rows]
+async def discover_fact_types(run: Runner, project: str) -> list[Row]:
+    """(type, how many of its facts lack `valid_from_us`) of the facts stored (one scan of the
+    entities' relationships)."""
+    return await run.read(
+        project,
+        f"MATCH (:Entity)-[r]->(:Entity) WHERE {IS_FACT} "
+        "RETURN type(r), sum(CASE WHEN r.valid_from_us IS NULL THEN 1 ELSE 0 END)",
+        {},
+    )
 
 
-async def mark_fact_types(run: Runner, project: str, names: list[str]) -> None:
+async def facts_without_us(run: Runner, project: str, rel_type: RelType, limit: int) -> list[Row]:
+    """(id, valid_from) of facts of the type written before `valid_from_us` existed."""
+    return await run.read(
+        project,
+        f"MATCH ()-[r:{rel_type}]->() WHERE {IS_FACT} AND r.valid_from_us IS NULL "
+        "RETURN r.id, r.valid_from LIMIT $limit",
+        {"limit": limit},
+    )
+
+
+async def set_valid_from_us(run: Runner, project: str, rel_type: RelType, rows: list[dict[str, Any]]) -> None:
+    await run.write(
+        project,
+        f"UNWIND $rows AS row MATCH ()-[r:{rel_type} {{id: row.id}}]->() SET r.valid_from_us = row.us",
+        {"rows": rows},
+    )
+
+
+async def create_valid_from_index(run: Runner, project: str, rel_type: RelType) -> None:
+    """The range index a timeline reads a fact type's window through."""
+    try:
+        await run.write(project, f"CREATE INDEX FOR ()-[r:{rel_type}]-() ON (r.valid_from_us)")
+    except StoreError as exc:
+        if "already indexed" not in str(exc):  # another caller made it meanwhile: as wanted
+            raise
+
+
+async def mark_fact_types(run: Runner, project: str, names: Sequence[str]) -> None:
     """Mark registered relationship types as holding facts (a timeline reads only those)."""
     await run.write(
         project,
         "UNWIND $names AS n MATCH (t:RelationshipType {name: n}) SET t.holds_facts = true",
-        {"names": names},
+        {"names": list(names)},
     )
 
 
@@ -193,11 +239,13 @@ async def facts_of(
 
 
 async def create_fact(run: Runner, project: str, rel_type: RelType, fact: dict[str, Any]) -> list[Row]:
-    """Create a fact (id, s, o, label, valid_from, valid_to, invalidated_by, invalidated_at, now)."""
+    """Create a fact (id, s, o, label, valid_from, valid_from_us, valid_to, invalidated_by,
+    invalidated_at, now)."""
     return await run.write(
         project,
         f"MATCH (s:Entity {{id: $s}}), (o:Entity {{id: $o}}) CREATE (s)-[r:{rel_type} "
-        "{id: $id, valid_from: $valid_from, created_at: $now, description: $description}]->(o) "
+        "{id: $id, valid_from: $valid_from, valid_from_us: $valid_from_us, created_at: $now, "
+        "description: $description}]->(o) "
         "SET r.valid_to = $valid_to, r.label = $label, r.invalidated_by = $invalidated_by, "
         "r.invalidated_at = $invalidated_at, r.prior_valid_to = $prior_valid_to RETURN r.id",
         fact,

@@ -9,7 +9,11 @@ The views are kinds of nodes and relationships in one graph (see README, "The me
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from polyg.store.falkor import Row
+from polyg.store.names import RELATIONSHIP_TYPE, Label, RelType
 from polyg.store.queries import Runner
 
 CONCEPT = "concept"
@@ -17,6 +21,7 @@ CONCEPT = "concept"
 # may come first in labels(n), which lists labels in the order the graph first saw them.
 KIND = "CASE WHEN {n}:Entity THEN 'Entity' WHEN {n}:Event THEN 'Event' ELSE labels({n})[0] END"
 BATCH = 5_000
+VECTOR_KEYS = ("embedding", "head_embedding")  # vector properties (stored as vecf32)
 
 # What each view's clear deletes: (match clause binding `x`, whether x is a node). Nodes go
 # with their relationships (DETACH DELETE); an entity's observations go first.
@@ -148,3 +153,64 @@ async def edges_page(run: Runner, project: str, skip: int, limit: int) -> list[R
         f"RETURN type(r), properties(r), {KIND.format(n='a')}, a.id, {KIND.format(n='b')}, b.id",
         {"skip": skip, "limit": limit},
     )
+
+
+# --- reading an export back (polyg.core.graph_import) -----------------------------------------
+
+# Sets a vector property from a row key when the row has it.
+_VECTOR = "FOREACH (v IN CASE WHEN row.{key} IS NULL THEN [] ELSE [row.{key}] END | SET n.{key} = vecf32(v))"
+
+
+async def existing_ids(run: Runner, project: str, label: Label, ids: list[str]) -> list[str]:
+    rows = await run.read(project, f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n.id", {"ids": ids})
+    return [row[0] for row in rows]
+
+
+async def merge_relationship_types(run: Runner, project: str, rows: list[dict[str, Any]]) -> int:
+    """Relationship types by name, created with the given properties where the project has
+    none of that name (a type it has keeps its own); how many were created."""
+    return await _created(
+        run,
+        project,
+        f"UNWIND $rows AS row OPTIONAL MATCH (old:{RELATIONSHIP_TYPE} {{name: row.name}}) "
+        f"WITH row, old WHERE old IS NULL CREATE (t:{RELATIONSHIP_TYPE}) SET t = row RETURN count(t)",
+        rows,
+    )
+
+
+async def create_nodes(
+    run: Runner, project: str, labels: Sequence[Label], kind: Label, rows: list[dict[str, Any]]
+) -> int:
+    """Nodes (row: id, props, vectors by key) with these labels, but those whose id a `kind`
+    node has already; how many were created."""
+    vectors = " ".join(_VECTOR.format(key=key) for key in sorted(VECTOR_KEYS))
+    return await _created(
+        run,
+        project,
+        f"UNWIND $rows AS row OPTIONAL MATCH (old:{kind} {{id: row.id}}) WITH row, old WHERE old IS NULL "
+        f"CREATE (n:{':'.join(labels)}) SET n = row.props {vectors} RETURN count(n)",
+        rows,
+    )
+
+
+async def create_edges(
+    run: Runner, project: str, rel_type: RelType, start: Label, end: Label, rows: list[dict[str, Any]]
+) -> int:
+    """Relationships (row: id, a, b, props) from `start` nodes to `end` nodes, by their ids,
+    but those already there (the same id, or an id-less one between the same two nodes); how
+    many were created."""
+    return await _created(
+        run,
+        project,
+        f"UNWIND $rows AS row MATCH (a:{start} {{id: row.a}}), (b:{end} {{id: row.b}}) "
+        f"OPTIONAL MATCH (a)-[old:{rel_type}]->(b) WHERE old.id = row.id OR (old.id IS NULL AND row.id IS NULL) "
+        f"WITH a, b, row, count(old) AS there WHERE there = 0 CREATE (a)-[r:{rel_type}]->(b) SET r = row.props "
+        "RETURN count(r)",
+        rows,
+    )
+
+
+async def _created(run: Runner, project: str, cypher: str, rows: list[dict[str, Any]]) -> int:
+    """Run a write over `rows` that returns how many it created."""
+    found = await run.write(project, cypher, {"rows": rows})
+    return int(found[0][0]) if found else 0

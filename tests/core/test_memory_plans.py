@@ -1,0 +1,98 @@
+"""The memory toolset's reads at the core, on an embedded store: a timeline and get_entity are one
+query each, whose plan uses the indexes and scans no label; facts written before they carried
+`valid_from_us` get it the first time a timeline needs it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from polyg.core.app import Services
+from polyg.core.entity_graph import OWN_KEYS
+from polyg.core.temporal import TemporalGraph, epoch_us
+from polyg.store.falkor import Row
+from polyg.store.names import RelType
+from polyg.store.queries import entity_graph as entity_q
+from polyg.store.queries import temporal as temporal_q
+from tests.store.test_data_integrity import _index_only, _indexes_built
+
+pytestmark = pytest.mark.anyio
+
+
+class Counting:
+    """A runner that counts the reads it passes on and keeps their Cypher."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.reads: list[tuple[str, dict[str, Any]]] = []
+
+    async def read(self, project: str, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
+        self.reads.append((cypher, params or {}))
+        return await self.services.ctx.read(project, cypher, params)
+
+    async def write(self, project: str, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
+        return await self.services.ctx.write(project, cypher, params)
+
+
+def scans_nothing(plan: list[str], *steps: str) -> bool:
+    return all(_index_only(plan, step) for step in steps)
+
+
+async def test_timeline_reads_facts_through_their_integer_index_and_repairs_old_ones(
+    services: Services, project: str
+) -> None:
+    temporal = services.memory.temporal
+    for i in range(30):  # enough entities that a label scan would show in a plan
+        await services.entities.create(project, name=f"service {i}", type_="Service")
+    await temporal.add_fact(project, subject="Alice", predicate="works_on", object_="Auth", valid_from="2025-06-01")
+    await temporal.add_fact(project, subject="Auth", predicate="status", object_="live", valid_from="2025-07-01")
+    await temporal.add_event(project, description="Auth went live", occurred_at="2025-07-01T09:00:00Z")
+    # A fact as polyg wrote it before facts carried valid_from_us.
+    await services.ctx.write(project, "MATCH ()-[r:status]->() SET r.valid_from_us = NULL")
+
+    fresh = TemporalGraph(services.ctx, services.memory.resolver, services.entities, services.reltypes)
+    window = fresh.window("2025-01-01", "2025-12-31", None, None, None)
+    timeline = await fresh.timeline(project, window)
+    assert [(item.kind, item.at[:10]) for item in timeline.items] == [
+        ("fact", "2025-06-01"),
+        ("fact", "2025-07-01"),
+        ("event", "2025-07-01"),
+    ]
+    assert await services.ctx.read(project, "MATCH ()-[r:status]->() RETURN r.valid_from_us") == [[1751328000000000]]
+
+    runner = Counting(services)
+    fact_types = [RelType("status"), RelType("works_on")]
+    assert window.start is not None and window.end is not None
+    span_us = (epoch_us(window.start), epoch_us(window.end))
+    await temporal_q.timeline(
+        runner, project, window.as_strings(), span_us, None, facts=True, fact_types=fact_types, limit=51
+    )
+    assert len(runner.reads) == 1
+    await _indexes_built(services, project)
+    plan = await services.store.explain(project, *runner.reads[0])
+    assert scans_nothing(plan, "Node By Index Scan | (ev:Event)", "Edge By Index Scan | [r:status]"), plan
+
+
+async def test_get_entity_is_one_query_through_the_name_index(services: Services, project: str) -> None:
+    for i in range(30):
+        await services.entities.create(project, name=f"service {i}", type_="Service")
+    await services.memory.temporal.add_fact(project, subject="service 3", predicate="owned_by", object_="Alice")
+    runner = Counting(services)
+    rows = await entity_q.entity_view(
+        runner,
+        project,
+        by="name",
+        key="service 3",
+        own=OWN_KEYS,
+        observations=(0, 100),
+        relationships=(0, 51),
+        at="2999-01-01T00:00:00.000000Z",
+        events=10,
+    )
+    fields, properties, _, _, relationships, _ = rows[0]
+    assert fields["name"] == "service 3" and properties == []  # no vector travels with it
+    assert [r[5] for r in relationships] == ["Alice"]
+    await _indexes_built(services, project)
+    plan = await services.store.explain(project, *runner.reads[0])
+    assert scans_nothing(plan, "Node By Index Scan | (e:Entity)"), plan
