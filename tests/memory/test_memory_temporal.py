@@ -266,3 +266,13 @@ async def test_knowledge_evolution_scenario(mem: Memory) -> None:
     assert stats["temporal"]["facts_current"] == 1
     assert stats["temporal"]["events"] == 30
     assert stats["causal"]["causal_links"] == 10
+
+
+@pytest.mark.parametrize("graph", ["temporal", "all"])
+async def test_facts_written_after_a_clear_are_on_the_timeline(mem: Memory, graph: str) -> None:
+    # The process remembers which types it marked as holding facts; a clear deletes the marks.
+    await mem.ok("add_fact", subject="Gus", predicate="works_on", object="Apollo", valid_from="2026-03-01")
+    await mem.ok("clear_graph", graph=graph, confirm=True)
+    await mem.ok("add_fact", subject="Gus", predicate="works_on", object="Hermes", valid_from="2026-03-03")
+    timeline = await mem.ok("query_timeline", **{"from": "2026-03-01", "to": "2026-03-05"})
+    assert [i["fact"]["object"] for i in timeline["items"] if i.get("fact")] == ["Hermes"]
