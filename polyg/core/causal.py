@@ -184,6 +184,7 @@ class CausalGraph:
                 "emb": VectorParam(vector),
                 "involves": sorted(set(mentioned.values())),
                 "memories": [memory] if memory else None,
+                "context": None,
             },
         )
         return NodeRef(event_id, "event", "created")

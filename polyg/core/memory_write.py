@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from polyg.core import limits
 from polyg.core.extract_memory import Extraction, MemoryExtractor
 from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.time import format_utc
+from polyg.errors import InvalidParams
 
 # What `remember` stores the memory itself as: an event of this origin (search finds it).
 MEMORY_ORIGIN = "memory"
@@ -31,6 +33,17 @@ class Remembered:
     causal_links_added: list[str] = field(default_factory=list)
     causal_links_updated: list[str] = field(default_factory=list)
     extracted_by: str = "rules"
+
+
+def _as_name(context: str | None) -> str:
+    """The context as an entity name, or "" when it cannot be one (no visible character, a
+    control character): the memory is stored all the same."""
+    if not context:
+        return ""
+    try:
+        return limits.name(context, "context")
+    except InvalidParams:
+        return ""
 
 
 def memory_text(content: str, context: str | None) -> str:
@@ -52,20 +65,23 @@ class MemoryWriter:
             return Remembered(memory_id=existing, duplicate=True)
         known = tuple(await self.graphs.temporal.mentioned_entities(project, content))
         found = await self.extractor.extract(content, at, known)
-        out = await self._write(project, text, at, found.value)
+        out = await self._write(project, text, context, at, found.value)
         out.extracted_by = found.source
         return out
 
-    async def _write(self, project: str, text: str, at: datetime, found: Extraction) -> Remembered:
+    async def _write(self, project: str, text: str, context: str | None, at: datetime, found: Extraction) -> Remembered:
         temporal, when = self.graphs.temporal, format_utc(at)
-        names = list(dict.fromkeys(e.name for e in found.entities))
+        # Who or where the memory is from is a thing in the graph too (a speaker, a channel):
+        # what it said is found through it.
+        source = _as_name(context)
+        names = list(dict.fromkeys([*([source] if source else []), *(e.name for e in found.entities)]))
         ids, created = await temporal.ensure_entities(
             project, names, {e.name: e.type for e in found.entities if e.type}
         )
         # The memory itself, involving every entity it names: recall's search and the entities'
         # events find it, whatever else was extracted.
         stored = await temporal.add_event(
-            project, description=text, occurred_at=when, entities=names, origin=MEMORY_ORIGIN
+            project, description=text, occurred_at=when, entities=names, origin=MEMORY_ORIGIN, context=source or None
         )
         memory = stored.event.id
         out = Remembered(memory_id=memory, duplicate=False)

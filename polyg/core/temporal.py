@@ -152,6 +152,7 @@ class Event:
     created_at: str | None = None
     # The memories (remember) it was extracted from.
     memories: list[str] = field(default_factory=list)
+    context: str | None = None  # a memory's: who or where it is from
 
 
 @dataclass(frozen=True)
@@ -221,6 +222,7 @@ def event_from(row: Row) -> Event:
         origin=fields.get("origin") or "event",
         created_at=fields.get("created_at"),
         memories=list(fields.get("memories") or []),
+        context=fields.get("context"),
     )
 
 
@@ -341,8 +343,10 @@ class TemporalGraph:
         tz: str | None = None,
         origin: str = "event",
         memory: str | None = None,
+        context: str | None = None,
     ) -> EventResult:
-        """An event; `memory`: the id of the memory it was extracted from (remember)."""
+        """An event; `memory`: the id of the memory it was extracted from (remember);
+        `context`: a memory's, who or where it is from."""
         limits.text(description, "description", max_len=limits.MAX_TEXT)
         names = [limits.name(n, f"entities[{i}]") for i, n in enumerate(entities or [])]
         ref = self.reference(reference_time, tz)
@@ -380,12 +384,21 @@ class TemporalGraph:
                     "emb": VectorParam(vector),
                     "involves": sorted(set(ids.values())),
                     "memories": [memory] if memory else None,
+                    "context": context,
                 },
             )
             before, after = await q.neighbours_in_time(self.ctx, project, epoch_us(at), event_id)
             await q.insert_in_chain(self.ctx, project, event_id, before, after)
         event = Event(
-            event_id, description, start_s, end_s, duration_s, sorted(ids), origin, memories=[memory] if memory else []
+            event_id,
+            description,
+            start_s,
+            end_s,
+            duration_s,
+            sorted(ids),
+            origin,
+            memories=[memory] if memory else [],
+            context=context,
         )
         return EventResult(event, created)
 

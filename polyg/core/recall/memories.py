@@ -24,8 +24,19 @@ from polyg.store.names import EVENT
 EVENT_TARGETS = (SearchTarget(EVENT, None),)
 # Hits read from the hybrid search before the graph reranks them.
 CANDIDATES = 60
-# How much more a memory involving a named entity counts (multiplies its fused score).
-FOCUS_BOOST = 1.5
+
+
+@dataclass(frozen=True)
+class MemoryRanking:
+    """How the graph reranks the search's hits (each a factor on the fused score)."""
+
+    # A memory from (said by, sent from) an entity the query names.
+    source_boost: float = 1.5
+    # A memory that involves (mentions) an entity the query names.
+    involved_boost: float = 1.5
+
+
+DEFAULT_RANKING = MemoryRanking()
 # The best memory's score: below a whole graph's own verdict (an entity named exactly, 1.0).
 TOP_SCORE = 0.95
 
@@ -42,6 +53,7 @@ class MemoryHit:
 class MemorySearch:
     graphs: MemoryGraphs
     project: str
+    ranking: MemoryRanking = DEFAULT_RANKING
 
     async def search(self, query: str, *, limit: int, focus: Sequence[str] = ()) -> list[MemoryHit]:
         """The memories that best answer `query`; `focus`: names of entities the query names."""
@@ -61,7 +73,7 @@ class MemorySearch:
             event = events.get(hit.node_id)
             if event is None:
                 continue
-            score = hit.fused * (FOCUS_BOOST if wanted & {n.lower() for n in event.entities} else 1.0)
+            score = hit.fused * self._boost(event, wanted)
             for memory in _memories_of(event):
                 if score > scores.get(memory, 0.0):
                     scores[memory] = score
@@ -79,6 +91,16 @@ class MemorySearch:
             MemoryHit(m, texts[m].description, texts[m].occurred_at, round(TOP_SCORE * scores[m] / top, 6))
             for m in ranked
         ]
+
+
+    def _boost(self, event: Event, wanted: set[str]) -> float:
+        if not wanted:
+            return 1.0
+        if (event.context or "").lower() in wanted:
+            return self.ranking.source_boost
+        if wanted & {n.lower() for n in event.entities}:
+            return self.ranking.involved_boost
+        return 1.0
 
 
 def _memories_of(event: Event) -> list[str]:

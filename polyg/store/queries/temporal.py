@@ -21,7 +21,7 @@ from polyg.store.falkor import Row
 from polyg.store.names import RelType
 from polyg.store.queries import Runner
 
-EVENT_FIELDS = "ev {.id, .description, .occurred_at, .ended_at, .duration_s, .created_at, .origin, .memories}"
+EVENT_FIELDS = "ev {.id, .description, .occurred_at, .ended_at, .duration_s, .created_at, .origin, .memories, .context}"
 FACT_FIELDS = (
     "r.id, type(r), coalesce(r.label, type(r)), s.id, s.name, o.id, o.name, r.valid_from, r.valid_to, "
     "r.invalidated_by, r.invalidated_at, r.created_at, r.memories"
@@ -42,13 +42,13 @@ def _facts_touching(entity_id: str | None, where: str) -> str:
 
 async def create_event(run: Runner, project: str, event: dict[str, Any]) -> None:
     """Create an event (id, description, occurred_at, ended_at, duration_s, origin, now, emb,
-    memories: the ids of the memories it was extracted from, or None) and its INVOLVES links to
-    the entity ids in `event["involves"]`."""
+    memories: the ids of the memories it was extracted from, or None; context: who or where a
+    memory is from, or None) and its INVOLVES links to the entity ids in `event["involves"]`."""
     await run.write(
         project,
         "CREATE (ev:Event {id: $id, description: $description, created_at: $now, origin: $origin}) "
         "SET ev.occurred_at = $occurred_at, ev.occurred_us = $occurred_us, ev.ended_at = $ended_at, "
-        "ev.duration_s = $duration_s, ev.memories = $memories "
+        "ev.duration_s = $duration_s, ev.memories = $memories, ev.context = $context "
         "WITH ev FOREACH (v IN CASE WHEN $emb IS NULL THEN [] ELSE [$emb] END | SET ev.embedding = vecf32(v)) "
         "WITH ev UNWIND $involves AS eid MATCH (e:Entity {id: eid}) CREATE (ev)-[:INVOLVES]->(e)",
         event,
