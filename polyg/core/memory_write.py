@@ -65,11 +65,13 @@ class MemoryWriter:
             return Remembered(memory_id=existing, duplicate=True)
         known = tuple(await self.graphs.temporal.mentioned_entities(project, content))
         found = await self.extractor.extract(content, at, known)
-        out = await self._write(project, text, context, at, found.value)
+        out = await self._write(project, text, context, at, found.value, known)
         out.extracted_by = found.source
         return out
 
-    async def _write(self, project: str, text: str, context: str | None, at: datetime, found: Extraction) -> Remembered:
+    async def _write(
+        self, project: str, text: str, context: str | None, at: datetime, found: Extraction, known: tuple[str, ...]
+    ) -> Remembered:
         temporal, when = self.graphs.temporal, format_utc(at)
         # Who or where the memory is from is a thing in the graph too (a speaker, a channel):
         # what it said is found through it.
@@ -80,8 +82,15 @@ class MemoryWriter:
         )
         # The memory itself, involving every entity it names: recall's search and the entities'
         # events find it, whatever else was extracted.
+        # The names the graph knew in it were looked up already: not again for the memory's event.
         stored = await temporal.add_event(
-            project, description=text, occurred_at=when, entities=names, origin=MEMORY_ORIGIN, context=source or None
+            project,
+            description=text,
+            occurred_at=when,
+            entities=list(dict.fromkeys([*names, *known])),
+            find_entities=False,
+            origin=MEMORY_ORIGIN,
+            context=source or None,
         )
         memory = stored.event.id
         out = Remembered(memory_id=memory, duplicate=False)

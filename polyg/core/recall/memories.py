@@ -92,7 +92,6 @@ class MemorySearch:
             for m in ranked
         ]
 
-
     def _boost(self, event: Event, wanted: set[str]) -> float:
         if not wanted:
             return 1.0
