@@ -159,6 +159,20 @@ def flat_text(m: dict[str, str]) -> str:
     return f"[{m['date']}] {m['context']}: {m['content']}"
 
 
+async def until_indexed(server: PolygServer, tool: str, args: dict[str, Any], timeout_s: float = 900.0) -> None:
+    """Call `tool` until the database has rebuilt its indexes (after a restart it refuses
+    searches meanwhile)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            await server.call(tool, args)
+            return
+        except RuntimeError as exc:
+            if "being rebuilt" not in str(exc) or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(1.0)
+
+
 # --- evaluation ----------------------------------------------------------------------------
 
 
@@ -331,8 +345,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             load_info = await load(server, projects)
             (workdir / "meta.json").write_text(json.dumps({"fingerprint": print_, "load": load_info}))
         for project, _, _ in projects:  # waits for the store, its indexes and its vectors
-            await server.call("search_nodes", {"query": "warm up", "project_id": project + FLAT_SUFFIX})
-            await server.call("recall", {"query": "warm up", "project_id": project})
+            await until_indexed(server, "search_nodes", {"query": "warm up", "project_id": project + FLAT_SUFFIX})
+            await until_indexed(server, "recall", {"query": "warm up", "project_id": project})
         with common.LoadSampler() as sampler:
             t = time.perf_counter()
             results = await ask(server, projects, load_info, misses)

@@ -84,7 +84,9 @@ class ProjectGraphs:
         focus = tuple(m.mention for m in plan.entities if m.resolved)
         key = (query, focus, limit)
         if key not in self._searches:
-            search = MemorySearch(self.graphs, self.project).search(query, limit=limit, focus=focus)
+            window = _window(plan)
+            asked = window if window.start is not None or window.end is not None else None
+            search = MemorySearch(self.graphs, self.project).search(query, limit=limit, focus=focus, window=asked)
             self._searches[key] = asyncio.ensure_future(search)
         # Shielded: a reader that times out must not cancel the search another reader awaits.
         return await asyncio.shield(self._searches[key])

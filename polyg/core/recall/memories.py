@@ -4,8 +4,12 @@ memories an extracted event cites), then reranked with the graph around the quer
 
 The graph signals, each measured on LoCoMo (bench/locomo_recall.py, figures in
 bench/README.md):
-- focus: a memory that involves an entity the query names (its speaker, or a thing it
-  mentions) ranks above one that only shares words with the query;
+- source and focus: a memory from an entity the query names (its speaker), or one that
+  involves it, ranks above one that only shares words with the query;
+- time: a memory from the time the query names ranks above others;
+- neighbours: the memories remembered just before and after a good hit in the same
+  conversation are evidence too (the reply to the turn that matched, or the question it answers).
+Spreading the results over several moments (`same_moment`) was measured and lost: it is off.
 """
 
 from __future__ import annotations
@@ -19,11 +23,11 @@ from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.memory_write import MEMORY_ORIGIN
 from polyg.core.search import STOPWORDS
 from polyg.core.temporal import Event
+from polyg.core.time import Interval, parse_instant
 from polyg.store.names import EVENT
+from polyg.store.queries import temporal as q
 
 EVENT_TARGETS = (SearchTarget(EVENT, None),)
-# Hits read from the hybrid search before the graph reranks them.
-CANDIDATES = 60
 
 
 @dataclass(frozen=True)
@@ -31,9 +35,22 @@ class MemoryRanking:
     """How the graph reranks the search's hits (each a factor on the fused score)."""
 
     # A memory from (said by, sent from) an entity the query names.
-    source_boost: float = 1.5
+    source_boost: float = 3.0
     # A memory that involves (mentions) an entity the query names.
     involved_boost: float = 1.5
+    # Each further memory of the same moment (remembered with the same time: one conversation,
+    # one meeting) counts this much less than the one before it, so that the first results
+    # span several moments: an answer built from several occasions needs each of them.
+    same_moment: float = 1.0
+    candidates: int = 60
+    # The memories just before and after each of the best `neighbours_of` hits (in the same
+    # conversation: remembered in order within `neighbour_window_s`) count this share of it:
+    # an answer is often the reply to the turn that matched the question, or the other way round.
+    neighbour_share: float = 0.5
+    neighbours_of: int = 10
+    neighbour_window_s: int = 3600
+    # A memory from the time the query names (its day, its month) counts this much more.
+    in_time_boost: float = 2.0
 
 
 DEFAULT_RANKING = MemoryRanking()
@@ -53,14 +70,18 @@ class MemoryHit:
 class MemorySearch:
     graphs: MemoryGraphs
     project: str
-    ranking: MemoryRanking = DEFAULT_RANKING
+    ranking: MemoryRanking | None = None  # None: DEFAULT_RANKING
 
-    async def search(self, query: str, *, limit: int, focus: Sequence[str] = ()) -> list[MemoryHit]:
-        """The memories that best answer `query`; `focus`: names of entities the query names."""
+    async def search(
+        self, query: str, *, limit: int, focus: Sequence[str] = (), window: Interval | None = None
+    ) -> list[MemoryHit]:
+        """The memories that best answer `query`; `focus`: names of entities the query names;
+        `window`: the time it asks about."""
         if not query.strip():
             return []
+        ranking = self.ranking or DEFAULT_RANKING
         hits = await self.graphs.semantic.search_service.hits(
-            self.project, query, EVENT_TARGETS, max(limit, CANDIDATES)
+            self.project, query, EVENT_TARGETS, max(limit, ranking.candidates)
         )
         if not hits:
             return []
@@ -73,7 +94,7 @@ class MemorySearch:
             event = events.get(hit.node_id)
             if event is None:
                 continue
-            score = hit.fused * self._boost(event, wanted)
+            score = hit.fused * _boost(ranking, event, wanted) * _in_time(ranking, event, window)
             for memory in _memories_of(event):
                 if score > scores.get(memory, 0.0):
                     scores[memory] = score
@@ -81,9 +102,26 @@ class MemorySearch:
                         texts[memory] = event
                     elif memory not in texts:
                         missing.append(memory)
+        if ranking.neighbour_share > 0:
+            best = sorted(scores, key=lambda m: (-scores[m], m))[: ranking.neighbours_of]
+            rows = await q.memory_neighbours(
+                self.graphs.temporal.ctx, self.project, best, ranking.neighbour_window_s * 1_000_000
+            )
+            for memory, before, after in rows:
+                for near in (before, after):
+                    if near is None:
+                        continue
+                    score = scores[memory] * ranking.neighbour_share
+                    if score > scores.get(near, 0.0):
+                        scores[near] = score
+                        if near not in texts:
+                            missing.append(near)
         for event in await self.graphs.temporal.events(self.project, [m for m in missing if m not in texts]):
             texts[event.id] = event
-        ranked = sorted((m for m in scores if m in texts), key=lambda m: (-scores[m], m))[:limit]
+        ranked = sorted((m for m in scores if m in texts), key=lambda m: (-scores[m], m))
+        if ranking.same_moment < 1.0:
+            ranked = _spread(ranked, scores, texts, ranking.same_moment)
+        ranked = ranked[:limit]
         if not ranked:
             return []
         top = scores[ranked[0]]
@@ -92,14 +130,31 @@ class MemorySearch:
             for m in ranked
         ]
 
-    def _boost(self, event: Event, wanted: set[str]) -> float:
-        if not wanted:
-            return 1.0
-        if (event.context or "").lower() in wanted:
-            return self.ranking.source_boost
-        if wanted & {n.lower() for n in event.entities}:
-            return self.ranking.involved_boost
+
+def _boost(ranking: MemoryRanking, event: Event, wanted: set[str]) -> float:
+    if not wanted:
         return 1.0
+    if (event.context or "").lower() in wanted:
+        return ranking.source_boost
+    if wanted & {n.lower() for n in event.entities}:
+        return ranking.involved_boost
+    return 1.0
+
+
+def _in_time(ranking: MemoryRanking, event: Event, window: Interval | None) -> float:
+    if window is None or ranking.in_time_boost == 1.0 or event.occurred_at is None:
+        return 1.0
+    return ranking.in_time_boost if window.contains(parse_instant(event.occurred_at)) else 1.0
+
+
+def _spread(ranked: list[str], scores: dict[str, float], texts: dict[str, Event], factor: float) -> list[str]:
+    """`ranked` with each memory's score lowered by `factor` per better memory of its moment."""
+    seen: dict[str | None, int] = {}
+    for memory in ranked:
+        moment = texts[memory].occurred_at
+        scores[memory] *= factor ** seen.get(moment, 0)
+        seen[moment] = seen.get(moment, 0) + 1
+    return sorted(ranked, key=lambda m: (-scores[m], m))
 
 
 def _memories_of(event: Event) -> list[str]:

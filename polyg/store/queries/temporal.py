@@ -307,3 +307,23 @@ async def invalidations(run: Runner, project: str, entity_id: str | None, skip: 
         f"RETURN {FACT_FIELDS}, r.prior_valid_to ORDER BY r.invalidated_at DESC, r.id SKIP $skip LIMIT $limit",
         {"entity": entity_id, "skip": skip, "limit": limit},
     )
+
+
+async def memory_neighbours(run: Runner, project: str, ids: list[str], window_us: int) -> list[Row]:
+    """(id, the memory remembered just before it, just after it) for each memory id: among the
+    memories (origin `memory`) whose time is within `window_us` of its own, in (time, creation)
+    order: the turns around it in the same conversation."""
+    return await run.read(
+        project,
+        "UNWIND $ids AS i MATCH (m:Event {id: i}) WHERE m.occurred_us IS NOT NULL "
+        "MATCH (o:Event) WHERE o.occurred_us >= m.occurred_us - $w AND o.occurred_us <= m.occurred_us + $w "
+        "AND o.origin = 'memory' AND o.id <> m.id "
+        "WITH m, o ORDER BY o.occurred_us, o.created_at, o.id "
+        "WITH m, collect(o) AS around "
+        "WITH m, [x IN around WHERE x.occurred_us < m.occurred_us OR (x.occurred_us = m.occurred_us AND "
+        "x.created_at < m.created_at)] AS before, [x IN around WHERE x.occurred_us > m.occurred_us OR "
+        "(x.occurred_us = m.occurred_us AND x.created_at > m.created_at)] AS after "
+        "RETURN m.id, CASE WHEN size(before) > 0 THEN before[size(before) - 1].id END, "
+        "CASE WHEN size(after) > 0 THEN after[0].id END",
+        {"ids": ids, "w": window_us},
+    )
