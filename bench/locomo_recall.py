@@ -195,19 +195,7 @@ def score(ranked: list[str], evidence: list[str]) -> dict[str, float]:
 
 
 def summary(rows: list[dict[str, Any]], latencies: list[float]) -> dict[str, Any]:
-    def mean(items: list[dict[str, Any]], key: str) -> float:
-        return round(100.0 * sum(r[key] for r in items) / len(items), 1) if items else float("nan")
-
-    metrics = [*(f"recall@{k}" for k in KS), "all_evidence@10"]
-    out: dict[str, Any] = {"questions": len(rows), **{m: mean(rows, m) for m in metrics}}
-    out["by_category"] = {
-        CATEGORIES[c]: {"questions": len(items), **{m: mean(items, m) for m in metrics}}
-        for c in CATEGORIES
-        if (items := [r for r in rows if r["category"] == c])
-    }
-    lat = common.summarize(latencies)
-    out["latency_ms"] = {k: round(lat[k], 1) for k in ("p50_ms", "p95_ms", "p99_ms", "mean_ms")}
-    return out
+    return locomo_eval.summary(rows, latencies, ("p50_ms", "p95_ms", "p99_ms", "mean_ms"))
 
 
 async def ask(
