@@ -218,6 +218,16 @@ async def evaluate(search: Any, projects: list[tuple[str, list[dict[str, Any]], 
             row["all_evidence@10"] = float(evidence <= set(ranked[:10]))
             per_q.append(row)
 
+    return summary(per_q, latencies)
+
+
+def summary(
+    per_q: list[dict[str, Any]],
+    latencies: list[float],
+    latency_keys: tuple[str, ...] = ("p50_ms", "p95_ms", "mean_ms", "max_ms"),
+) -> dict[str, Any]:
+    """recall@k and all-evidence@10 over the questions' rows (overall, per category), and latency."""
+
     def mean(rows: list[dict[str, Any]], key: str) -> float:
         return round(100.0 * sum(r[key] for r in rows) / len(rows), 1) if rows else float("nan")
 
@@ -229,7 +239,7 @@ async def evaluate(search: Any, projects: list[tuple[str, list[dict[str, Any]], 
         if (rows := [r for r in per_q if r["category"] == c])
     }
     lat = common.summarize(latencies)
-    result["latency_ms"] = {key: round(lat[key], 1) for key in ("p50_ms", "p95_ms", "mean_ms", "max_ms")}
+    result["latency_ms"] = {key: round(lat[key], 1) for key in latency_keys}
     return result
 
 

@@ -18,12 +18,16 @@ from polyg.core.documents import DocumentService
 from polyg.core.edges import EdgeService
 from polyg.core.entities import EntityService
 from polyg.core.explore import Explorer
+from polyg.core.extract_memory import MemoryExtractor
 from polyg.core.graph import GraphContext
 from polyg.core.graphrag import GraphRag
 from polyg.core.memory_graphs import MemoryGraphs
+from polyg.core.memory_write import MemoryWriter
 from polyg.core.named import NamedGraph
 from polyg.core.nodes import NodeService
 from polyg.core.projects import ProjectService
+from polyg.core.recall.classifier import Classifier
+from polyg.core.recall.synthesiser import Synthesiser
 from polyg.core.relationships import RelationshipService
 from polyg.core.reltypes import RelTypeService
 from polyg.core.search import SearchService
@@ -33,7 +37,7 @@ from polyg.core.user_cypher import UserCypher
 from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
-from polyg.llm import llm_from_settings
+from polyg.llm import LLM, llm_from_settings
 from polyg.names import check_project_id
 from polyg.store.falkor import FalkorStore, parse_store_url, redact_url
 from polyg.store.schema import SchemaGuard
@@ -65,10 +69,22 @@ class Services:
     templates: TemplateService
     documents: DocumentService
     explorer: Explorer
+    # The configured LLM (None: rules only), and what uses it: graphrag's extraction, recall's
+    # classifier and synthesiser, remember's extractor. Each falls back to its rules on any
+    # failure or after the LLM's time limit.
+    llm: LLM | None = field(init=False)
     graphrag: GraphRag = field(init=False)
+    classifier: Classifier = field(init=False)
+    synthesiser: Synthesiser = field(init=False)
+    memory_writer: MemoryWriter = field(init=False)
 
     def __post_init__(self) -> None:
-        self.graphrag = GraphRag(self.ctx, self.search, llm_from_settings(self.settings))
+        self.llm = llm_from_settings(self.settings)
+        self.graphrag = GraphRag(self.ctx, self.search, self.llm)
+        timeout_s = self.settings.llm_timeout_s
+        self.classifier = Classifier(self.llm, timeout_s=timeout_s)
+        self.synthesiser = Synthesiser(self.llm, timeout_s=timeout_s)
+        self.memory_writer = MemoryWriter(self.memory, MemoryExtractor(self.llm, timeout_s=timeout_s))
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)

@@ -48,6 +48,7 @@ class CausalLink:
     confidence: float
     evidence: str
     created_at: str | None = None
+    memories: tuple[str, ...] = ()  # the memories (remember) that stated it
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,10 @@ class CausalGraph:
         confidence: float = 1.0,
         evidence: str = "",
         create_missing: bool = True,
+        memory: str | None = None,
     ) -> LinkResult:
+        """A link from cause to effect (each resolved, or made an event); `memory`: the id of
+        the memory that stated it (remember), added to those of a link that exists already."""
         limits.text(cause, "cause", max_len=limits.MAX_TEXT)
         limits.text(effect, "effect", max_len=limits.MAX_TEXT)
         limits.text(evidence, "evidence", max_len=limits.MAX_TEXT, allow_empty=True)
@@ -135,32 +139,31 @@ class CausalGraph:
         # Everything is checked: now the writes.
         for role, text in (("cause", cause), ("effect", effect)):
             if refs[role] is None:
-                refs[role] = await self._create_node(project, text)
+                refs[role] = await self._create_node(project, text, memory)
         cref, eref = refs["cause"], refs["effect"]
         assert cref is not None and eref is not None
         ends = (LABEL[cref.kind], cref.id), (LABEL[eref.kind], eref.id)
         now = now_iso()
         found = await q.existing_link(self.ctx, project, *ends)
+        values = {"confidence": conf, "evidence": evidence, "now": now, "memories": [memory] if memory else None}
+        memories: tuple[str, ...] = (memory,) if memory else ()
         if found:
             link_id = found[0][0]
-            await q.update_link(
-                self.ctx, project, *ends, {"id": link_id, "confidence": conf, "evidence": evidence, "now": now}
-            )
+            await q.update_link(self.ctx, project, *ends, {"id": link_id, **values})
+            memories = tuple(dict.fromkeys([*(found[0][3] or []), *memories]))
         else:
             link_id = new_id("cau")
-            await q.create_link(
-                self.ctx, project, *ends, {"id": link_id, "confidence": conf, "evidence": evidence, "now": now}
-            )
+            await q.create_link(self.ctx, project, *ends, {"id": link_id, **values})
         cause_node, effect_node = await self._node(project, cref), await self._node(project, eref)
         return LinkResult(
-            CausalLink(link_id, cref.id, eref.id, conf, evidence, now),
+            CausalLink(link_id, cref.id, eref.id, conf, evidence, now, memories),
             cause_node,
             effect_node,
             {"cause": cref.how, "effect": eref.how},
             updated=bool(found),
         )
 
-    async def _create_node(self, project: str, text: str) -> NodeRef:
+    async def _create_node(self, project: str, text: str, memory: str | None = None) -> NodeRef:
         """A cause or effect nothing matched: an undated event about the entities it names."""
         vector = (await self.ctx.embed([text]))[0]
         mentioned = await self.temporal.mentioned_entities(project, text)
@@ -180,6 +183,8 @@ class CausalGraph:
                 "now": now_iso(),
                 "emb": VectorParam(vector),
                 "involves": sorted(set(mentioned.values())),
+                "memories": [memory] if memory else None,
+                "context": None,
             },
         )
         return NodeRef(event_id, "event", "created")
@@ -238,7 +243,7 @@ class CausalGraph:
             rows = await q.step(self.ctx, project, frontier, upstream, further=distance == depth)
             reached: dict[str, ChainNode] = {}
             for row in sorted(rows, key=_row_order):
-                src, rid, conf, evidence, at, cid, clabels, ctext, ctime, ctype, beyond = row
+                src, rid, conf, evidence, at, memories, cid, clabels, ctext, ctime, ctype, beyond = row
                 if beyond:
                     further.add(cid)
                 confidence = float(conf if conf is not None else 1.0)
@@ -246,7 +251,9 @@ class CausalGraph:
                     continue
                 seen_links.add(rid)
                 cause_id, effect_id = (cid, src) if upstream else (src, cid)
-                chain.links.append(CausalLink(rid, cause_id, effect_id, confidence, evidence or "", at))
+                chain.links.append(
+                    CausalLink(rid, cause_id, effect_id, confidence, evidence or "", at, tuple(memories or ()))
+                )
                 if cid in best:
                     if _is_ancestor(best, cid, src):
                         chain.cycles.append(rid)

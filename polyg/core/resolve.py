@@ -70,6 +70,24 @@ def similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, normalise(a), normalise(b)).ratio()
 
 
+def all_words_query(text: str) -> str:
+    """A full-text query matching texts that hold every word of `text` (no query operators),
+    or "" when a word could be dropped by the index as too common or too short (then only a
+    scan can tell)."""
+    words = list(dict.fromkeys(WORD.findall(text.lower())))
+    if not words or any(len(w) < 3 or w in INDEX_STOPWORDS for w in words):
+        return ""
+    return " ".join(words[:16])
+
+
+# Words a full-text index may leave out (so a query for them finds nothing): English function
+# words, as search.py drops from its queries.
+INDEX_STOPWORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there "
+    "these they this to was will with".split()
+)
+
+
 def fulltext_query(text: str) -> str:
     """Any of the text's words, each stripped to letters and digits (no query operators)."""
     words = list(dict.fromkeys(w for w in WORD.findall(text.lower()) if len(w) > 1))[:16]
@@ -89,9 +107,15 @@ class Resolver:
         missing = [name for name in wanted if name not in found]
         if missing:
             folded = {name.lower(): name for name in missing}
-            for lowered, entity_id in await q.entities_named_folded(self.ctx, project, list(folded)):
+            items = [{"q": all_words_query(f), "text": f} for f in folded]
+            indexed = [it for it in items if it["q"]]
+            scanned = [it["text"] for it in items if not it["q"]]
+            rows = await index_rows(q.entities_named_folded_indexed(self.ctx, project, indexed)) if indexed else []
+            if scanned:
+                rows += await q.entities_named_folded(self.ctx, project, scanned)
+            for lowered, entity_id in rows:
                 for name in missing:
-                    if name.lower() == lowered:
+                    if name.lower() == lowered and entity_id is not None:
                         found[name] = entity_id
         return found
 
@@ -117,8 +141,14 @@ class Resolver:
             rows = await q.node_with_text(self.ctx, project, LABELS[kind], text)
             if rows:
                 return NodeRef(rows[0][0], kind, "exact")
+        words = all_words_query(text)
         for kind in kinds:
-            rows = await q.node_with_folded_text(self.ctx, project, LABELS[kind], text.lower())
+            if words:
+                rows = await index_rows(
+                    q.node_with_folded_text_indexed(self.ctx, project, LABELS[kind], words, text.lower())
+                )
+            else:
+                rows = await q.node_with_folded_text(self.ctx, project, LABELS[kind], text.lower())
             if rows:
                 return NodeRef(rows[0][0], kind, "case-insensitive")
         fuzzy = await self._fuzzy(project, text, kinds)

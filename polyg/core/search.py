@@ -390,7 +390,7 @@ class SearchService:
             return []
         cfg = self.config
         per_term = max(cfg.term_candidates, k)
-        totals = await self._totals(project)
+        totals = await self._totals(project, tuple(target.label for target in targets))
         stems = {t: f"{s}*" for t in terms if cfg.stem_weight > 0 and (s := stem(t, cfg.stem_min_len))}
         terms_and_stems = list(dict.fromkeys([*terms, *stems.values()]))
         found = await self._term_hits(project, terms_and_stems, per_term, totals, targets)
@@ -408,19 +408,25 @@ class SearchService:
                 evidence.append(([{t: hits[v] for t, v in variants.items() if v in hits} for hits in typos], weight))
         return rank_text(evidence, k)
 
-    async def _totals(self, project: str) -> dict[str, int]:
+    async def _totals(self, project: str, wanted: Sequence[str] = ()) -> dict[str, int]:
         """Nodes per searchable label: what a word's document frequency is measured against.
         Only the bare `MATCH (n:L) RETURN count(n)` is answered from the label's size; any other
         form (a UNION, a subquery) scans every node: 2 ms at 10k entities.
 
         Counted again after this process writes to the project, and otherwise at most every
         `TOTALS_TTL_S` (other processes' writes): an idf barely moves in the meantime, and the
-        two counts were a millisecond of each search's critical path."""
+        two counts were a millisecond of each search's critical path. `wanted`: labels searched
+        beyond the registry's (events, for recall's memories), counted as well."""
         now, writes = time.monotonic(), self.ctx.writes.get(project, 0)
         cached = self._totals_cache.get(project)
-        if cached is not None and cached[1] == writes and now - cached[0] < TOTALS_TTL_S:
+        if (
+            cached is not None
+            and cached[1] == writes
+            and now - cached[0] < TOTALS_TTL_S
+            and all(label in cached[2] for label in wanted)
+        ):
             return cached[2]
-        labels = REGISTRY.search_labels()
+        labels = tuple(dict.fromkeys([*REGISTRY.search_labels(), *wanted]))
         counts = await asyncio.gather(
             *(self._rows(project, f"MATCH (n:{label}) RETURN count(n)", {}) for label in labels)
         )

@@ -150,6 +150,9 @@ class Event:
     entities: list[str] = field(default_factory=list)
     origin: str = "event"
     created_at: str | None = None
+    # The memories (remember) it was extracted from.
+    memories: list[str] = field(default_factory=list)
+    context: str | None = None  # a memory's: who or where it is from
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,7 @@ class Fact:
     invalidated_at: str | None = None
     created_at: str | None = None
     prior_valid_to: str | None = None
+    memories: list[str] = field(default_factory=list)  # the memories that stated it
 
     @property
     def window(self) -> Interval:
@@ -217,13 +221,15 @@ def event_from(row: Row) -> Event:
         entities=sorted(n for n in names if n is not None),
         origin=fields.get("origin") or "event",
         created_at=fields.get("created_at"),
+        memories=list(fields.get("memories") or []),
+        context=fields.get("context"),
     )
 
 
 def fact_from(row: Row) -> Fact:
-    rid, _type, text, sid, sname, oid, oname, vfrom, vto, inv_by, inv_at, created = row[:12]
-    prior = row[12] if len(row) > 12 else None
-    return Fact(rid, sname, sid, text, oname, oid, vfrom, vto, inv_by, inv_at, created, prior)
+    rid, _type, text, sid, sname, oid, oname, vfrom, vto, inv_by, inv_at, created, memories = row[:13]
+    prior = row[13] if len(row) > 13 else None
+    return Fact(rid, sname, sid, text, oname, oid, vfrom, vto, inv_by, inv_at, created, prior, list(memories or []))
 
 
 # --- event indexes ----------------------------------------------------------------------------
@@ -336,7 +342,11 @@ class TemporalGraph:
         reference_time: str | None = None,
         tz: str | None = None,
         origin: str = "event",
+        memory: str | None = None,
+        context: str | None = None,
     ) -> EventResult:
+        """An event; `memory`: the id of the memory it was extracted from (remember);
+        `context`: a memory's, who or where it is from."""
         limits.text(description, "description", max_len=limits.MAX_TEXT)
         names = [limits.name(n, f"entities[{i}]") for i, n in enumerate(entities or [])]
         ref = self.reference(reference_time, tz)
@@ -373,11 +383,23 @@ class TemporalGraph:
                     "now": now_iso(),
                     "emb": VectorParam(vector),
                     "involves": sorted(set(ids.values())),
+                    "memories": [memory] if memory else None,
+                    "context": context,
                 },
             )
             before, after = await q.neighbours_in_time(self.ctx, project, epoch_us(at), event_id)
             await q.insert_in_chain(self.ctx, project, event_id, before, after)
-        event = Event(event_id, description, start_s, end_s, duration_s, sorted(ids), origin)
+        event = Event(
+            event_id,
+            description,
+            start_s,
+            end_s,
+            duration_s,
+            sorted(ids),
+            origin,
+            memories=[memory] if memory else [],
+            context=context,
+        )
         return EventResult(event, created)
 
     async def events(self, project: str, ids: list[str]) -> list[Event]:
@@ -402,7 +424,10 @@ class TemporalGraph:
         description: str = "",
         reference_time: str | None = None,
         tz: str | None = None,
+        memory: str | None = None,
     ) -> FactResult:
+        """A fact; `memory`: the id of the memory that stated it (remember). The same fact
+        stated again by another memory is not written twice: that memory is added to its own."""
         limits.name(subject, "subject")
         limits.name(object_, "object")
         limits.text(predicate, "predicate", max_len=limits.MAX_TYPE)
@@ -425,6 +450,9 @@ class TemporalGraph:
             same = [f for f in existing if f.object_id == oid and f.predicate == predicate]
             for fact in same:
                 if fact.window.covers(window):
+                    if memory and memory not in fact.memories:
+                        await q.cite_fact(self.ctx, project, rel_type, fact.id, memory)
+                        fact = replace(fact, memories=[*fact.memories, memory])
                     return FactResult(fact, created, [], duplicate=True)
             closes, closed_by = self._replacements(existing, oid, window) if single else ([], None)
             new_end = window.end
@@ -451,6 +479,7 @@ class TemporalGraph:
                     "invalidated_at": now if closed_by is not None else None,
                     "prior_valid_to": window.as_strings()[1] if closed_by is not None else None,
                     "now": now,
+                    "memories": [memory] if memory else None,
                 },
             )
             if closes:
@@ -469,6 +498,7 @@ class TemporalGraph:
             closed_by.id if closed_by else None,
             now if closed_by else None,
             now,
+            memories=[memory] if memory else [],
         )
         invalidated = [
             Fact(
@@ -484,6 +514,7 @@ class TemporalGraph:
                 now,
                 f.created_at,
                 f.valid_to,
+                f.memories,
             )
             for f in closes
         ]

@@ -6,20 +6,17 @@ Both work offline by rules; registered into part 1's toolset.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from polyg.core.app import Services
-from polyg.core.extract_memory import Extraction, extract
-from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.recall.executor import Executor
-from polyg.core.recall.graphs import MEMORY_ORIGIN, ProjectGraphs
+from polyg.core.recall.graphs import ProjectGraphs
 from polyg.core.recall.model import ClassifierOutput
 from polyg.core.recall.output import SynthesizerOutput
 from polyg.core.recall.service import DEFAULT_MAX_RESULTS, MAX_RESULTS, RecallService
-from polyg.core.time import FixedClock, format_utc
+from polyg.core.time import FixedClock
 from polyg.tools.memory import REFERENCE, memory
 from polyg.tools.registry import Params
 
@@ -35,6 +32,9 @@ class EvidenceOut(BaseModel):
     at: str | None = None
     cause: str | None = None
     effect: str | None = None
+    memories: list[str] = Field(
+        default_factory=list, description="The stored memories this comes from (a memory: itself)."
+    )
 
 
 class RecallResult(SynthesizerOutput):
@@ -85,6 +85,8 @@ async def recall(s: Services, p: Recall) -> dict[str, Any]:
     at = s.memory.temporal.reference(p.reference_time)
     service = RecallService(
         Executor(graphs.readers(), timeout_ms=s.settings.parallel_timeout_ms),
+        classifier=s.classifier,
+        synthesiser=s.synthesiser,
         resolve=graphs.resolve,
         known_names=graphs.known_names,
         clock=FixedClock(at),
@@ -100,6 +102,7 @@ async def recall(s: Services, p: Recall) -> dict[str, Any]:
             at=e.at,
             cause=e.cause,
             effect=e.effect,
+            memories=list(e.memories),
         ).model_dump()
         for e in result.evidence
     ]
@@ -116,59 +119,9 @@ async def recall(s: Services, p: Recall) -> dict[str, Any]:
 @memory.tool(Remember, RememberResult, title="Remember")
 async def remember(s: Services, p: Remember) -> dict[str, Any]:
     """Store a memory (searchable at once), then what it says: entities, events with their times,
-    facts (a new value of a single-valued fact closes the old one) and causal links, each linked
-    to the memory. The same memory twice writes nothing."""
+    facts (a new value of a single-valued fact closes the old one) and causal links, each citing
+    the memory it came from. The same memory twice writes nothing."""
     project = s.project(p.project_id)
-    graphs = s.memory
-    at = graphs.temporal.reference(p.reference_time)
-    text = f"{p.context}: {p.content}" if p.context else p.content
-    existing = await graphs.resolver.exact(project, text, "event")
-    if existing is not None and any(
-        e.origin == MEMORY_ORIGIN for e in await graphs.temporal.events(project, [existing])
-    ):
-        return RememberResult(memory_id=existing, duplicate=True).model_dump()
-    known = tuple(await graphs.temporal.mentioned_entities(project, p.content))
-    found = extract(p.content, at, known)
-    return await _write(graphs, project, text, at, found)
-
-
-async def _write(graphs: MemoryGraphs, project: str, text: str, at: datetime, found: Extraction) -> dict[str, Any]:
-    when = format_utc(at)
-    names = list(dict.fromkeys(e.name for e in found.entities))
-    ids, created = await graphs.temporal.ensure_entities(
-        project, names, {e.name: e.type for e in found.entities if e.type}
-    )
-    # The memory itself, involving every entity it names: recall's search and the entities'
-    # events find it, whatever else was extracted.
-    stored = await graphs.temporal.add_event(
-        project, description=text, occurred_at=when, entities=names, origin=MEMORY_ORIGIN
-    )
-    out = RememberResult(memory_id=stored.event.id, duplicate=False).model_dump()
-    out["entities_created"] = [ids[n] for n in created]
-    out["entities_merged"] = [ids[n] for n in names if n not in created]
-    for event in found.events:
-        logged = await graphs.temporal.add_event(
-            project,
-            description=event.description,
-            occurred_at=format_utc(event.occurred_at),
-            entities=list(event.entities),
-        )
-        out["events_logged"].append(logged.event.id)
-    for fact in found.facts:
-        added = await graphs.temporal.add_fact(
-            project,
-            subject=fact.subject,
-            predicate=fact.predicate,
-            object_=fact.object,
-            description=f"from memory {stored.event.id}",
-            reference_time=when,
-        )
-        if not added.duplicate:
-            out["facts_added"].append(added.fact.id)
-        out["facts_invalidated"] += [f.id for f in added.invalidated]
-    for cause in found.causes:
-        link = await graphs.causal.add_link(
-            project, cause=cause.cause, effect=cause.effect, confidence=cause.confidence, evidence=cause.evidence
-        )
-        out["causal_links_updated" if link.updated else "causal_links_added"].append(link.link.id)
-    return out
+    at = s.memory.temporal.reference(p.reference_time)
+    done = await s.memory_writer.remember(project, p.content, p.context, at)
+    return RememberResult.model_validate(done, from_attributes=True).model_dump()

@@ -95,3 +95,73 @@ async def test_a_new_value_of_a_single_valued_fact_closes_the_old_one(mem: Memor
     out = await mem.ok("recall", query="What does Alice work on?", reference_time=REF)
     assert "Alice works on Search" in out["answer"]
     assert "Payments" not in out["answer"]
+
+
+async def test_every_piece_of_evidence_cites_the_memory_it_came_from(mem: Memory) -> None:
+    deployed, crashed, missing = await remember_all(mem, DEPLOY)
+    why = await mem.ok("recall", query="Why did the auth service crash?", reference_time=REF)
+    cites = {e["id"]: e["memories"] for e in why["evidence"]}
+    chain = {(c["cause"], c["effect"]): cites[c["evidence_id"]] for c in why["reasoning"]["causal_chain"]}
+    assert chain == {
+        ("AUTH_SECRET was missing", "The auth service crashed"): [crashed["memory_id"]],
+        ("the v2.3.1 template dropped the variable", "AUTH_SECRET was missing"): [missing["memory_id"]],
+    }
+    when = await mem.ok("recall", query="What happened this week?", reference_time=REF)
+    logged = [e for e in when["evidence"] if e["id"] in deployed["events_logged"]]
+    assert logged and all(e["memories"] == [deployed["memory_id"]] for e in logged)
+    # A memory cites itself; whatever else is evidence cites a stored memory.
+    stored = {s["memory_id"] for s in (deployed, crashed, missing)}
+    for out in (why, when):
+        for e in out["evidence"]:
+            if e["kind"] == "memory":
+                assert e["memories"] == [e["id"]]
+            elif e["kind"] != "entity":
+                assert e["memories"] and set(e["memories"]) <= stored, e
+
+
+async def test_a_fact_or_link_stated_again_cites_both_memories_and_writes_nothing_new(mem: Memory) -> None:
+    first = await mem.ok("remember", content="Alice works on Payments.", reference_time=REF)
+    link = await mem.ok("remember", content="The queue filled up because the worker crashed.", reference_time=REF)
+    before = await mem.stats()
+    again = await mem.ok("remember", content="Alice works on Payments, as before.", reference_time=REF)
+    assert again["duplicate"] is False and again["facts_added"] == [] and again["facts_invalidated"] == []
+    link_again = await mem.ok("remember", content="The queue filled up because the worker crashed!", reference_time=REF)
+    assert link_again["causal_links_added"] == [] and link_again["causal_links_updated"] == link["causal_links_added"]
+    after = await mem.stats()
+    # Two memories more, and nothing else: the fact and the link were not written twice.
+    assert after["graphs"]["temporal"]["events"] == before["graphs"]["temporal"]["events"] + 2
+    assert after["graphs"]["temporal"]["facts"] == before["graphs"]["temporal"]["facts"]
+    assert after["graphs"]["causal"] == before["graphs"]["causal"]
+
+    out = await mem.ok("recall", query="What does Alice work on?", reference_time=REF)
+    fact = next(e for e in out["evidence"] if e["id"] == first["facts_added"][0])
+    assert fact["memories"] == [first["memory_id"], again["memory_id"]]
+    why = await mem.ok("recall", query="Why did the queue fill up?", reference_time=REF)
+    cause = next(e for e in why["evidence"] if e["id"] == link["causal_links_added"][0])
+    assert cause["memories"] == [link["memory_id"], link_again["memory_id"]]
+
+
+async def test_the_reply_to_the_turn_that_matched_is_cited_with_it(mem: Memory) -> None:
+    """The answer is often the next turn of the conversation, which shares no word with the
+    question: recall cites the memories around a good hit in the same conversation."""
+    lisbon = "2024-03-02T18:00:00Z"
+    asked = await mem.ok(
+        "remember", content="Did you bring anything back from Lisbon?", context="Dana", reference_time=lisbon
+    )
+    reply = await mem.ok(
+        "remember", content="Yes, a tiny ceramic owl for my desk.", context="Eli", reference_time=lisbon
+    )
+    for i, other in enumerate(
+        [
+            "I repainted the kitchen walls blue.",
+            "My bike needs new tyres before summer.",
+            "The quarterly report is due on Friday.",
+            "We adopted a rescue dog called Biscuit.",
+            "The new espresso machine at work is great.",
+            "I started learning the cello again.",
+        ]
+    ):
+        await mem.ok("remember", content=other, context="Eli", reference_time=f"2024-0{4 + i % 5}-1{i}T10:00:00Z")
+    out = await mem.ok("recall", query="What was brought back from Lisbon?", reference_time="2024-06-01T00:00:00Z")
+    cited = [e["id"] for e in out["evidence"] if e["kind"] == "memory"]
+    assert cited[:2] == [asked["memory_id"], reply["memory_id"]]

@@ -30,6 +30,9 @@ class Evidence:
     valid_to: str | None = None
     # Names of things next to this node in the graph, for follow-up questions.
     neighbours: tuple[str, ...] = ()
+    # The stored memories (remember) it comes from: a memory itself, or those an extracted
+    # event, fact or causal link cites; so every piece of evidence can be traced to what was said.
+    memories: tuple[str, ...] = ()
 
 
 def best_first(items: list[Evidence]) -> list[Evidence]:

@@ -3,20 +3,21 @@ the classifier's plan and a limit and returns evidence, so the executor can run 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from polyg.core.causal import Chain
 from polyg.core.memory_graphs import MemoryGraphs
+from polyg.core.memory_write import MEMORY_ORIGIN
 from polyg.core.recall.evidence import Evidence, GraphName
 from polyg.core.recall.executor import GraphQuery
+from polyg.core.recall.memories import MemoryHit, MemorySearch, relevance
 from polyg.core.recall.model import ClassifierOutput
 from polyg.core.temporal import Fact
 from polyg.core.time import Interval, parse_instant
 from polyg.errors import NotFound
 
-# What `remember` stores the memory itself as: an event of this origin (search finds it).
-MEMORY_ORIGIN = "memory"
 CHAIN_DEPTH = 4
 # Start nodes a causal question is walked from at most (the query, then the names it resolves).
 MAX_CHAIN_STARTS = 3
@@ -27,7 +28,7 @@ SEMANTIC_THRESHOLD = 0.3
 def fact_evidence(fact: Fact, graph: GraphName, score: float) -> Evidence:
     return Evidence(
         fact.id,
-        f"{fact.subject} {fact.predicate.replace('_', ' ')} {fact.object}",
+        _fact_text(fact),
         graph,
         "fact",
         score,
@@ -36,7 +37,12 @@ def fact_evidence(fact: Fact, graph: GraphName, score: float) -> Evidence:
         predicate=fact.predicate,
         object=fact.object,
         valid_to=fact.valid_to,
+        memories=tuple(fact.memories),
     )
+
+
+def memory_evidence(hit: MemoryHit, graph: GraphName) -> Evidence:
+    return Evidence(hit.id, hit.text, graph, "memory", hit.score, at=hit.at, memories=(hit.id,))
 
 
 def _window(plan: ClassifierOutput) -> Interval:
@@ -50,10 +56,17 @@ def _window(plan: ClassifierOutput) -> Interval:
 
 @dataclass
 class ProjectGraphs:
-    """The readers recall's executor queries, and the name lookups its classifier uses."""
+    """The readers recall's executor queries, and the name lookups its classifier uses.
+
+    Every reader but the causal one also returns the stored memories that best answer the
+    query (one search per recall, shared by the readers), so the evidence always holds what
+    was said, not only what was extracted from it."""
 
     graphs: MemoryGraphs
     project: str
+    _searches: dict[tuple[str, tuple[str, ...], int], asyncio.Future[list[MemoryHit]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def readers(self) -> dict[GraphName, GraphQuery]:
         return {"semantic": self.semantic, "temporal": self.temporal, "causal": self.causal, "entity": self.entity}
@@ -65,23 +78,39 @@ class ProjectGraphs:
     async def known_names(self, query: str) -> Sequence[str]:
         return list(await self.graphs.temporal.mentioned_entities(self.project, query))
 
+    async def memories(self, plan: ClassifierOutput, limit: int) -> list[MemoryHit]:
+        """The memories for the plan's query, searched once however many readers ask."""
+        query = _query(plan)
+        focus = tuple(m.mention for m in plan.entities if m.resolved)
+        key = (query, focus, limit)
+        if key not in self._searches:
+            window = _window(plan)
+            asked = window if window.start is not None or window.end is not None else None
+            search = MemorySearch(self.graphs, self.project).search(query, limit=limit, focus=focus, window=asked)
+            self._searches[key] = asyncio.ensure_future(search)
+        # Shielded: a reader that times out must not cancel the search another reader awaits.
+        return await asyncio.shield(self._searches[key])
+
     async def semantic(self, plan: ClassifierOutput, limit: int) -> list[Evidence]:
-        text = plan.semantic_query or " ".join(m.mention for m in plan.entities)
+        text = _query(plan)
         if not text.strip():
             return []
-        hits = await self.graphs.semantic.search(self.project, text, limit=limit, threshold=SEMANTIC_THRESHOLD)
-        return [
+        hits, memories = await asyncio.gather(
+            self.graphs.semantic.search(self.project, text, limit=limit, threshold=SEMANTIC_THRESHOLD, events=False),
+            self.memories(plan, limit),
+        )
+        found = [
             Evidence(
                 h.id,
                 h.text,
                 "semantic",
-                "memory" if h.kind == "event" else "concept" if h.kind == "concept" else "entity",
+                "concept" if h.kind == "concept" else "entity",
                 h.score,
-                at=h.occurred_at,
                 neighbours=tuple(name for name, _ in h.similar),
             )
             for h in hits
         ]
+        return _best([*found, *(memory_evidence(m, "semantic") for m in memories)], limit)
 
     async def temporal(self, plan: ClassifierOutput, limit: int) -> list[Evidence]:
         entity = next((m.mention for m in plan.entities if m.resolved), None)
@@ -90,13 +119,27 @@ class ProjectGraphs:
         except NotFound:  # the mention resolved by meaning, not by name: the whole window
             timeline = await self.graphs.temporal.timeline(self.project, _window(plan), limit=limit)
         out: list[Evidence] = []
+        query, names = _query(plan), [m.mention for m in plan.entities]
         for item in timeline.items:
             # A memory's own event is dated when it was said, not when what it tells happened.
             if item.event is not None and item.event.origin != MEMORY_ORIGIN:
-                out.append(Evidence(item.event.id, item.event.description, "temporal", "event", 1.0, at=item.at))
+                event = item.event
+                score = _on_topic(query, event.description, names)
+                out.append(
+                    Evidence(
+                        event.id,
+                        event.description,
+                        "temporal",
+                        "event",
+                        score,
+                        at=item.at,
+                        memories=tuple(event.memories),
+                    )
+                )
             elif item.fact is not None:
-                out.append(fact_evidence(item.fact, "temporal", 1.0))
-        return out
+                out.append(fact_evidence(item.fact, "temporal", _on_topic(query, _fact_text(item.fact), names)))
+        memories = await self.memories(plan, limit)
+        return _best([*out, *(memory_evidence(m, "temporal") for m in memories)], limit)
 
     async def causal(self, plan: ClassifierOutput, limit: int) -> list[Evidence]:
         starts = [plan.semantic_query or "", *(m.resolved or "" for m in plan.entities)]
@@ -128,6 +171,7 @@ class ProjectGraphs:
                     cause=cause.node.text,
                     effect=effect.node.text,
                     depth=far.distance,
+                    memories=link.memories,
                 )
         return sorted(out.values(), key=lambda e: (-e.score, e.depth))[:limit]
 
@@ -151,5 +195,31 @@ class ProjectGraphs:
                     neighbours=tuple(f.object for f in facts),
                 )
             )
-            out += [fact_evidence(f, "entity", 0.9) for f in facts]
-        return out[:limit]
+            query, names = _query(plan), [m.mention for m in plan.entities]
+            out += [fact_evidence(f, "entity", 0.9 * _on_topic(query, _fact_text(f), names)) for f in facts]
+        if not out:
+            return []
+        memories = await self.memories(plan, limit)
+        return _best([*out, *(memory_evidence(m, "entity") for m in memories)], limit)
+
+
+def _query(plan: ClassifierOutput) -> str:
+    return plan.semantic_query or " ".join(m.mention for m in plan.entities)
+
+
+def _fact_text(fact: Fact) -> str:
+    return f"{fact.subject} {fact.predicate.replace('_', ' ')} {fact.object}"
+
+
+# The least an on-graph item (a timeline event, a fact) scores when it shares no word with the
+# query: it is still evidence of the asked-about entity or time, but below any memory that
+# answers the question.
+OFF_TOPIC = 0.1
+
+
+def _on_topic(query: str, text: str, names: Sequence[str]) -> float:
+    return max(OFF_TOPIC, relevance(query, text, names))
+
+
+def _best(items: list[Evidence], limit: int) -> list[Evidence]:
+    return sorted(items, key=lambda e: -e.score)[:limit]

@@ -22,11 +22,12 @@ def _label(label: str) -> Label:
 
 
 async def existing_link(run: Runner, project: str, cause: tuple[str, str], effect: tuple[str, str]) -> list[Row]:
-    """(id, confidence, evidence) of the link from cause to effect ((label, id) each), if any."""
+    """(id, confidence, evidence, memories) of the link from cause to effect ((label, id) each), if any."""
     a, b = _label(cause[0]), _label(effect[0])
     return await run.read(
         project,
-        f"MATCH (a:{a} {{id: $a}})-[r:CAUSES]->(b:{b} {{id: $b}}) RETURN r.id, r.confidence, r.evidence LIMIT 1",
+        f"MATCH (a:{a} {{id: $a}})-[r:CAUSES]->(b:{b} {{id: $b}}) "
+        "RETURN r.id, r.confidence, r.evidence, r.memories LIMIT 1",
         {"a": cause[1], "b": effect[1]},
     )
 
@@ -38,7 +39,7 @@ async def create_link(
     return await run.write(
         project,
         f"MATCH (a:{a} {{id: $a}}), (b:{b} {{id: $b}}) CREATE (a)-[r:CAUSES {{id: $id, confidence: $confidence, "
-        "evidence: $evidence, created_at: $now}]->(b) RETURN r.id",
+        "evidence: $evidence, created_at: $now}]->(b) SET r.memories = $memories RETURN r.id",
         {"a": cause[1], "b": effect[1], **link},
     )
 
@@ -50,7 +51,10 @@ async def update_link(
     await run.write(
         project,
         f"MATCH (a:{a} {{id: $a}})-[r:CAUSES {{id: $id}}]->(b:{b} {{id: $b}}) "
-        "SET r.confidence = $confidence, r.evidence = $evidence, r.updated_at = $now",
+        "SET r.confidence = $confidence, r.evidence = $evidence, r.updated_at = $now "
+        # A memory that states the link again is added to those that stated it.
+        "WITH r WHERE $memories IS NOT NULL SET r.memories = coalesce(r.memories, []) + "
+        "[m IN $memories WHERE NOT m IN coalesce(r.memories, [])]",
         {"a": cause[1], "b": effect[1], **link},
     )
 
@@ -82,6 +86,7 @@ async def step(
     branches = [
         f"UNWIND ${label} AS i MATCH (n:{_label(label)} {{id: i}}){arrow} "
         f"RETURN n.id AS src, r.id AS rid, r.confidence AS conf, r.evidence AS evidence, r.created_at AS at, "
+        "r.memories AS memories, "
         "c.id AS cid, labels(c) AS clabels, coalesce(c.description, c.name) AS ctext, "
         f"c.occurred_at AS ctime, c.type AS ctype, {beyond} AS further"
         for label in ENDPOINTS

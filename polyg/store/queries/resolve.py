@@ -1,8 +1,9 @@
 """Finding the node a name or a text means: entities by name, events by description.
 
-Exact matches use the range index on `Entity.name`; the case-insensitive fallback reads every
-entity's name (it runs only when the exact lookup found nothing). Candidates for fuzzy and
-vector matching come from the full-text and vector indexes of `Entity` and `Event`.
+Exact matches use the range index on `Entity.name`; the case-insensitive fallback compares the
+full-text index's matches of all the text's words (the scan of every node it replaced cost a
+read of every name or description per new name). Candidates for fuzzy and vector matching come
+from the full-text and vector indexes of `Entity` and `Event`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,30 @@ async def entities_named_folded(run: Runner, project: str, folded: list[str]) ->
         "MATCH (e:Entity) WITH e, toLower(e.name) AS n WHERE n IN $names "
         "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect(e.id)[0]",
         {"names": folded},
+    )
+
+
+async def entities_named_folded_indexed(run: Runner, project: str, items: list[dict[str, str]]) -> list[Row]:
+    """(lower-cased name, id) of the oldest entity whose name matches each item's `text`
+    case-insensitively, among the full-text matches of its `q` (all the name's words)."""
+    return await run.read(
+        project,
+        "UNWIND $items AS it CALL { WITH it CALL db.idx.fulltext.queryNodes('Entity', it.q) YIELD node "
+        "WITH it, node WHERE toLower(node.name) = it.text RETURN node ORDER BY node.created_at, node.id LIMIT 1 } "
+        "RETURN it.text, node.id",
+        {"items": items},
+    )
+
+
+async def node_with_folded_text_indexed(run: Runner, project: str, label: Label, query: str, folded: str) -> list[Row]:
+    """Ids of `label` nodes whose text lower-cased is `folded`, among the full-text matches of
+    `query` (all the text's words)."""
+    field = TEXT_FIELD[label]
+    return await run.read(
+        project,
+        f"CALL db.idx.fulltext.queryNodes('{label}', $q) YIELD node WITH node WHERE toLower(node.{field}) = $text "
+        "RETURN node.id ORDER BY node.created_at, node.id LIMIT 1",
+        {"q": query, "text": folded},
     )
 
 

@@ -21,10 +21,10 @@ from polyg.store.falkor import Row
 from polyg.store.names import RelType
 from polyg.store.queries import Runner
 
-EVENT_FIELDS = "ev {.id, .description, .occurred_at, .ended_at, .duration_s, .created_at, .origin}"
+EVENT_FIELDS = "ev {.id, .description, .occurred_at, .ended_at, .duration_s, .created_at, .origin, .memories, .context}"
 FACT_FIELDS = (
     "r.id, type(r), coalesce(r.label, type(r)), s.id, s.name, o.id, o.name, r.valid_from, r.valid_to, "
-    "r.invalidated_by, r.invalidated_at, r.created_at"
+    "r.invalidated_by, r.invalidated_at, r.created_at, r.memories"
 )
 IS_FACT = "r.valid_from IS NOT NULL"
 
@@ -41,13 +41,14 @@ def _facts_touching(entity_id: str | None, where: str) -> str:
 
 
 async def create_event(run: Runner, project: str, event: dict[str, Any]) -> None:
-    """Create an event (id, description, occurred_at, ended_at, duration_s, origin, now, emb)
-    and its INVOLVES links to the entity ids in `event["involves"]`."""
+    """Create an event (id, description, occurred_at, ended_at, duration_s, origin, now, emb,
+    memories: the ids of the memories it was extracted from, or None; context: who or where a
+    memory is from, or None) and its INVOLVES links to the entity ids in `event["involves"]`."""
     await run.write(
         project,
         "CREATE (ev:Event {id: $id, description: $description, created_at: $now, origin: $origin}) "
         "SET ev.occurred_at = $occurred_at, ev.occurred_us = $occurred_us, ev.ended_at = $ended_at, "
-        "ev.duration_s = $duration_s "
+        "ev.duration_s = $duration_s, ev.memories = $memories, ev.context = $context "
         "WITH ev FOREACH (v IN CASE WHEN $emb IS NULL THEN [] ELSE [$emb] END | SET ev.embedding = vecf32(v)) "
         "WITH ev UNWIND $involves AS eid MATCH (e:Entity {id: eid}) CREATE (ev)-[:INVOLVES]->(e)",
         event,
@@ -240,15 +241,25 @@ async def facts_of(
 
 async def create_fact(run: Runner, project: str, rel_type: RelType, fact: dict[str, Any]) -> list[Row]:
     """Create a fact (id, s, o, label, valid_from, valid_from_us, valid_to, invalidated_by,
-    invalidated_at, now)."""
+    invalidated_at, now, memories: the ids of the memories that stated it, or None)."""
     return await run.write(
         project,
         f"MATCH (s:Entity {{id: $s}}), (o:Entity {{id: $o}}) CREATE (s)-[r:{rel_type} "
         "{id: $id, valid_from: $valid_from, valid_from_us: $valid_from_us, created_at: $now, "
         "description: $description}]->(o) "
         "SET r.valid_to = $valid_to, r.label = $label, r.invalidated_by = $invalidated_by, "
-        "r.invalidated_at = $invalidated_at, r.prior_valid_to = $prior_valid_to RETURN r.id",
+        "r.invalidated_at = $invalidated_at, r.prior_valid_to = $prior_valid_to, r.memories = $memories RETURN r.id",
         fact,
+    )
+
+
+async def cite_fact(run: Runner, project: str, rel_type: RelType, fact_id: str, memory: str) -> None:
+    """Add a memory to those a fact was stated by (another memory said it again)."""
+    await run.write(
+        project,
+        f"MATCH (:Entity)-[r:{rel_type} {{id: $id}}]->(:Entity) WHERE NOT $memory IN coalesce(r.memories, []) "
+        "SET r.memories = coalesce(r.memories, []) + $memory",
+        {"id": fact_id, "memory": memory},
     )
 
 
@@ -295,4 +306,24 @@ async def invalidations(run: Runner, project: str, entity_id: str | None, skip: 
         f"{_facts_touching(entity_id, IS_FACT + ' AND r.invalidated_by IS NOT NULL')} "
         f"RETURN {FACT_FIELDS}, r.prior_valid_to ORDER BY r.invalidated_at DESC, r.id SKIP $skip LIMIT $limit",
         {"entity": entity_id, "skip": skip, "limit": limit},
+    )
+
+
+async def memory_neighbours(run: Runner, project: str, ids: list[str], window_us: int) -> list[Row]:
+    """(id, the memory remembered just before it, just after it) for each memory id: among the
+    memories (origin `memory`) whose time is within `window_us` of its own, in (time, creation)
+    order: the turns around it in the same conversation."""
+    return await run.read(
+        project,
+        "UNWIND $ids AS i MATCH (m:Event {id: i}) WHERE m.occurred_us IS NOT NULL "
+        "MATCH (o:Event) WHERE o.occurred_us >= m.occurred_us - $w AND o.occurred_us <= m.occurred_us + $w "
+        "AND o.origin = 'memory' AND o.id <> m.id "
+        "WITH m, o ORDER BY o.occurred_us, o.created_at, o.id "
+        "WITH m, collect(o) AS around "
+        "WITH m, [x IN around WHERE x.occurred_us < m.occurred_us OR (x.occurred_us = m.occurred_us AND "
+        "x.created_at < m.created_at)] AS before, [x IN around WHERE x.occurred_us > m.occurred_us OR "
+        "(x.occurred_us = m.occurred_us AND x.created_at > m.created_at)] AS after "
+        "RETURN m.id, CASE WHEN size(before) > 0 THEN before[size(before) - 1].id END, "
+        "CASE WHEN size(after) > 0 THEN after[0].id END",
+        {"ids": ids, "w": window_us},
     )

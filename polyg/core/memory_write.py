@@ -1,0 +1,130 @@
+"""remember (spec 003): store a memory, then what it says, each extracted item citing it.
+
+The memory itself is an event of origin `memory` (searchable at once, involving every entity
+it names), so nothing is lost when extraction finds nothing. Every event, fact and causal link
+extracted from it records the memory's id in its `memories` list, so recall can cite the memory
+behind every piece of evidence. The same memory (same text, same context) twice writes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from polyg.core import limits
+from polyg.core.extract_memory import Extraction, MemoryExtractor
+from polyg.core.memory_graphs import MemoryGraphs
+from polyg.core.time import format_utc
+from polyg.errors import InvalidParams
+
+# What `remember` stores the memory itself as: an event of this origin (search finds it).
+MEMORY_ORIGIN = "memory"
+
+
+@dataclass
+class Remembered:
+    memory_id: str
+    duplicate: bool
+    entities_created: list[str] = field(default_factory=list)
+    entities_merged: list[str] = field(default_factory=list)
+    events_logged: list[str] = field(default_factory=list)
+    facts_added: list[str] = field(default_factory=list)
+    facts_invalidated: list[str] = field(default_factory=list)
+    causal_links_added: list[str] = field(default_factory=list)
+    causal_links_updated: list[str] = field(default_factory=list)
+    extracted_by: str = "rules"
+
+
+def _as_name(context: str | None) -> str:
+    """The context as an entity name, or "" when it cannot be one (no visible character, a
+    control character): the memory is stored all the same."""
+    if not context:
+        return ""
+    try:
+        return limits.name(context, "context")
+    except InvalidParams:
+        return ""
+
+
+def memory_text(content: str, context: str | None) -> str:
+    """What is stored: the content, after who or where it is from."""
+    return f"{context}: {content}" if context else content
+
+
+class MemoryWriter:
+    def __init__(self, graphs: MemoryGraphs, extractor: MemoryExtractor | None = None) -> None:
+        self.graphs = graphs
+        self.extractor = extractor or MemoryExtractor()
+
+    async def remember(self, project: str, content: str, context: str | None, at: datetime) -> Remembered:
+        text = memory_text(content, context)
+        existing = await self.graphs.resolver.exact(project, text, "event")
+        if existing is not None and any(
+            e.origin == MEMORY_ORIGIN for e in await self.graphs.temporal.events(project, [existing])
+        ):
+            return Remembered(memory_id=existing, duplicate=True)
+        known = tuple(await self.graphs.temporal.mentioned_entities(project, content))
+        found = await self.extractor.extract(content, at, known)
+        out = await self._write(project, text, context, at, found.value, known)
+        out.extracted_by = found.source
+        return out
+
+    async def _write(
+        self, project: str, text: str, context: str | None, at: datetime, found: Extraction, known: tuple[str, ...]
+    ) -> Remembered:
+        temporal, when = self.graphs.temporal, format_utc(at)
+        # Who or where the memory is from is a thing in the graph too (a speaker, a channel):
+        # what it said is found through it.
+        source = _as_name(context)
+        names = list(dict.fromkeys([*([source] if source else []), *(e.name for e in found.entities)]))
+        ids, created = await temporal.ensure_entities(
+            project, names, {e.name: e.type for e in found.entities if e.type}
+        )
+        # The memory itself, involving every entity it names: recall's search and the entities'
+        # events find it, whatever else was extracted.
+        # The names the graph knew in it were looked up already: not again for the memory's event.
+        stored = await temporal.add_event(
+            project,
+            description=text,
+            occurred_at=when,
+            entities=list(dict.fromkeys([*names, *known])),
+            find_entities=False,
+            origin=MEMORY_ORIGIN,
+            context=source or None,
+        )
+        memory = stored.event.id
+        out = Remembered(memory_id=memory, duplicate=False)
+        out.entities_created = [ids[n] for n in created]
+        out.entities_merged = [ids[n] for n in names if n not in created]
+        for event in found.events:
+            logged = await temporal.add_event(
+                project,
+                description=event.description,
+                occurred_at=format_utc(event.occurred_at),
+                entities=list(event.entities),
+                memory=memory,
+            )
+            out.events_logged.append(logged.event.id)
+        for fact in found.facts:
+            added = await temporal.add_fact(
+                project,
+                subject=fact.subject,
+                predicate=fact.predicate,
+                object_=fact.object,
+                reference_time=when,
+                memory=memory,
+            )
+            if not added.duplicate:
+                out.facts_added.append(added.fact.id)
+            out.facts_invalidated += [f.id for f in added.invalidated]
+        for cause in found.causes:
+            link = await self.graphs.causal.add_link(
+                project,
+                cause=cause.cause,
+                effect=cause.effect,
+                confidence=cause.confidence,
+                evidence=cause.evidence,
+                memory=memory,
+            )
+            (out.causal_links_updated if link.updated else out.causal_links_added).append(link.link.id)
+        return out

@@ -1,0 +1,175 @@
+"""recall's search over stored memories: hybrid search (full text and vectors, fused by rank)
+over every event, each hit counted for the memories it comes from (a memory itself, or the
+memories an extracted event cites), then reranked with the graph around the query.
+
+The graph signals, each measured on LoCoMo (bench/locomo_recall.py, figures in
+bench/README.md):
+- source and focus: a memory from an entity the query names (its speaker), or one that
+  involves it, ranks above one that only shares words with the query;
+- time: a memory from the time the query names ranks above others;
+- neighbours: the memories remembered just before and after a good hit in the same
+  conversation are evidence too (the reply to the turn that matched, or the question it answers).
+Spreading the results over several moments (`same_moment`) was measured and lost: it is off.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from polyg.core.embeddable import SearchTarget
+from polyg.core.memory_graphs import MemoryGraphs
+from polyg.core.memory_write import MEMORY_ORIGIN
+from polyg.core.search import STOPWORDS
+from polyg.core.temporal import Event
+from polyg.core.time import Interval, parse_instant
+from polyg.store.names import EVENT
+from polyg.store.queries import temporal as q
+
+EVENT_TARGETS = (SearchTarget(EVENT, None),)
+
+
+@dataclass(frozen=True)
+class MemoryRanking:
+    """How the graph reranks the search's hits (each a factor on the fused score)."""
+
+    # A memory from (said by, sent from) an entity the query names.
+    source_boost: float = 3.0
+    # A memory that involves (mentions) an entity the query names.
+    involved_boost: float = 1.5
+    # Each further memory of the same moment (remembered with the same time: one conversation,
+    # one meeting) counts this much less than the one before it, so that the first results
+    # span several moments: an answer built from several occasions needs each of them.
+    same_moment: float = 1.0
+    candidates: int = 60
+    # The memories just before and after each of the best `neighbours_of` hits (in the same
+    # conversation: remembered in order within `neighbour_window_s`) count this share of it:
+    # an answer is often the reply to the turn that matched the question, or the other way round.
+    neighbour_share: float = 0.5
+    neighbours_of: int = 10
+    neighbour_window_s: int = 3600
+    # A memory from the time the query names (its day, its month) counts this much more.
+    in_time_boost: float = 2.0
+
+
+DEFAULT_RANKING = MemoryRanking()
+# The best memory's score: below a whole graph's own verdict (an entity named exactly, 1.0).
+TOP_SCORE = 0.95
+
+
+@dataclass(frozen=True)
+class MemoryHit:
+    id: str
+    text: str
+    at: str | None
+    score: float  # 0..TOP_SCORE, the best hit first
+
+
+@dataclass
+class MemorySearch:
+    graphs: MemoryGraphs
+    project: str
+    ranking: MemoryRanking | None = None  # None: DEFAULT_RANKING
+
+    async def search(
+        self, query: str, *, limit: int, focus: Sequence[str] = (), window: Interval | None = None
+    ) -> list[MemoryHit]:
+        """The memories that best answer `query`; `focus`: names of entities the query names;
+        `window`: the time it asks about."""
+        if not query.strip():
+            return []
+        ranking = self.ranking or DEFAULT_RANKING
+        hits = await self.graphs.semantic.search_service.hits(
+            self.project, query, EVENT_TARGETS, max(limit, ranking.candidates)
+        )
+        if not hits:
+            return []
+        events = {e.id: e for e in await self.graphs.temporal.events(self.project, [h.node_id for h in hits])}
+        wanted = {name.lower() for name in focus}
+        scores: dict[str, float] = {}
+        texts: dict[str, Event] = {}
+        missing: list[str] = []
+        for hit in hits:
+            event = events.get(hit.node_id)
+            if event is None:
+                continue
+            score = hit.fused * _boost(ranking, event, wanted) * _in_time(ranking, event, window)
+            for memory in _memories_of(event):
+                if score > scores.get(memory, 0.0):
+                    scores[memory] = score
+                    if memory == event.id:
+                        texts[memory] = event
+                    elif memory not in texts:
+                        missing.append(memory)
+        if ranking.neighbour_share > 0:
+            best = sorted(scores, key=lambda m: (-scores[m], m))[: ranking.neighbours_of]
+            rows = await q.memory_neighbours(
+                self.graphs.temporal.ctx, self.project, best, ranking.neighbour_window_s * 1_000_000
+            )
+            for memory, before, after in rows:
+                for near in (before, after):
+                    if near is None:
+                        continue
+                    score = scores[memory] * ranking.neighbour_share
+                    if score > scores.get(near, 0.0):
+                        scores[near] = score
+                        if near not in texts:
+                            missing.append(near)
+        for event in await self.graphs.temporal.events(self.project, [m for m in missing if m not in texts]):
+            texts[event.id] = event
+        ranked = sorted((m for m in scores if m in texts), key=lambda m: (-scores[m], m))
+        if ranking.same_moment < 1.0:
+            ranked = _spread(ranked, scores, texts, ranking.same_moment)
+        ranked = ranked[:limit]
+        if not ranked:
+            return []
+        top = scores[ranked[0]]
+        return [
+            MemoryHit(m, texts[m].description, texts[m].occurred_at, round(TOP_SCORE * scores[m] / top, 6))
+            for m in ranked
+        ]
+
+
+def _boost(ranking: MemoryRanking, event: Event, wanted: set[str]) -> float:
+    if not wanted:
+        return 1.0
+    if (event.context or "").lower() in wanted:
+        return ranking.source_boost
+    if wanted & {n.lower() for n in event.entities}:
+        return ranking.involved_boost
+    return 1.0
+
+
+def _in_time(ranking: MemoryRanking, event: Event, window: Interval | None) -> float:
+    if window is None or ranking.in_time_boost == 1.0 or event.occurred_at is None:
+        return 1.0
+    return ranking.in_time_boost if window.contains(parse_instant(event.occurred_at)) else 1.0
+
+
+def _spread(ranked: list[str], scores: dict[str, float], texts: dict[str, Event], factor: float) -> list[str]:
+    """`ranked` with each memory's score lowered by `factor` per better memory of its moment."""
+    seen: dict[str | None, int] = {}
+    for memory in ranked:
+        moment = texts[memory].occurred_at
+        scores[memory] *= factor ** seen.get(moment, 0)
+        seen[moment] = seen.get(moment, 0) + 1
+    return sorted(ranked, key=lambda m: (-scores[m], m))
+
+
+def _memories_of(event: Event) -> list[str]:
+    return [event.id] if event.origin == MEMORY_ORIGIN else list(event.memories)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def relevance(query: str, text: str, names: Sequence[str] = ()) -> float:
+    """Share of the query's content words (not its function words, not the names it asks
+    about) that `text` holds, by their first five letters; 1.0 when the query has none."""
+    named = {w for n in names for w in _WORD.findall(n.lower())}
+    words = {w[:5] for w in _WORD.findall(query.lower()) if w not in STOPWORDS and w not in named and len(w) > 2}
+    if not words:
+        return 1.0
+    held = {w[:5] for w in _WORD.findall(text.lower())}
+    return len(words & held) / len(words)
