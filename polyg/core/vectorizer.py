@@ -23,6 +23,9 @@ Consistency:
 - revisions are random tokens, not counters: an entity deleted and created again with the
   same id (an import restores ids) starts from a revision its predecessor never had.
 
+The same round links the entity to the document chunks that mention its name
+(`polyg.core.mentions`), so that a search, which waits for it, sees those links too.
+
 Failures: a round whose database cannot be reached is retried, with a growing pause per
 project. A batch that fails otherwise is split in halves down to single entities; a text
 that fails alone while the model embeds other texts is parked (`e.vec_parked`, logged,
@@ -42,6 +45,7 @@ from typing import Any
 
 from polyg.core.embeddable import OBSERVATION
 from polyg.core.graph import GraphContext
+from polyg.core.mentions import follow_entities
 from polyg.core.vectors import SET_VECTORS, compose, head_text
 from polyg.embed.base import run_in_background
 from polyg.errors import PolygError, StoreNotReady, StoreTimeout
@@ -310,6 +314,9 @@ class Vectorizer:
             "collect(CASE WHEN o IS NULL THEN NULL ELSE [o.id, o.text, o.embedding] END)",
             {"ids": entity_ids},
         )
+        # The chunks mentioning each name follow it too, before the vectors are stored: a crash
+        # in between leaves the vectors stale, and the sweep brings the entity back here.
+        await follow_entities(self.ctx, project, [(row[0], row[2]) for row in rows])
         return await run_in_background(self._recompose, rows)
 
     async def _write(
