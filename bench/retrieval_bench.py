@@ -198,7 +198,6 @@ async def scale_up(data_dir: Path, docs: list[Document], chunk_size: int, target
 async def profile(data_dir: Path, queries: list[str], limit: int) -> dict[str, Any]:
     """In-process, per query: the search floor (query embedding, then the chunk KNN alone) and
     each step of graph_retrieve (hybrid search, its text lookups alone, expansion, shaping)."""
-    from polyg.core.retrieval import RetrievalService
     from polyg.core.search import CHUNK_SEARCH, CHUNK_TARGETS, query_terms
     from polyg.store.falkor import VectorParam
     from polyg.store.queries import retrieval as q
@@ -214,7 +213,7 @@ async def profile(data_dir: Path, queries: list[str], limit: int) -> dict[str, A
 
     try:
         services = await core.ready()
-        retrieval = RetrievalService(services.ctx, services.search)
+        retrieval = services.retrieval
         await _warm(lambda: retrieval.retrieve("default", queries[0], limit))
         target = CHUNK_TARGETS[0]
         for query in queries:

@@ -26,6 +26,7 @@ from polyg.core.nodes import NodeService
 from polyg.core.projects import ProjectService
 from polyg.core.relationships import RelationshipService
 from polyg.core.reltypes import RelTypeService
+from polyg.core.retrieval import RetrievalService
 from polyg.core.search import SearchService
 from polyg.core.templates import TemplateService
 from polyg.core.traversal import TraversalService
@@ -66,9 +67,12 @@ class Services:
     documents: DocumentService
     explorer: Explorer
     graphrag: GraphRag = field(init=False)
+    # One per process, so that what it learnt of each project's indexes holds across calls.
+    retrieval: RetrievalService = field(init=False)
 
     def __post_init__(self) -> None:
         self.graphrag = GraphRag(self.ctx, self.search, llm_from_settings(self.settings))
+        self.retrieval = RetrievalService(self.ctx, self.search)
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
@@ -78,6 +82,7 @@ class Services:
         made): after a restart it rebuilds its indexes, and a database replaced by an empty
         one has none."""
         self.search.forget_database_state()
+        self.retrieval.forget_database_state()
         self.reltypes.forget_all()
         self.ctx.schema = SchemaGuard(self.store, self.ctx.schema.model_id, self.ctx.schema.dimension)
 
