@@ -314,10 +314,24 @@ class Vectorizer:
             "collect(CASE WHEN o IS NULL THEN NULL ELSE [o.id, o.text, o.embedding] END)",
             {"ids": entity_ids},
         )
-        # The chunks mentioning each name follow it too, before the vectors are stored: a crash
-        # in between leaves the vectors stale, and the sweep brings the entity back here.
-        await follow_entities(self.ctx, project, [(row[0], row[2]) for row in rows])
+        await self._follow_mentions(project, rows)
         return await run_in_background(self._recompose, rows)
+
+    async def _follow_mentions(self, project: str, rows: list[Row]) -> None:
+        """The chunks mentioning each name follow it too, before the vectors are stored: a crash
+        in between leaves the vectors stale, and the sweep brings the entity back here. Only a
+        store that cannot be reached fails the round; any other failure to link must not hold
+        back vectors (nor park a text that embeds well): it is logged, and the links wait for
+        the entity's next change."""
+        try:
+            await follow_entities(self.ctx, project, [(row[0], row[2]) for row in rows])
+        except TRANSIENT:
+            raise
+        except PolygError as exc:
+            log.warning(
+                "linking entities to the chunks that mention them failed",
+                extra={"project": project, "error": exc.message},
+            )
 
     async def _write(
         self, project: str, entities: list[dict[str, Any]], new_observations: list[dict[str, Any]]
