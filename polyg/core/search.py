@@ -459,8 +459,9 @@ class SearchService:
         best k matches (none for a word too common to be worth fetching). One round trip.
 
         A word's matches are fetched when there are at most `fetched` of them (k, or more up to
-        the config's share of the label's nodes and its bound); they are counted only that far,
-        since a word that has more is not fetched whatever its exact count."""
+        the config's share of the label's nodes and its bound). They are counted in full: a
+        LIMIT inside the per-word subquery leaves the rest of one word's matches to the next
+        word's count (FalkorDB 4)."""
         fetched: dict[str, int] = {}
         for target in targets:
             bound = math.floor(config.max_term_share * totals.get(target.label, 0))
@@ -478,8 +479,7 @@ class SearchService:
             # property of every match.
             branches.append(
                 f"UNWIND $terms AS t "
-                f"CALL {{ WITH t CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node "
-                f"WITH node LIMIT ${label}_count RETURN count(node) AS df }} "
+                f"CALL {{ WITH t CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node RETURN count(node) AS df }} "
                 f"CALL {{ WITH t, df WITH t WHERE df > 0 AND df <= ${label} "
                 f"CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node, score "
                 f"WITH node ORDER BY score DESC, id(node) LIMIT $k {owner}RETURN collect({returns}) AS ids }} "
@@ -492,7 +492,6 @@ class SearchService:
                 "terms": terms,
                 "k": k,
                 **fetched,
-                **{f"{label}_count": bound + 1 for label, bound in fetched.items()},
             },
         )
         hits: dict[str, TermHits] = {label: {} for label in labels}
