@@ -83,9 +83,9 @@ class SearchConfig:
     # its matches is the costliest step of a query: its matches are fetched only when there
     # are at most `term_candidates` of them anyway.
     max_term_share: float = 0.5
-    # Nor, when set, a word more texts hold than this, whatever their share: counting and
-    # ranking a word's matches costs time in proportion to them, which in a large corpus
-    # (100k document chunks) outgrows everything else a search does. None: no such bound.
+    # Nor, when set, a word more texts hold than this, whatever their share: ranking a word's
+    # matches costs time in proportion to them, which in a large corpus (100k document chunks)
+    # outgrows everything else a search does. None: no such bound.
     max_term_matches: int | None = None
     vector_weight: float = 1.0
     text_weight: float = 1.0
