@@ -7,9 +7,18 @@ their public classes and functions, one article each.
 1. Ingestion through the core (`IngestService`): chunks/s, and the share of the time spent
    embedding (MiniLM int8).
 2. `graph_retrieve` over MCP stdio (`polyg serve --toolsets retrieval`): p50 / p95 of queries
-   made from the topic names.
-
-3. `--locomo`: quality on the LoCoMo dev split as documents (`../shared/eval/locomo_dev.json`,
+   made from the topic names, each followed by a stdio ping (the SDK's floor, same run); before
+   it, in process on the same store, the time of each step per query: the plain search floor
+   (query embedding + chunk KNN), the hybrid search, its full-text part, the expansion, shaping.
+3. `--scale N`: the same at N chunks (100k for the scale run). Embedding 100k chunks takes the
+   model ~45 minutes of CPU here, so the store of step 1 is grown with variants of its documents
+   (same text, another title, author and source) written through the core's ingestion, whose
+   chunk vectors are the real ones read back from the store, each nudged by a little Gaussian
+   noise (`ReplayEmbedder`). What is timed is unchanged by that: the query is embedded by the
+   model as always, the KNN searches an index of N vectors with the corpus' own neighbourhoods,
+   full text searches N chunks whose words are as frequent as in a larger corpus on the same
+   subjects, and expansion reads the same graph shape.
+4. `--locomo`: quality on the LoCoMo dev split as documents (`../shared/eval/locomo_dev.json`,
    read by path; CC BY-NC, benchmark use only): one article per session, its two speakers as
    authors, its turns as paragraphs "[date] speaker: text" chunked in order. For each question
    of categories 1-4, the share of its evidence turns inside the returned chunks (a turn counts
@@ -18,18 +27,19 @@ their public classes and functions, one article each.
    graph_retrieve (the chunks and, through NEXT_CHUNK, the chunks before and after them), same
    run, same store.
 
-    python bench/retrieval_bench.py [--docs N] [--queries N] [--chunk-size N] [--smoke] [--locomo]
-
-Not done yet: the 100k-chunk scale run.
+    python bench/retrieval_bench.py [--docs N] [--queries N] [--chunk-size N] [--scale N] [--workdir DIR]
+                                    [--smoke] [--locomo]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import inspect
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -39,7 +49,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import PolygServer, clean_env, machine_info, summarize, write_results
+from bench.common import (
+    LoadSampler,
+    PolygServer,
+    clean_env,
+    fmt_ms,
+    fresh_copy,
+    machine_info,
+    median,
+    server_ms,
+    summarize,
+    timed,
+    write_results,
+)
 from polyg.config import load_settings
 from polyg.core.app import Polyg
 from polyg.core.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, ChunkSpec
@@ -95,8 +117,7 @@ async def ingest(data_dir: Path, docs: list[Document], embedder: str, chunk_size
     try:
         services = await core.ready()
         started = time.perf_counter()
-        spec = ChunkSpec(chunk_size, min(DEFAULT_OVERLAP, chunk_size // 4))
-        report = await IngestService(services.ctx, spec).ingest("default", docs)
+        report = await IngestService(services.ctx, chunk_spec(chunk_size)).ingest("default", docs)
         total = time.perf_counter() - started
     finally:
         await core.close()
@@ -110,27 +131,159 @@ async def ingest(data_dir: Path, docs: list[Document], embedder: str, chunk_size
     }
 
 
-async def query_latency(data_dir: Path, queries: list[str], workdir: Path, embedder: str) -> dict[str, float]:
+def chunk_spec(chunk_size: int) -> ChunkSpec:
+    return ChunkSpec(chunk_size, min(DEFAULT_OVERLAP, chunk_size // 4))
+
+
+class ReplayEmbedder:
+    """Vectors of texts the model embedded once (read back from the real corpus' store), each
+    call's copy nudged by Gaussian noise (cosine ~0.98 to the original): the scale run's
+    variants then sit around their originals the way paraphrases would, instead of piling up
+    as identical points in the vector index."""
+
+    def __init__(self, vectors: dict[str, list[float]], noise: float = 0.01, seed: int = 7) -> None:
+        import numpy as np
+
+        self._np = np
+        self._vectors = {text: np.asarray(v, dtype=np.float32) for text, v in vectors.items()}
+        self._rng = np.random.default_rng(seed)
+        self.noise = noise
+        self.dimension = len(next(iter(vectors.values())))
+
+    def embed_batch_sync(self, texts: list[str]) -> list[list[float]]:
+        out = []
+        for text in texts:
+            v = self._vectors[text] + self._rng.normal(0.0, self.noise, self.dimension).astype(self._np.float32)
+            out.append((v / self._np.linalg.norm(v)).tolist())
+        return out
+
+
+async def scale_up(data_dir: Path, docs: list[Document], chunk_size: int, target: int) -> dict[str, Any]:
+    """Grow the real corpus' store (a copy) to `target` chunks: variants of its documents (same
+    text, another title, author and source) written through the core's ingestion, with the
+    real vectors of their chunks replayed (`ReplayEmbedder`) instead of embedding them again."""
+    core = Polyg(load_settings(None, data_dir=data_dir, store=None, log_dir=data_dir / "logs"))
+    services = await core.ready()
+    model = services.ctx.embedder
+    try:
+        rows = await services.ctx.read("default", "MATCH (c:Chunk) RETURN c.text, c.embedding")
+        have = len(rows)
+        services.ctx.embedder = ReplayEmbedder({text: list(vector) for text, vector in rows})  # type: ignore[assignment]
+        started = time.perf_counter()
+        written, copy = have, 1
+        while written < target:
+            variants = [
+                Document(
+                    f"{doc.title} (variant {copy})", (f"Author {copy % 50}",), doc.text, f"{doc.source}#variant{copy}"
+                )
+                for doc in docs
+            ]
+            report = await IngestService(services.ctx, chunk_spec(chunk_size)).ingest("default", variants)
+            written += report.chunks
+            copy += 1
+            print(f"scale: {written} chunks", flush=True)
+        seconds = time.perf_counter() - started
+        count = await services.ctx.read("default", "MATCH (c:Chunk) RETURN count(c)")
+    finally:
+        services.ctx.embedder = model
+        await core.close()
+    return {
+        "chunks": int(count[0][0]),
+        "real_chunks": have,
+        "variants_per_document": copy - 1,
+        "write_s": round(seconds, 1),
+    }
+
+
+async def profile(data_dir: Path, queries: list[str], limit: int) -> dict[str, Any]:
+    """In-process, per query: graph_retrieve's core call, then the plain search floor (query
+    embedding, then the chunk KNN alone) and each other step alone (the full-text lookups,
+    expansion, shaping)."""
+    from polyg.core.search import CHUNK_SEARCH, CHUNK_TARGETS, query_terms
+    from polyg.store.falkor import VectorParam
+    from polyg.store.queries import retrieval as q
+    from polyg.tools.retrieval import shape
+
+    core = Polyg(load_settings(None, data_dir=data_dir, store=None, log_dir=data_dir / "logs"))
+    steps: dict[str, list[float]] = {}
+
+    def took(step: str, since: float) -> float:
+        now = time.perf_counter()
+        steps.setdefault(step, []).append(now - since)
+        return now
+
+    try:
+        services = await core.ready()
+        retrieval = services.retrieval
+        await _warm(lambda: retrieval.retrieve("default", queries[0], limit))
+        target = CHUNK_TARGETS[0]
+        k = max(CHUNK_SEARCH.candidates, limit)
+        model = getattr(services.ctx.embedder, "inner", services.ctx.embedder)
+        for query in queries:
+            # First the whole core call, on a query not embedded before (the server's case);
+            # then each step alone, the embedding by the model itself (not its cache).
+            t = time.perf_counter()
+            found = await retrieval.retrieve("default", query, limit)
+            t = took("retrieve", t)
+            vector = await asyncio.to_thread(model.embed_query_sync, query)
+            t = took("embed", t)
+            await services.search._knn("default", target, VectorParam(vector), k)
+            t = took("knn", t)
+            await services.search._text("default", query_terms(query, CHUNK_SEARCH), k, CHUNK_TARGETS, CHUNK_SEARCH)
+            t = took("text", t)
+            await q.expand_chunks(services.ctx, "default", [item.chunk_id for item in found])
+            t = took("expand", t)
+            json.dumps({"results": [shape(item) for item in found]})
+            took("shape", t)
+    finally:
+        await core.close()
+    floor = [e + k for e, k in zip(steps["embed"], steps["knn"], strict=True)]
+    out = {step: round(median(values) * 1000, 2) for step, values in steps.items()}
+    out["floor_embed_knn"] = round(median(floor) * 1000, 2)
+    return out
+
+
+async def _warm(call: Any) -> None:
+    """The database rebuilds its indexes when it loads (2003 meanwhile): wait until they are back."""
+    deadline = time.monotonic() + 900
+    while True:
+        try:
+            await call()
+            return
+        except Exception as exc:
+            if "being rebuilt" not in str(exc) or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
+async def query_latency(data_dir: Path, queries: list[str], workdir: Path, embedder: str) -> dict[str, Any]:
+    """graph_retrieve over MCP stdio, each call followed by a ping (the SDK's floor, same run)."""
     env = clean_env(workdir, {"POLYG_EMBEDDING_PROVIDER": embedder})
     async with PolygServer(
         data_dir, log_path=workdir / "server.log", env=env, extra_args=["--toolsets", "retrieval"]
     ) as s:
-        # The database rebuilds its indexes when it loads (2003 meanwhile): warm up until they are back.
-        deadline = time.monotonic() + 600
-        while True:
-            try:
-                await s.call("graph_retrieve", {"query": queries[0]})
-                break
-            except RuntimeError as exc:
-                if "being rebuilt" not in str(exc) or time.monotonic() > deadline:
-                    raise
-                await asyncio.sleep(0.5)
-        seconds = []
-        for query in queries:
-            started = time.perf_counter()
-            await s.call("graph_retrieve", {"query": query, "limit": 5})
-            seconds.append(time.perf_counter() - started)
-    return summarize(seconds)
+        await _warm(lambda: s.call("graph_retrieve", {"query": queries[0]}))
+        seconds, pings, handler = [], [], []
+        with LoadSampler() as load:
+            for query in queries:
+                started = time.perf_counter()
+                result = await s.call("graph_retrieve", {"query": query, "limit": 5})
+                seconds.append(time.perf_counter() - started)
+                handler.append(server_ms(result))
+                pings.append(await timed(s.ping))
+    out: dict[str, Any] = {"graph_retrieve": summarize(seconds), "ping": summarize(pings), "load": load.summary()}
+    in_polyg = [ms for ms in handler if ms is not None]
+    if in_polyg:
+        out["in_polyg_p50_ms"] = round(median(in_polyg), 2)
+    return out
+
+
+async def measure(data_dir: Path, queries: list[str], workdir: Path, embedder: str) -> dict[str, Any]:
+    steps = await profile(data_dir, queries, 5)
+    print("in process (ms, medians)", steps, flush=True)
+    stdio = await query_latency(data_dir, queries, workdir, embedder)
+    print("graph_retrieve over stdio", stdio, flush=True)
+    return {"in_process_ms": steps, **stdio}
 
 
 LOCOMO = Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "locomo_dev.json"
@@ -204,11 +357,43 @@ async def locomo(data_dir: Path, data: Path) -> dict[str, Any]:
     return out
 
 
+def report(size: int, ingestion: dict[str, Any], measured: dict[str, Any], how: str) -> tuple[str, dict[str, Any]]:
+    latency, ping, steps = measured["graph_retrieve"], measured["ping"], measured["in_process_ms"]
+    load = measured["load"]["load1"]
+    rows = "\n".join(f"| {step} | {ms} |" for step, ms in steps.items())
+    markdown = (
+        f"# retrieval bench: {size} chunks\n\n{how}\n\n"
+        f"Ingestion of the real corpus ({ingestion['documents']} documents, {ingestion['chunks']} chunks of "
+        f"{ingestion['chunk_size']} tokens): {ingestion['chunks_per_s']} chunks/s, embedding "
+        f"{ingestion['embed_share']:.0%} of the time.\n\n"
+        f"graph_retrieve over MCP stdio ({latency['n']} queries, limit 5): p50 {fmt_ms(latency['p50_ms'])} ms, "
+        f"p95 {fmt_ms(latency['p95_ms'])} ms; stdio ping p50 {fmt_ms(ping['p50_ms'])} ms "
+        f"(graph_retrieve p50 = {latency['p50_ms'] / ping['p50_ms']:.1f}x ping); load average "
+        f"{load.get('median')} (max {load.get('max')}) on the machine's cores meanwhile.\n\n"
+        "In process, medians per query (ms): `retrieve` is graph_retrieve's whole core call (query "
+        "embedding included); `floor_embed_knn` the plain search floor (query embedding by the model + "
+        "chunk KNN, each also alone); `text` the full-text part of the hybrid search alone (it runs "
+        "while the query embeds), `expand` the graph expansion, `shape` the result's JSON.\n\n"
+        f"| step | ms |\n|---|---:|\n{rows}\n"
+    )
+    figures = {
+        "p50_ms": round(latency["p50_ms"], 2),
+        "p95_ms": round(latency["p95_ms"], 2),
+        "ping_p50_ms": round(ping["p50_ms"], 2),
+        "floor_ms": steps["floor_embed_knn"],
+        "retrieve_in_process_ms": steps["retrieve"],
+        "load1": load.get("median"),
+    }
+    return markdown, figures
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=1500)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--chunk-size", type=int, default=DEFAULT_SIZE, help="tokens per chunk (smaller: more chunks)")
+    parser.add_argument("--scale", type=int, default=0, help="then grow the store to this many chunks (see above)")
+    parser.add_argument("--workdir", type=Path, help="keep the ingested corpus here and reuse it (default: a temp dir)")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--locomo", action="store_true", help="run the LoCoMo quality run only")
     parser.add_argument("--locomo-data", type=Path, default=LOCOMO, help="locomo_dev.json (default ../shared/eval/)")
@@ -229,31 +414,44 @@ async def main() -> None:
     # Smoke: a few documents and hashing vectors (seconds, not minutes); nothing saved.
     embedder = "hashing" if args.smoke else "minilm"
     if args.smoke:
-        args.docs, args.queries = 12, 5
+        args.docs, args.queries, args.scale = 12, 5, 150
     docs = stdlib_documents(args.docs)
     queries = [f"How does {doc.title.replace('-', ' ')} work?" for doc in docs][: args.queries]
-    with tempfile.TemporaryDirectory(prefix="polyg-retrieval-bench-") as tmp:
-        workdir = Path(tmp)
-        ingestion = await ingest(workdir / "data", docs, embedder, args.chunk_size)
+    with contextlib.ExitStack() as stack:
+        workdir = args.workdir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="polyg-retrieval-")))
+        real = workdir / f"real-{args.docs}-{args.chunk_size}"
+        if (real / "ingestion.json").exists():
+            ingestion = json.loads((real / "ingestion.json").read_text())
+        else:
+            if real.exists():
+                shutil.rmtree(real)
+            ingestion = await ingest(real / "data", docs, embedder, args.chunk_size)
+            (real / "ingestion.json").write_text(json.dumps(ingestion))
         print("ingestion", ingestion, flush=True)
-        latency = await query_latency(workdir / "data", queries, workdir, embedder)
-        print("graph_retrieve", latency, flush=True)
-    if args.smoke:
-        return
-    data = {"machine": machine_info(), "ingestion": ingestion, "graph_retrieve_s": latency}
-    markdown = (
-        f"# retrieval bench\n\n{ingestion['documents']} documents, {ingestion['chunks']} chunks: "
-        f"{ingestion['chunks_per_s']} chunks/s, embedding {ingestion['embed_share']:.0%} of the time.\n\n"
-        f"graph_retrieve over MCP stdio ({len(queries)} queries): p50 {latency['p50_ms']:.1f} ms, "
-        f"p95 {latency['p95_ms']:.1f} ms.\n"
-    )
-    figures = {
-        "chunks_per_s": ingestion["chunks_per_s"],
-        "embed_share": ingestion["embed_share"],
-        "p50_ms": round(latency["p50_ms"], 2),
-        "p95_ms": round(latency["p95_ms"], 2),
-    }
-    write_results("retrieval", markdown, data, size=str(ingestion["chunks"]), figures=figures)
+        runs = [(ingestion["chunks"], real / "data", "Real vectors (MiniLM int8) of every chunk.", {})]
+        if args.scale > ingestion["chunks"]:
+            scaled = workdir / f"scale-{args.scale}" / "data"
+            if (scaled.parent / "scale.json").exists():
+                grown = json.loads((scaled.parent / "scale.json").read_text())
+            else:
+                grown = await scale_up(fresh_copy(real / "data", scaled), docs, args.chunk_size, args.scale)
+                (scaled.parent / "scale.json").write_text(json.dumps(grown))
+            print("scaled", grown, flush=True)
+            how = (
+                f"{grown['real_chunks']} real chunks and {grown['variants_per_document']} variants of each of "
+                "their documents (same text, another title, author and source), written through the core's "
+                "ingestion with the real chunk vectors replayed, each nudged by Gaussian noise (cosine ~0.98): "
+                "the vector index holds the corpus' real neighbourhoods, and each word's document frequency "
+                "grows as in a larger corpus on the same subjects."
+            )
+            runs.append((grown["chunks"], scaled, how, {"scale": grown}))
+        for size, data_dir, how, extra in runs:
+            measured = await measure(data_dir, queries, workdir, embedder)
+            if args.smoke:
+                continue
+            markdown, figures = report(size, ingestion, measured, how)
+            data = {"machine": machine_info(), "ingestion": ingestion, **extra, **measured}
+            write_results("retrieval", markdown, data, size=str(size), figures=figures)
 
 
 if __name__ == "__main__":

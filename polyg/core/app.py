@@ -30,6 +30,7 @@ from polyg.core.recall.classifier import Classifier
 from polyg.core.recall.synthesiser import Synthesiser
 from polyg.core.relationships import RelationshipService
 from polyg.core.reltypes import RelTypeService
+from polyg.core.retrieval import RetrievalService
 from polyg.core.search import SearchService
 from polyg.core.templates import TemplateService
 from polyg.core.traversal import TraversalService
@@ -77,6 +78,8 @@ class Services:
     classifier: Classifier = field(init=False)
     synthesiser: Synthesiser = field(init=False)
     memory_writer: MemoryWriter = field(init=False)
+    # One per process, so that what it learnt of each project's indexes holds across calls.
+    retrieval: RetrievalService = field(init=False)
 
     def __post_init__(self) -> None:
         self.llm = llm_from_settings(self.settings)
@@ -85,6 +88,7 @@ class Services:
         self.classifier = Classifier(self.llm, timeout_s=timeout_s)
         self.synthesiser = Synthesiser(self.llm, timeout_s=timeout_s)
         self.memory_writer = MemoryWriter(self.memory, MemoryExtractor(self.llm, timeout_s=timeout_s))
+        self.retrieval = RetrievalService(self.ctx, self.search)
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
@@ -94,6 +98,7 @@ class Services:
         made): after a restart it rebuilds its indexes, and a database replaced by an empty
         one has none."""
         self.search.forget_database_state()
+        self.retrieval.forget_database_state()
         self.reltypes.forget_all()
         self.ctx.schema = SchemaGuard(self.store, self.ctx.schema.model_id, self.ctx.schema.dimension)
 

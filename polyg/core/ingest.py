@@ -1,5 +1,6 @@
 """Ingestion (spec 001): documents become an article, its authors and its chunks, each chunk
-embedded (in batches) and linked to the entities it names.
+embedded (in batches) and linked to the entities it names (entities written later are linked
+to it by `polyg.core.mentions`).
 
 An article is known by its source; its `content_hash` covers everything it is made from (text,
 title, authors, url, date, the chunking). Ingesting it again with the same hash does nothing; a
@@ -14,7 +15,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -25,6 +25,7 @@ from polyg.core import limits
 from polyg.core.chunking import DEFAULT_SPEC, Chunk, ChunkSpec, chunk_text
 from polyg.core.embeddable import CHUNK
 from polyg.core.graph import GraphContext
+from polyg.core.mentions import NameMatcher
 from polyg.core.parsers import Document
 from polyg.errors import InvalidParams
 from polyg.names import now_iso
@@ -36,9 +37,6 @@ log = logging.getLogger(__name__)
 
 # Chunks embedded per model call and written per round of queries.
 BATCH = 128
-WORD = re.compile(r"\w+")
-# A name shorter than this is too likely to be a word that merely looks like it.
-MIN_NAME_CHARS = 3
 
 Progress = Callable[[int, int], None]  # (chunks stored so far, chunks to store)
 
@@ -71,29 +69,6 @@ class IngestReport:
 def content_hash(doc: Document, spec: ChunkSpec) -> str:
     parts = [doc.title, list(doc.authors), doc.text, doc.url, doc.date, spec.size, spec.overlap]
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
-
-
-class NameMatcher:
-    """Finds the known entity names a text holds, as whole words, exactly as written."""
-
-    def __init__(self, names: Sequence[tuple[str, str]]) -> None:
-        self._by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-        for entity_id, name in names:
-            words = tuple(WORD.findall(name or ""))
-            if words and len(name) >= MIN_NAME_CHARS:
-                self._by_first.setdefault(words[0], []).append((words, entity_id))
-
-    def __bool__(self) -> bool:
-        return bool(self._by_first)
-
-    def find(self, text: str) -> set[str]:
-        words = WORD.findall(text)
-        found: set[str] = set()
-        for i, word in enumerate(words):
-            for name_words, entity_id in self._by_first.get(word, ()):
-                if tuple(words[i : i + len(name_words)]) == name_words:
-                    found.add(entity_id)
-        return found
 
 
 @dataclass

@@ -53,6 +53,10 @@ class RetrievalService:
         self.search = search
         self._vector_index_seen: set[str] = set()
 
+    def forget_database_state(self) -> None:
+        """The database restarted or was replaced: check its indexes again."""
+        self._vector_index_seen.clear()
+
     async def retrieve(self, project: str, query: str, limit: int = DEFAULT_LIMIT) -> list[Retrieved]:
         if not isinstance(query, str) or not query.strip():
             raise EmptyQuery("Query must not be empty: ask a question, e.g. 'Who wrote about GPT-4?'.")

@@ -34,7 +34,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from polyg.core import limits
 from polyg.core.embeddable import REGISTRY, SearchTarget
@@ -83,6 +83,10 @@ class SearchConfig:
     # its matches is the costliest step of a query: its matches are fetched only when there
     # are at most `term_candidates` of them anyway.
     max_term_share: float = 0.5
+    # Nor, when set, a word more texts hold than this, whatever their share: ranking a word's
+    # matches costs time in proportion to them, which in a large corpus (100k document chunks)
+    # outgrows everything else a search does. None: no such bound.
+    max_term_matches: int | None = None
     vector_weight: float = 1.0
     text_weight: float = 1.0
     # What a match through a word's stem ("saxophon*" for "saxophone") adds to the idf sum,
@@ -115,6 +119,9 @@ class SearchConfig:
 
 
 DEFAULT = SearchConfig()
+# Document chunks are many and long: a word in more than 1,000 of them is left to the vector
+# side (its idf is then at most log(total / 1000); the figures are in bench/README.md).
+CHUNK_SEARCH = replace(DEFAULT, max_term_matches=1000)
 
 # term -> (idf, ids of the entities holding it, best first)
 TermHits = dict[str, tuple[float, list[str]]]
@@ -250,7 +257,7 @@ class SearchService:
 
     async def chunks(self, project: str, query: str, limit: int = 10) -> list[Hit]:
         """Best document chunks for `query`, best first, each with its separate scores."""
-        return await self.hits(project, query, CHUNK_TARGETS, limit)
+        return await self.hits(project, query, CHUNK_TARGETS, limit, config=CHUNK_SEARCH)
 
     async def hits(
         self,
@@ -261,15 +268,17 @@ class SearchService:
         *,
         exact_names: bool = False,
         query_vector: asyncio.Future[list[float]] | None = None,
+        config: SearchConfig | None = None,
     ) -> list[Hit]:
         """Best nodes for `query` over `targets` (each hit counted for its owner), best first;
-        with `exact_names`, an entity named exactly as the query ranks first."""
+        with `exact_names`, an entity named exactly as the query ranks first. `config`: this
+        search's knobs, instead of the service's."""
         if not isinstance(query, str) or not query.strip():
             raise EmptyQuery("Query must not be empty.")
         limits.text(query, "query", max_len=limits.MAX_TEXT)
         limits.limit(limit)
         await self._check_indexes(project)
-        cfg = self.config
+        cfg = config or self.config
         k = max(cfg.candidates, limit)
         # The query embedding runs in a thread; the full-text and name lookups overlap with it.
         # Read as a name is stored (stripped, NFC). The name index also matches names that differ
@@ -278,7 +287,7 @@ class SearchService:
         exact, similarity, text = await asyncio.gather(
             self._exact_names(project, name) if exact_names else _nothing(),
             self._vector(project, query, k, targets, query_vector),
-            self._text(project, query_terms(query, cfg), k, targets),
+            self._text(project, query_terms(query, cfg), k, targets, cfg),
         )
         votes = [(entity_id, cfg.text_weight) for entity_id in text]
         scores = rrf([vector_ranking(similarity, cfg), votes], cfg.rrf_k)
@@ -381,19 +390,26 @@ class SearchService:
         )
         return [(entity_id, float(similarity)) for entity_id, similarity in rows]
 
-    async def _text(self, project: str, terms: list[str], k: int, targets: Sequence[SearchTarget]) -> list[str]:
+    async def _text(
+        self,
+        project: str,
+        terms: list[str],
+        k: int,
+        targets: Sequence[SearchTarget],
+        config: SearchConfig | None = None,
+    ) -> list[str]:
         """Nodes holding the query words, as written or by their stem, best first. A word
         that occurs nowhere in the project, not even by its stem, is looked up by its typo
         variants instead. Only then: variants of a word that does occur would add look-alikes
         ("player" finding "played")."""
         if not terms:
             return []
-        cfg = self.config
+        cfg = config or self.config
         per_term = max(cfg.term_candidates, k)
         totals = await self._totals(project, tuple(target.label for target in targets))
         stems = {t: f"{s}*" for t in terms if cfg.stem_weight > 0 and (s := stem(t, cfg.stem_min_len))}
         terms_and_stems = list(dict.fromkeys([*terms, *stems.values()]))
-        found = await self._term_hits(project, terms_and_stems, per_term, totals, targets)
+        found = await self._term_hits(project, terms_and_stems, per_term, totals, targets, cfg)
         evidence = [
             ([{t: hits[t] for t in terms if t in hits} for hits in found], 1.0),
             ([{t: hits[p] for t, p in stems.items() if p in hits} for hits in found], cfg.stem_weight),
@@ -403,7 +419,7 @@ class SearchService:
         if missing:
             near = {t: f"%{t}%" for t in missing}
             far = {t: f"%%{t}%%" for t in missing if cfg.fuzzy2_weight > 0 and len(t) >= cfg.fuzzy2_min_len}
-            typos = await self._term_hits(project, [*near.values(), *far.values()], per_term, totals, targets)
+            typos = await self._term_hits(project, [*near.values(), *far.values()], per_term, totals, targets, cfg)
             for variants, weight in ((near, cfg.fuzzy_weight), (far, cfg.fuzzy2_weight)):
                 evidence.append(([{t: hits[v] for t, v in variants.items() if v in hits} for hits in typos], weight))
         return rank_text(evidence, k)
@@ -437,10 +453,27 @@ class SearchService:
         return totals
 
     async def _term_hits(
-        self, project: str, terms: list[str], k: int, totals: dict[str, int], targets: Sequence[SearchTarget]
+        self,
+        project: str,
+        terms: list[str],
+        k: int,
+        totals: dict[str, int],
+        targets: Sequence[SearchTarget],
+        config: SearchConfig,
     ) -> list[TermHits]:
         """Per label, per query term its nodes hold: its idf among them, and the entities of its
-        best k matches (none for a word too common to be worth fetching). One round trip."""
+        best k matches (none for a word too common to be worth fetching). One round trip.
+
+        A word's matches are fetched when there are at most `fetched` of them (k, or more up to
+        the config's share of the label's nodes and its bound). They are counted in full: a
+        LIMIT inside the per-word subquery leaves the rest of one word's matches to the next
+        word's count (FalkorDB 4)."""
+        fetched: dict[str, int] = {}
+        for target in targets:
+            bound = math.floor(config.max_term_share * totals.get(target.label, 0))
+            if config.max_term_matches is not None:
+                bound = min(bound, config.max_term_matches)
+            fetched[str(target.label)] = max(k, bound)
         branches = []
         labels = [target.label for target in targets]
         for target in targets:
@@ -453,7 +486,7 @@ class SearchService:
             branches.append(
                 f"UNWIND $terms AS t "
                 f"CALL {{ WITH t CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node RETURN count(node) AS df }} "
-                f"CALL {{ WITH t, df WITH t WHERE df > 0 AND (df <= $k OR df <= $share * ${label}) "
+                f"CALL {{ WITH t, df WITH t WHERE df > 0 AND df <= ${label} "
                 f"CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node, score "
                 f"WITH node ORDER BY score DESC, id(node) LIMIT $k {owner}RETURN collect({returns}) AS ids }} "
                 f"RETURN '{label}' AS label, t AS term, df, ids"
@@ -464,8 +497,7 @@ class SearchService:
             {
                 "terms": terms,
                 "k": k,
-                "share": self.config.max_term_share,
-                **{label: totals.get(label, 0) for label in labels},
+                **fetched,
             },
         )
         hits: dict[str, TermHits] = {label: {} for label in labels}

@@ -23,6 +23,9 @@ Consistency:
 - revisions are random tokens, not counters: an entity deleted and created again with the
   same id (an import restores ids) starts from a revision its predecessor never had.
 
+The same round links the entity to the document chunks that mention its name
+(`polyg.core.mentions`), so that a search, which waits for it, sees those links too.
+
 Failures: a round whose database cannot be reached is retried, with a growing pause per
 project. A batch that fails otherwise is split in halves down to single entities; a text
 that fails alone while the model embeds other texts is parked (`e.vec_parked`, logged,
@@ -42,6 +45,7 @@ from typing import Any
 
 from polyg.core.embeddable import OBSERVATION
 from polyg.core.graph import GraphContext
+from polyg.core.mentions import follow_entities
 from polyg.core.vectors import SET_VECTORS, compose, head_text
 from polyg.embed.base import run_in_background
 from polyg.errors import PolygError, StoreNotReady, StoreTimeout
@@ -310,7 +314,24 @@ class Vectorizer:
             "collect(CASE WHEN o IS NULL THEN NULL ELSE [o.id, o.text, o.embedding] END)",
             {"ids": entity_ids},
         )
+        await self._follow_mentions(project, rows)
         return await run_in_background(self._recompose, rows)
+
+    async def _follow_mentions(self, project: str, rows: list[Row]) -> None:
+        """The chunks mentioning each name follow it too, before the vectors are stored: a crash
+        in between leaves the vectors stale, and the sweep brings the entity back here. Only a
+        store that cannot be reached fails the round; any other failure to link must not hold
+        back vectors (nor park a text that embeds well): it is logged, and the links wait for
+        the entity's next change."""
+        try:
+            await follow_entities(self.ctx, project, [(row[0], row[2]) for row in rows])
+        except TRANSIENT:
+            raise
+        except PolygError as exc:
+            log.warning(
+                "linking entities to the chunks that mention them failed",
+                extra={"project": project, "error": exc.message},
+            )
 
     async def _write(
         self, project: str, entities: list[dict[str, Any]], new_observations: list[dict[str, Any]]

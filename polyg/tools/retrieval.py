@@ -11,7 +11,7 @@ from polyg.core.app import Services
 from polyg.core.chunking import ChunkSpec
 from polyg.core.ingest import IngestService
 from polyg.core.parsers import Document
-from polyg.core.retrieval import DEFAULT_LIMIT, MAX_LIMIT, RetrievalService, Retrieved
+from polyg.core.retrieval import DEFAULT_LIMIT, MAX_LIMIT, Retrieved
 from polyg.tools.registry import Params, Toolset
 
 retrieval = Toolset(
@@ -95,7 +95,7 @@ def shape(found: Retrieved) -> dict[str, Any]:
 
 async def retrieve(s: Services, project_id: str | None, query: str, limit: int) -> dict[str, Any]:
     """What graph_retrieve and `polyg query` answer."""
-    found = await RetrievalService(s.ctx, s.search).retrieve(s.project(project_id), query, limit)
+    found = await s.retrieval.retrieve(s.project(project_id), query, limit)
     results = [shape(item) for item in found]
     return {"results": results, "total_results": len(results)}
 

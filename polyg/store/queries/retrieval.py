@@ -86,6 +86,38 @@ async def link_mentions(runner: Runner, project: str, mentions: list[list[str]])
         )
 
 
+async def chunks_naming(runner: Runner, project: str, entities: list[dict[str, str]], cap: int) -> list[Row]:
+    """[entity id, chunk id, chunk text] of the chunks whose text holds an entity's `name` as
+    written and, by the full-text index, its words as a `phrase`: at most `cap` per entity,
+    best full-text score first."""
+    return await runner.read(
+        project,
+        "UNWIND $entities AS e "
+        f"CALL {{ WITH e CALL db.idx.fulltext.queryNodes('{CHUNK}', e.phrase) YIELD node, score "
+        "WITH node, score WHERE node.text CONTAINS e.name "
+        "RETURN node ORDER BY score DESC, id(node) LIMIT $cap } "
+        "RETURN e.id, node.id, node.text",
+        {"entities": entities, "cap": cap},
+    )
+
+
+async def relink_mentions(runner: Runner, project: str, entity_ids: list[str], links: list[list[str]]) -> None:
+    """The entities' `MENTIONS` links after a change of their names: links from chunks whose
+    text no longer holds the name are dropped, [chunk id, entity id] `links` are made."""
+    await runner.write(
+        project,
+        f"UNWIND $ids AS id MATCH (c:{CHUNK})-[m:{MENTIONS}]->(e:{ENTITY} {{id: id}}) "
+        "WHERE NOT c.text CONTAINS e.name DELETE m",
+        {"ids": entity_ids},
+    )
+    if links:
+        await runner.write(
+            project,
+            f"UNWIND $m AS m MATCH (c:{CHUNK} {{id: m[0]}}), (e:{ENTITY} {{id: m[1]}}) MERGE (c)-[:{MENTIONS}]->(e)",
+            {"m": links},
+        )
+
+
 async def mark_ingested(runner: Runner, project: str, hashes: list[list[str]]) -> None:
     """[article id, content hash]: the article's chunks and vectors are all stored."""
     await runner.write(
