@@ -456,3 +456,60 @@ async def test_untuned_corpus_held_out(musicians: Services, query: str, expected
 )
 async def test_first_corpus_held_out(services: Services, query: str, expected: str) -> None:
     assert (await names(services, query))[0] == expected
+
+
+# --- A third corpus, written down before the fix for the cases above and not tuned on -------
+# People described by a specific word and a generic one ("player", "who studied"), with
+# distractors that share only the generic word, and words that reach each other only through
+# their forms ("cello" / "cellist", "guitar" / "guitarist").
+
+PEOPLE_PROJECT = "searchq_people"
+
+PEOPLE: list[dict[str, Any]] = [
+    {"name": "Yo-Yo Ma", "entityType": "person", "observations": ["Cellist born in Paris to Chinese parents"]},
+    {"name": "Jacqueline du Pre", "entityType": "person", "observations": ["English cellist known for Elgar"]},
+    {"name": "Jimi Hendrix", "entityType": "person", "observations": ["Guitarist and singer of the Experience"]},
+    {"name": "Andres Segovia", "entityType": "person", "observations": ["Classical guitar player from Spain"]},
+    {"name": "Itzhak Perlman", "entityType": "person", "observations": ["Violinist and teacher"]},
+    {"name": "Earl Scruggs", "entityType": "person", "observations": ["Banjo player of bluegrass"]},
+    {"name": "Glenn Gould", "entityType": "person", "observations": ["Canadian pianist known for Bach recordings"]},
+    {"name": "Ringo Starr", "entityType": "person", "observations": ["Drummer of the Beatles"]},
+    {"name": "Lionel Messi", "entityType": "person", "observations": ["Argentine football player"]},
+    {"name": "Magnus Carlsen", "entityType": "person", "observations": ["Norwegian chess player and world champion"]},
+    {"name": "Serena Williams", "entityType": "person", "observations": ["Tennis player with 23 Grand Slam titles"]},
+    {"name": "Marie Curie", "entityType": "person", "observations": ["Physicist and chemist who studied radioactivity"]},
+    {"name": "Jane Goodall", "entityType": "person", "observations": ["Primatologist who studied chimpanzees"]},
+    {"name": "Gordon Ramsay", "entityType": "person", "observations": ["Chef and restaurant owner"]},
+    {"name": "Record Player", "entityType": "device", "observations": ["Turntable that plays vinyl"]},
+]
+
+
+@pytest.fixture(scope="module")
+async def people(services: Services) -> Services:
+    assert len(await services.named.create_entities(PEOPLE_PROJECT, PEOPLE)) == len(PEOPLE)
+    return services
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("cello player", {"Yo-Yo Ma", "Jacqueline du Pre"}),
+        ("guitar player", {"Jimi Hendrix", "Andres Segovia"}),
+        ("violin player", {"Itzhak Perlman"}),
+        ("piano player", {"Glenn Gould"}),
+        ("banjo", {"Earl Scruggs"}),
+        ("who played the cello", {"Yo-Yo Ma", "Jacqueline du Pre"}),
+        ("chess champion", {"Magnus Carlsen"}),
+        ("soccer player", {"Lionel Messi"}),
+        ("cook", {"Gordon Ramsay"}),
+        ("ape researcher", {"Jane Goodall"}),
+        ("who studied chemistry", {"Marie Curie"}),
+        ("violnist", {"Itzhak Perlman"}),
+        ("guitarrist", {"Jimi Hendrix"}),
+        ("drum player", {"Ringo Starr"}),
+    ],
+)
+async def test_people_held_out(people: Services, query: str, expected: set[str]) -> None:
+    found = await names(people, query, limit=8, project=PEOPLE_PROJECT)
+    assert set(found[: len(expected)]) == expected
