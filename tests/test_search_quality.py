@@ -19,7 +19,7 @@ import pytest
 
 from polyg.config import load_settings
 from polyg.core.app import Polyg, Services
-from polyg.core.search import DEFAULT, SearchConfig, fuzzy_candidates, query_terms, stem
+from polyg.core.search import DEFAULT, SearchConfig, agent_noun, fuzzy_candidates, query_terms, stem
 from polyg.errors import EmptyQuery
 from tests.mcp_helpers import reap_embedded
 
@@ -324,6 +324,14 @@ def test_query_words_reach_the_index_as_plain_words() -> None:
         None,
         None,
     ]
+    # An "-o" word's "-ist" noun, which its stem ("piano*") does not reach.
+    assert [agent_noun(w) for w in ("piano", "cello", "solo", "trumpet", "pianist")] == [
+        "pianist",
+        "cellist",
+        None,
+        None,
+        None,
+    ]
 
 
 @pytest.mark.anyio
@@ -359,9 +367,9 @@ MUSICIANS: list[dict[str, Any]] = [
     {"name": "Davis Cup", "entityType": "event", "observations": ["International team event in men's tennis"]},
     {"name": "Usain Bolt", "entityType": "athlete", "observations": ["Jamaican sprinter"]},
 ]
-# Misses left among the held-out queries: "piano" does not reach "pianist" by its stem, and
-# the vector ranks the saxophonists above the pianists; "player" then finds the others.
-PIANO_MISS = "'piano' finds no 'pianist'; 'player' finds the other players: a miss left"
+# A miss left among the held-out queries: "piano" now reaches "pianist", but "player" finds
+# Armstrong and Coleman as much, and the vector ranks Coleman's "Alto saxophone player" 2nd.
+PIANO_MISS = "Coleman's 'saxophone player' (vector 2nd, 'player' in the text) ranks above Bill Evans: a miss left"
 SAXOPHONISTS = {"Charlie Parker", "John Coltrane", "Sonny Rollins", "Ornette Coleman"}
 TRUMPETERS = {"Louis Armstrong", "Miles Davis"}
 
@@ -444,7 +452,7 @@ async def test_untuned_corpus_held_out(musicians: Services, query: str, expected
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        pytest.param("piano player", "Nina Simone", marks=pytest.mark.xfail(strict=True, reason=PIANO_MISS)),
+        ("piano player", "Nina Simone"),
         ("who played tennis", "Serena Williams"),
         ("cache server", "Redis"),
         ("Kilimanjro", "Mount Kilimanjaro"),
@@ -477,7 +485,11 @@ PEOPLE: list[dict[str, Any]] = [
     {"name": "Lionel Messi", "entityType": "person", "observations": ["Argentine football player"]},
     {"name": "Magnus Carlsen", "entityType": "person", "observations": ["Norwegian chess player and world champion"]},
     {"name": "Serena Williams", "entityType": "person", "observations": ["Tennis player with 23 Grand Slam titles"]},
-    {"name": "Marie Curie", "entityType": "person", "observations": ["Physicist and chemist who studied radioactivity"]},
+    {
+        "name": "Marie Curie",
+        "entityType": "person",
+        "observations": ["Physicist and chemist who studied radioactivity"],
+    },
     {"name": "Jane Goodall", "entityType": "person", "observations": ["Primatologist who studied chimpanzees"]},
     {"name": "Gordon Ramsay", "entityType": "person", "observations": ["Chef and restaurant owner"]},
     {"name": "Record Player", "entityType": "device", "observations": ["Turntable that plays vinyl"]},

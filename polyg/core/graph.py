@@ -65,9 +65,3 @@ class GraphContext:
 
     async def embed_query(self, text: str) -> list[float]:
         return await self.embedder.embed_query(text)
-
-    async def embed_queries(self, texts: list[str]) -> list[list[float]]:
-        """`embed_query` for several texts at once: one thread hop, at the caller's priority."""
-        if len(texts) == 1:
-            return [await self.embedder.embed_query(texts[0])]
-        return await asyncio.to_thread(self.embedder.embed_batch_sync, texts)

@@ -9,8 +9,9 @@ its observations, so that no kind of evidence votes twice for the same entity:
   similarity, cut where the similarity falls far below the best one or below a noise floor;
 - text: full-text matches of the query's words, ranked by the summed idf of the words an
   entity holds. A word also matches the words it is a stem of ("saxophone" finds
-  "saxophonist", "drums" finds "drummer"); a word that occurs nowhere in the project is
-  replaced by its one- and two-typo variants, which count less.
+  "saxophonist", "drums" finds "drummer"), and an "-o" word its "-ist" noun ("piano" finds
+  "pianist"); a word that occurs nowhere in the project is replaced by its one- and two-typo
+  variants, which count less.
 
 Reciprocal rank fusion needs no calibration between cosine and text scores, which is why it is
 used rather than a weighted sum. Its blind spot is that it ignores score gaps: an entity found
@@ -89,6 +90,9 @@ class SearchConfig:
     # against the word as written; 0 disables stem lookups. Shorter stems match too much.
     stem_weight: float = 1.0
     stem_min_len: int = 4
+    # An "-o" word also matches its "-ist" agent noun ("piano" -> "pianist", "cello" ->
+    # "cellist"), at `stem_weight`: its stem ("piano*") does not reach it.
+    agent_nouns: bool = True
     # Typo variants are a fallback for words that occur nowhere in the project, not even by
     # their stem, so they never turn "player" into "played". One edit from `fuzzy_min_len`
     # letters, two ("Colrtane") from `fuzzy2_min_len`: shorter words have too many neighbours.
@@ -106,22 +110,6 @@ class SearchConfig:
     # for "Rolins" the closest text is a sprinter at 0.35, which must not outvote the typo
     # match on Sonny Rollins. None: every vector vote is 1.
     solid_similarity: float | None = 0.5
-    # Each word's text evidence counts its idf times its share of the query's meaning: the
-    # word's cosine to the whole query, relative to the query's closest word, to this power
-    # ("saxophone player": "saxophone" 0.87, "player" 0.52). 0: every word counts its idf.
-    term_focus: float = 0.0
-    # Words below this share of the meaning only add to entities that a closer word found: a
-    # text holding only "player" is no candidate for "saxophone player". 0: every word finds.
-    lead_share: float = 0.0
-    # Like `lead_share`, on the share times the word's best idf among its matches, against the
-    # query's highest such product: a word the embedding finds central (a name) but most texts
-    # hold does not lead. 0: off.
-    lead_weight: float = 0.0
-    # Equal text sums are ordered by the cosine similarity the vector search gave them (instead
-    # of their ids), where it gave one.
-    text_ties_by_similarity: bool = False
-    # An "-o" word also matches its "-ist" agent noun ("piano" -> "pianist").
-    agent_nouns: bool = False
     drop_stopwords: bool = True
     # Each word costs index lookups; a pasted page must not cost thousands of them.
     max_terms: int = 32
@@ -162,8 +150,8 @@ def stem(term: str, min_len: int = DEFAULT.stem_min_len) -> str | None:
 
 
 def agent_noun(term: str, min_len: int = DEFAULT.stem_min_len) -> str | None:
-    """The "-ist" noun of an "-o" word ("piano" -> "pianist", "cello" -> "cellist"), which its
-    stem does not reach ("piano*"); None for any other word."""
+    """The "-ist" noun of an "-o" word ("piano" -> "pianist"), which its stem does not reach;
+    None for any other word, and for stems under `min_len` letters."""
     if term.isalpha() and term.endswith("o") and len(term) - 1 >= min_len:
         return f"{term[:-1]}ist"
     return None
@@ -180,14 +168,17 @@ def idf(total: int, df: int) -> float:
     return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
 
 
-def term_values(evidence: Sequence[tuple[Sequence[TermHits], float]]) -> dict[str, dict[str, float]]:
-    """Query word -> entity -> the best value of that word for that entity. `evidence` is one
-    (hits per label, weight) per kind of match: as written, by stem, by typo; a match counts
-    its idf times its kind's weight.
+def rank_text(evidence: Sequence[tuple[Sequence[TermHits], float]], limit: int) -> list[str]:
+    """The `limit` entities with the highest summed idf of the distinct query words they hold,
+    best first. `evidence` is one (hits per label, weight) per kind of match: as written, by
+    stem, by typo; a match counts its idf times its kind's weight.
 
     Each word counts once per entity, at its best over the indexes and kinds of match, so an
-    entity is one bag of words whatever node holds them."""
-    per_term: dict[str, dict[str, float]] = {}
+    entity is one bag of words whatever node holds them: "davis trumpet" ranks Miles Davis
+    (name + observation) above the Davis Cup (name only). The index's own score is not used:
+    it does not add up the words of an any-word query, and ranked worse on LoCoMo.
+    """
+    per_term: dict[str, dict[str, float]] = {}  # term -> entity -> its best value for that term
     for lists, weight in evidence:
         for hits in lists:
             for term, (term_idf, ids) in hits.items():
@@ -196,51 +187,11 @@ def term_values(evidence: Sequence[tuple[Sequence[TermHits], float]]) -> dict[st
                 for entity_id in ids:
                     if best.get(entity_id, 0.0) < value:
                         best[entity_id] = value
-    return per_term
-
-
-def rank_text(
-    per_term: dict[str, dict[str, float]],
-    limit: int,
-    shares: dict[str, float] | None = None,
-    config: SearchConfig = DEFAULT,
-    similarity: dict[str, float] | None = None,
-) -> list[str]:
-    """The `limit` entities with the highest summed value of the distinct query words they
-    hold, best first: "davis trumpet" ranks Miles Davis (name + observation) above the Davis
-    Cup (name only). The index's own score is not used: it does not add up the words of an
-    any-word query, and ranked worse on LoCoMo.
-
-    With `shares` (word -> its share of the query's meaning, the closest word 1), each word's
-    value is scaled by its share to the power `term_focus`, and only words of at least
-    `lead_share` make an entity a candidate."""
     scores: dict[str, float] = {}
-    leads: set[str] = set()
-    weight = {
-        t: (1.0 if shares is None else shares.get(t, 1.0)) * max(v.values(), default=0.0) for t, v in per_term.items()
-    }
-    top_weight = max(weight.values(), default=0.0)
     for term in sorted(per_term):  # a fixed order of addition, so equal sums stay equal
-        share = 1.0 if shares is None else shares.get(term, 1.0)
-        factor = share**config.term_focus if config.term_focus else 1.0
-        leading = share >= config.lead_share and weight[term] >= config.lead_weight * top_weight
         for entity_id, value in per_term[term].items():
-            scores[entity_id] = scores.get(entity_id, 0.0) + value * factor
-            if leading:
-                leads.add(entity_id)
-    sim = similarity if similarity is not None and config.text_ties_by_similarity else {}
-    return heapq.nsmallest(
-        limit, leads, key=lambda entity_id: (-scores[entity_id], -sim.get(entity_id, -2.0), entity_id)
-    )
-
-
-def meaning_shares(query: list[float], terms: Sequence[str], vectors: Sequence[list[float]]) -> dict[str, float]:
-    """Word -> its cosine to the query (vectors are unit length), relative to the closest word."""
-    closeness = {
-        t: max(0.0, sum(a * b for a, b in zip(query, v, strict=True))) for t, v in zip(terms, vectors, strict=True)
-    }
-    top = max(closeness.values(), default=0.0)
-    return {t: c / top if top > 0 else 1.0 for t, c in closeness.items()}
+            scores[entity_id] = scores.get(entity_id, 0.0) + value
+    return heapq.nsmallest(limit, scores, key=lambda entity_id: (-scores[entity_id], entity_id))
 
 
 def best_similarity(lists: Sequence[Sequence[tuple[str, float]]]) -> dict[str, float]:
@@ -336,14 +287,11 @@ class SearchService:
         # Read as a name is stored (stripped, NFC). The name index also matches names that differ
         # in surrounding whitespace (stored before names were normalised): compared here.
         name = unicodedata.normalize("NFC", query.strip())
-        terms = query_terms(query, cfg)
-        weigh_terms = len(terms) > 1 and (cfg.term_focus > 0 or cfg.lead_share > 0 or cfg.lead_weight > 0)
-        exact, (similarity, shares), per_term = await asyncio.gather(
+        exact, similarity, text = await asyncio.gather(
             self._exact_names(project, name) if exact_names else _nothing(),
-            self._vector(project, query, k, targets, query_vector, terms if weigh_terms else []),
-            self._text(project, terms, targets),
+            self._vector(project, query, k, targets, query_vector),
+            self._text(project, query_terms(query, cfg), k, targets),
         )
-        text = rank_text(per_term, k, shares, cfg, similarity)
         votes = [(entity_id, cfg.text_weight) for entity_id in text]
         scores = rrf([vector_ranking(similarity, cfg), votes], cfg.rrf_k)
         top = max(scores.values(), default=0.0) + 1.0
@@ -368,19 +316,20 @@ class SearchService:
         `entities`, scored by cosine similarity where the vector found the entity)."""
         if strategy == "combined":
             ranked = await self.entities(project, query, limit)
-            similarity, _ = await self._vector(project, query, max(self.config.candidates, limit), ENTITY_TARGETS)
+            similarity = await self._vector(project, query, max(self.config.candidates, limit), ENTITY_TARGETS)
             return [(entity_id, round(similarity.get(entity_id, score), 6)) for entity_id, score in ranked]
         if not isinstance(query, str) or not query.strip():
             raise EmptyQuery("Query must not be empty.")
         limits.limit(limit)
         await self._check_indexes(project)
         if strategy == "vector":
-            similarity, _ = await self._vector(project, query, max(self.config.candidates, limit), ENTITY_TARGETS)
+            similarity = await self._vector(project, query, max(self.config.candidates, limit), ENTITY_TARGETS)
             kept = vector_ranking(similarity, self.config)
             return [(entity_id, round(similarity[entity_id], 6)) for entity_id, _ in kept[:limit]]
         if strategy == "text":
-            per_term = await self._text(project, query_terms(query, self.config), ENTITY_TARGETS)
-            text = rank_text(per_term, max(self.config.candidates, limit), None, self.config)
+            text = await self._text(
+                project, query_terms(query, self.config), max(self.config.candidates, limit), ENTITY_TARGETS
+            )
             # Text matching ranks without a score: the rank's reciprocal stands for one.
             return [(entity_id, round(1.0 / (rank + 1), 6)) for rank, entity_id in enumerate(text[:limit])]
         raise InvalidParams("search_strategy must be one of vector, text, combined.")
@@ -417,28 +366,20 @@ class SearchService:
         k: int,
         targets: Sequence[SearchTarget],
         query_vector: asyncio.Future[list[float]] | None = None,
-        terms: Sequence[str] = (),
-    ) -> tuple[dict[str, float], dict[str, float] | None]:
-        """Entity id -> best cosine similarity; with `terms`, also each term's share of the
-        query's meaning (`meaning_shares`)."""
-
-        async def embedded() -> list[list[float]]:
-            if query_vector is None:
-                return await self.ctx.embed_queries([query, *terms])
-            return [await query_vector, *(await self.ctx.embed_queries(list(terms)) if terms else [])]
-
+    ) -> dict[str, float]:
         # Vectors of entities written just before this search may still be on their way
         # (polyg.core.vectorizer): waiting for them, while the query embeds, means a client
         # always finds what it just wrote. Usually there is nothing to wait for.
-        vectors, settled = await asyncio.gather(embedded(), self.ctx.vectors.settle(project, self.config.vector_wait_s))
-        vector = vectors[0]
-        shares = meaning_shares(vector, terms, vectors[1:]) if terms else None
+        vector, settled = await asyncio.gather(
+            self.ctx.embed_query(query) if query_vector is None else query_vector,
+            self.ctx.vectors.settle(project, self.config.vector_wait_s),
+        )
         if not settled:
             log.warning("search runs before the vectors of earlier writes are stored", extra={"project": project})
         # One query per index, at once: FalkorDB runs them on two threads.
         param = VectorParam(vector)
         lists = await asyncio.gather(*(self._knn(project, target, param, k) for target in targets))
-        return best_similarity(lists), shares
+        return best_similarity(lists)
 
     async def _knn(self, project: str, target: SearchTarget, vector: VectorParam, k: int) -> list[tuple[str, float]]:
         label = target.label
@@ -452,24 +393,20 @@ class SearchService:
         )
         return [(entity_id, float(similarity)) for entity_id, similarity in rows]
 
-    async def _text(
-        self, project: str, terms: list[str], targets: Sequence[SearchTarget]
-    ) -> dict[str, dict[str, float]]:
-        """Word -> entities holding it, as written or by its stem, with its value. A word
+    async def _text(self, project: str, terms: list[str], k: int, targets: Sequence[SearchTarget]) -> list[str]:
+        """Nodes holding the query words, as written or by their stem, best first. A word
         that occurs nowhere in the project, not even by its stem, is looked up by its typo
         variants instead. Only then: variants of a word that does occur would add look-alikes
         ("player" finding "played")."""
         if not terms:
-            return {}
+            return []
         cfg = self.config
-        per_term = max(cfg.term_candidates, cfg.candidates)
+        per_term = max(cfg.term_candidates, k)
         totals = await self._totals(project)
         stems = {t: f"{s}*" for t in terms if cfg.stem_weight > 0 and (s := stem(t, cfg.stem_min_len))}
-        agents = {
-            t: f"{a}*"
-            for t in terms
-            if cfg.agent_nouns and cfg.stem_weight > 0 and (a := agent_noun(t, cfg.stem_min_len))
-        }
+        agents: dict[str, str] = {}
+        if cfg.agent_nouns and cfg.stem_weight > 0:
+            agents = {t: f"{a}*" for t in terms if (a := agent_noun(t, cfg.stem_min_len))}
         terms_and_stems = list(dict.fromkeys([*terms, *stems.values(), *agents.values()]))
         found = await self._term_hits(project, terms_and_stems, per_term, totals, targets)
         evidence = [
@@ -485,7 +422,7 @@ class SearchService:
             typos = await self._term_hits(project, [*near.values(), *far.values()], per_term, totals, targets)
             for variants, weight in ((near, cfg.fuzzy_weight), (far, cfg.fuzzy2_weight)):
                 evidence.append(([{t: hits[v] for t, v in variants.items() if v in hits} for hits in typos], weight))
-        return term_values(evidence)
+        return rank_text(evidence, k)
 
     async def _totals(self, project: str) -> dict[str, int]:
         """Nodes per searchable label: what a word's document frequency is measured against.
