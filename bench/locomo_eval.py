@@ -267,6 +267,7 @@ def presets(search_module: Any) -> dict[str, Any]:
         "no_typos": {"fuzzy_weight": 0.0},
         "no_two_edit_typos": {"fuzzy2_weight": 0.0},
         "no_stems": {"stem_weight": 0.0},
+        "no_agent_nouns": {"agent_nouns": False},
         "stem_weight_0.5": {"stem_weight": 0.5},
         "no_solid_similarity": {"solid_similarity": None},
     }

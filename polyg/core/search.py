@@ -9,8 +9,9 @@ its observations, so that no kind of evidence votes twice for the same entity:
   similarity, cut where the similarity falls far below the best one or below a noise floor;
 - text: full-text matches of the query's words, ranked by the summed idf of the words an
   entity holds. A word also matches the words it is a stem of ("saxophone" finds
-  "saxophonist", "drums" finds "drummer"); a word that occurs nowhere in the project is
-  replaced by its one- and two-typo variants, which count less.
+  "saxophonist", "drums" finds "drummer"), and an "-o" word its "-ist" noun ("piano" finds
+  "pianist"); a word that occurs nowhere in the project is replaced by its one- and two-typo
+  variants, which count less.
 
 Reciprocal rank fusion needs no calibration between cosine and text scores, which is why it is
 used rather than a weighted sum. Its blind spot is that it ignores score gaps: an entity found
@@ -93,6 +94,9 @@ class SearchConfig:
     # against the word as written; 0 disables stem lookups. Shorter stems match too much.
     stem_weight: float = 1.0
     stem_min_len: int = 4
+    # An "-o" word also matches its "-ist" agent noun ("piano" -> "pianist", "cello" ->
+    # "cellist"), at `stem_weight`: its stem ("piano*") does not reach it.
+    agent_nouns: bool = True
     # Typo variants are a fallback for words that occur nowhere in the project, not even by
     # their stem, so they never turn "player" into "played". One edit from `fuzzy_min_len`
     # letters, two ("Colrtane") from `fuzzy2_min_len`: shorter words have too many neighbours.
@@ -150,6 +154,14 @@ def stem(term: str, min_len: int = DEFAULT.stem_min_len) -> str | None:
         if term.endswith(suffix) and len(term) - len(suffix) >= min_len:
             return term[: -len(suffix)]
     return term if len(term) >= min_len else None
+
+
+def agent_noun(term: str, min_len: int = DEFAULT.stem_min_len) -> str | None:
+    """The "-ist" noun of an "-o" word ("piano" -> "pianist"), which its stem does not reach;
+    None for any other word, and for stems under `min_len` letters."""
+    if term.isalpha() and term.endswith("o") and len(term) - 1 >= min_len:
+        return f"{term[:-1]}ist"
+    return None
 
 
 def fuzzy_candidates(terms: Sequence[str], config: SearchConfig = DEFAULT) -> list[str]:
@@ -408,11 +420,15 @@ class SearchService:
         per_term = max(cfg.term_candidates, k)
         totals = await self._totals(project, tuple(target.label for target in targets))
         stems = {t: f"{s}*" for t in terms if cfg.stem_weight > 0 and (s := stem(t, cfg.stem_min_len))}
-        terms_and_stems = list(dict.fromkeys([*terms, *stems.values()]))
+        agents: dict[str, str] = {}
+        if cfg.agent_nouns and cfg.stem_weight > 0:
+            agents = {t: f"{a}*" for t in terms if (a := agent_noun(t, cfg.stem_min_len))}
+        terms_and_stems = list(dict.fromkeys([*terms, *stems.values(), *agents.values()]))
         found = await self._term_hits(project, terms_and_stems, per_term, totals, targets, cfg)
         evidence = [
             ([{t: hits[t] for t in terms if t in hits} for hits in found], 1.0),
             ([{t: hits[p] for t, p in stems.items() if p in hits} for hits in found], cfg.stem_weight),
+            ([{t: hits[p] for t, p in agents.items() if p in hits} for hits in found], cfg.stem_weight),
         ]
         seen = {term for lists, _ in evidence for hits in lists for term in hits}
         missing = [t for t in fuzzy_candidates(terms, cfg) if t not in seen] if cfg.fuzzy_weight > 0 else []
