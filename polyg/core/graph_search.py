@@ -22,28 +22,24 @@ with both scores in [0, 1]:
 
 from __future__ import annotations
 
+import asyncio
 import math
-from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from polyg.core import limits
-from polyg.core.centrality import CentralityService
+from polyg.core.centrality import CentralityService, restarting_walk
 from polyg.core.graph import GraphContext
 from polyg.core.search import SearchService
-from polyg.core.traversal import NodeRef, node_from
+from polyg.core.traversal import Link, NodeRef, Surroundings, TraversalService, node_from
 from polyg.errors import InvalidParams
-from polyg.store.names import ENTITY
 from polyg.store.queries import graphrag as gq
 from polyg.store.queries import traversal as tq
 
 MIN_DEPTH, MAX_DEPTH = 1, 3
 PPR_SHARE = 0.7
-DAMPING = 0.85
-PPR_ITERATIONS = 100
-PPR_TOLERANCE = 1e-6
 MAX_SEEDS = 20
 # Rows one context layer may read, and nodes a context may hold: bound what a hub costs.
 LAYER_CAP = 5_000
@@ -51,22 +47,6 @@ MAX_CONTEXT_NODES = 2_000
 LISTED_NEIGHBOURS = 10
 CONTENT_OBSERVATIONS = 3
 MAX_CONTENT = 500
-
-
-@dataclass(frozen=True)
-class Link:
-    """A relationship of the context, by internal ids."""
-
-    internal_id: int
-    source: int
-    target: int
-    type: str
-    weight: float | None
-
-    @property
-    def strength(self) -> float:
-        """The weight the walk follows: the relationship's weight in [0, 1], 1.0 where none is set."""
-        return 1.0 if self.weight is None else min(max(self.weight, 0.0), 1.0)
 
 
 @dataclass(frozen=True)
@@ -104,90 +84,12 @@ class GraphSearchResult:
     truncated: bool  # the context hit MAX_CONTEXT_NODES or a layer hit LAYER_CAP
 
 
-@dataclass
-class Context:
-    """The seeds and what lies within `depth` hops: node internal id -> polyg id (None for a
-    node without one), which of them are entities, and the relationships among them."""
-
-    ids: dict[int, str | None]
-    entities: set[int]
-    links: dict[int, Link] = field(default_factory=dict)
-    truncated: bool = False
-
-    def adjacency(self) -> dict[int, list[tuple[int, Link]]]:
-        """Each node's neighbours, heavier relationship first (then type, then node)."""
-        around: dict[int, list[tuple[int, Link]]] = defaultdict(list)
-        for link in self.links.values():
-            if link.source != link.target and link.source in self.ids and link.target in self.ids:
-                around[link.source].append((link.target, link))
-                around[link.target].append((link.source, link))
-        for near in around.values():
-            near.sort(key=lambda item: (-item[1].strength, item[1].type, item[0]))
-        return around
-
-
 def check_weights(vector_weight: float, graph_weight: float) -> None:
     for name, value in (("vector_weight", vector_weight), ("graph_weight", graph_weight)):
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
             raise InvalidParams(f"{name} must be between 0 and 1, not {value!r}.")
     if vector_weight + graph_weight <= 0:
         raise InvalidParams("vector_weight and graph_weight must not both be 0.")
-
-
-def personalised_pagerank(
-    nodes: Sequence[int],
-    links: Mapping[int, Sequence[tuple[int, float]]],
-    restart: Mapping[int, float],
-    *,
-    damping: float = DAMPING,
-    iterations: int = PPR_ITERATIONS,
-    tolerance: float = PPR_TOLERANCE,
-) -> dict[int, float]:
-    """PageRank whose walk restarts at `restart` (node -> share, normalised here) and follows
-    `links` (node -> [(neighbour, weight)]) in proportion to their weights. A node whose links
-    weigh nothing hands its rank back to the restart nodes, so ranks sum to 1."""
-    index = {n: i for i, n in enumerate(nodes)}
-    size = len(index)
-    teleport = np.array([max(restart.get(n, 0.0), 0.0) for n in nodes], dtype=np.float64)
-    if size == 0 or teleport.sum() <= 0:
-        return dict.fromkeys(nodes, 0.0)
-    teleport /= teleport.sum()
-    pairs = [(index[n], index[m], w) for n in nodes for m, w in links.get(n, ()) if w > 0 and m in index]
-    src = np.array([p[0] for p in pairs], dtype=np.int64)
-    dst = np.array([p[1] for p in pairs], dtype=np.int64)
-    weight = np.array([p[2] for p in pairs], dtype=np.float64)
-    out = np.bincount(src, weights=weight, minlength=size)
-    dangling = out <= 0
-    share = np.divide(weight, out[src], out=np.zeros_like(weight), where=out[src] > 0)
-    rank = teleport.copy()
-    for _ in range(iterations):
-        following = np.bincount(dst, weights=rank[src] * share, minlength=size)
-        new = (1 - damping + damping * rank[dangling].sum()) * teleport + damping * following
-        change = float(np.abs(new - rank).sum())
-        rank = new
-        if change < tolerance:
-            break
-    return {n: float(rank[i]) for n, i in index.items()}
-
-
-def neighbours_within(
-    start: int, around: Mapping[int, Sequence[tuple[int, Link]]], depth: int
-) -> list[tuple[int, Link, int]]:
-    """(node, the relationship that reached it, depth) within `depth` hops of `start` in the
-    context, nearest first (breadth first, in `around`'s order: heavier relationship first)."""
-    seen = {start}
-    found: list[tuple[int, Link, int]] = []
-    queue: deque[tuple[int, int]] = deque([(start, 0)])
-    while queue:
-        here, distance = queue.popleft()
-        if distance >= depth:
-            continue
-        for there, link in around.get(here, ()):
-            if there not in seen:
-                seen.add(there)
-                found.append((there, link, distance + 1))
-                queue.append((there, distance + 1))
-    return found
 
 
 def content_of(description: str | None, observations: Sequence[str]) -> str:
@@ -197,9 +99,12 @@ def content_of(description: str | None, observations: Sequence[str]) -> str:
 
 
 class GraphSearch:
-    def __init__(self, ctx: GraphContext, search: SearchService, centrality: CentralityService) -> None:
+    def __init__(
+        self, ctx: GraphContext, search: SearchService, traversal: TraversalService, centrality: CentralityService
+    ) -> None:
         self.ctx = ctx
         self.search_service = search
+        self.traversal = traversal
         self.centrality = centrality
 
     async def search(
@@ -222,32 +127,31 @@ class GraphSearch:
         relevance = {h.node_id: h.fused / top for h in hits} if top > 0 else {}
         similarity = {h.node_id: h.vector for h in hits}
         seeds = [h.node_id for h in hits[: min(limit, MAX_SEEDS)]]
-        context = await self._context(project, seeds, depth)
-        around = context.adjacency()
-        ranked = (await self._rank(project, context, around, relevance, vector_weight, graph_weight))[:limit]
+        context = await self.traversal.surroundings(
+            project, seeds, depth, max_nodes=MAX_CONTEXT_NODES, layer_cap=LAYER_CAP
+        )
+        ranked = await self._rank(project, context, relevance, vector_weight, graph_weight, limit)
+        # Each result's neighbours among the context's entities, nearest first.
         listed = {
-            internal: neighbours_within(internal, around, depth) if include_neighbours else []
+            internal: [n for n in context.within(internal, depth) if n[0] in context.entities]
+            if include_neighbours
+            else []
             for internal, _, _ in ranked
         }
-        wanted = {i for i, _, _ in ranked} | {
-            n for near in listed.values() for n, _, _ in near[: 4 * LISTED_NEIGHBOURS]
-        }
-        nodes = {
-            n.internal_id: n for n in map(node_from, await tq.nodes_by_internal_id(self.ctx, project, sorted(wanted)))
-        }
+        wanted = {i for i, _, _ in ranked} | {n for near in listed.values() for n, _, _ in near[:LISTED_NEIGHBOURS]}
         result_ids = [context.ids[i] or "" for i, _, _ in ranked]
-        texts = {
-            row[0]: content_of(row[1], row[2] or [])
-            for row in await gq.entity_texts(self.ctx, project, result_ids, CONTENT_OBSERVATIONS)
-        }
+        node_rows, text_rows = await asyncio.gather(
+            tq.nodes_by_internal_id(self.ctx, project, sorted(wanted)),
+            gq.entity_texts(self.ctx, project, result_ids, CONTENT_OBSERVATIONS),
+        )
+        nodes = {n.internal_id: n for n in map(node_from, node_rows)}
+        texts = {row[0]: content_of(row[1], row[2] or []) for row in text_rows}
         seed_set = set(seeds)
         results = []
         for internal, graph_score, combined in ranked:
             node_id = context.ids[internal] or ""
             near = [
-                ContextNeighbour(nodes[n], link, d)
-                for n, link, d in listed[internal]
-                if n in context.entities and n in nodes
+                ContextNeighbour(nodes[n], link, d) for n, link, d in listed[internal][:LISTED_NEIGHBOURS] if n in nodes
             ]
             results.append(
                 RankedEntity(
@@ -258,78 +162,58 @@ class GraphSearch:
                     graph_score=graph_score,
                     combined_score=combined,
                     is_seed=node_id in seed_set,
-                    neighbours=tuple(near[:LISTED_NEIGHBOURS]),
-                    neighbour_count=sum(1 for n, _, _ in listed[internal] if n in context.entities),
+                    neighbours=tuple(near),
+                    neighbour_count=len(listed[internal]),
                 )
             )
         return GraphSearchResult(
             tuple(results), depth, float(vector_weight), float(graph_weight), len(context.ids), context.truncated
         )
 
-    async def _context(self, project: str, seeds: Sequence[str], depth: int) -> Context:
-        """The seeds and every node within `depth` hops (any direction, polyg's own
-        relationship types aside), read one breadth-first layer per query."""
-        if not seeds:
-            return Context({}, set())
-        found = [node_from(row) for row in await tq.find_nodes(self.ctx, project, ENTITY, seeds)]
-        context = Context({n.internal_id: n.id for n in found}, {n.internal_id for n in found})
-        frontier = list(context.ids)
-        for _ in range(depth):
-            if not frontier:
-                break
-            layer = await gq.context_layer(self.ctx, project, frontier, LAYER_CAP)
-            context.truncated = context.truncated or len(layer) >= LAYER_CAP
-            frontier = []
-            for here, rel, source, type_, weight, other, other_id, is_entity in layer:
-                other = int(other)
-                if other not in context.ids:
-                    if len(context.ids) >= MAX_CONTEXT_NODES:
-                        context.truncated = True
-                        continue
-                    context.ids[other] = other_id
-                    if is_entity:
-                        context.entities.add(other)
-                    frontier.append(other)
-                # The relationship joins the node expanded and the one reached, either way.
-                target = other if int(source) == int(here) else int(here)
-                w = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else None
-                context.links.setdefault(int(rel), Link(int(rel), int(source), target, type_, w))
-        return context
-
     async def _rank(
         self,
         project: str,
-        context: Context,
-        around: Mapping[int, Sequence[tuple[int, Link]]],
+        context: Surroundings,
         relevance: Mapping[str, float],
         vector_weight: float,
         graph_weight: float,
+        limit: int,
     ) -> list[tuple[int, float, float]]:
-        """(entity internal id, graph score, combined score) of every entity of the context,
-        best first."""
-        if not context.ids:
+        """(entity internal id, graph score, combined score) of the `limit` best entities of
+        the context, best first (ties: the more relevant, then the smaller polyg id)."""
+        entities = [n for n, node_id in context.ids.items() if n in context.entities and node_id is not None]
+        if not entities:
             return []
-        order = sorted(context.ids)
-        links = {n: [(m, link.strength) for m, link in around.get(n, ())] for n in order}
-        restart = {n: relevance.get(context.ids[n] or "", 0.0) for n in order}
-        ppr = personalised_pagerank(order, links, restart)
-        top_ppr = max(ppr.values(), default=0.0)
         central = await self.centrality.get(project)
-        top_global = central.top_rank
-        ranked = []
-        for n in order:
-            node_id = context.ids[n]
-            if n not in context.entities or node_id is None:
-                continue
-            local = ppr[n] / top_ppr if top_ppr > 0 else 0.0
-            global_ = central.rank(node_id) / top_global if top_global > 0 else 0.0
-            graph_score = PPR_SHARE * local + (1 - PPR_SHARE) * global_
-            combined = vector_weight * relevance.get(node_id, 0.0) + graph_weight * graph_score
-            ranked.append((n, graph_score, combined))
-        ranked.sort(
-            key=lambda item: (-item[2], -relevance.get(context.ids[item[0]] or "", 0.0), context.ids[item[0]] or "")
+        index = {n: i for i, n in enumerate(context.ids)}
+        links = [link for link in context.links.values() if link.source != link.target]
+        ends = np.array([(index[link.source], index[link.target]) for link in links], dtype=np.int64).reshape(-1, 2)
+        strength = np.array([link.strength for link in links], dtype=np.float64)
+        # Relationships are walked both ways.
+        ppr = restarting_walk(
+            np.concatenate([ends[:, 0], ends[:, 1]]),
+            np.concatenate([ends[:, 1], ends[:, 0]]),
+            np.concatenate([strength, strength]),
+            np.array([relevance.get(node_id or "", 0.0) for node_id in context.ids.values()], dtype=np.float64),
         )
-        return [(n, _round(g), _round(c)) for n, g, c in ranked]
+        ids = [context.ids[n] or "" for n in entities]
+        local = ppr[[index[n] for n in entities]]
+        top_ppr = float(local.max()) if len(local) else 0.0
+        local = local / top_ppr if top_ppr > 0 else np.zeros_like(local)
+        top_global = central.top_rank
+        global_ = np.array([central.rank(i) for i in ids], dtype=np.float64)
+        global_ = global_ / top_global if top_global > 0 else np.zeros_like(global_)
+        graph = PPR_SHARE * local + (1 - PPR_SHARE) * global_
+        vector = np.array([relevance.get(i, 0.0) for i in ids], dtype=np.float64)
+        combined = vector_weight * vector + graph_weight * graph
+        # Only entities at least as good as the limit-th can be among the best: order those.
+        if len(combined) > limit:
+            bar = np.partition(combined, len(combined) - limit)[len(combined) - limit]
+            candidates = np.flatnonzero(combined >= bar - 1e-12)
+        else:
+            candidates = np.arange(len(combined))
+        best = sorted(candidates.tolist(), key=lambda k: (-combined[k], -vector[k], ids[k]))[:limit]
+        return [(entities[k], _round(float(graph[k])), _round(float(combined[k]))) for k in best]
 
 
 def _round(value: float) -> float:

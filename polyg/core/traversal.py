@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import heapq
 import math
+from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from polyg.core import limits
@@ -185,6 +186,69 @@ class Subgraph:
     truncated: bool  # more than the edge cap joined the nodes
 
 
+@dataclass(frozen=True)
+class Link:
+    """A relationship of `Surroundings`, by internal ids."""
+
+    internal_id: int
+    source: int
+    target: int
+    type: str
+    weight: float | None
+
+    @property
+    def strength(self) -> float:
+        """The relationship's weight in [0, 1], 1.0 where none is set."""
+        return 1.0 if self.weight is None else min(max(self.weight, 0.0), 1.0)
+
+
+@dataclass
+class Surroundings:
+    """Start nodes and what lies within some hops of them, relationships read either way: node
+    internal id -> polyg id (None for a node without one), which of them are entities, and
+    every relationship read between two of them."""
+
+    ids: dict[int, str | None]
+    entities: set[int]
+    links: dict[int, Link] = field(default_factory=dict)
+    # A layer read its row cap, or the node cap was reached: nodes beyond were not looked at.
+    truncated: bool = False
+    _adjacent: dict[int, list[tuple[int, Link]]] | None = field(default=None, repr=False)
+    _ordered: set[int] = field(default_factory=set, repr=False)
+
+    def neighbours_of(self, node: int) -> list[tuple[int, Link]]:
+        """A node's neighbours with the relationship to each, heavier relationship first (then
+        type, then node). Lists are ordered when first asked for: a caller looks at few."""
+        if self._adjacent is None:
+            self._adjacent = defaultdict(list)
+            for link in self.links.values():
+                if link.source != link.target:
+                    self._adjacent[link.source].append((link.target, link))
+                    self._adjacent[link.target].append((link.source, link))
+        near = self._adjacent.get(node, [])
+        if node not in self._ordered:
+            near.sort(key=lambda item: (-item[1].strength, item[1].type, item[0]))
+            self._ordered.add(node)
+        return near
+
+    def within(self, start: int, depth: int) -> list[tuple[int, Link, int]]:
+        """(node, the relationship that reached it, hops) within `depth` hops of `start`, nearest
+        first (breadth first, heavier relationship first)."""
+        seen = {start}
+        found: list[tuple[int, Link, int]] = []
+        queue: deque[tuple[int, int]] = deque([(start, 0)])
+        while queue:
+            here, distance = queue.popleft()
+            if distance >= depth:
+                continue
+            for there, link in self.neighbours_of(here):
+                if there not in seen:
+                    seen.add(there)
+                    found.append((there, link, distance + 1))
+                    queue.append((there, distance + 1))
+        return found
+
+
 def node_from(row: Sequence[Any]) -> NodeRef:
     internal, node_id, name, type_, labels = row
     return NodeRef(int(internal), node_id, name, type_, tuple(labels or ()))
@@ -233,21 +297,31 @@ class TraversalService:
         if not 0.0 <= min_weight <= 1.0:
             raise InvalidParams("min_weight must be between 0 and 1.")
         limits.limit(limit)
-        start = await self.node(project, node_id, label)
+        # The start node and its first layer are read at once, both by the start's polyg id.
+        start_row, rows = await asyncio.gather(
+            q.find_node(self.ctx, project, label, node_id),
+            q.expand_from(
+                self.ctx, project, label, node_id, direction=way, types=rels, min_weight=min_weight, cap=LAYER_CAP
+            ),
+        )
+        if start_row is None:
+            raise NotFound(f"{label} {node_id} not found.")
+        start = node_from(start_row)
         reached: dict[int, Neighbour | None] = {start.internal_id: None}
         found: list[Neighbour] = []
         frontier = [start]
         truncated = False
         for distance in range(1, depth + 1):
-            rows = await q.expand(
-                self.ctx,
-                project,
-                [n.internal_id for n in frontier],
-                direction=way,
-                types=rels,
-                min_weight=min_weight,
-                cap=LAYER_CAP,
-            )
+            if distance > 1:
+                rows = await q.expand(
+                    self.ctx,
+                    project,
+                    [n.internal_id for n in frontier],
+                    direction=way,
+                    types=rels,
+                    min_weight=min_weight,
+                    cap=LAYER_CAP,
+                )
             truncated = truncated or len(rows) >= LAYER_CAP
             by_id = {n.internal_id: n for n in frontier}
             next_frontier: list[NodeRef] = []
@@ -271,6 +345,60 @@ class TraversalService:
             if not frontier:
                 break
         return Neighbourhood(start, tuple(found), truncated)
+
+    async def surroundings(
+        self,
+        project: str,
+        start_ids: Sequence[str],
+        depth: int,
+        *,
+        label: Label = ENTITY,
+        max_nodes: int = MAX_SUBGRAPH_NODES,
+        layer_cap: int = LAYER_CAP,
+    ) -> Surroundings:
+        """The start nodes (by polyg id) and every node within `depth` hops of them, any
+        direction, polyg's own relationship types aside, read one breadth-first layer per query
+        (the start nodes come with the first). At most `max_nodes` nodes and `layer_cap`
+        relationships a layer; relationships among the nodes kept are all kept."""
+        found = Surroundings({}, set())
+        if not start_ids:
+            return found
+        rows = await q.context_from(self.ctx, project, label, start_ids, layer_cap)
+        for internal, node_id, _, _ in rows:
+            found.ids.setdefault(int(internal), node_id)
+            found.entities.add(int(internal))
+        frontier = self._take_layer(found, [(packed, weight) for _, _, packed, weight in rows if packed], max_nodes)
+        found.truncated = len(rows) >= layer_cap
+        for _ in range(depth - 1):
+            if not frontier:
+                break
+            layer = await q.context_layer(self.ctx, project, frontier, layer_cap)
+            found.truncated = found.truncated or len(layer) >= layer_cap
+            frontier = self._take_layer(found, layer, max_nodes)
+        return found
+
+    @staticmethod
+    def _take_layer(found: Surroundings, layer: Sequence[Sequence[Any]], max_nodes: int) -> list[int]:
+        """Adds a layer's rows ([PACKED_LINK, weight]) to `found`; returns the nodes new in it."""
+        fresh: list[int] = []
+        for packed, weight in layer:
+            here_, rel_, source_, other_, kind, type_, other_id = packed.split(" ", 6)
+            here, other = int(here_), int(other_)
+            if other not in found.ids:
+                if len(found.ids) >= max_nodes:
+                    found.truncated = True
+                    continue
+                found.ids[other] = other_id or None
+                if kind == "e":
+                    found.entities.add(other)
+                fresh.append(other)
+            rel = int(rel_)
+            if rel not in found.links:
+                source = int(source_)
+                w = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else None
+                # The relationship joins the node expanded and the one reached, either way.
+                found.links[rel] = Link(rel, source, other if source == here else here, type_, w)
+        return fresh
 
     async def strength_scorer(self, project: str) -> StrengthScorer:
         return StrengthScorer(await self.reltypes.weights(project))

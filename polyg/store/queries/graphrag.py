@@ -206,16 +206,3 @@ async def entity_index_status(run: Runner, project: str) -> list[Row]:
         "CALL db.indexes() YIELD label, types, status WHERE label = 'Entity' "
         "RETURN status, any(k IN keys(types) WHERE 'VECTOR' IN types[k])",
     )
-
-
-async def context_layer(run: Runner, project: str, frontier: Sequence[int], cap: int) -> list[Row]:
-    """One breadth-first layer around the given nodes (internal ids), both directions, polyg's
-    own types aside, at most `cap` rows, kept light (no names, no property maps): [from,
-    relationship internal id, its source internal id, type, weight, other internal id, other
-    polyg id, whether the other is an entity]."""
-    return await run.read(
-        project,
-        "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x)-[r]-(o) WHERE NOT type(r) IN $own "
-        "RETURN fid, id(r), id(startNode(r)), type(r), r.weight, id(o), o.id, 'Entity' IN labels(o) LIMIT $cap",
-        {"frontier": list(frontier), "own": STRUCTURAL, "cap": cap},
-    )

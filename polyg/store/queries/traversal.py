@@ -72,6 +72,63 @@ async def expand(
     )
 
 
+# One relationship of a context layer as one text cell: the client parses every cell in Python
+# (microseconds each), and a layer is hundreds of rows; one cell a row instead of eight halves
+# the time a layer takes (bench/README.md, measured choices). Fields, space-separated: the
+# expanded node, the relationship, its source, the other end (internal ids), `e` if the other
+# end is an entity else `-`, the type (a validated name: no spaces), then the other end's polyg
+# id, last, so that it may hold anything. The weight is a cell of its own, to keep its digits.
+PACKED_LINK = (
+    "toString(id(x)) + ' ' + toString(id(r)) + ' ' + toString(id(startNode(r))) + ' ' + toString(id(o)) "
+    "+ CASE WHEN 'Entity' IN labels(o) THEN ' e ' ELSE ' - ' END + type(r) + ' ' + coalesce(o.id, '')"
+)
+
+
+async def context_from(runner: Runner, project: str, label: Label, node_ids: Sequence[str], cap: int) -> list[Row]:
+    """The nodes with the given polyg ids and their relationships either way (polyg's own types
+    aside), at most `cap`: [internal id, polyg id, PACKED_LINK or None, weight]; a node without
+    relationships gives one row whose link is None."""
+    return await runner.read(
+        project,
+        f"MATCH (x:{label}) WHERE x.id IN $ids OPTIONAL MATCH (x)-[r]-(o) WHERE NOT type(r) IN $own "
+        f"RETURN id(x), x.id, CASE WHEN r IS NULL THEN NULL ELSE {PACKED_LINK} END, r.weight LIMIT $cap",
+        {"ids": list(node_ids), "own": OWN_TYPES, "cap": cap},
+    )
+
+
+async def context_layer(runner: Runner, project: str, frontier: Sequence[int], cap: int) -> list[Row]:
+    """One breadth-first layer around the given nodes (internal ids), relationships either way
+    (polyg's own types aside), at most `cap`: [PACKED_LINK, weight]."""
+    return await runner.read(
+        project,
+        "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x)-[r]-(o) WHERE NOT type(r) IN $own "
+        f"RETURN {PACKED_LINK}, r.weight LIMIT $cap",
+        {"frontier": list(frontier), "own": OWN_TYPES, "cap": cap},
+    )
+
+
+async def expand_from(
+    runner: Runner,
+    project: str,
+    label: Label,
+    node_id: str,
+    *,
+    direction: Direction,
+    types: Sequence[RelType] | None,
+    min_weight: float,
+    cap: int,
+) -> list[Row]:
+    """`expand` from the one node of `label` with polyg id `node_id` (none: no rows)."""
+    hop, keep = _hop(direction, types)
+    return await runner.read(
+        project,
+        f"MATCH (x:{label} {{id: $id}}) MATCH (x){hop}(o) "
+        f"WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
+        f"RETURN id(x), {EDGE.format(v='r')}, {NODE.format(v='o')} LIMIT $cap",
+        {"id": node_id, "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
+    )
+
+
 async def hops_from(
     runner: Runner, project: str, frontier: Sequence[int], *, types: Sequence[RelType] | None, cap: int
 ) -> list[Row]:
