@@ -43,6 +43,10 @@ class Centrality:
     pagerank: Mapping[str, float]
     degree: Mapping[str, int]
     computed_at: float = field(compare=False)
+    # PageRank by internal id, for callers that walk the graph by internal ids. An internal id
+    # is reused after a delete: a write by this process renews the figures, another process's
+    # within MAX_AGE_S.
+    by_internal: Mapping[int, float] = field(default_factory=dict, compare=False)
 
     def rank(self, node_id: str) -> float:
         return self.pagerank.get(node_id, 0.0)
@@ -91,9 +95,10 @@ class CentralityService:
         ranks, ends = await asyncio.gather(q.pagerank(self.ctx, project, label), q.edge_ends(self.ctx, project, label))
         degree = Counter(node_id for pair in ends for node_id in pair if node_id is not None)
         value = Centrality(
-            pagerank={node_id: float(score) for node_id, score in ranks if node_id is not None},
-            degree={node_id: degree.get(node_id, 0) for node_id, _ in ranks if node_id is not None},
+            pagerank={node_id: float(score) for node_id, score, _ in ranks if node_id is not None},
+            degree={node_id: degree.get(node_id, 0) for node_id, _, _ in ranks if node_id is not None},
             computed_at=time.monotonic(),
+            by_internal={int(internal): float(score) for _, score, internal in ranks},
         )
         self._cache[key] = _Entry(writes, value)
         return value

@@ -33,7 +33,7 @@ from polyg.core import limits
 from polyg.core.centrality import CentralityService, restarting_walk
 from polyg.core.graph import GraphContext
 from polyg.core.search import SearchService
-from polyg.core.traversal import Link, NodeRef, Surroundings, TraversalService, node_from
+from polyg.core.traversal import NodeRef, Surroundings, TraversalService, node_from
 from polyg.errors import InvalidParams
 from polyg.store.queries import graphrag as gq
 from polyg.store.queries import traversal as tq
@@ -52,13 +52,10 @@ MAX_CONTENT = 500
 @dataclass(frozen=True)
 class ContextNeighbour:
     node: NodeRef
-    link: Link  # the relationship that reached it
+    relation: str  # type of the relationship that reached it
+    weight: float | None
+    outbound: bool  # the relationship points at this neighbour (from the nearer node)
     depth: int
-
-    @property
-    def outbound(self) -> bool:
-        """Whether the relationship points at this neighbour (from the nearer node)."""
-        return self.link.target == self.node.internal_id
 
 
 @dataclass(frozen=True)
@@ -128,83 +125,90 @@ class GraphSearch:
         similarity = {h.node_id: h.vector for h in hits}
         seeds = [h.node_id for h in hits[: min(limit, MAX_SEEDS)]]
         context = await self.traversal.surroundings(
-            project, seeds, depth, max_nodes=MAX_CONTEXT_NODES, layer_cap=LAYER_CAP
+            project, seeds, depth, also_named=list(relevance), max_nodes=MAX_CONTEXT_NODES, layer_cap=LAYER_CAP
         )
-        ranked = await self._rank(project, context, relevance, vector_weight, graph_weight, limit)
+        relevant = {n: relevance.get(node_id, 0.0) for n, node_id in context.ids.items()}
+        ranked = await self._rank(project, context, relevant, vector_weight, graph_weight, limit)
         # Each result's neighbours among the context's entities, nearest first.
         listed = {
-            internal: [n for n in context.within(internal, depth) if n[0] in context.entities]
-            if include_neighbours
-            else []
+            internal: [n for n in context.within(internal, depth) if context.nodes[n[0]]] if include_neighbours else []
             for internal, _, _ in ranked
         }
+        shown = [
+            (link.near, link.far, link.internal_id)
+            for near in listed.values()
+            for _, link, _ in near[:LISTED_NEIGHBOURS]
+        ]
         wanted = {i for i, _, _ in ranked} | {n for near in listed.values() for n, _, _ in near[:LISTED_NEIGHBOURS]}
-        result_ids = [context.ids[i] or "" for i, _, _ in ranked]
-        node_rows, text_rows = await asyncio.gather(
+        node_rows, text_rows, link_rows = await asyncio.gather(
             tq.nodes_by_internal_id(self.ctx, project, sorted(wanted)),
-            gq.entity_texts(self.ctx, project, result_ids, CONTENT_OBSERVATIONS),
+            gq.entity_texts_at(self.ctx, project, [i for i, _, _ in ranked], CONTENT_OBSERVATIONS),
+            tq.links_by_internal_id(self.ctx, project, sorted(set(shown))),
         )
         nodes = {n.internal_id: n for n in map(node_from, node_rows)}
-        texts = {row[0]: content_of(row[1], row[2] or []) for row in text_rows}
+        texts = {int(row[0]): content_of(row[1], row[2] or []) for row in text_rows}
+        links = {int(row[0]): (int(row[1]), str(row[2])) for row in link_rows}
         seed_set = set(seeds)
         results = []
         for internal, graph_score, combined in ranked:
-            node_id = context.ids[internal] or ""
+            node = nodes[internal]
             near = [
-                ContextNeighbour(nodes[n], link, d) for n, link, d in listed[internal][:LISTED_NEIGHBOURS] if n in nodes
+                ContextNeighbour(nodes[n], links[link.internal_id][1], link.weight, links[link.internal_id][0] != n, d)
+                for n, link, d in listed[internal][:LISTED_NEIGHBOURS]
+                if n in nodes and link.internal_id in links
             ]
             results.append(
                 RankedEntity(
-                    node=nodes[internal],
-                    content=texts.get(node_id, ""),
-                    vector_score=relevance.get(node_id, 0.0),
-                    vector_similarity=similarity.get(node_id),
+                    node=node,
+                    content=texts.get(internal, ""),
+                    vector_score=relevant.get(internal, 0.0),
+                    vector_similarity=similarity.get(node.id or ""),
                     graph_score=graph_score,
                     combined_score=combined,
-                    is_seed=node_id in seed_set,
+                    is_seed=node.id in seed_set,
                     neighbours=tuple(near),
                     neighbour_count=len(listed[internal]),
                 )
             )
         return GraphSearchResult(
-            tuple(results), depth, float(vector_weight), float(graph_weight), len(context.ids), context.truncated
+            tuple(results), depth, float(vector_weight), float(graph_weight), len(context.nodes), context.truncated
         )
 
     async def _rank(
         self,
         project: str,
         context: Surroundings,
-        relevance: Mapping[str, float],
+        relevance: Mapping[int, float],
         vector_weight: float,
         graph_weight: float,
         limit: int,
     ) -> list[tuple[int, float, float]]:
         """(entity internal id, graph score, combined score) of the `limit` best entities of
-        the context, best first (ties: the more relevant, then the smaller polyg id)."""
-        entities = [n for n, node_id in context.ids.items() if n in context.entities and node_id is not None]
+        the context, best first (ties: the more relevant, then the one met first)."""
+        order = list(context.nodes)
+        entities = [k for k, n in enumerate(order) if context.nodes[n]]
         if not entities:
             return []
         central = await self.centrality.get(project)
-        index = {n: i for i, n in enumerate(context.ids)}
-        links = [link for link in context.links.values() if link.source != link.target]
-        ends = np.array([(index[link.source], index[link.target]) for link in links], dtype=np.int64).reshape(-1, 2)
+        index = {n: k for k, n in enumerate(order)}
+        links = [link for link in context.links.values() if link.near != link.far]
+        ends = np.array([(index[link.near], index[link.far]) for link in links], dtype=np.int64).reshape(-1, 2)
         strength = np.array([link.strength for link in links], dtype=np.float64)
         # Relationships are walked both ways.
         ppr = restarting_walk(
             np.concatenate([ends[:, 0], ends[:, 1]]),
             np.concatenate([ends[:, 1], ends[:, 0]]),
             np.concatenate([strength, strength]),
-            np.array([relevance.get(node_id or "", 0.0) for node_id in context.ids.values()], dtype=np.float64),
+            np.array([relevance.get(n, 0.0) for n in order], dtype=np.float64),
         )
-        ids = [context.ids[n] or "" for n in entities]
-        local = ppr[[index[n] for n in entities]]
-        top_ppr = float(local.max()) if len(local) else 0.0
+        local = ppr[entities]
+        top_ppr = float(local.max())
         local = local / top_ppr if top_ppr > 0 else np.zeros_like(local)
         top_global = central.top_rank
-        global_ = np.array([central.rank(i) for i in ids], dtype=np.float64)
+        global_ = np.array([central.by_internal.get(order[k], 0.0) for k in entities], dtype=np.float64)
         global_ = global_ / top_global if top_global > 0 else np.zeros_like(global_)
         graph = PPR_SHARE * local + (1 - PPR_SHARE) * global_
-        vector = np.array([relevance.get(i, 0.0) for i in ids], dtype=np.float64)
+        vector = np.array([relevance.get(order[k], 0.0) for k in entities], dtype=np.float64)
         combined = vector_weight * vector + graph_weight * graph
         # Only entities at least as good as the limit-th can be among the best: order those.
         if len(combined) > limit:
@@ -212,8 +216,8 @@ class GraphSearch:
             candidates = np.flatnonzero(combined >= bar - 1e-12)
         else:
             candidates = np.arange(len(combined))
-        best = sorted(candidates.tolist(), key=lambda k: (-combined[k], -vector[k], ids[k]))[:limit]
-        return [(entities[k], _round(float(graph[k])), _round(float(combined[k]))) for k in best]
+        best = sorted(candidates.tolist(), key=lambda k: (-combined[k], -vector[k], k))[:limit]
+        return [(order[entities[k]], _round(float(graph[k])), _round(float(combined[k]))) for k in best]
 
 
 def _round(value: float) -> float:

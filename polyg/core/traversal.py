@@ -188,12 +188,12 @@ class Subgraph:
 
 @dataclass(frozen=True)
 class Link:
-    """A relationship of `Surroundings`, by internal ids."""
+    """A relationship of `Surroundings`: the nodes it joins (internal ids; `near` was expanded
+    and `far` reached through it, whichever way the relationship points) and its weight."""
 
     internal_id: int
-    source: int
-    target: int
-    type: str
+    near: int
+    far: int
     weight: float | None
 
     @property
@@ -204,12 +204,12 @@ class Link:
 
 @dataclass
 class Surroundings:
-    """Start nodes and what lies within some hops of them, relationships read either way: node
-    internal id -> polyg id (None for a node without one), which of them are entities, and
-    every relationship read between two of them."""
+    """Start nodes and what lies within some hops of them, relationships read either way: the
+    nodes met (internal id -> whether it is an entity, in the order met), the polyg ids of the
+    nodes named at the start, and every relationship read between two nodes kept."""
 
-    ids: dict[int, str | None]
-    entities: set[int]
+    nodes: dict[int, bool]
+    ids: dict[int, str]
     links: dict[int, Link] = field(default_factory=dict)
     # A layer read its row cap, or the node cap was reached: nodes beyond were not looked at.
     truncated: bool = False
@@ -218,16 +218,16 @@ class Surroundings:
 
     def neighbours_of(self, node: int) -> list[tuple[int, Link]]:
         """A node's neighbours with the relationship to each, heavier relationship first (then
-        type, then node). Lists are ordered when first asked for: a caller looks at few."""
+        the node met first). Lists are ordered when first asked for: a caller looks at few."""
         if self._adjacent is None:
             self._adjacent = defaultdict(list)
             for link in self.links.values():
-                if link.source != link.target:
-                    self._adjacent[link.source].append((link.target, link))
-                    self._adjacent[link.target].append((link.source, link))
+                if link.near != link.far:
+                    self._adjacent[link.near].append((link.far, link))
+                    self._adjacent[link.far].append((link.near, link))
         near = self._adjacent.get(node, [])
         if node not in self._ordered:
-            near.sort(key=lambda item: (-item[1].strength, item[1].type, item[0]))
+            near.sort(key=lambda item: (-item[1].strength, item[0]))
             self._ordered.add(node)
         return near
 
@@ -352,22 +352,30 @@ class TraversalService:
         start_ids: Sequence[str],
         depth: int,
         *,
+        also_named: Sequence[str] = (),
         label: Label = ENTITY,
         max_nodes: int = MAX_SUBGRAPH_NODES,
         layer_cap: int = LAYER_CAP,
     ) -> Surroundings:
         """The start nodes (by polyg id) and every node within `depth` hops of them, any
         direction, polyg's own relationship types aside, read one breadth-first layer per query
-        (the start nodes come with the first). At most `max_nodes` nodes and `layer_cap`
-        relationships a layer; relationships among the nodes kept are all kept."""
-        found = Surroundings({}, set())
+        (the start nodes come with the first, and so do the internal ids of the `also_named`
+        nodes, for a caller that must recognise them). At most `max_nodes` nodes and
+        `layer_cap` relationships a layer; relationships among the nodes kept are all kept."""
+        found = Surroundings({}, {})
         if not start_ids:
             return found
-        rows = await q.context_from(self.ctx, project, label, start_ids, layer_cap)
-        for internal, node_id, _, _ in rows:
-            found.ids.setdefault(int(internal), node_id)
-            found.entities.add(int(internal))
-        frontier = self._take_layer(found, [(packed, weight) for _, _, packed, weight in rows if packed], max_nodes)
+        named = list(dict.fromkeys([*start_ids, *also_named]))
+        rows = await q.context_from(self.ctx, project, label, named, start_ids, layer_cap)
+        starts = set(start_ids)
+        first: list[Sequence[Any]] = []
+        for internal, node_id, *link in rows:
+            found.ids[int(internal)] = node_id
+            if node_id in starts:
+                found.nodes.setdefault(int(internal), True)
+                if link[0] is not None:
+                    first.append((internal, *link))
+        frontier = self._take_layer(found, first, max_nodes)
         found.truncated = len(rows) >= layer_cap
         for _ in range(depth - 1):
             if not frontier:
@@ -379,25 +387,19 @@ class TraversalService:
 
     @staticmethod
     def _take_layer(found: Surroundings, layer: Sequence[Sequence[Any]], max_nodes: int) -> list[int]:
-        """Adds a layer's rows ([PACKED_LINK, weight]) to `found`; returns the nodes new in it."""
+        """Adds a layer's rows ([from, relationship, other end, weight, other is an entity]) to
+        `found`; returns the nodes new in it."""
         fresh: list[int] = []
-        for packed, weight in layer:
-            here_, rel_, source_, other_, kind, type_, other_id = packed.split(" ", 6)
-            here, other = int(here_), int(other_)
-            if other not in found.ids:
-                if len(found.ids) >= max_nodes:
+        for here, rel, other, weight, is_entity in layer:
+            if other not in found.nodes:
+                if len(found.nodes) >= max_nodes:
                     found.truncated = True
                     continue
-                found.ids[other] = other_id or None
-                if kind == "e":
-                    found.entities.add(other)
+                found.nodes[other] = bool(is_entity)
                 fresh.append(other)
-            rel = int(rel_)
             if rel not in found.links:
-                source = int(source_)
                 w = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else None
-                # The relationship joins the node expanded and the one reached, either way.
-                found.links[rel] = Link(rel, source, other if source == here else here, type_, w)
+                found.links[rel] = Link(rel, here, other, w)
         return fresh
 
     async def strength_scorer(self, project: str) -> StrengthScorer:

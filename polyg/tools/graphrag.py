@@ -305,8 +305,8 @@ def _search_neighbor(n: ContextNeighbour) -> SearchNeighbor:
         entity_id=n.node.id or "",
         name=n.node.name,
         entity_type=n.node.type,
-        relation=shown_type(n.link.type),
-        weight=n.link.weight,
+        relation=shown_type(n.relation),
+        weight=n.weight,
         depth=n.depth,
         direction="outbound" if n.outbound else "inbound",
     )

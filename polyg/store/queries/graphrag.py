@@ -188,14 +188,14 @@ async def component_sizes(run: Runner, project: str) -> list[Row]:
     )
 
 
-async def entity_texts(run: Runner, project: str, ids: Sequence[str], observations: int) -> list[Row]:
-    """[id, description, [first `observations` observation texts]] per entity."""
+async def entity_texts_at(run: Runner, project: str, internal_ids: Sequence[int], observations: int) -> list[Row]:
+    """[internal id, description, [first `observations` observation texts]] per node."""
     return await run.read(
         project,
-        "UNWIND $ids AS i MATCH (e:Entity {id: i}) OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
+        "UNWIND $ids AS i MATCH (e) WHERE id(e) = i OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
         "WITH e, o ORDER BY o.created_at, o.id "
-        "RETURN e.id, e.summary, collect(o.text)[..$n]",
-        {"ids": list(ids), "n": observations},
+        "RETURN id(e), e.summary, collect(o.text)[..$n]",
+        {"ids": list(internal_ids), "n": observations},
     )
 
 
