@@ -10,8 +10,9 @@ with both scores in [0, 1]:
   match, 0.0 for an entity the search did not return (reached only through the graph). The
   cosine similarity itself is reported apart (`vector_similarity`).
 - `graph_score` = `PPR_SHARE` x personalised PageRank + (1 - `PPR_SHARE`) x global PageRank.
-  The personalised PageRank runs over the context (seeds and everything within `depth` hops,
-  relationships read both ways, each weighted by its `weight`, 1.0 where none is set), with
+  The personalised PageRank (`polyg.core.centrality`) runs over the context (seeds and
+  everything within `depth` hops, read by `TraversalService.surroundings`; relationships walked
+  both ways, each weighted by its `weight`, 1.0 where none is set), with
   the random walk restarting at the seeds in proportion to their relevance; a node with no
   relationship in the context sends its share back to the seeds. It is divided by the highest
   in the context. Global PageRank is FalkorDB's `algo.pageRank` over all entities
