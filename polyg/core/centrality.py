@@ -31,7 +31,7 @@ DAMPING = 0.85
 PPR_ITERATIONS = 100
 PPR_TOLERANCE = 1e-6
 
-MAX_AGE_S = 30.0
+MAX_AGE_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,7 @@ class Centrality:
 class _Entry:
     writes: int
     value: Centrality
+    has_degree: bool
 
 
 class CentralityService:
@@ -75,41 +76,57 @@ class CentralityService:
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._refreshing: dict[tuple[str, str], asyncio.Task[None]] = {}
 
-    async def get(self, project: str, label: Label = ENTITY) -> Centrality:
+    async def get(self, project: str, label: Label = ENTITY, *, degree: bool = True) -> Centrality:
+        """PageRank and, unless `degree` is False (its `degree` may then be empty), degree. The
+        degrees read every relationship of the label (one row each): a caller that needs only
+        PageRank should not wait for them."""
         check_project_id(project)
         key = (project, str(label))
-        entry = self._cache.get(key)
-        if entry is not None and entry.writes == self.ctx.writes.get(project, 0):
+        entry = self._usable(key, degree)
+        if entry is not None:
             if time.monotonic() - entry.value.computed_at > self.max_age_s:
                 # Old only (no write of ours since): the caller gets it, the next a fresh one.
-                self._refresh_soon(key, project, label)
+                self._refresh_soon(key, project, label, entry.has_degree)
             return entry.value
         async with self._locks.setdefault(key, asyncio.Lock()):
-            entry = self._cache.get(key)
-            if entry is not None and entry.writes == self.ctx.writes.get(project, 0):
+            entry = self._usable(key, degree)
+            if entry is not None:
                 return entry.value
-            return await self._compute(key, project, label)
+            return await self._compute(key, project, label, degree)
 
-    async def _compute(self, key: tuple[str, str], project: str, label: Label) -> Centrality:
+    def _usable(self, key: tuple[str, str], degree: bool) -> _Entry | None:
+        entry = self._cache.get(key)
+        if entry is None or entry.writes != self.ctx.writes.get(key[0], 0) or (degree and not entry.has_degree):
+            return None
+        return entry
+
+    async def _compute(self, key: tuple[str, str], project: str, label: Label, with_degree: bool) -> Centrality:
         writes = self.ctx.writes.get(project, 0)
-        ranks, ends = await asyncio.gather(q.pagerank(self.ctx, project, label), q.edge_ends(self.ctx, project, label))
+        if with_degree:
+            ranks, ends = await asyncio.gather(
+                q.pagerank(self.ctx, project, label), q.edge_ends(self.ctx, project, label)
+            )
+        else:
+            ranks, ends = await q.pagerank(self.ctx, project, label), []
         degree = Counter(node_id for pair in ends for node_id in pair if node_id is not None)
         value = Centrality(
             pagerank={node_id: float(score) for node_id, score, _ in ranks if node_id is not None},
-            degree={node_id: degree.get(node_id, 0) for node_id, _, _ in ranks if node_id is not None},
+            degree={node_id: degree.get(node_id, 0) for node_id, _, _ in ranks if node_id is not None}
+            if with_degree
+            else {},
             computed_at=time.monotonic(),
             by_internal={int(internal): float(score) for _, score, internal in ranks},
         )
-        self._cache[key] = _Entry(writes, value)
+        self._cache[key] = _Entry(writes, value, with_degree)
         return value
 
-    def _refresh_soon(self, key: tuple[str, str], project: str, label: Label) -> None:
+    def _refresh_soon(self, key: tuple[str, str], project: str, label: Label, degree: bool) -> None:
         if key in self._refreshing:
             return
 
         async def refresh() -> None:
             async with self._locks.setdefault(key, asyncio.Lock()):
-                await self._compute(key, project, label)
+                await self._compute(key, project, label, degree)
 
         task = asyncio.get_running_loop().create_task(refresh())
         self._refreshing[key] = task

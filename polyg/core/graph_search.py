@@ -42,9 +42,10 @@ from polyg.store.queries import traversal as tq
 MIN_DEPTH, MAX_DEPTH = 1, 3
 PPR_SHARE = 0.7
 MAX_SEEDS = 20
-# Rows one context layer may read, and nodes a context may hold: bound what a hub costs.
-LAYER_CAP = 5_000
-MAX_CONTEXT_NODES = 2_000
+# Rows one context layer may read each way, and nodes a context may hold: bound what a hub
+# costs (the Blue Note graph's years and releases join hundreds of tracks each).
+LAYER_CAP = 2_000
+MAX_CONTEXT_NODES = 1_000
 LISTED_NEIGHBOURS = 10
 CONTENT_OBSERVATIONS = 3
 MAX_CONTENT = 500
@@ -190,7 +191,7 @@ class GraphSearch:
         entities = [k for k, n in enumerate(order) if context.nodes[n]]
         if not entities:
             return []
-        central = await self.centrality.get(project)
+        central = await self.centrality.get(project, degree=False)
         index = {n: k for k, n in enumerate(order)}
         links = [link for link in context.links.values() if link.near != link.far]
         ends = np.array([(index[link.near], index[link.far]) for link in links], dtype=np.int64).reshape(-1, 2)
