@@ -313,15 +313,7 @@ class TraversalService:
         truncated = False
         for distance in range(1, depth + 1):
             if distance > 1:
-                rows = await q.expand(
-                    self.ctx,
-                    project,
-                    [n.internal_id for n in frontier],
-                    direction=way,
-                    types=rels,
-                    min_weight=min_weight,
-                    cap=LAYER_CAP,
-                )
+                rows = await self._heaviest(project, frontier, reached, limit - len(found), way, rels, min_weight)
             truncated = truncated or len(rows) >= LAYER_CAP
             by_id = {n.internal_id: n for n in frontier}
             next_frontier: list[NodeRef] = []
@@ -345,6 +337,40 @@ class TraversalService:
             if not frontier:
                 break
         return Neighbourhood(start, tuple(found), truncated)
+
+    async def _heaviest(
+        self,
+        project: str,
+        frontier: Sequence[NodeRef],
+        reached: Mapping[int, object],
+        need: int,
+        way: Direction,
+        rels: list[RelType] | None,
+        min_weight: float,
+    ) -> list[Row]:
+        """Enough of a layer's rows, heaviest first, to reach `need` new nodes if the layer has
+        them: a hub's hundreds of relationships are not all read (nor parsed) for the few shown.
+        Rows to nodes already reached are passed over, so more are asked for until enough new
+        nodes come or the layer is read to its end (or to LAYER_CAP)."""
+        take = min(need + len(reached), LAYER_CAP)
+        while True:
+            rows = await q.expand(
+                self.ctx,
+                project,
+                [n.internal_id for n in frontier],
+                direction=way,
+                types=rels,
+                min_weight=min_weight,
+                cap=take,
+                heaviest=True,
+            )
+            if len(rows) < take or take >= LAYER_CAP:
+                return rows  # the whole layer (or as much as a layer may read)
+            # Each way's first `take` rows hold the layer's first `take` in the shared order.
+            first = sorted(rows, key=_layer_order)[:take]
+            if len({int(row[7]) for row in first} - set(reached)) >= need:
+                return first
+            take = min(4 * take, LAYER_CAP)
 
     async def surroundings(
         self,

@@ -31,6 +31,11 @@ def _hop(direction: Direction, types: Sequence[RelType] | None, var: str = "r") 
     return _PATTERNS[direction].format(r=typed), condition
 
 
+# The order a neighbourhood takes a layer in (heavier relationship first, then type, then the
+# polyg ids of the node reached and of the relationship), as `traversal._layer_order` sorts.
+HEAVIEST_FIRST = "coalesce(r.weight, 1.0) DESC, type(r), coalesce(o.id, ''), coalesce(r.id, '')"
+
+
 def _each_way(direction: Direction, types: Sequence[RelType] | None, query: str) -> str:
     """`query`, whose `{hop}` is one hop's relationship pattern `r` and `{keep}` its condition,
     for `direction`; both ways as the two directions' rows together (UNION ALL: a relationship
@@ -73,9 +78,12 @@ async def expand(
     types: Sequence[RelType] | None,
     min_weight: float,
     cap: int,
+    heaviest: bool = False,
 ) -> list[Row]:
     """One breadth-first layer: [from internal id, *EDGE, *NODE of the node reached], at most
-    `cap` rows. An edge without a `weight` weighs 1.0 (spec 004's default)."""
+    `cap` rows (each way, for both), with `heaviest` the first in HEAVIEST_FIRST's order. An
+    edge without a `weight` weighs 1.0 (spec 004's default)."""
+    order = f" ORDER BY {HEAVIEST_FIRST}" if heaviest else ""
     return await runner.read(
         project,
         _each_way(
@@ -83,7 +91,7 @@ async def expand(
             types,
             "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) "
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
-            f"RETURN fid, {EDGE.format(v='r')}, {NODE.format(v='o')} LIMIT $cap",
+            f"RETURN fid, {EDGE.format(v='r')}, {NODE.format(v='o')}{order} LIMIT $cap",
         ),
         {"frontier": list(frontier), "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
     )
