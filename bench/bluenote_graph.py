@@ -165,17 +165,46 @@ async def build(data_dir: Path, csv_path: Path, max_tracks: int | None, embed: s
         await core.close()
 
 
+SMOKE_ROWS = [
+    ["Track", "Alternate take", "Catalog", "Recorded", "1st BN Release", "Status", "", "", ""],
+    ["Blue Train", "FALSE", "BLP 1577", "1957", "1957", "ISSUED", "John Coltrane", "Lee Morgan", "Curtis Fuller"],
+    ["Moment's Notice", "FALSE", "BLP 1577", "1957", "1957", "ISSUED", "John Coltrane", "Lee Morgan", ""],
+    ["Locomotion", "FALSE", "BLP 1577; CDP 7243", "", "1957", "ISSUED", "John Coltrane", "Curtis Fuller", ""],
+]
+
+
+def smoke_csv(folder: Path) -> Path:
+    """A few rows in the CSV's shape, for a smoke run that must not depend on the shared data."""
+    path = folder / "bn-smoke.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(SMOKE_ROWS)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", type=Path, required=True)
+    p.add_argument("--data-dir", type=Path)
     p.add_argument("--csv", type=Path, default=None)
     p.add_argument("--tracks", type=int, default=None, help="only the first N tracks")
     p.add_argument("--embed", default="minilm", help="minilm or hashing")
+    p.add_argument("--smoke", action="store_true", help="a few made-up tracks, hashing embedder, a scratch dir")
     args = p.parse_args(argv)
+    if args.smoke:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import common
+
+        args.data_dir, args.embed = common.smoke_workdir("bluenote") / "data", "hashing"
+        args.csv = smoke_csv(args.data_dir.parent)
+    if args.data_dir is None:
+        p.error("--data-dir is required")
     path = args.csv or find_csv()
     if path is None:
         p.error("bn-data.csv not found: give its path with --csv")
-    print(json.dumps(asyncio.run(build(args.data_dir, path, args.tracks, args.embed))))
+    info = asyncio.run(build(args.data_dir, path, args.tracks, args.embed))
+    # 3 musicians, 2 releases, 1 year, 3 tracks; 13 track links and 3 collaborations.
+    if args.smoke and (info["entities"], info["relationships"]) != (9, 16):
+        raise SystemExit(f"smoke: expected 9 entities and 16 relationships, not {info}")
+    print(json.dumps(info))
     return 0
 
 
