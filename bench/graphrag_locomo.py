@@ -31,6 +31,7 @@ import json
 import re
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -253,7 +254,7 @@ def render(run: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, default=le.DATA)
-    p.add_argument("--workdir", type=Path, default=Path("/tmp/polyg-graphrag-locomo"))
+    p.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "polyg-graphrag-locomo")
     p.add_argument("--reload", action="store_true", help="rebuild the cached store")
     p.add_argument("--no-save", action="store_true")
     p.add_argument("--smoke", action="store_true", help=common.SMOKE_HELP)
