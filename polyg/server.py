@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from polyg import __version__
+from polyg.core import progress
 from polyg.core.app import Polyg
 from polyg.errors import PolygError
 from polyg.logs import new_request_id, request_id
@@ -90,7 +91,9 @@ class Dispatcher:
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await self.call(params.name, params.arguments or {})
+        # The session sends progress only when the client's request carried a progressToken.
+        with progress.bound(ctx.session.report_progress):
+            return await self.call(params.name, params.arguments or {})
 
     async def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         tool = self.tools.get(name)

@@ -13,7 +13,8 @@ extraction`, `extracted_by`, `observation_id`, `evidence`: the sentence). One re
 weight 0.9), adds nothing and changes nothing.
 
 The extraction log (`polyg.store.queries.graphrag`) records the entity revision each entity was
-extracted at; `extract_all` takes only entities changed since, in batches, logging progress.
+extracted at; `extract_all` takes only entities changed since, in batches, logging progress and reporting
+it to a caller that asked (`polyg.core.progress`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from polyg.core.edges import new_edge_id
 from polyg.core.graph import GraphContext
+from polyg.core.progress import Progress
 from polyg.core.relation_patterns import RELATIONS, SELF, Statement, statements
 from polyg.core.reltypes import RelTypeService
 from polyg.core.weighted_links import CAUSAL, ensure_type, stored_type
@@ -227,9 +229,9 @@ class Extractor:
             raise NotFound(f"Entity {entity_id} not found.")
         return (await self._batch(project, rows))[0]
 
-    async def due(self, project: str, limit: int | None = None) -> ExtractionRun:
+    async def due(self, project: str, limit: int | None = None, progress: Progress | None = None) -> ExtractionRun:
         """Extracts from the entities whose text changed since their last extraction (at most
-        `limit`), `BATCH` at a time."""
+        `limit`), `BATCH` at a time, telling `progress` after each batch."""
         if limit is not None and limit < 1:
             raise InvalidParams("limit must be at least 1.")
         ids = [row[0] for row in await q.entities_due(self.ctx, project, limit)]
@@ -241,6 +243,8 @@ class Extractor:
                 "relationship extraction progress",
                 extra={"project": project, "processed": len(done), "total": len(ids)},
             )
+            if progress is not None:
+                await progress(len(done), len(ids), f"{len(done)} of {len(ids)} entities read")
         return ExtractionRun(tuple(done), await q.count_due(self.ctx, project))
 
     async def _batch(self, project: str, rows: Sequence[Row]) -> list[EntityExtraction]:

@@ -10,8 +10,9 @@ with both scores in [0, 1]:
   match, 0.0 for an entity the search did not return (reached only through the graph). The
   cosine similarity itself is reported apart (`vector_similarity`).
 - `graph_score` = `PPR_SHARE` x personalised PageRank + (1 - `PPR_SHARE`) x global PageRank.
-  The personalised PageRank runs over the context (seeds and everything within `depth` hops,
-  relationships read both ways, each weighted by its `weight`, 1.0 where none is set), with
+  The personalised PageRank (`polyg.core.centrality`) runs over the context (seeds and
+  everything within `depth` hops, read by `TraversalService.surroundings`; relationships walked
+  both ways, each weighted by its `weight`, 1.0 where none is set), with
   the random walk restarting at the seeds in proportion to their relevance; a node with no
   relationship in the context sends its share back to the seeds. It is divided by the highest
   in the context. Global PageRank is FalkorDB's `algo.pageRank` over all entities
@@ -22,63 +23,41 @@ with both scores in [0, 1]:
 
 from __future__ import annotations
 
+import asyncio
 import math
-from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from polyg.core import limits
-from polyg.core.centrality import CentralityService
+from polyg.core.centrality import CentralityService, restarting_walk
 from polyg.core.graph import GraphContext
 from polyg.core.search import SearchService
-from polyg.core.traversal import NodeRef, node_from
+from polyg.core.traversal import NodeRef, Surroundings, TraversalService, node_from
 from polyg.errors import InvalidParams
-from polyg.store.names import ENTITY
 from polyg.store.queries import graphrag as gq
 from polyg.store.queries import traversal as tq
 
 MIN_DEPTH, MAX_DEPTH = 1, 3
 PPR_SHARE = 0.7
-DAMPING = 0.85
-PPR_ITERATIONS = 100
-PPR_TOLERANCE = 1e-6
 MAX_SEEDS = 20
-# Rows one context layer may read, and nodes a context may hold: bound what a hub costs.
-LAYER_CAP = 5_000
-MAX_CONTEXT_NODES = 2_000
+# Rows one context layer may read each way, and nodes a context may hold: bound what a hub
+# costs (the Blue Note graph's years and releases join hundreds of tracks each).
+LAYER_CAP = 2_000
+MAX_CONTEXT_NODES = 1_000
 LISTED_NEIGHBOURS = 10
 CONTENT_OBSERVATIONS = 3
 MAX_CONTENT = 500
 
 
 @dataclass(frozen=True)
-class Link:
-    """A relationship of the context, by internal ids."""
-
-    internal_id: int
-    source: int
-    target: int
-    type: str
-    weight: float | None
-
-    @property
-    def strength(self) -> float:
-        """The weight the walk follows: the relationship's weight in [0, 1], 1.0 where none is set."""
-        return 1.0 if self.weight is None else min(max(self.weight, 0.0), 1.0)
-
-
-@dataclass(frozen=True)
 class ContextNeighbour:
     node: NodeRef
-    link: Link  # the relationship that reached it
+    relation: str  # type of the relationship that reached it
+    weight: float | None
+    outbound: bool  # the relationship points at this neighbour (from the nearer node)
     depth: int
-
-    @property
-    def outbound(self) -> bool:
-        """Whether the relationship points at this neighbour (from the nearer node)."""
-        return self.link.target == self.node.internal_id
 
 
 @dataclass(frozen=True)
@@ -104,90 +83,12 @@ class GraphSearchResult:
     truncated: bool  # the context hit MAX_CONTEXT_NODES or a layer hit LAYER_CAP
 
 
-@dataclass
-class Context:
-    """The seeds and what lies within `depth` hops: node internal id -> polyg id (None for a
-    node without one), which of them are entities, and the relationships among them."""
-
-    ids: dict[int, str | None]
-    entities: set[int]
-    links: dict[int, Link] = field(default_factory=dict)
-    truncated: bool = False
-
-    def adjacency(self) -> dict[int, list[tuple[int, Link]]]:
-        """Each node's neighbours, heavier relationship first (then type, then node)."""
-        around: dict[int, list[tuple[int, Link]]] = defaultdict(list)
-        for link in self.links.values():
-            if link.source != link.target and link.source in self.ids and link.target in self.ids:
-                around[link.source].append((link.target, link))
-                around[link.target].append((link.source, link))
-        for near in around.values():
-            near.sort(key=lambda item: (-item[1].strength, item[1].type, item[0]))
-        return around
-
-
 def check_weights(vector_weight: float, graph_weight: float) -> None:
     for name, value in (("vector_weight", vector_weight), ("graph_weight", graph_weight)):
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
             raise InvalidParams(f"{name} must be between 0 and 1, not {value!r}.")
     if vector_weight + graph_weight <= 0:
         raise InvalidParams("vector_weight and graph_weight must not both be 0.")
-
-
-def personalised_pagerank(
-    nodes: Sequence[int],
-    links: Mapping[int, Sequence[tuple[int, float]]],
-    restart: Mapping[int, float],
-    *,
-    damping: float = DAMPING,
-    iterations: int = PPR_ITERATIONS,
-    tolerance: float = PPR_TOLERANCE,
-) -> dict[int, float]:
-    """PageRank whose walk restarts at `restart` (node -> share, normalised here) and follows
-    `links` (node -> [(neighbour, weight)]) in proportion to their weights. A node whose links
-    weigh nothing hands its rank back to the restart nodes, so ranks sum to 1."""
-    index = {n: i for i, n in enumerate(nodes)}
-    size = len(index)
-    teleport = np.array([max(restart.get(n, 0.0), 0.0) for n in nodes], dtype=np.float64)
-    if size == 0 or teleport.sum() <= 0:
-        return dict.fromkeys(nodes, 0.0)
-    teleport /= teleport.sum()
-    pairs = [(index[n], index[m], w) for n in nodes for m, w in links.get(n, ()) if w > 0 and m in index]
-    src = np.array([p[0] for p in pairs], dtype=np.int64)
-    dst = np.array([p[1] for p in pairs], dtype=np.int64)
-    weight = np.array([p[2] for p in pairs], dtype=np.float64)
-    out = np.bincount(src, weights=weight, minlength=size)
-    dangling = out <= 0
-    share = np.divide(weight, out[src], out=np.zeros_like(weight), where=out[src] > 0)
-    rank = teleport.copy()
-    for _ in range(iterations):
-        following = np.bincount(dst, weights=rank[src] * share, minlength=size)
-        new = (1 - damping + damping * rank[dangling].sum()) * teleport + damping * following
-        change = float(np.abs(new - rank).sum())
-        rank = new
-        if change < tolerance:
-            break
-    return {n: float(rank[i]) for n, i in index.items()}
-
-
-def neighbours_within(
-    start: int, around: Mapping[int, Sequence[tuple[int, Link]]], depth: int
-) -> list[tuple[int, Link, int]]:
-    """(node, the relationship that reached it, depth) within `depth` hops of `start` in the
-    context, nearest first (breadth first, in `around`'s order: heavier relationship first)."""
-    seen = {start}
-    found: list[tuple[int, Link, int]] = []
-    queue: deque[tuple[int, int]] = deque([(start, 0)])
-    while queue:
-        here, distance = queue.popleft()
-        if distance >= depth:
-            continue
-        for there, link in around.get(here, ()):
-            if there not in seen:
-                seen.add(there)
-                found.append((there, link, distance + 1))
-                queue.append((there, distance + 1))
-    return found
 
 
 def content_of(description: str | None, observations: Sequence[str]) -> str:
@@ -197,9 +98,12 @@ def content_of(description: str | None, observations: Sequence[str]) -> str:
 
 
 class GraphSearch:
-    def __init__(self, ctx: GraphContext, search: SearchService, centrality: CentralityService) -> None:
+    def __init__(
+        self, ctx: GraphContext, search: SearchService, traversal: TraversalService, centrality: CentralityService
+    ) -> None:
         self.ctx = ctx
         self.search_service = search
+        self.traversal = traversal
         self.centrality = centrality
 
     async def search(
@@ -222,114 +126,100 @@ class GraphSearch:
         relevance = {h.node_id: h.fused / top for h in hits} if top > 0 else {}
         similarity = {h.node_id: h.vector for h in hits}
         seeds = [h.node_id for h in hits[: min(limit, MAX_SEEDS)]]
-        context = await self._context(project, seeds, depth)
-        around = context.adjacency()
-        ranked = (await self._rank(project, context, around, relevance, vector_weight, graph_weight))[:limit]
+        context = await self.traversal.surroundings(
+            project, seeds, depth, also_named=list(relevance), max_nodes=MAX_CONTEXT_NODES, layer_cap=LAYER_CAP
+        )
+        relevant = {n: relevance.get(node_id, 0.0) for n, node_id in context.ids.items()}
+        ranked = await self._rank(project, context, relevant, vector_weight, graph_weight, limit)
+        # Each result's neighbours among the context's entities, nearest first.
         listed = {
-            internal: neighbours_within(internal, around, depth) if include_neighbours else []
+            internal: [n for n in context.within(internal, depth) if context.nodes[n[0]]] if include_neighbours else []
             for internal, _, _ in ranked
         }
-        wanted = {i for i, _, _ in ranked} | {
-            n for near in listed.values() for n, _, _ in near[: 4 * LISTED_NEIGHBOURS]
-        }
-        nodes = {
-            n.internal_id: n for n in map(node_from, await tq.nodes_by_internal_id(self.ctx, project, sorted(wanted)))
-        }
-        result_ids = [context.ids[i] or "" for i, _, _ in ranked]
-        texts = {
-            row[0]: content_of(row[1], row[2] or [])
-            for row in await gq.entity_texts(self.ctx, project, result_ids, CONTENT_OBSERVATIONS)
-        }
+        shown = [
+            (link.near, link.far, link.internal_id)
+            for near in listed.values()
+            for _, link, _ in near[:LISTED_NEIGHBOURS]
+        ]
+        wanted = {i for i, _, _ in ranked} | {n for near in listed.values() for n, _, _ in near[:LISTED_NEIGHBOURS]}
+        node_rows, text_rows, link_rows = await asyncio.gather(
+            tq.nodes_by_internal_id(self.ctx, project, sorted(wanted)),
+            gq.entity_texts_at(self.ctx, project, [i for i, _, _ in ranked], CONTENT_OBSERVATIONS),
+            tq.links_by_internal_id(self.ctx, project, sorted(set(shown))),
+        )
+        nodes = {n.internal_id: n for n in map(node_from, node_rows)}
+        texts = {int(row[0]): content_of(row[1], row[2] or []) for row in text_rows}
+        links = {int(row[0]): (int(row[1]), str(row[2])) for row in link_rows}
         seed_set = set(seeds)
         results = []
         for internal, graph_score, combined in ranked:
-            node_id = context.ids[internal] or ""
+            node = nodes[internal]
             near = [
-                ContextNeighbour(nodes[n], link, d)
-                for n, link, d in listed[internal]
-                if n in context.entities and n in nodes
+                ContextNeighbour(nodes[n], links[link.internal_id][1], link.weight, links[link.internal_id][0] != n, d)
+                for n, link, d in listed[internal][:LISTED_NEIGHBOURS]
+                if n in nodes and link.internal_id in links
             ]
             results.append(
                 RankedEntity(
-                    node=nodes[internal],
-                    content=texts.get(node_id, ""),
-                    vector_score=relevance.get(node_id, 0.0),
-                    vector_similarity=similarity.get(node_id),
+                    node=node,
+                    content=texts.get(internal, ""),
+                    vector_score=relevant.get(internal, 0.0),
+                    vector_similarity=similarity.get(node.id or ""),
                     graph_score=graph_score,
                     combined_score=combined,
-                    is_seed=node_id in seed_set,
-                    neighbours=tuple(near[:LISTED_NEIGHBOURS]),
-                    neighbour_count=sum(1 for n, _, _ in listed[internal] if n in context.entities),
+                    is_seed=node.id in seed_set,
+                    neighbours=tuple(near),
+                    neighbour_count=len(listed[internal]),
                 )
             )
         return GraphSearchResult(
-            tuple(results), depth, float(vector_weight), float(graph_weight), len(context.ids), context.truncated
+            tuple(results), depth, float(vector_weight), float(graph_weight), len(context.nodes), context.truncated
         )
-
-    async def _context(self, project: str, seeds: Sequence[str], depth: int) -> Context:
-        """The seeds and every node within `depth` hops (any direction, polyg's own
-        relationship types aside), read one breadth-first layer per query."""
-        if not seeds:
-            return Context({}, set())
-        found = [node_from(row) for row in await tq.find_nodes(self.ctx, project, ENTITY, seeds)]
-        context = Context({n.internal_id: n.id for n in found}, {n.internal_id for n in found})
-        frontier = list(context.ids)
-        for _ in range(depth):
-            if not frontier:
-                break
-            layer = await gq.context_layer(self.ctx, project, frontier, LAYER_CAP)
-            context.truncated = context.truncated or len(layer) >= LAYER_CAP
-            frontier = []
-            for here, rel, source, type_, weight, other, other_id, is_entity in layer:
-                other = int(other)
-                if other not in context.ids:
-                    if len(context.ids) >= MAX_CONTEXT_NODES:
-                        context.truncated = True
-                        continue
-                    context.ids[other] = other_id
-                    if is_entity:
-                        context.entities.add(other)
-                    frontier.append(other)
-                # The relationship joins the node expanded and the one reached, either way.
-                target = other if int(source) == int(here) else int(here)
-                w = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else None
-                context.links.setdefault(int(rel), Link(int(rel), int(source), target, type_, w))
-        return context
 
     async def _rank(
         self,
         project: str,
-        context: Context,
-        around: Mapping[int, Sequence[tuple[int, Link]]],
-        relevance: Mapping[str, float],
+        context: Surroundings,
+        relevance: Mapping[int, float],
         vector_weight: float,
         graph_weight: float,
+        limit: int,
     ) -> list[tuple[int, float, float]]:
-        """(entity internal id, graph score, combined score) of every entity of the context,
-        best first."""
-        if not context.ids:
+        """(entity internal id, graph score, combined score) of the `limit` best entities of
+        the context, best first (ties: the more relevant, then the one met first)."""
+        order = list(context.nodes)
+        entities = [k for k, n in enumerate(order) if context.nodes[n]]
+        if not entities:
             return []
-        order = sorted(context.ids)
-        links = {n: [(m, link.strength) for m, link in around.get(n, ())] for n in order}
-        restart = {n: relevance.get(context.ids[n] or "", 0.0) for n in order}
-        ppr = personalised_pagerank(order, links, restart)
-        top_ppr = max(ppr.values(), default=0.0)
-        central = await self.centrality.get(project)
-        top_global = central.top_rank
-        ranked = []
-        for n in order:
-            node_id = context.ids[n]
-            if n not in context.entities or node_id is None:
-                continue
-            local = ppr[n] / top_ppr if top_ppr > 0 else 0.0
-            global_ = central.rank(node_id) / top_global if top_global > 0 else 0.0
-            graph_score = PPR_SHARE * local + (1 - PPR_SHARE) * global_
-            combined = vector_weight * relevance.get(node_id, 0.0) + graph_weight * graph_score
-            ranked.append((n, graph_score, combined))
-        ranked.sort(
-            key=lambda item: (-item[2], -relevance.get(context.ids[item[0]] or "", 0.0), context.ids[item[0]] or "")
+        central = await self.centrality.get(project, degree=False)
+        index = {n: k for k, n in enumerate(order)}
+        links = [link for link in context.links.values() if link.near != link.far]
+        ends = np.array([(index[link.near], index[link.far]) for link in links], dtype=np.int64).reshape(-1, 2)
+        strength = np.array([link.strength for link in links], dtype=np.float64)
+        # Relationships are walked both ways.
+        ppr = restarting_walk(
+            np.concatenate([ends[:, 0], ends[:, 1]]),
+            np.concatenate([ends[:, 1], ends[:, 0]]),
+            np.concatenate([strength, strength]),
+            np.array([relevance.get(n, 0.0) for n in order], dtype=np.float64),
         )
-        return [(n, _round(g), _round(c)) for n, g, c in ranked]
+        local = ppr[entities]
+        top_ppr = float(local.max())
+        local = local / top_ppr if top_ppr > 0 else np.zeros_like(local)
+        top_global = central.top_rank
+        global_ = np.array([central.by_internal.get(order[k], 0.0) for k in entities], dtype=np.float64)
+        global_ = global_ / top_global if top_global > 0 else np.zeros_like(global_)
+        graph = PPR_SHARE * local + (1 - PPR_SHARE) * global_
+        vector = np.array([relevance.get(order[k], 0.0) for k in entities], dtype=np.float64)
+        combined = vector_weight * vector + graph_weight * graph
+        # Only entities at least as good as the limit-th can be among the best: order those.
+        if len(combined) > limit:
+            bar = np.partition(combined, len(combined) - limit)[len(combined) - limit]
+            candidates = np.flatnonzero(combined >= bar - 1e-12)
+        else:
+            candidates = np.arange(len(combined))
+        best = sorted(candidates.tolist(), key=lambda k: (-combined[k], -vector[k], k))[:limit]
+        return [(order[entities[k]], _round(float(graph[k])), _round(float(combined[k]))) for k in best]
 
 
 def _round(value: float) -> float:

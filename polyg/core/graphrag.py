@@ -86,7 +86,7 @@ class GraphRag:
         self.traversal = TraversalService(ctx, self.reltypes)
         self.centrality = CentralityService(ctx)
         self.links = WeightedLinks(ctx, self.reltypes)
-        self.search = GraphSearch(ctx, search, self.centrality)
+        self.search = GraphSearch(ctx, search, self.traversal, self.centrality)
         self.extractor = Extractor(ctx, self.reltypes, llm)
         self.llm = llm
         self._salience: tuple[Centrality, Salience] | None = None

@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import heapq
 import math
+from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from polyg.core import limits
@@ -185,6 +186,69 @@ class Subgraph:
     truncated: bool  # more than the edge cap joined the nodes
 
 
+@dataclass(frozen=True)
+class Link:
+    """A relationship of `Surroundings`: the nodes it joins (internal ids; `near` was expanded
+    and `far` reached through it, whichever way the relationship points) and its weight."""
+
+    internal_id: int
+    near: int
+    far: int
+    weight: float | None
+
+    @property
+    def strength(self) -> float:
+        """The relationship's weight in [0, 1], 1.0 where none is set."""
+        return 1.0 if self.weight is None else min(max(self.weight, 0.0), 1.0)
+
+
+@dataclass
+class Surroundings:
+    """Start nodes and what lies within some hops of them, relationships read either way: the
+    nodes met (internal id -> whether it is an entity, in the order met), the polyg ids of the
+    nodes named at the start, and every relationship read between two nodes kept."""
+
+    nodes: dict[int, bool]
+    ids: dict[int, str]
+    links: dict[int, Link] = field(default_factory=dict)
+    # A layer read its row cap, or the node cap was reached: nodes beyond were not looked at.
+    truncated: bool = False
+    _adjacent: dict[int, list[tuple[int, Link]]] | None = field(default=None, repr=False)
+    _ordered: set[int] = field(default_factory=set, repr=False)
+
+    def neighbours_of(self, node: int) -> list[tuple[int, Link]]:
+        """A node's neighbours with the relationship to each, heavier relationship first (then
+        the node met first). Lists are ordered when first asked for: a caller looks at few."""
+        if self._adjacent is None:
+            self._adjacent = defaultdict(list)
+            for link in self.links.values():
+                if link.near != link.far:
+                    self._adjacent[link.near].append((link.far, link))
+                    self._adjacent[link.far].append((link.near, link))
+        near = self._adjacent.get(node, [])
+        if node not in self._ordered:
+            near.sort(key=lambda item: (-item[1].strength, item[0]))
+            self._ordered.add(node)
+        return near
+
+    def within(self, start: int, depth: int) -> list[tuple[int, Link, int]]:
+        """(node, the relationship that reached it, hops) within `depth` hops of `start`, nearest
+        first (breadth first, heavier relationship first)."""
+        seen = {start}
+        found: list[tuple[int, Link, int]] = []
+        queue: deque[tuple[int, int]] = deque([(start, 0)])
+        while queue:
+            here, distance = queue.popleft()
+            if distance >= depth:
+                continue
+            for there, link in self.neighbours_of(here):
+                if there not in seen:
+                    seen.add(there)
+                    found.append((there, link, distance + 1))
+                    queue.append((there, distance + 1))
+        return found
+
+
 def node_from(row: Sequence[Any]) -> NodeRef:
     internal, node_id, name, type_, labels = row
     return NodeRef(int(internal), node_id, name, type_, tuple(labels or ()))
@@ -233,21 +297,23 @@ class TraversalService:
         if not 0.0 <= min_weight <= 1.0:
             raise InvalidParams("min_weight must be between 0 and 1.")
         limits.limit(limit)
-        start = await self.node(project, node_id, label)
+        # The start node and its first layer are read at once, both by the start's polyg id.
+        start_row, rows = await asyncio.gather(
+            q.find_node(self.ctx, project, label, node_id),
+            q.expand_from(
+                self.ctx, project, label, node_id, direction=way, types=rels, min_weight=min_weight, cap=LAYER_CAP
+            ),
+        )
+        if start_row is None:
+            raise NotFound(f"{label} {node_id} not found.")
+        start = node_from(start_row)
         reached: dict[int, Neighbour | None] = {start.internal_id: None}
         found: list[Neighbour] = []
         frontier = [start]
         truncated = False
         for distance in range(1, depth + 1):
-            rows = await q.expand(
-                self.ctx,
-                project,
-                [n.internal_id for n in frontier],
-                direction=way,
-                types=rels,
-                min_weight=min_weight,
-                cap=LAYER_CAP,
-            )
+            if distance > 1:
+                rows = await self._heaviest(project, frontier, reached, limit - len(found), way, rels, min_weight)
             truncated = truncated or len(rows) >= LAYER_CAP
             by_id = {n.internal_id: n for n in frontier}
             next_frontier: list[NodeRef] = []
@@ -271,6 +337,96 @@ class TraversalService:
             if not frontier:
                 break
         return Neighbourhood(start, tuple(found), truncated)
+
+    async def _heaviest(
+        self,
+        project: str,
+        frontier: Sequence[NodeRef],
+        reached: Mapping[int, object],
+        need: int,
+        way: Direction,
+        rels: list[RelType] | None,
+        min_weight: float,
+    ) -> list[Row]:
+        """Enough of a layer's rows, heaviest first, to reach `need` new nodes if the layer has
+        them: a hub's hundreds of relationships are not all read (nor parsed) for the few shown.
+        Rows to nodes already reached are passed over, so more are asked for until enough new
+        nodes come or the layer is read to its end (or to LAYER_CAP)."""
+        take = min(need + len(reached), LAYER_CAP)
+        while True:
+            rows = await q.expand(
+                self.ctx,
+                project,
+                [n.internal_id for n in frontier],
+                direction=way,
+                types=rels,
+                min_weight=min_weight,
+                cap=take,
+                heaviest=True,
+            )
+            if len(rows) < take or take >= LAYER_CAP:
+                return rows  # the whole layer (or as much as a layer may read)
+            # Each way's first `take` rows hold the layer's first `take` in the shared order.
+            first = sorted(rows, key=_layer_order)[:take]
+            if len({int(row[7]) for row in first} - set(reached)) >= need:
+                return first
+            take = min(4 * take, LAYER_CAP)
+
+    async def surroundings(
+        self,
+        project: str,
+        start_ids: Sequence[str],
+        depth: int,
+        *,
+        also_named: Sequence[str] = (),
+        label: Label = ENTITY,
+        max_nodes: int = MAX_SUBGRAPH_NODES,
+        layer_cap: int = LAYER_CAP,
+    ) -> Surroundings:
+        """The start nodes (by polyg id) and every node within `depth` hops of them, any
+        direction, polyg's own relationship types aside, read one breadth-first layer per query
+        (the start nodes come with the first, and so do the internal ids of the `also_named`
+        nodes, for a caller that must recognise them). At most `max_nodes` nodes and
+        `layer_cap` relationships a layer; relationships among the nodes kept are all kept."""
+        found = Surroundings({}, {})
+        if not start_ids:
+            return found
+        named = list(dict.fromkeys([*start_ids, *also_named]))
+        rows = await q.context_from(self.ctx, project, label, named, start_ids, layer_cap)
+        starts = set(start_ids)
+        first: list[Sequence[Any]] = []
+        for internal, node_id, *link in rows:
+            found.ids[int(internal)] = node_id
+            if node_id in starts:
+                found.nodes.setdefault(int(internal), True)
+                if link[0] is not None:
+                    first.append((internal, *link))
+        frontier = self._take_layer(found, first, max_nodes)
+        found.truncated = len(rows) >= layer_cap
+        for _ in range(depth - 1):
+            if not frontier:
+                break
+            layer = await q.context_layer(self.ctx, project, frontier, layer_cap)
+            found.truncated = found.truncated or len(layer) >= layer_cap
+            frontier = self._take_layer(found, layer, max_nodes)
+        return found
+
+    @staticmethod
+    def _take_layer(found: Surroundings, layer: Sequence[Sequence[Any]], max_nodes: int) -> list[int]:
+        """Adds a layer's rows ([from, relationship, other end, weight, other is an entity]) to
+        `found`; returns the nodes new in it."""
+        fresh: list[int] = []
+        for here, rel, other, weight, is_entity in layer:
+            if other not in found.nodes:
+                if len(found.nodes) >= max_nodes:
+                    found.truncated = True
+                    continue
+                found.nodes[other] = bool(is_entity)
+                fresh.append(other)
+            if rel not in found.links:
+                w = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else None
+                found.links[rel] = Link(rel, here, other, w)
+        return fresh
 
     async def strength_scorer(self, project: str) -> StrengthScorer:
         return StrengthScorer(await self.reltypes.weights(project))

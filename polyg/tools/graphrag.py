@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from polyg.core import progress
 from polyg.core.app import Services
 from polyg.core.extract import EntityExtraction, Extracted
 from polyg.core.graph_search import ContextNeighbour, RankedEntity
@@ -304,8 +305,8 @@ def _search_neighbor(n: ContextNeighbour) -> SearchNeighbor:
         entity_id=n.node.id or "",
         name=n.node.name,
         entity_type=n.node.type,
-        relation=shown_type(n.link.type),
-        weight=n.link.weight,
+        relation=shown_type(n.relation),
+        weight=n.weight,
         depth=n.depth,
         direction="outbound" if n.outbound else "inbound",
     )
@@ -514,8 +515,9 @@ async def extract_entity_relationships(s: Services, p: EntityRef) -> dict[str, A
 async def extract_all_relationships(s: Services, p: ExtractAll) -> dict[str, Any]:
     """Extract relationships (as extract_entity_relationships) from every entity whose
     observations changed since its last extraction, at most `limit`; `remaining` says how many
-    are still due. Lists the entities where something was found (at most 100)."""
-    run = await s.graphrag.extractor.due(s.project(p.project_id), p.limit)
+    are still due. Lists the entities where something was found (at most 100). A client that
+    sends a progressToken is told the entities read so far after every batch of 100."""
+    run = await s.graphrag.extractor.due(s.project(p.project_id), p.limit, progress.current())
     found = [e for e in run.entities if e.relationships or e.unresolved]
     total = sum(len(e.relationships) for e in run.entities)
     with_rels = sum(1 for e in run.entities if e.relationships)

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from polyg.core.app import Services
+from polyg.core.centrality import personalised_pagerank
 from polyg.core.extract import Extractor
-from polyg.core.graph_search import check_weights, personalised_pagerank
+from polyg.core.graph_search import check_weights
 from polyg.core.graphrag import percentile, tier_of
 from polyg.errors import InvalidParams, NotFound
 from polyg.llm.openai_compat import OpenAICompatLLM

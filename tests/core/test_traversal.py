@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from polyg.core.app import Services
@@ -116,6 +118,37 @@ async def test_neighbours_distance_path_direction_and_caps(services: Services, p
             await t.neighbours(project, "A", **bad)  # type: ignore[arg-type]
     with pytest.raises(InvalidParams):
         await t.neighbours(project, "A", types=["HAS_OBSERVATION"])
+
+
+async def test_a_limited_neighbourhood_is_the_start_of_the_whole_one(services: Services, project: str) -> None:
+    """A small limit reads only the heaviest rows of a layer (and more when rows lead back to
+    nodes already reached): what it returns must be the first nodes of the unlimited answer,
+    hubs, ties of weight and relationships back to reached nodes included."""
+    rng = random.Random(11)
+    edges = []
+    for k in range(240):
+        a = rng.randrange(40)
+        b = rng.choice([0, 1, 2, rng.randrange(40)])  # three hubs
+        weight = rng.choice([0.2, 0.5, 0.5, 1.0, None])
+        edges.append({"a": f"n{a}", "b": f"n{b}", "id": f"e{k:03d}", "w": weight, "t": rng.choice(["USES", "PART_OF"])})
+    await services.ctx.write(
+        project, "UNWIND range(0, 39) AS i CREATE (:Entity {id: 'n' + toString(i), name: 'n' + toString(i)})"
+    )
+    for type_ in ("USES", "PART_OF"):
+        await services.ctx.write(
+            project,
+            "UNWIND $rows AS row MATCH (a:Entity {id: row.a}), (b:Entity {id: row.b}) "
+            f"CREATE (a)-[r:{type_} {{id: row.id}}]->(b) SET r.weight = row.w",
+            {"rows": [e for e in edges if e["t"] == type_]},
+        )
+    t = TraversalService(services.ctx)
+    for start in ("n0", "n5", "n17", "n33"):
+        for direction in ("both", "outbound", "inbound"):
+            whole = await t.neighbours(project, start, direction=direction, depth=3, limit=1000)
+            expected = [(n.node.id, n.distance, n.via.id) for n in whole.neighbours]
+            for limit in (1, 3, 7, 12, 25):
+                part = await t.neighbours(project, start, direction=direction, depth=3, limit=limit)
+                assert [(n.node.id, n.distance, n.via.id) for n in part.neighbours] == expected[:limit]
 
 
 async def test_subgraph_among_given_nodes(services: Services, project: str) -> None:

@@ -188,14 +188,14 @@ async def component_sizes(run: Runner, project: str) -> list[Row]:
     )
 
 
-async def entity_texts(run: Runner, project: str, ids: Sequence[str], observations: int) -> list[Row]:
-    """[id, description, [first `observations` observation texts]] per entity."""
+async def entity_texts_at(run: Runner, project: str, internal_ids: Sequence[int], observations: int) -> list[Row]:
+    """[internal id, description, [first `observations` observation texts]] per node."""
     return await run.read(
         project,
-        "UNWIND $ids AS i MATCH (e:Entity {id: i}) OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
+        "UNWIND $ids AS i MATCH (e) WHERE id(e) = i OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
         "WITH e, o ORDER BY o.created_at, o.id "
-        "RETURN e.id, e.summary, collect(o.text)[..$n]",
-        {"ids": list(ids), "n": observations},
+        "RETURN id(e), e.summary, collect(o.text)[..$n]",
+        {"ids": list(internal_ids), "n": observations},
     )
 
 
@@ -205,17 +205,4 @@ async def entity_index_status(run: Runner, project: str) -> list[Row]:
         project,
         "CALL db.indexes() YIELD label, types, status WHERE label = 'Entity' "
         "RETURN status, any(k IN keys(types) WHERE 'VECTOR' IN types[k])",
-    )
-
-
-async def context_layer(run: Runner, project: str, frontier: Sequence[int], cap: int) -> list[Row]:
-    """One breadth-first layer around the given nodes (internal ids), both directions, polyg's
-    own types aside, at most `cap` rows, kept light (no names, no property maps): [from,
-    relationship internal id, its source internal id, type, weight, other internal id, other
-    polyg id, whether the other is an entity]."""
-    return await run.read(
-        project,
-        "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x)-[r]-(o) WHERE NOT type(r) IN $own "
-        "RETURN fid, id(r), id(startNode(r)), type(r), r.weight, id(o), o.id, 'Entity' IN labels(o) LIMIT $cap",
-        {"frontier": list(frontier), "own": STRUCTURAL, "cap": cap},
     )

@@ -31,6 +31,25 @@ def _hop(direction: Direction, types: Sequence[RelType] | None, var: str = "r") 
     return _PATTERNS[direction].format(r=typed), condition
 
 
+# The order a neighbourhood takes a layer in (heavier relationship first, then type, then the
+# polyg ids of the node reached and of the relationship), as `traversal._layer_order` sorts.
+HEAVIEST_FIRST = "coalesce(r.weight, 1.0) DESC, type(r), coalesce(o.id, ''), coalesce(r.id, '')"
+
+
+def _each_way(direction: Direction, types: Sequence[RelType] | None, query: str) -> str:
+    """`query`, whose `{hop}` is one hop's relationship pattern `r` and `{keep}` its condition,
+    for `direction`; both ways as the two directions' rows together (UNION ALL: a relationship
+    from a node to itself comes twice), since FalkorDB runs an undirected pattern about 1.4
+    times slower than the two directed ones (bench/README.md, measured choices). A `LIMIT`
+    in `query` applies to each direction."""
+    if direction != "both":
+        hop, keep = _hop(direction, types)
+        return query.format(hop=hop, keep=keep)
+    return " UNION ALL ".join(
+        query.format(hop=hop, keep=keep) for hop, keep in (_hop("outbound", types), _hop("inbound", types))
+    )
+
+
 async def find_node(runner: Runner, project: str, label: Label, node_id: str) -> Row | None:
     rows = await runner.read(project, f"MATCH (n:{label} {{id: $id}}) RETURN {NODE.format(v='n')}", {"id": node_id})
     return rows[0] if rows else None
@@ -59,16 +78,98 @@ async def expand(
     types: Sequence[RelType] | None,
     min_weight: float,
     cap: int,
+    heaviest: bool = False,
 ) -> list[Row]:
     """One breadth-first layer: [from internal id, *EDGE, *NODE of the node reached], at most
-    `cap` rows. An edge without a `weight` weighs 1.0 (spec 004's default)."""
-    hop, keep = _hop(direction, types)
+    `cap` rows (each way, for both), with `heaviest` the first in HEAVIEST_FIRST's order. An
+    edge without a `weight` weighs 1.0 (spec 004's default)."""
+    order = f" ORDER BY {HEAVIEST_FIRST}" if heaviest else ""
     return await runner.read(
         project,
-        f"UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) "
-        f"WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
-        f"RETURN fid, {EDGE.format(v='r')}, {NODE.format(v='o')} LIMIT $cap",
+        _each_way(
+            direction,
+            types,
+            "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) "
+            "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
+            f"RETURN fid, {EDGE.format(v='r')}, {NODE.format(v='o')}{order} LIMIT $cap",
+        ),
         {"frontier": list(frontier), "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
+    )
+
+
+# A context layer is hundreds of rows, and the client parses every cell in Python (microseconds
+# each): a row carries only what the walk needs (the nodes a relationship joins, its weight, and
+# whether the node reached is an entity); a relationship's type and direction are read later
+# for the few that are shown (`links_by_internal_id`). bench/README.md, measured choices.
+CONTEXT_ROW = "id(r), id(o), r.weight, 'Entity' IN labels(o)"
+
+
+async def context_from(
+    runner: Runner, project: str, label: Label, node_ids: Sequence[str], expand_ids: Sequence[str], cap: int
+) -> list[Row]:
+    """The `label` nodes with the given polyg ids, and the relationships either way (polyg's own
+    types aside) of those among `expand_ids`, at most `cap` rows: [internal id, polyg id, then
+    CONTEXT_ROW, nulls for a node not expanded or without relationships]."""
+    return await runner.read(
+        project,
+        f"MATCH (x:{label}) WHERE x.id IN $ids "
+        "OPTIONAL MATCH (x)-[r]-(o) WHERE x.id IN $expand AND NOT type(r) IN $own "
+        f"RETURN id(x), x.id, {CONTEXT_ROW} LIMIT $cap",
+        {"ids": list(node_ids), "expand": list(expand_ids), "own": OWN_TYPES, "cap": cap},
+    )
+
+
+async def context_layer(runner: Runner, project: str, frontier: Sequence[int], cap: int) -> list[Row]:
+    """One breadth-first layer around the given nodes (internal ids), relationships either way
+    (polyg's own types aside), at most `cap` each way: [from, then CONTEXT_ROW]."""
+    return await runner.read(
+        project,
+        _each_way(
+            "both",
+            None,
+            "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) WHERE {keep} "
+            f"RETURN fid, {CONTEXT_ROW} LIMIT $cap",
+        ),
+        {"frontier": list(frontier), "own": OWN_TYPES, "cap": cap},
+    )
+
+
+async def links_by_internal_id(runner: Runner, project: str, links: Sequence[tuple[int, int, int]]) -> list[Row]:
+    """[internal id, source internal id, type] of relationships given as (internal id of one end,
+    of the other, of the relationship): found between the two nodes, not among all of a hub's."""
+    return await runner.read(
+        project,
+        "UNWIND $links AS l MATCH (a) WHERE id(a) = l[0] MATCH (b) WHERE id(b) = l[1] "
+        # Two directed matches: FalkorDB finds an undirected one several times slower.
+        "OPTIONAL MATCH (a)-[fwd]->(b) WHERE id(fwd) = l[2] OPTIONAL MATCH (b)-[back]->(a) WHERE id(back) = l[2] "
+        "WITH l, fwd, back WHERE fwd IS NOT NULL OR back IS NOT NULL "
+        "RETURN l[2], CASE WHEN fwd IS NULL THEN l[1] ELSE l[0] END, type(coalesce(fwd, back))",
+        {"links": [list(link) for link in links]},
+    )
+
+
+async def expand_from(
+    runner: Runner,
+    project: str,
+    label: Label,
+    node_id: str,
+    *,
+    direction: Direction,
+    types: Sequence[RelType] | None,
+    min_weight: float,
+    cap: int,
+) -> list[Row]:
+    """`expand` from the one node of `label` with polyg id `node_id` (none: no rows)."""
+    return await runner.read(
+        project,
+        _each_way(
+            direction,
+            types,
+            f"MATCH (x:{label} {{{{id: $id}}}}) MATCH (x){{hop}}(o) "
+            "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
+            f"RETURN id(x), {EDGE.format(v='r')}, {NODE.format(v='o')} LIMIT $cap",
+        ),
+        {"id": node_id, "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
     )
 
 
@@ -146,7 +247,10 @@ async def edge_ends(runner: Runner, project: str, label: Label) -> list[Row]:
 
 
 async def pagerank(runner: Runner, project: str, label: Label) -> list[Row]:
-    """[polyg id, PageRank score] over the `label` nodes and every relationship between them."""
+    """[polyg id, PageRank score, internal id] over the `label` nodes and every relationship
+    between them."""
     return await runner.read(
-        project, "CALL algo.pageRank($label, null) YIELD node, score RETURN node.id, score", {"label": str(label)}
+        project,
+        "CALL algo.pageRank($label, null) YIELD node, score RETURN node.id, score, id(node)",
+        {"label": str(label)},
     )
