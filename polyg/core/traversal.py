@@ -29,7 +29,7 @@ from polyg.errors import InvalidParams, NotFound
 from polyg.store.falkor import Row
 from polyg.store.names import ENTITY, Label, RelType, user_rel_type
 from polyg.store.queries import traversal as q
-from polyg.store.queries.traversal import Direction
+from polyg.store.queries.traversal import Direction, HopRank
 
 DIRECTIONS: tuple[str, ...] = ("outbound", "inbound", "both")
 MAX_DEPTH = 3
@@ -38,13 +38,13 @@ MAX_PATHS = 100
 # Rows one breadth-first layer or one path search may read: bounds the work a hub costs.
 LAYER_CAP = 20_000
 PATH_CAP = 50_000
-# The best-first path search: partial paths kept at most, end nodes expanded per query, queries.
+# The best-first path search reads the relationships around both ends, layer by layer, at most
+# FANOUT per node (the best for the path, ranked in the database), at most FRONTIER nodes per
+# side and layer (those the strongest partial paths reach), then searches in memory, keeping at
+# most PARTIAL_CAP partial paths.
+FANOUT = 24
+FRONTIER = 24
 PARTIAL_CAP = 50_000
-EXPAND_BATCH = 64
-EXPAND_ROUNDS = 200
-# Hops around the target the path search reads first: a partial path whose end cannot reach the
-# target in the hops it has left is dropped.
-TARGET_DEPTH = 2
 MAX_SUBGRAPH_NODES = 1_000
 MAX_SUBGRAPH_EDGES = 5_000
 # Spec 000's relevance strength of one relationship; a relationship without one counts as medium.
@@ -119,6 +119,11 @@ class PathScorer(Protocol):
 
     def combine(self, hops: Sequence[float]) -> PathScore: ...
 
+    @property
+    def rank(self) -> HopRank:
+        """`hop` as the database ranks a hub's relationships to read only its best."""
+        ...
+
 
 @dataclass(frozen=True)
 class StrengthScorer:
@@ -136,6 +141,10 @@ class StrengthScorer:
         penalty = 1.0 / len(hops)
         return PathScore(raw, penalty, raw * penalty)
 
+    @property
+    def rank(self) -> HopRank:
+        return HopRank(RELEVANCE, self.directional, weights(None), weight=False)
+
 
 @dataclass(frozen=True)
 class WeightScorer:
@@ -148,6 +157,10 @@ class WeightScorer:
     def combine(self, hops: Sequence[float]) -> PathScore:
         raw = math.prod(hops)
         return PathScore(raw, 1.0, raw)
+
+    @property
+    def rank(self) -> HopRank:
+        return HopRank(None, {}, (1.0, 1.0), weight=True)
 
 
 def relevance(value: Any) -> float:
@@ -510,90 +523,88 @@ class TraversalService:
         rels: list[RelType] | None,
         scorer: PathScorer,
     ) -> tuple[list[Candidate], int, bool]:
-        """Best-first branch and bound. A partial path's bound is the score of its best possible
-        completion (every further hop scoring 1.0, one more hop's length penalty); the partial
-        paths with the highest bounds are extended first, `EXPAND_BATCH` end nodes per query,
-        and the search stops when no bound reaches the k-th best complete path found (or the
-        minimum). Exact for scorers whose score does not rise with a hop of at most 1.0 (both
-        here); a hub reached through weak hops is never expanded. Past `EXPAND_ROUNDS` queries
-        or `PARTIAL_CAP` partial paths the search stops and says so (`truncated`)."""
+        """The relationships around both ends are read first (`_around`), then searched in
+        memory: best-first branch and bound. A partial path's bound is the score of its best
+        possible completion (every further hop scoring 1.0, one more hop's length penalty); the
+        partial path with the highest bound is extended first, each node's hops strongest
+        first, and the search stops when no bound reaches the k-th best complete path found (or
+        the minimum). Exact over what was read, for scorers whose score does not rise with a
+        hop of at most 1.0 (both here); `truncated` when a node had more than FANOUT
+        relationships or a layer more than FRONTIER nodes, or past PARTIAL_CAP partial paths."""
+        goal = target.internal_id
+        edges, truncated = await self._around(project, source.internal_id, goal, max_len, rels, scorer)
+        steps = _steps(edges, scorer)
+        to_target = _distances(steps, goal, max_len)
         heap: list[tuple[float, int, list[int], list[list[Any]], list[float]]] = [
             (-1.0, 0, [source.internal_id], [], [])
         ]
         found: list[Candidate] = []
         best: list[float] = []  # min-heap of the k best final scores so far
-        expanded: dict[int, list[Row]] = {}
-        near, truncated = await self._near(project, target.internal_id, min(max_len - 1, TARGET_DEPTH), rels, expanded)
         counter = 1
-        for round_ in range(EXPAND_ROUNDS):
+        while heap:
             bar = max(min_score, best[0]) if len(best) >= k else min_score
-            # Few end nodes first, so that the first complete paths raise the bar early.
-            width = min(EXPAND_BATCH, 4 << round_)
-            batch: list[tuple[float, int, list[int], list[list[Any]], list[float]]] = []
-            ends_in_batch: set[int] = set()
-            while heap and -heap[0][0] >= bar and (heap[0][2][-1] in ends_in_batch or len(ends_in_batch) < width):
-                item = heapq.heappop(heap)
-                batch.append(item)
-                ends_in_batch.add(item[2][-1])
-            if not batch:
-                return found, len(found), truncated
-            ends = sorted(ends_in_batch - set(expanded))
-            if ends:
-                rows = await q.hops_from(self.ctx, project, ends, types=rels, cap=LAYER_CAP)
-                truncated = truncated or len(rows) >= LAYER_CAP
-                for end in ends:
-                    expanded[end] = []
-                for row in rows:
-                    expanded[int(row[0])].append(row)
-            for _, _, nodes, hops, scores in batch:
-                for _, edge, start, type_, strength, weight, other in expanded[nodes[-1]]:
-                    if other in nodes:
-                        continue
-                    hop = [edge, start, type_, strength, weight]
-                    hop_scores = [*scores, scorer.hop(Hop(type_, start == nodes[-1], strength, weight))]
-                    if other == target.internal_id:
-                        score = scorer.combine(hop_scores)
-                        if score.final >= min_score:
-                            found.append((score, [*nodes, other], [*hops, hop], hop_scores))
-                            heapq.heappush(best, score.final)
-                            if len(best) > k:
-                                heapq.heappop(best)
-                            bar = max(min_score, best[0]) if len(best) >= k else min_score
-                    elif len(hop_scores) < max_len:
-                        # It must still be able to reach the target in the hops left.
-                        left = max_len - len(hop_scores)
-                        if left <= len(near) and other not in near[left - 1]:
-                            continue
-                        bound = scorer.combine([*hop_scores, 1.0]).final
-                        if bound >= bar:
-                            heapq.heappush(heap, (-bound, counter, [*nodes, other], [*hops, hop], hop_scores))
-                            counter += 1
+            bound, _, nodes, hops, scores = heapq.heappop(heap)
+            if -bound < bar:
+                break
+            for hop_score, edge, end in steps.get(nodes[-1], ()):
+                hop_scores = [*scores, hop_score]
+                score = scorer.combine(hop_scores)
+                if score.final < bar:
+                    break  # the hops after it score no more: neither a path nor a bound can reach the bar
+                if end in nodes:
+                    continue
+                if end == goal:
+                    found.append((score, [*nodes, end], [*hops, edges[edge]], hop_scores))
+                    heapq.heappush(best, score.final)
+                    if len(best) > k:
+                        heapq.heappop(best)
+                    bar = max(min_score, best[0]) if len(best) >= k else min_score
+                elif len(hop_scores) + to_target.get(end, max_len) <= max_len:
+                    bound_score = scorer.combine([*hop_scores, 1.0]).final
+                    if bound_score >= bar:
+                        heapq.heappush(heap, (-bound_score, counter, [*nodes, end], [*hops, edges[edge]], hop_scores))
+                        counter += 1
             if len(heap) > PARTIAL_CAP:
                 heap = heapq.nsmallest(PARTIAL_CAP, heap)
                 heapq.heapify(heap)
                 truncated = True
-        return found, len(found), True
+        return found, len(found), truncated
 
-    async def _near(
-        self, project: str, target: int, depth: int, rels: list[RelType] | None, expanded: dict[int, list[Row]]
-    ) -> tuple[list[set[int]], bool]:
-        """near[d]: the nodes at most d + 1 hops from the target, d < depth; the rows read are kept
-        in `expanded` (the search reuses them)."""
-        near: list[set[int]] = []
-        reached = {target}
-        frontier = [target]
+    async def _around(
+        self, project: str, source: int, target: int, max_len: int, rels: list[RelType] | None, scorer: PathScorer
+    ) -> tuple[dict[int, list[Any]], bool]:
+        """Every relationship a path of at most `max_len` hops can use, but at hubs: a path's
+        first ceil(max_len / 2) hops leave nodes within that many hops of the source, its
+        other hops arrive at nodes within floor(max_len / 2) of the target. One query per
+        layer for both sides, at most FANOUT relationships per node (the best for a path
+        leaving it on the source side, arriving at it on the target side) and FRONTIER nodes
+        per side and layer (those the strongest partial paths reach). Returns edge internal id
+        -> [edge, start, type, relevance_strength, weight, end], and whether a cut left some
+        relationships out."""
+        edges: dict[int, list[Any]] = {}
+        depth = {True: (max_len + 1) // 2, False: max_len // 2}
+        reached = {True: {source: 1.0}, False: {target: 1.0}}
+        frontier = {True: [source], False: [target]}
         truncated = False
-        for _ in range(depth):
-            rows = await q.hops_from(self.ctx, project, frontier, types=rels, cap=LAYER_CAP)
-            truncated = truncated or len(rows) >= LAYER_CAP
-            for node in frontier:
-                expanded[node] = []
-            for row in rows:
-                expanded[int(row[0])].append(row)
-            frontier = sorted({int(row[6]) for row in rows} - reached)
-            reached |= set(frontier)
-            near.append(set(reached))
-        return near, truncated
+        for layer in range(depth[True]):
+            wanted = [(node, side) for side in (True, False) if layer < depth[side] for node in frontier[side]]
+            rows = await q.best_hops(self.ctx, project, wanted, types=rels, rank=scorer.rank, fanout=FANOUT)
+            following: dict[bool, dict[int, float]] = {True: {}, False: {}}
+            for node, outward, hops, degree in rows:
+                truncated = truncated or degree > len(hops)
+                here = reached[outward][node]
+                for edge, start, type_, strength, weight, other in hops:
+                    edges.setdefault(edge, [edge, start, type_, strength, weight, other if start == node else node])
+                    forward = (start == node) == outward
+                    score = here * scorer.hop(Hop(type_, forward, strength, weight))
+                    if other not in reached[outward] and score > following[outward].get(other, -1.0):
+                        following[outward][other] = score
+            for side, scored in following.items():
+                ranked = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[: FRONTIER + 1]
+                truncated = truncated or len(ranked) > FRONTIER
+                frontier[side] = [node for node, _ in ranked[:FRONTIER]]
+                reached[side].update(ranked[:FRONTIER])
+        return edges, truncated
 
     async def subgraph(
         self,
@@ -645,6 +656,35 @@ class TraversalService:
             )
             described.append(ScoredPath(tuple(nodes[i] for i in path_nodes), path_edges, tuple(hop_scores), score))
         return described
+
+
+def _steps(edges: Mapping[int, list[Any]], scorer: PathScorer) -> dict[int, list[tuple[float, int, int]]]:
+    """Node -> (hop score leaving it, edge, node reached) for each relationship read, the
+    strongest first."""
+    steps: dict[int, list[tuple[float, int, int]]] = {}
+    for edge, start, type_, strength, weight, end in edges.values():
+        if start == end:
+            continue  # a loop is never part of a path
+        steps.setdefault(start, []).append((scorer.hop(Hop(type_, True, strength, weight)), edge, end))
+        steps.setdefault(end, []).append((scorer.hop(Hop(type_, False, strength, weight)), edge, start))
+    for options in steps.values():
+        options.sort(key=lambda step: (-step[0], step[1]))
+    return steps
+
+
+def _distances(steps: Mapping[int, list[tuple[float, int, int]]], start: int, limit: int) -> dict[int, int]:
+    """Hops from `start` to each node within `limit`, over the relationships read."""
+    distance = {start: 0}
+    frontier = [start]
+    for hops in range(1, limit + 1):
+        following = []
+        for node in frontier:
+            for _, _, other in steps.get(node, ()):
+                if other not in distance:
+                    distance[other] = hops
+                    following.append(other)
+        frontier = following
+    return distance
 
 
 def _layer_order(row: Row) -> tuple[Any, ...]:
