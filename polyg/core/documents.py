@@ -188,7 +188,9 @@ class DocumentService:
         node = _target(rows[0][:10])
         template_id, template_fields, content, generated_at, dependencies, valid = rows[0][10:]
         if valid and not force:
-            return Document(node.id, node.name, content, int(generated_at), True, tuple(dependencies or ()), template_id)
+            return Document(
+                node.id, node.name, content, int(generated_at), True, tuple(dependencies or ()), template_id
+            )
         template = override or (template_from(template_fields) if template_fields else DEFAULT_TEMPLATE)
         started = now_iso()
         content, dependency_ids, partial_ids = await self._render(project, node, template)

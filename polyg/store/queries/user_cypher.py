@@ -51,8 +51,7 @@ def ids_probe(probe: str, columns: Sequence[str]) -> str:
     edge = "[id(_px), id(startNode(_px)), id(endNode(_px))]"
     paths = "[_px IN _pi WHERE typeOf(_px) = 'Path']"
     return (
-        probe.removesuffix("RETURN *")
-        + f"WITH reduce(_pa = [], _px IN [{values}] | "
+        probe.removesuffix("RETURN *") + f"WITH reduce(_pa = [], _px IN [{values}] | "
         "_pa + CASE WHEN typeOf(_px) = 'List' THEN _px ELSE [_px] END) AS _pi "
         "RETURN [_px IN _pi WHERE typeOf(_px) = 'Node' | id(_px)], "
         f"[_px IN _pi WHERE typeOf(_px) = 'Edge' | {edge}], "
