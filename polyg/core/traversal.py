@@ -42,9 +42,11 @@ PATH_CAP = 50_000
 # FANOUT per node (the best for the path, ranked in the database), at most FRONTIER nodes per
 # side and layer (those the strongest partial paths reach), then searches in memory, keeping at
 # most PARTIAL_CAP partial paths.
-FANOUT = 24
-FRONTIER = 24
+FANOUT = 32
+FRONTIER = 40
 PARTIAL_CAP = 50_000
+# Partial paths extended after the k best are certain, to count the other paths (total_found).
+COUNT_BUDGET = 100
 MAX_SUBGRAPH_NODES = 1_000
 MAX_SUBGRAPH_EDGES = 5_000
 # Spec 000's relevance strength of one relationship; a relationship without one counts as medium.
@@ -119,6 +121,10 @@ class PathScorer(Protocol):
 
     def combine(self, hops: Sequence[float]) -> PathScore: ...
 
+    def final(self, raw: float, length: int) -> float:
+        """`combine(hops).final` for hops whose product is `raw` (the search's inner loop)."""
+        ...
+
     @property
     def rank(self) -> HopRank:
         """`hop` as the database ranks a hub's relationships to read only its best."""
@@ -141,6 +147,9 @@ class StrengthScorer:
         penalty = 1.0 / len(hops)
         return PathScore(raw, penalty, raw * penalty)
 
+    def final(self, raw: float, length: int) -> float:
+        return raw / length
+
     @property
     def rank(self) -> HopRank:
         return HopRank(RELEVANCE, self.directional, weights(None), weight=False)
@@ -157,6 +166,9 @@ class WeightScorer:
     def combine(self, hops: Sequence[float]) -> PathScore:
         raw = math.prod(hops)
         return PathScore(raw, 1.0, raw)
+
+    def final(self, raw: float, length: int) -> float:
+        return raw
 
     @property
     def rank(self) -> HopRank:
@@ -186,7 +198,7 @@ class PathSearch:
     source: NodeRef
     target: NodeRef
     paths: tuple[ScoredPath, ...]  # best first
-    total_found: int  # paths of at least the minimum score, before the cut to k
+    total_found: int  # paths of at least the minimum score met, before the cut to k (see _best_first)
     # The search read PATH_CAP paths: others were not looked at.
     truncated: bool
 
@@ -527,42 +539,55 @@ class TraversalService:
         memory: best-first branch and bound. A partial path's bound is the score of its best
         possible completion (every further hop scoring 1.0, one more hop's length penalty); the
         partial path with the highest bound is extended first, each node's hops strongest
-        first, and the search stops when no bound reaches the k-th best complete path found (or
-        the minimum). Exact over what was read, for scorers whose score does not rise with a
-        hop of at most 1.0 (both here); `truncated` when a node had more than FANOUT
-        relationships or a layer more than FRONTIER nodes, or past PARTIAL_CAP partial paths."""
+        first; once no bound reaches the k-th best complete path found, the k best are certain,
+        and the search goes on for at most COUNT_BUDGET partial paths to count the other paths
+        of at least the minimum (`total_found`: on a large graph, a lower bound). Exact over
+        what was read, for scorers whose score does not rise with a hop of at most 1.0 (both
+        here); `truncated` when a node had more than FANOUT relationships or a layer more than
+        FRONTIER nodes, or past PARTIAL_CAP partial paths."""
         goal = target.internal_id
         edges, truncated = await self._around(project, source.internal_id, goal, max_len, rels, scorer)
         steps = _steps(edges, scorer)
         to_target = _distances(steps, goal, max_len)
-        heap: list[tuple[float, int, list[int], list[list[Any]], list[float]]] = [
-            (-1.0, 0, [source.internal_id], [], [])
+        # Partial paths: (-bound, tie-break, product of hop scores, nodes, edge ids, hop scores).
+        heap: list[tuple[float, int, float, list[int], list[int], list[float]]] = [
+            (-1.0, 0, 1.0, [source.internal_id], [], [])
         ]
         found: list[Candidate] = []
         best: list[float] = []  # min-heap of the k best final scores so far
         counter = 1
+        counting = COUNT_BUDGET
+        final = scorer.final
         while heap:
             bar = max(min_score, best[0]) if len(best) >= k else min_score
-            bound, _, nodes, hops, scores = heapq.heappop(heap)
-            if -bound < bar:
+            bound, _, product, nodes, path_edges, scores = heapq.heappop(heap)
+            if -bound < min_score:
                 break
+            if -bound < bar:
+                # The k best are certain: what follows only counts paths (total_found).
+                counting -= 1
+                if counting < 0:
+                    break
+            length = len(nodes)  # hops once extended
             for hop_score, edge, end in steps.get(nodes[-1], ()):
-                hop_scores = [*scores, hop_score]
-                score = scorer.combine(hop_scores)
-                if score.final < bar:
-                    break  # the hops after it score no more: neither a path nor a bound can reach the bar
+                raw = product * hop_score
+                if final(raw, length) < min_score:
+                    break  # the hops after it score no more: no path through them reaches the minimum
                 if end in nodes:
                     continue
                 if end == goal:
-                    found.append((score, [*nodes, end], [*hops, edges[edge]], hop_scores))
+                    hop_scores = [*scores, hop_score]
+                    score = scorer.combine(hop_scores)
+                    found.append((score, [*nodes, end], [edges[e] for e in (*path_edges, edge)], hop_scores))
                     heapq.heappush(best, score.final)
                     if len(best) > k:
                         heapq.heappop(best)
                     bar = max(min_score, best[0]) if len(best) >= k else min_score
-                elif len(hop_scores) + to_target.get(end, max_len) <= max_len:
-                    bound_score = scorer.combine([*hop_scores, 1.0]).final
-                    if bound_score >= bar:
-                        heapq.heappush(heap, (-bound_score, counter, [*nodes, end], [*hops, edges[edge]], hop_scores))
+                elif length + to_target.get(end, max_len) <= max_len:
+                    bound_score = final(raw, length + 1)
+                    if bound_score >= min_score:
+                        item = (-bound_score, counter, raw, [*nodes, end], [*path_edges, edge], [*scores, hop_score])
+                        heapq.heappush(heap, item)
                         counter += 1
             if len(heap) > PARTIAL_CAP:
                 heap = heapq.nsmallest(PARTIAL_CAP, heap)
