@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import csv
 import json
+import os
 import random
 import sys
 import tempfile
@@ -581,6 +582,7 @@ def powerlaw_workload(g: PowerLaw, repeat: int, seed: int) -> Workload:
 
 # Where the discography is looked for when --data is not given (the repository's checkout beside
 # the shared data directory).
+REPO = Path(__file__).resolve().parents[1]
 DATA_CANDIDATES = [Path(__file__).resolve().parents[n] / "shared/data/bluenote/bn-data.csv" for n in (1, 2, 3)]
 
 
@@ -623,7 +625,9 @@ def main() -> int:
     print(markdown)
     if not args.smoke:
         size = str(args.nodes) if args.graph == "bluenote" else f"powerlaw-{args.nodes}"
-        data = {"machine": machine, "args": vars(args), **result}
+        # The data set relative to the repository, not as this machine's path.
+        recorded = {**vars(args), "data": os.path.relpath(args.data, REPO) if args.graph == "bluenote" else None}
+        data = {"machine": machine, "args": recorded, **result}
         write_results("knowledge", markdown, data, size=size, figures=figures(result))
     return 0
 
