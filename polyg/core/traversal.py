@@ -3,13 +3,16 @@
 Relationship types polyg uses for its own structure (`HAS_OBSERVATION`, `DEPENDS_ON`, ...) are
 never traversed. Nodes of any kind are reached; start nodes are named by polyg id and label.
 
-Paths (spec 000 `find_relationship_paths`): every simple path of at most `max_len` hops, each
-hop travelled either way, is scored by a pluggable `PathScorer`, and the `k` best are returned.
-FalkorDB enumerates the paths (one variable-length pattern with both ends bound, capped at
-`PATH_CAP` rows) and sends back only those that reach the target; they are scored here.
-`algo.SPpaths` minimises a sum of one edge property, which cannot express a weight that depends
-on the direction a hop is travelled nor a 1/length factor: it would find the shortest paths,
-not the strongest. bench/traversal_bench.py compares the alternatives.
+Paths (spec 000 `find_relationship_paths`): the `k` best simple paths of at most `max_len`
+hops, each hop travelled either way, scored by a pluggable `PathScorer`. The relationships
+around both ends are read a layer per query (at most FANOUT per node, the best for the path as
+the database ranks them with the scorer's `rank`), then searched in memory, best first
+(`_best_first`). With `best_first=False`, FalkorDB enumerates every path instead (one
+variable-length pattern with both ends bound, capped at `PATH_CAP` rows) and each is scored
+here: exact, but slow at hubs; the tests compare the two. `algo.SPpaths` minimises a sum of
+one edge property, which cannot express a weight that depends on the direction a hop is
+travelled nor a 1/length factor: it would find the shortest paths, not the strongest.
+bench/traversal_bench.py compares the alternatives.
 """
 
 from __future__ import annotations

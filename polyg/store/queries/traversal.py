@@ -174,21 +174,6 @@ async def expand_from(
     )
 
 
-async def hops_from(
-    runner: Runner, project: str, frontier: Sequence[int], *, types: Sequence[RelType] | None, cap: int
-) -> list[Row]:
-    """Every relationship at the given nodes, either way, as a path search scores it: [from
-    internal id, edge internal id, source internal id, type, relevance_strength, weight, other
-    end's internal id], at most `cap` rows."""
-    hop, keep = _hop("both", types)
-    return await runner.read(
-        project,
-        f"UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) WHERE {keep} "
-        "RETURN fid, id(r), id(startNode(r)), type(r), r.relevance_strength, r.weight, id(o) LIMIT $cap",
-        {"frontier": list(frontier), "own": OWN_TYPES, "cap": cap},
-    )
-
-
 @dataclass(frozen=True)
 class HopRank:
     """How a path search ranks a node's relationships when it reads only the best of them:
@@ -227,10 +212,10 @@ async def best_hops(
     fanout: int,
 ) -> list[Row]:
     """The `fanout` best relationships at each frontier node, either way: per (internal id,
-    outward) in `frontier`, [internal id, outward, hops, degree], hops as `hops_from` gives
-    them (without the first column), best first by `rank` for a path that leaves the node
-    (`outward`) or arrives at it; degree: how many it has. Ranked and cut in the database:
-    a hub's thousands of relationships never leave it."""
+    outward) in `frontier`, [internal id, outward, hops, degree], each hop [edge internal id,
+    source internal id, type, relevance_strength, weight, other end's internal id], best first
+    by `rank` for a path that leaves the node (`outward`) or arrives at it; degree: how many it
+    has. Ranked and cut in the database: a hub's thousands of relationships never leave it."""
     hop, keep = _hop("both", types)
     return await runner.read(
         project,
