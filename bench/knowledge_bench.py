@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import csv
 import json
+import os
 import random
 import sys
 import tempfile
@@ -38,6 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (
+    LoadSampler,
     PolygServer,
     clean_env,
     describe_machine,
@@ -49,6 +51,7 @@ from common import (
 
 PROJECT = "bluenote"
 BATCH = 100
+PRELOAD_BATCH = 500
 PAGE = {
     "id": "musician-page",
     "name": "Musician page",
@@ -240,99 +243,156 @@ def pairs(d: Discography, count: int, rng: random.Random) -> list[tuple[str, str
     return chosen
 
 
-async def measure(server: PolygServer, d: Discography, ids: dict[str, str], repeat: int, seed: int) -> dict[str, Any]:
-    rng = random.Random(seed)
-    out = await call(server, "manage_templates", {"operation": "create", "templates": [PAGE]})
+@dataclass
+class Workload:
+    """What the calls are made on: node pairs for paths, search terms, nodes to document."""
+
+    template: dict[str, Any]
+    pairs: list[tuple[str, str]]
+    terms: list[str]
+    documents: list[str]
+
+
+async def measure(server: PolygServer, work: Workload, repeat: int) -> dict[str, Any]:
+    """Each call `repeat` times, a stdio ping before each one (the floor, in the same run)."""
+    out = await call(server, "manage_templates", {"operation": "create", "templates": [work.template]})
     if out["results"][0]["status"] != "success":
         raise RuntimeError(f"template refused: {out['results'][0]}")
-    times: dict[str, list[float]] = {"paths": [], "explore": [], "document_uncached": [], "document_cached": []}
+    times: dict[str, list[float]] = {
+        "ping": [],
+        "paths": [],
+        "explore": [],
+        "document_uncached": [],
+        "document_cached": [],
+    }
+
+    async def timed(name: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        t = time.perf_counter()
+        await server.ping()
+        times["ping"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        result = await call(server, tool, args)
+        times[name].append(time.perf_counter() - t)
+        return result
+
     found: list[int] = []
-    chosen = pairs(d, repeat, rng)
-    for a, b in chosen:
-        t = time.perf_counter()
-        result = await call(
-            server,
-            "find_relationship_paths",
-            {
-                "node_pairs": [{"source_node_id": ids[f"Person:{a}"], "target_node_id": ids[f"Person:{b}"]}],
-                "max_path_length": 4,
-                "max_paths_per_pair": 5,
-                "min_path_strength": 0.0,
-            },
+    for a, b in work.pairs[:repeat]:
+        pair = {"source_node_id": a, "target_node_id": b}
+        options = {"max_path_length": 4, "max_paths_per_pair": 5, "min_path_strength": 0.0}
+        result = await timed("paths", "find_relationship_paths", {"node_pairs": [pair], **options})
+        found.append(result["path_results"][0]["summary"]["paths_returned"])
+    for term in work.terms[:repeat]:
+        await timed("explore", "explore_neighborhoods", {"search_terms": [term], "neighborhood_depth": 2})
+    fresh: dict[str, Any] = {}
+    for node in work.documents[:repeat]:
+        fresh = await timed(
+            "document_uncached", "generate_documents", {"node_identifiers": [node], "force_regenerate": True}
         )
-        times["paths"].append(time.perf_counter() - t)
-        found.append(result["path_results"][0]["summary"]["total_paths_found"])
-    musicians = [m for m in d.musicians if any(m in pair for pair in d.shared)] or d.musicians
-    for _ in range(repeat):
-        term = rng.choice(musicians)
-        t = time.perf_counter()
-        await call(server, "explore_neighborhoods", {"search_terms": [term], "neighborhood_depth": 2})
-        times["explore"].append(time.perf_counter() - t)
-    for _ in range(repeat):
-        node = ids[f"Person:{rng.choice(musicians)}"]
-        t = time.perf_counter()
-        fresh = await call(server, "generate_documents", {"node_identifiers": [node], "force_regenerate": True})
-        times["document_uncached"].append(time.perf_counter() - t)
-        t = time.perf_counter()
-        cached = await call(server, "generate_documents", {"node_identifiers": [node]})
-        times["document_cached"].append(time.perf_counter() - t)
+        cached = await timed("document_cached", "generate_documents", {"node_identifiers": [node]})
         if (
             not cached["documents"][0]["from_cache"]
             or cached["documents"][0]["content"] != fresh["documents"][0]["content"]
         ):
             raise RuntimeError("the second document was not served from the cache")
+    stats = {k: summarize(v) for k, v in times.items()}
     return {
-        "times": {k: summarize(v) for k, v in times.items()},
-        "pairs": len(chosen),
-        "paths_found_median": sorted(found)[len(found) // 2] if found else 0,
-        "sample_document": fresh["documents"][0]["content"][:600],
+        "times": stats,
+        "ratio_to_ping": {k: round(v["p50_ms"] / stats["ping"]["p50_ms"], 1) for k, v in stats.items() if k != "ping"},
+        "pairs": len(found),
+        "paths_returned_median": sorted(found)[len(found) // 2] if found else 0,
+        "sample_document": fresh["documents"][0]["content"][:600] if fresh else "",
     }
+
+
+def bluenote_workload(d: Discography, ids: dict[str, str], repeat: int, seed: int) -> Workload:
+    rng = random.Random(seed)
+    chosen = pairs(d, repeat, rng)
+    musicians = [m for m in d.musicians if any(m in pair for pair in d.shared)] or d.musicians
+    return Workload(
+        PAGE,
+        [(ids[f"Person:{a}"], ids[f"Person:{b}"]) for a, b in chosen],
+        [rng.choice(musicians) for _ in range(repeat)],
+        [ids[f"Person:{rng.choice(musicians)}"] for _ in range(repeat)],
+    )
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    d = read(Path(args.data), args.nodes)
     with tempfile.TemporaryDirectory(prefix="polyg-knowledge-") as tmp:
         root = Path(tmp)
         env = clean_env(root, {"POLYG_EMBEDDING_PROVIDER": args.embed})
-        async with PolygServer(
-            root / "data", log_path=root / "server.log", env=env, extra_args=["--toolsets", "knowledge"]
-        ) as server:
-            loaded = await load(server, d)
-            measured = await measure(server, d, loaded.pop("ids"), args.repeat, args.seed)
-    return {
-        "nodes": d.node_count,
-        "musicians": len(d.musicians),
-        "tracks": len(d.tracks),
-        "releases": len(d.releases),
-        "years": len(d.years),
-        **loaded,
-        **measured,
-    }
+        if args.graph == "powerlaw":
+            graph = generate_powerlaw(args.nodes, args.seed)
+            loaded = await preload_powerlaw(root / "data", graph, args.embed, PROJECT)
+        else:
+            d = read(Path(args.data), args.nodes)
+        with LoadSampler() as load_sampler:
+            async with PolygServer(
+                root / "data", log_path=root / "server.log", env=env, extra_args=["--toolsets", "knowledge"]
+            ) as server:
+                if args.graph == "powerlaw":
+                    loaded |= await write_batches(server, graph, PROJECT, batches=args.write_batches)
+                    work = powerlaw_workload(graph, args.repeat, args.seed)
+                    shape = describe_powerlaw(graph)
+                else:
+                    loaded = await load(server, d)
+                    work = bluenote_workload(d, loaded.pop("ids"), args.repeat, args.seed)
+                    shape = {
+                        "nodes": d.node_count,
+                        "musicians": len(d.musicians),
+                        "tracks": len(d.tracks),
+                        "releases": len(d.releases),
+                        "years": len(d.years),
+                    }
+                measured = await measure(server, work, args.repeat)
+    return {**shape, **loaded, **measured, "load_while_measuring": load_sampler.summary()}
 
 
 def report(args: argparse.Namespace, machine: dict[str, Any], r: dict[str, Any]) -> str:
     rows = [
-        f"| {name} | {fmt_ms(st['p50_ms'])} | {fmt_ms(st['p95_ms'])} | {st['n']} |" for name, st in r["times"].items()
+        f"| {name} | {fmt_ms(st['p50_ms'])} | {fmt_ms(st['p95_ms'])} | "
+        f"{'' if name == 'ping' else r['ratio_to_ping'][name]} | {st['n']} |"
+        for name, st in r["times"].items()
     ]
+    if args.graph == "powerlaw":
+        title = (
+            f"# knowledge toolset on a generated power-law graph: {r['nodes']} nodes, {r['relationships']} "
+            f"relationships (max degree {r['max_degree']})"
+        )
+        writes = (
+            f"Preloaded through the core's batch writers in {r['preload_s']:.0f} s "
+            f"({r['preload_nodes_per_s']:.0f} nodes/s with their relationships). manage_nodes over MCP, "
+            f"{r['write_batches']} batches of 100 nodes with {r['write_relationships_per_node']} relationships "
+            f"each: {r['write_nodes_per_s']:.0f} nodes/s (batch p50 {fmt_ms(r['write_batch']['p50_ms'])} ms)."
+        )
+    else:
+        title = (
+            f"# knowledge toolset on Blue Note: {r['nodes']} nodes ({r['musicians']} musicians, {r['tracks']} "
+            f"tracks, {r['releases']} releases, {r['years']} years), {r['track_edges']} track relationships, "
+            f"{r['collaborations']} collaborations"
+        )
+        writes = (
+            f"manage_nodes: {r['plain_nodes_per_s']:.0f} nodes/s without relationships; tracks in batches of 100 "
+            f"with their relationships {r['track_nodes_per_s']:.0f} nodes/s "
+            f"(batch p50 {fmt_ms(r['track_batches']['p50_ms'])} ms); "
+            f"manage_relationships {r['collaborations_per_s']:.0f} relationships/s. Whole load {r['load_s']:.1f} s."
+        )
+    load = r["load_while_measuring"].get("load1", {})
     return "\n".join(
         [
-            f"# knowledge toolset on Blue Note: {r['nodes']} nodes ({r['musicians']} musicians, {r['tracks']} tracks, "
-            f"{r['releases']} releases, {r['years']} years), {r['track_edges']} track relationships, "
-            f"{r['collaborations']} collaborations",
+            title,
             "",
             describe_machine(machine),
-            f"Embedder: {args.embed}. Command: `bench/knowledge_bench.py --nodes {args.nodes} --repeat {args.repeat}`",
+            f"Load average while measuring: median {load.get('median')}, max {load.get('max')}.",
+            f"Embedder: {args.embed}. Command: `bench/knowledge_bench.py --graph {args.graph} --nodes {args.nodes} "
+            f"--repeat {args.repeat}`",
             "",
-            "| call | p50 ms | p95 ms | n |",
-            "|---|---|---|---|",
+            "| call | p50 ms | p95 ms | p50 / ping p50 | n |",
+            "|---|---|---|---|---|",
             *rows,
             "",
-            f"find_relationship_paths: {r['pairs']} musician pairs 2-3 collaboration hops apart, "
-            f"median {r['paths_found_median']} paths scored per pair.",
-            f"manage_nodes: {r['plain_nodes_per_s']:.0f} nodes/s without relationships; tracks in batches of 100 with "
-            f"their relationships {r['track_nodes_per_s']:.0f} nodes/s "
-            f"(batch p50 {fmt_ms(r['track_batches']['p50_ms'])} ms); "
-            f"manage_relationships {r['collaborations_per_s']:.0f} relationships/s. Whole load {r['load_s']:.1f} s.",
+            f"find_relationship_paths: {r['pairs']} pairs 2-3 hops apart (length <= 4, 5 paths, minimum 0), "
+            f"median {r['paths_returned_median']} paths returned. ping: the MCP stdio round trip before each call.",
+            writes,
             "",
             "Sample page:",
             "",
@@ -344,8 +404,185 @@ def report(args: argparse.Namespace, machine: dict[str, Any], r: dict[str, Any])
     )
 
 
+def figures(r: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {f"{k}_p50_ms": round(v["p50_ms"], 2) for k, v in r["times"].items()}
+    out.update({f"{k}_x_ping": v for k, v in r["ratio_to_ping"].items()})
+    nodes_per_s = r.get("write_nodes_per_s", r.get("track_nodes_per_s"))
+    out["manage_nodes_with_relationships_nodes_per_s"] = round(nodes_per_s or 0.0)
+    out["load1_median"] = r["load_while_measuring"].get("load1", {}).get("median")
+    return out
+
+
+# --- the generated power-law graph ------------------------------------------------------------
+
+KINDS = ("Person", "Work", "Place", "Group")
+POWERLAW_TYPES = [
+    {"name": "INFLUENCED_BY", "description": "a node shaped by another", "directionality": "weak"},
+    {"name": "CHILD_OF", "description": "a node within another", "directionality": "strong"},
+    {"name": "COLLABORATED_WITH", "description": "worked together", "directionality": "balanced"},
+    {"name": "LOCATED_IN", "description": "where a node is", "directionality": "strong"},
+]
+WORDS = (
+    "amber basalt cedar delta ember fjord granite harbor iris juniper kestrel lagoon meadow nectar "
+    "onyx prairie quartz raven sierra tundra umber violet willow xenon yarrow zephyr"
+).split()
+LINKS_PER_NODE = 2
+POWERLAW_PAGE = {
+    "id": "node-page",
+    "name": "Node page",
+    "description": "What a node links to, what links to it, and how",
+    "node_types": list(KINDS),
+    "structure": (
+        "# {{name}}\n\n{{summary}}\n{{#has_links}}\n## Links\n{{#links}}* {{type}} {{name}}\n{{/links}}{{/has_links}}"
+        "{{#has_cited}}\n## Linked from\n{{#cited}}* {{name}}\n{{/cited}}{{/has_cited}}"
+        "{{#has_kinds}}\n## Relationships\n{{#kinds}}* {{type}}: {{count}}\n{{/kinds}}{{/has_kinds}}"
+    ),
+    "variables": {
+        "links": "MATCH (n)-[r]->(m:Entity) RETURN type(r) AS type, m.name AS name ORDER BY name LIMIT 10",
+        "cited": "MATCH (n)<-[r]-(m:Entity) RETURN m.name AS name ORDER BY name LIMIT 10",
+        "kinds": "MATCH (n)-[r]-(:Entity) RETURN type(r) AS type, count(*) AS count ORDER BY count DESC, type",
+    },
+}
+
+
+@dataclass
+class PowerLaw:
+    names: list[str]
+    kinds: list[str]
+    # (from, to, type, relevance strength) by node index; node i's links go to earlier nodes.
+    links: list[tuple[int, int, str, str]]
+
+
+def generate_powerlaw(n: int, seed: int) -> PowerLaw:
+    """Preferential attachment: node i links to LINKS_PER_NODE earlier nodes, each picked as
+    the end of a random earlier link (so in proportion to its degree), or uniformly one time in
+    five; a few hubs gather thousands of links, most nodes have two or three."""
+    rng = random.Random(seed)
+    names = [f"{rng.choice(WORDS).title()} {rng.choice(WORDS).title()} {i:06d}" for i in range(n)]
+    kinds = [KINDS[min(int(rng.paretovariate(1.5)) - 1, len(KINDS) - 1)] for _ in range(n)]
+    ends: list[int] = [0]
+    links: list[tuple[int, int, str, str]] = []
+    for i in range(1, n):
+        targets = {rng.choice(ends) if rng.random() < 0.8 else rng.randrange(i) for _ in range(LINKS_PER_NODE)}
+        for j in sorted(targets):
+            kind = rng.choice(POWERLAW_TYPES)["name"]
+            links.append((i, j, kind, rng.choice(("weak", "medium", "medium", "strong"))))
+            ends += [i, j]
+    return PowerLaw(names, kinds, links)
+
+
+def describe_powerlaw(g: PowerLaw) -> dict[str, Any]:
+    degree = Counter(x for a, b, *_ in g.links for x in (a, b))
+    return {"nodes": len(g.names), "relationships": len(g.links), "max_degree": max(degree.values(), default=0)}
+
+
+async def preload_powerlaw(data_dir: Path, g: PowerLaw, embed: str, project: str) -> dict[str, Any]:
+    """The graph written through the core's batch writers (NodeService.create: the nodes with
+    their relationships, as manage_nodes writes them), in process, before the server starts."""
+    from polyg.config import load_settings
+    from polyg.core.app import Polyg
+    from polyg.core.nodes import NodeDraft, NodeEdge
+
+    by_node: dict[int, list[NodeEdge]] = {}
+    for a, b, kind, strength in g.links:
+        by_node.setdefault(a, []).append(NodeEdge(g.names[b], kind, properties={"relevance_strength": strength}))
+    core = Polyg(load_settings(None, data_dir=data_dir, log_level="WARNING", embedding_provider=embed))
+    started = time.perf_counter()
+    try:
+        s = await core.ready()
+        for t in POWERLAW_TYPES:
+            await s.reltypes.create(
+                project, t["name"], description=t["description"], directionality=t["directionality"]
+            )
+        for first in range(0, len(g.names), PRELOAD_BATCH):
+            drafts = [
+                NodeDraft(
+                    g.names[i], g.kinds[i], f"A {g.kinds[i].lower()} named {g.names[i]}", edges=by_node.get(i, [])
+                )
+                for i in range(first, min(first + PRELOAD_BATCH, len(g.names)))
+            ]
+            failed = [o for o in await s.nodes.create(project, drafts) if o.status == "error"]
+            if failed:
+                raise RuntimeError(f"preload failed: {failed[:3]}")
+            if first % (PRELOAD_BATCH * 20) == 0:
+                print(f"[powerlaw] {first + len(drafts)}/{len(g.names)} nodes", file=sys.stderr, flush=True)
+        write_s = time.perf_counter() - started
+        if not await s.ctx.vectors.settle(project, 3600):
+            raise RuntimeError("the vectorizer did not store the preloaded nodes' vectors")
+    finally:
+        await core.close()
+    return {
+        "preload_s": time.perf_counter() - started,
+        "preload_write_s": write_s,
+        "preload_nodes_per_s": len(g.names) / write_s,
+    }
+
+
+async def write_batches(server: PolygServer, g: PowerLaw, project: str, *, batches: int) -> dict[str, Any]:
+    """manage_nodes over MCP: batches of 100 new nodes, each with relationships to existing
+    nodes (by name) picked like the generator's."""
+    rng = random.Random(len(g.names))
+    times: list[float] = []
+    ends = [x for a, b, *_ in g.links for x in (a, b)] or [0]
+    for batch in range(batches):
+        items = [
+            {
+                "name": f"Written {batch:03d}-{i:03d}",
+                "summary": "A node written in a measured batch",
+                "node_type": "Work",
+                "relationships": [
+                    {
+                        "target_id": g.names[rng.choice(ends)],
+                        "relationship_type": "INFLUENCED_BY",
+                        "relevance_strength": "medium",
+                    }
+                    for _ in range(LINKS_PER_NODE)
+                ],
+            }
+            for i in range(BATCH)
+        ]
+        t = time.perf_counter()
+        out = await call(server, "manage_nodes", {"operation": "create", "nodes": items})
+        times.append(time.perf_counter() - t)
+        failed = [r for r in out["results"] if r["status"] != "success"]
+        if failed:
+            raise RuntimeError(f"manage_nodes failed: {failed[:3]}")
+    return {
+        "write_batches": batches,
+        "write_relationships_per_node": LINKS_PER_NODE,
+        "write_batch": summarize(times),
+        "write_nodes_per_s": BATCH * batches / sum(times) if times else 0.0,
+    }
+
+
+def powerlaw_workload(g: PowerLaw, repeat: int, seed: int) -> Workload:
+    """Pairs two or three hops apart (not linked), names to search for, nodes to document."""
+    rng = random.Random(seed)
+    near: dict[int, set[int]] = {}
+    for a, b, *_ in g.links:
+        near.setdefault(a, set()).add(b)
+        near.setdefault(b, set()).add(a)
+    chosen: list[tuple[str, str]] = []
+    for _ in range(repeat * 50):
+        if len(chosen) >= repeat:
+            break
+        a = rng.randrange(len(g.names))
+        first = near.get(a, set())
+        second = {c for b in sorted(first)[:50] for c in near[b]} - first - {a}
+        if second:
+            chosen.append((g.names[a], g.names[rng.choice(sorted(second))]))
+    picks = [rng.randrange(len(g.names)) for _ in range(2 * repeat)]
+    return Workload(
+        POWERLAW_PAGE,
+        chosen,
+        [g.names[i] for i in picks[:repeat]],
+        [g.names[i] for i in picks[repeat:]],
+    )
+
+
 # Where the discography is looked for when --data is not given (the repository's checkout beside
 # the shared data directory).
+REPO = Path(__file__).resolve().parents[1]
 DATA_CANDIDATES = [Path(__file__).resolve().parents[n] / "shared/data/bluenote/bn-data.csv" for n in (1, 2, 3)]
 
 
@@ -365,7 +602,9 @@ def sample_csv(folder: Path) -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", help="path of bn-data.csv (default: the shared data directory's)")
+    parser.add_argument("--graph", choices=("bluenote", "powerlaw"), default="bluenote")
     parser.add_argument("--nodes", type=int, default=10_000)
+    parser.add_argument("--write-batches", type=int, default=10, help="powerlaw: manage_nodes batches measured")
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--embed", choices=("minilm", "hashing"), default="minilm")
@@ -377,7 +616,7 @@ def main() -> int:
         args.data = next((str(p) for p in DATA_CANDIDATES if p.exists()), None)
     machine = machine_info()
     with tempfile.TemporaryDirectory(prefix="polyg-bn-") as tmp:
-        if args.data is None:
+        if args.data is None and args.graph == "bluenote":
             if not args.smoke:
                 parser.error("bn-data.csv not found: give its path with --data")
             args.data = str(sample_csv(Path(tmp)))
@@ -385,7 +624,11 @@ def main() -> int:
     markdown = report(args, machine, result)
     print(markdown)
     if not args.smoke:
-        write_results("knowledge", markdown, {"machine": machine, "args": vars(args), **result}, size=str(args.nodes))
+        size = str(args.nodes) if args.graph == "bluenote" else f"powerlaw-{args.nodes}"
+        # The data set relative to the repository, not as this machine's path.
+        recorded = {**vars(args), "data": os.path.relpath(args.data, REPO) if args.graph == "bluenote" else None}
+        data = {"machine": machine, "args": recorded, **result}
+        write_results("knowledge", markdown, data, size=size, figures=figures(result))
     return 0
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from polyg.core import mustache
 from polyg.core.graph import GraphContext
-from polyg.core.templates import Template, TemplateService
+from polyg.core.templates import Template, TemplateService, template_from
 from polyg.core.user_cypher import UserCypher
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import new_id, now_iso
@@ -170,28 +170,30 @@ class DocumentService:
     ) -> list[Document]:
         if len(identifiers) > MAX_IDENTIFIERS:
             raise InvalidParams(f"node_identifiers holds {len(identifiers)} items; the limit is {MAX_IDENTIFIERS}.")
-        nodes = [await self.resolve(project, ident) for ident in identifiers]
         override = await self.templates.get(project, template_override) if template_override is not None else None
-        return [await self._document(project, node, override, force_regenerate) for node in nodes]
+        return [await self._document(project, ident, override, force_regenerate) for ident in identifiers]
 
-    async def _document(self, project: str, node: TargetNode, override: Template | None, force: bool) -> Document:
-        # The cache is keyed by template id: a node linked to its template is served without
-        # reading the template (a cache hit is two indexed reads: the node, its document).
-        template = override
-        if template is None and node.template_id is None:
-            template = await self.templates.for_type(project, node.type, node.labels) or DEFAULT_TEMPLATE
-        template_id = template.id if template is not None else str(node.template_id)
-        if not force:
-            rows = await q.cached(self.ctx, project, ENTITY, node.id, template_id)
-            if rows and rows[0][3]:
-                content, generated_at, dependencies, _ = rows[0]
-                return Document(
-                    node.id, node.name, content, int(generated_at), True, tuple(dependencies or ()), template_id
-                )
-        if template is None:
-            template = await self.templates.get(project, template_id)
+    async def _document(self, project: str, identifier: str, override: Template | None, force: bool) -> Document:
+        # A node named by id is read with its template's id and its cached document in one
+        # query: a cache hit is that one indexed read.
+        if not isinstance(identifier, str) or not identifier.strip():
+            raise InvalidParams("A node identifier must be a non-empty string.")
+        override_id = override.id if override is not None else None
+        rows = await q.with_document(self.ctx, project, ENTITY, identifier, override_id, DEFAULT_TEMPLATE.id)
+        if not rows:
+            node_id = (await self.resolve(project, identifier)).id
+            rows = await q.with_document(self.ctx, project, ENTITY, node_id, override_id, DEFAULT_TEMPLATE.id)
+            if not rows:
+                raise NotFound(f"Node not found for identifier: {identifier}")
+        node = _target(rows[0][:10])
+        template_id, template_fields, content, generated_at, dependencies, valid = rows[0][10:]
+        if valid and not force:
+            return Document(
+                node.id, node.name, content, int(generated_at), True, tuple(dependencies or ()), template_id
+            )
+        template = override or (template_from(template_fields) if template_fields else DEFAULT_TEMPLATE)
         started = now_iso()
-        content, dependencies, partial_ids = await self._render(project, node, template)
+        content, dependency_ids, partial_ids = await self._render(project, node, template)
         generated_at = int(time.time() * 1000)
         templates = [t for t in (template.id, *partial_ids) if t != DEFAULT_TEMPLATE.id]
         document = {
@@ -199,11 +201,11 @@ class DocumentService:
             "template_id": template.id,
             "content": content,
             "generated_at": generated_at,
-            "dependency_count": len(dependencies) + len(templates),
+            "dependency_count": len(dependency_ids) + len(templates),
         }
-        rows = await q.store(self.ctx, project, ENTITY, node.id, document, sorted(dependencies), templates, started)
-        dependency_ids = tuple(rows[0][0]) if rows else ()
-        return Document(node.id, node.name, content, generated_at, False, dependency_ids, template.id)
+        stored = await q.store(self.ctx, project, ENTITY, node.id, document, sorted(dependency_ids), templates, started)
+        depends_on = tuple(stored[0][0]) if stored else ()
+        return Document(node.id, node.name, content, generated_at, False, depends_on, template.id)
 
     async def _render(self, project: str, node: TargetNode, template: Template) -> tuple[str, set[int], list[str]]:
         """The document, the internal ids of the nodes it depends on, and the partials' template ids."""

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from polyg.core.reltypes import RelTypeService
+from polyg.core.reltypes import RelationshipType, RelTypeService, weights
 from polyg.core.search import SearchService
 from polyg.core.traversal import EdgeRef, Hop, Neighbourhood, NodeRef, StrengthScorer, TraversalService
 from polyg.errors import InvalidParams
@@ -125,7 +125,8 @@ class Explorer:
             raise InvalidParams(f"neighborhood_depth must be between 1 and {MAX_DEPTH}.")
         if not 1 <= max_results <= 20:
             raise InvalidParams("max_results_per_term must be between 1 and 20.")
-        scorer = await self.traversal.strength_scorer(project)
+        registered = await self.reltypes.all(project)
+        scorer = StrengthScorer({t.name: weights(t.directionality) for t in registered})
         result: dict[str, TermNeighbourhood] = {}
         reach: dict[str, dict[str, float]] = {}  # primary id -> reached id -> path strength
         names: dict[str, str] = {}
@@ -170,7 +171,7 @@ class Explorer:
                     name for (name,) in await q.templates_in_use(self.ctx, project, ids + [n.id for n in hood.nearby])
                 ]
         parents = self._parents(reach, names)
-        suggested_types = await self._types(project, result)
+        suggested_types = self._types(result, registered)
         missing = await self._missing(project, result, depth)
         return Exploration(result, parents, suggested_types, missing)
 
@@ -205,14 +206,15 @@ class Explorer:
         scored = [s for s in scored if s.confidence >= MIN_CONFIDENCE]
         return sorted(scored, key=lambda s: (-s.confidence, s.name, s.id))[:SUGGESTIONS]
 
-    async def _types(self, project: str, result: dict[str, TermNeighbourhood]) -> list[str]:
+    @staticmethod
+    def _types(result: dict[str, TermNeighbourhood], registered: Sequence[RelationshipType]) -> list[str]:
         seen: Counter[str] = Counter()
         node_types: set[str] = set()
         for hood in result.values():
             seen.update(a.type for a in hood.relationships)
             node_types.update(p.type for p in hood.primary)
         ranked = [t for t, _ in seen.most_common()]
-        for rel in await self.reltypes.all(project):
+        for rel in registered:
             if rel.name not in ranked and any(s.lower() in {t.lower() for t in node_types} for s in rel.source_types):
                 ranked.append(rel.name)
         return ranked[:SUGGESTIONS]

@@ -3,13 +3,16 @@
 Relationship types polyg uses for its own structure (`HAS_OBSERVATION`, `DEPENDS_ON`, ...) are
 never traversed. Nodes of any kind are reached; start nodes are named by polyg id and label.
 
-Paths (spec 000 `find_relationship_paths`): every simple path of at most `max_len` hops, each
-hop travelled either way, is scored by a pluggable `PathScorer`, and the `k` best are returned.
-FalkorDB enumerates the paths (one variable-length pattern with both ends bound, capped at
-`PATH_CAP` rows) and sends back only those that reach the target; they are scored here.
-`algo.SPpaths` minimises a sum of one edge property, which cannot express a weight that depends
-on the direction a hop is travelled nor a 1/length factor: it would find the shortest paths,
-not the strongest. bench/traversal_bench.py compares the alternatives.
+Paths (spec 000 `find_relationship_paths`): the `k` best simple paths of at most `max_len`
+hops, each hop travelled either way, scored by a pluggable `PathScorer`. The relationships
+around both ends are read a layer per query (at most FANOUT per node, the best for the path as
+the database ranks them with the scorer's `rank`), then searched in memory, best first
+(`_best_first`). With `best_first=False`, FalkorDB enumerates every path instead (one
+variable-length pattern with both ends bound, capped at `PATH_CAP` rows) and each is scored
+here: exact, but slow at hubs; the tests compare the two. `algo.SPpaths` minimises a sum of
+one edge property, which cannot express a weight that depends on the direction a hop is
+travelled nor a 1/length factor: it would find the shortest paths, not the strongest.
+bench/traversal_bench.py compares the alternatives.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from polyg.errors import InvalidParams, NotFound
 from polyg.store.falkor import Row
 from polyg.store.names import ENTITY, Label, RelType, user_rel_type
 from polyg.store.queries import traversal as q
-from polyg.store.queries.traversal import Direction
+from polyg.store.queries.traversal import Direction, HopRank
 
 DIRECTIONS: tuple[str, ...] = ("outbound", "inbound", "both")
 MAX_DEPTH = 3
@@ -38,13 +41,15 @@ MAX_PATHS = 100
 # Rows one breadth-first layer or one path search may read: bounds the work a hub costs.
 LAYER_CAP = 20_000
 PATH_CAP = 50_000
-# The best-first path search: partial paths kept at most, end nodes expanded per query, queries.
+# The best-first path search reads the relationships around both ends, layer by layer, at most
+# FANOUT per node (the best for the path, ranked in the database), at most FRONTIER nodes per
+# side and layer (those the strongest partial paths reach), then searches in memory, keeping at
+# most PARTIAL_CAP partial paths.
+FANOUT = 32
+FRONTIER = 40
 PARTIAL_CAP = 50_000
-EXPAND_BATCH = 64
-EXPAND_ROUNDS = 200
-# Hops around the target the path search reads first: a partial path whose end cannot reach the
-# target in the hops it has left is dropped.
-TARGET_DEPTH = 2
+# Partial paths extended after the k best are certain, to count the other paths (total_found).
+COUNT_BUDGET = 100
 MAX_SUBGRAPH_NODES = 1_000
 MAX_SUBGRAPH_EDGES = 5_000
 # Spec 000's relevance strength of one relationship; a relationship without one counts as medium.
@@ -119,6 +124,15 @@ class PathScorer(Protocol):
 
     def combine(self, hops: Sequence[float]) -> PathScore: ...
 
+    def final(self, raw: float, length: int) -> float:
+        """`combine(hops).final` for hops whose product is `raw` (the search's inner loop)."""
+        ...
+
+    @property
+    def rank(self) -> HopRank:
+        """`hop` as the database ranks a hub's relationships to read only its best."""
+        ...
+
 
 @dataclass(frozen=True)
 class StrengthScorer:
@@ -136,6 +150,13 @@ class StrengthScorer:
         penalty = 1.0 / len(hops)
         return PathScore(raw, penalty, raw * penalty)
 
+    def final(self, raw: float, length: int) -> float:
+        return raw / length
+
+    @property
+    def rank(self) -> HopRank:
+        return HopRank(RELEVANCE, self.directional, weights(None), weight=False)
+
 
 @dataclass(frozen=True)
 class WeightScorer:
@@ -148,6 +169,13 @@ class WeightScorer:
     def combine(self, hops: Sequence[float]) -> PathScore:
         raw = math.prod(hops)
         return PathScore(raw, 1.0, raw)
+
+    def final(self, raw: float, length: int) -> float:
+        return raw
+
+    @property
+    def rank(self) -> HopRank:
+        return HopRank(None, {}, (1.0, 1.0), weight=True)
 
 
 def relevance(value: Any) -> float:
@@ -173,7 +201,7 @@ class PathSearch:
     source: NodeRef
     target: NodeRef
     paths: tuple[ScoredPath, ...]  # best first
-    total_found: int  # paths of at least the minimum score, before the cut to k
+    total_found: int  # paths of at least the minimum score met, before the cut to k (see _best_first)
     # The search read PATH_CAP paths: others were not looked at.
     truncated: bool
 
@@ -510,90 +538,101 @@ class TraversalService:
         rels: list[RelType] | None,
         scorer: PathScorer,
     ) -> tuple[list[Candidate], int, bool]:
-        """Best-first branch and bound. A partial path's bound is the score of its best possible
-        completion (every further hop scoring 1.0, one more hop's length penalty); the partial
-        paths with the highest bounds are extended first, `EXPAND_BATCH` end nodes per query,
-        and the search stops when no bound reaches the k-th best complete path found (or the
-        minimum). Exact for scorers whose score does not rise with a hop of at most 1.0 (both
-        here); a hub reached through weak hops is never expanded. Past `EXPAND_ROUNDS` queries
-        or `PARTIAL_CAP` partial paths the search stops and says so (`truncated`)."""
-        heap: list[tuple[float, int, list[int], list[list[Any]], list[float]]] = [
-            (-1.0, 0, [source.internal_id], [], [])
+        """The relationships around both ends are read first (`_around`), then searched in
+        memory: best-first branch and bound. A partial path's bound is the score of its best
+        possible completion (every further hop scoring 1.0, one more hop's length penalty); the
+        partial path with the highest bound is extended first, each node's hops strongest
+        first; once no bound reaches the k-th best complete path found, the k best are certain,
+        and the search goes on for at most COUNT_BUDGET partial paths to count the other paths
+        of at least the minimum (`total_found`: on a large graph, a lower bound). Exact over
+        what was read, for scorers whose score does not rise with a hop of at most 1.0 (both
+        here); `truncated` when a node had more than FANOUT relationships or a layer more than
+        FRONTIER nodes, or past PARTIAL_CAP partial paths."""
+        goal = target.internal_id
+        edges, truncated = await self._around(project, source.internal_id, goal, max_len, rels, scorer)
+        steps = _steps(edges, scorer)
+        to_target = _distances(steps, goal, max_len)
+        # Partial paths: (-bound, tie-break, product of hop scores, nodes, edge ids, hop scores).
+        heap: list[tuple[float, int, float, list[int], list[int], list[float]]] = [
+            (-1.0, 0, 1.0, [source.internal_id], [], [])
         ]
         found: list[Candidate] = []
         best: list[float] = []  # min-heap of the k best final scores so far
-        expanded: dict[int, list[Row]] = {}
-        near, truncated = await self._near(project, target.internal_id, min(max_len - 1, TARGET_DEPTH), rels, expanded)
         counter = 1
-        for round_ in range(EXPAND_ROUNDS):
+        counting = COUNT_BUDGET
+        final = scorer.final
+        while heap:
             bar = max(min_score, best[0]) if len(best) >= k else min_score
-            # Few end nodes first, so that the first complete paths raise the bar early.
-            width = min(EXPAND_BATCH, 4 << round_)
-            batch: list[tuple[float, int, list[int], list[list[Any]], list[float]]] = []
-            ends_in_batch: set[int] = set()
-            while heap and -heap[0][0] >= bar and (heap[0][2][-1] in ends_in_batch or len(ends_in_batch) < width):
-                item = heapq.heappop(heap)
-                batch.append(item)
-                ends_in_batch.add(item[2][-1])
-            if not batch:
-                return found, len(found), truncated
-            ends = sorted(ends_in_batch - set(expanded))
-            if ends:
-                rows = await q.hops_from(self.ctx, project, ends, types=rels, cap=LAYER_CAP)
-                truncated = truncated or len(rows) >= LAYER_CAP
-                for end in ends:
-                    expanded[end] = []
-                for row in rows:
-                    expanded[int(row[0])].append(row)
-            for _, _, nodes, hops, scores in batch:
-                for _, edge, start, type_, strength, weight, other in expanded[nodes[-1]]:
-                    if other in nodes:
-                        continue
-                    hop = [edge, start, type_, strength, weight]
-                    hop_scores = [*scores, scorer.hop(Hop(type_, start == nodes[-1], strength, weight))]
-                    if other == target.internal_id:
-                        score = scorer.combine(hop_scores)
-                        if score.final >= min_score:
-                            found.append((score, [*nodes, other], [*hops, hop], hop_scores))
-                            heapq.heappush(best, score.final)
-                            if len(best) > k:
-                                heapq.heappop(best)
-                            bar = max(min_score, best[0]) if len(best) >= k else min_score
-                    elif len(hop_scores) < max_len:
-                        # It must still be able to reach the target in the hops left.
-                        left = max_len - len(hop_scores)
-                        if left <= len(near) and other not in near[left - 1]:
-                            continue
-                        bound = scorer.combine([*hop_scores, 1.0]).final
-                        if bound >= bar:
-                            heapq.heappush(heap, (-bound, counter, [*nodes, other], [*hops, hop], hop_scores))
-                            counter += 1
+            bound, _, product, nodes, path_edges, scores = heapq.heappop(heap)
+            if -bound < min_score:
+                break
+            if -bound < bar:
+                # The k best are certain: what follows only counts paths (total_found).
+                counting -= 1
+                if counting < 0:
+                    break
+            length = len(nodes)  # hops once extended
+            for hop_score, edge, end in steps.get(nodes[-1], ()):
+                raw = product * hop_score
+                if final(raw, length) < min_score:
+                    break  # the hops after it score no more: no path through them reaches the minimum
+                if end in nodes:
+                    continue
+                if end == goal:
+                    hop_scores = [*scores, hop_score]
+                    score = scorer.combine(hop_scores)
+                    found.append((score, [*nodes, end], [edges[e] for e in (*path_edges, edge)], hop_scores))
+                    heapq.heappush(best, score.final)
+                    if len(best) > k:
+                        heapq.heappop(best)
+                    bar = max(min_score, best[0]) if len(best) >= k else min_score
+                elif length + to_target.get(end, max_len) <= max_len:
+                    bound_score = final(raw, length + 1)
+                    if bound_score >= min_score:
+                        item = (-bound_score, counter, raw, [*nodes, end], [*path_edges, edge], [*scores, hop_score])
+                        heapq.heappush(heap, item)
+                        counter += 1
             if len(heap) > PARTIAL_CAP:
                 heap = heapq.nsmallest(PARTIAL_CAP, heap)
                 heapq.heapify(heap)
                 truncated = True
-        return found, len(found), True
+        return found, len(found), truncated
 
-    async def _near(
-        self, project: str, target: int, depth: int, rels: list[RelType] | None, expanded: dict[int, list[Row]]
-    ) -> tuple[list[set[int]], bool]:
-        """near[d]: the nodes at most d + 1 hops from the target, d < depth; the rows read are kept
-        in `expanded` (the search reuses them)."""
-        near: list[set[int]] = []
-        reached = {target}
-        frontier = [target]
+    async def _around(
+        self, project: str, source: int, target: int, max_len: int, rels: list[RelType] | None, scorer: PathScorer
+    ) -> tuple[dict[int, list[Any]], bool]:
+        """Every relationship a path of at most `max_len` hops can use, but at hubs: a path's
+        first ceil(max_len / 2) hops leave nodes within that many hops of the source, its
+        other hops arrive at nodes within floor(max_len / 2) of the target. One query per
+        layer for both sides, at most FANOUT relationships per node (the best for a path
+        leaving it on the source side, arriving at it on the target side) and FRONTIER nodes
+        per side and layer (those the strongest partial paths reach). Returns edge internal id
+        -> [edge, start, type, relevance_strength, weight, end], and whether a cut left some
+        relationships out."""
+        edges: dict[int, list[Any]] = {}
+        depth = {True: (max_len + 1) // 2, False: max_len // 2}
+        reached = {True: {source: 1.0}, False: {target: 1.0}}
+        frontier = {True: [source], False: [target]}
         truncated = False
-        for _ in range(depth):
-            rows = await q.hops_from(self.ctx, project, frontier, types=rels, cap=LAYER_CAP)
-            truncated = truncated or len(rows) >= LAYER_CAP
-            for node in frontier:
-                expanded[node] = []
-            for row in rows:
-                expanded[int(row[0])].append(row)
-            frontier = sorted({int(row[6]) for row in rows} - reached)
-            reached |= set(frontier)
-            near.append(set(reached))
-        return near, truncated
+        for layer in range(depth[True]):
+            wanted = [(node, side) for side in (True, False) if layer < depth[side] for node in frontier[side]]
+            rows = await q.best_hops(self.ctx, project, wanted, types=rels, rank=scorer.rank, fanout=FANOUT)
+            following: dict[bool, dict[int, float]] = {True: {}, False: {}}
+            for node, outward, hops, degree in rows:
+                truncated = truncated or degree > len(hops)
+                here = reached[outward][node]
+                for edge, start, type_, strength, weight, other in hops:
+                    edges.setdefault(edge, [edge, start, type_, strength, weight, other if start == node else node])
+                    forward = (start == node) == outward
+                    score = here * scorer.hop(Hop(type_, forward, strength, weight))
+                    if other not in reached[outward] and score > following[outward].get(other, -1.0):
+                        following[outward][other] = score
+            for side, scored in following.items():
+                ranked = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[: FRONTIER + 1]
+                truncated = truncated or len(ranked) > FRONTIER
+                frontier[side] = [node for node, _ in ranked[:FRONTIER]]
+                reached[side].update(ranked[:FRONTIER])
+        return edges, truncated
 
     async def subgraph(
         self,
@@ -645,6 +684,35 @@ class TraversalService:
             )
             described.append(ScoredPath(tuple(nodes[i] for i in path_nodes), path_edges, tuple(hop_scores), score))
         return described
+
+
+def _steps(edges: Mapping[int, list[Any]], scorer: PathScorer) -> dict[int, list[tuple[float, int, int]]]:
+    """Node -> (hop score leaving it, edge, node reached) for each relationship read, the
+    strongest first."""
+    steps: dict[int, list[tuple[float, int, int]]] = {}
+    for edge, start, type_, strength, weight, end in edges.values():
+        if start == end:
+            continue  # a loop is never part of a path
+        steps.setdefault(start, []).append((scorer.hop(Hop(type_, True, strength, weight)), edge, end))
+        steps.setdefault(end, []).append((scorer.hop(Hop(type_, False, strength, weight)), edge, start))
+    for options in steps.values():
+        options.sort(key=lambda step: (-step[0], step[1]))
+    return steps
+
+
+def _distances(steps: Mapping[int, list[tuple[float, int, int]]], start: int, limit: int) -> dict[int, int]:
+    """Hops from `start` to each node within `limit`, over the relationships read."""
+    distance = {start: 0}
+    frontier = [start]
+    for hops in range(1, limit + 1):
+        following = []
+        for node in frontier:
+            for _, _, other in steps.get(node, ()):
+                if other not in distance:
+                    distance[other] = hops
+                    following.append(other)
+        frontier = following
+    return distance
 
 
 def _layer_order(row: Row) -> tuple[Any, ...]:

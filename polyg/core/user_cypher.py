@@ -39,6 +39,7 @@ MAX_TIMEOUT_MS = 30_000
 DEFAULT_MAX_ROWS = 1_000
 MAX_PROBE_ROWS = 10_000
 MAX_QUERY = 16_384
+PROBE_COLUMNS_KEPT = 1_024
 
 # Plan operations that read beyond the bound node, or write (RO_QUERY refuses writes when the
 # query runs; refusing them on save says so earlier).
@@ -107,6 +108,25 @@ def edge_ends(rows: list[Row]) -> set[int]:
     return ends
 
 
+def probed_ids(rows: list[Row]) -> tuple[set[int], set[int], set[int]]:
+    """Nodes, relationships and relationship ends in the rows of an `ids_probe`."""
+    nodes: set[int] = set()
+    edges: set[int] = set()
+    ends: set[int] = set()
+    for found_nodes, found_edges, path_nodes, path_edges, nested in rows:
+        nodes.update(int(i) for i in found_nodes)
+        nodes.update(int(i) for path in path_nodes for i in path)
+        edges.update(int(i) for path in path_edges for i in path)
+        for edge, start, end in found_edges:
+            edges.add(int(edge))
+            ends.update((int(start), int(end)))
+        more_nodes, more_edges = graph_ids(nested)
+        nodes |= more_nodes
+        edges |= more_edges
+        ends |= edge_ends(nested)
+    return nodes, edges, ends
+
+
 def plain(value: Any) -> Any:
     """A row value with nodes, relationships and paths turned into maps a caller can shape."""
     if isinstance(value, Node):
@@ -129,6 +149,8 @@ def _reason(exc: StoreError) -> str:
 class UserCypher:
     def __init__(self, ctx: GraphContext) -> None:
         self.ctx = ctx
+        # The variables in scope at a query's final RETURN depend on its text only.
+        self._probe_columns: dict[str, list[str]] = {}
 
     async def check(self, project: str, query: str) -> None:
         """Refuses (4002, with the reason) a query that does not compile, writes or leaves `n`."""
@@ -182,10 +204,10 @@ class UserCypher:
         if dependencies:
             probe_rows = await self._probe(project, query, node, timeout_ms)
             if probe_rows is not None:
-                more_nodes, more_edges = graph_ids(probe_rows)
+                more_nodes, more_edges, more_ends = probed_ids(probe_rows)
                 nodes |= more_nodes
                 edges |= more_edges
-                ends |= edge_ends(probe_rows)
+                ends |= more_ends
                 probed = len(probe_rows) < MAX_PROBE_ROWS
         return Result(
             columns=columns,
@@ -202,7 +224,17 @@ class UserCypher:
         if probe is None:
             return None
         try:
-            return await q.run_probe(self.ctx.store, project, probe, node, timeout_ms=timeout_ms, cap=MAX_PROBE_ROWS)
+            columns = self._probe_columns.get(probe)
+            if columns is None:
+                columns = await q.probe_columns(self.ctx.store, project, probe, timeout_ms=timeout_ms)
+                if len(self._probe_columns) >= PROBE_COLUMNS_KEPT:
+                    self._probe_columns.clear()
+                self._probe_columns[probe] = columns
+            if not columns:
+                return None
+            return await q.run_probe(
+                self.ctx.store, project, q.ids_probe(probe, columns), node, timeout_ms=timeout_ms, cap=MAX_PROBE_ROWS
+            )
         except StoreTimeout as exc:
             raise StoreTimeout(f"The template query ran longer than its limit of {timeout_ms} ms.") from exc
         except StoreError:

@@ -182,3 +182,26 @@ async def test_pagerank_on_a_star_and_cache_refresh(services: Services, project:
     await s.ctx.write(project, "MATCH (hub:Entity {id: 'hub'}) CREATE (hub)-[:LINKS_TO]->(:Entity {id: 'new'})")
     second = await centrality.get(project)
     assert second is not first and second.degree["hub"] == 6 and "new" in second.pagerank
+
+
+async def test_paths_at_a_hub_follow_its_strongest_relationships(services: Services, project: str) -> None:
+    from polyg.core.traversal import FANOUT
+
+    # S -> H (the hub); H has FANOUT + 8 weak relationships to leaves that lead on to T, and one
+    # strong one to M, which leads to T: only the hub's best are read, and the best path is there.
+    await services.ctx.write(
+        project,
+        "CREATE (s:Entity {id: 'S', name: 'S'}), (h:Entity {id: 'H', name: 'H'}), (m:Entity {id: 'M', name: 'M'}), "
+        "(t:Entity {id: 'T', name: 'T'}), (s)-[:CHILD_OF {relevance_strength: 'strong'}]->(h), "
+        "(h)-[:CHILD_OF {relevance_strength: 'strong'}]->(m), (m)-[:CHILD_OF {relevance_strength: 'strong'}]->(t) "
+        "WITH h, t UNWIND range(1, $leaves) AS i "
+        "CREATE (h)-[:CHILD_OF {relevance_strength: 'weak'}]->(l:Entity {id: 'L' + toString(i)}), "
+        "(l)-[:CHILD_OF {relevance_strength: 'weak'}]->(t)",
+        {"leaves": FANOUT + 8},
+    )
+    types = RelTypeService(services.ctx)
+    await types.create(project, "CHILD_OF", directionality="strong")
+    found = await TraversalService(services.ctx, types).paths(project, "S", "T", max_len=4, k=3)
+    assert ids(found.paths[0]) == ["S", "H", "M", "T"]
+    assert found.paths[0].score.final == pytest.approx(1.0 / 3)
+    assert found.truncated  # the hub had more relationships than were read

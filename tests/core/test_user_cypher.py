@@ -153,6 +153,23 @@ async def test_dependency_probe_finds_what_properties_hide(services: Services, p
     assert (await u.run_for(project, tricky, ENTITY, "cp", dependencies=True)).node_ids == set(ids.values())
 
 
+async def test_dependency_probe_finds_nodes_in_paths_lists_and_maps(services: Services, project: str) -> None:
+    u = await runner(services, project)
+    ids = dict(await services.store.ro_query(project, "MATCH (x:Entity) RETURN x.id, id(x)"))
+    edges = dict(await services.store.ro_query(project, "MATCH ()-[r]->() RETURN r.id, id(r)"))
+    # The variables in scope at the final RETURN hold a path, a list of nodes, a map and a count.
+    query = (
+        "MATCH path = (n)-[:INFLUENCED_BY]->(a) OPTIONAL MATCH (n)-[c:COLLABORATED_WITH]->(b) "
+        "WITH n, path, collect(b) AS partners, {edge: c} AS held, count(*) AS rows RETURN rows"
+    )
+    result = await u.run_for(project, query, ENTITY, "cp", dependencies=True)
+    assert result.rows == ((1,),)
+    assert result.node_ids == {ids["cp"], ids["ly"], ids["dg"]}
+    assert result.edge_ids == {edges["i1"], edges["c1"]}
+    assert result.edge_end_ids == {ids["cp"], ids["dg"]}
+    assert result.dependencies_probed
+
+
 def test_final_return() -> None:
     from polyg.store.queries.user_cypher import dependency_probe
 

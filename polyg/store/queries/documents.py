@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import CACHED_AT, CACHED_DOCUMENT, DEPENDS_ON, TEMPLATE, Label
+from polyg.store.names import CACHED_AT, CACHED_DOCUMENT, DEPENDS_ON, TEMPLATE, USES_TEMPLATE, Label
 from polyg.store.queries import Runner
+from polyg.store.queries.templates import FIELDS
 
 # Internal properties never handed to a template.
 HIDDEN = ["embedding", "head_embedding", "rev", "vec_rev"]
@@ -21,10 +22,11 @@ HIDDEN = ["embedding", "head_embedding", "rev", "vec_rev"]
 NODE = (
     "id(n), n.id, n.name, n.type, n.summary, labels(n), "
     "[k IN keys(n) WHERE NOT k IN $hidden | [k, n[k]]], n.created_at, n.updated_at, "
-    f"head([(n)-[:USES_TEMPLATE]->(t:{TEMPLATE}) | t.id])"
+    f"head([(n)-[:USES_TEMPLATE]->(used:{TEMPLATE}) | used.id])"
 )
 
 
+TEMPLATE_FIELDS = f"CASE WHEN t IS NULL THEN NULL ELSE {FIELDS} END"
 _SEEN = "CASE WHEN coalesce({v}.updated_at, '') > $started THEN 'stale' ELSE coalesce({v}.updated_at, '') END"
 
 
@@ -57,17 +59,33 @@ async def name_candidates(runner: Runner, project: str, label: Label, tokens: li
     )
 
 
-async def cached(runner: Runner, project: str, label: Label, node_id: str, template_id: str) -> list[Row]:
-    """[content, generated_at, dependency ids, valid] of the node's document for the template."""
+async def with_document(
+    runner: Runner, project: str, label: Label, node_id: str, template_id: str | None, default_id: str
+) -> list[Row]:
+    """The node (NODE's columns) with its document, in one read: then the id of the template
+    that applies (`template_id` if given, else the one the node uses, else the oldest whose
+    node_types name its type or a label, else `default_id`), that template's fields (None when
+    `template_id` was given or none applies), and the cached document for it: content,
+    generated_at, dependency ids, valid (None without a document)."""
     return await runner.read(
         project,
-        f"MATCH (n:{label} {{id: $id}})-[:{CACHED_AT}]->(c:{CACHED_DOCUMENT} {{template_id: $tid}}) "
+        f"MATCH (n:{label} {{id: $id}}) "
+        f"OPTIONAL MATCH (n)-[:{USES_TEMPLATE}]->(u:{TEMPLATE}) "
+        "WITH n, head(collect(u)) AS linked "
+        f"OPTIONAL MATCH (tt:{TEMPLATE}) WHERE $tid IS NULL "
+        "AND any(x IN tt.node_types WHERE x = coalesce(n.type, '') OR x IN labels(n)) "
+        "WITH n, linked, tt ORDER BY tt.created_at, tt.id "
+        "WITH n, linked, collect(tt) AS typed "
+        "WITH n, CASE WHEN $tid IS NULL THEN coalesce(linked, head(typed)) END AS t "
+        "WITH n, t, coalesce($tid, t.id, $default) AS tid "
+        f"OPTIONAL MATCH (n)-[:{CACHED_AT}]->(c:{CACHED_DOCUMENT} {{template_id: tid}}) "
         f"OPTIONAL MATCH (c)-[d:{DEPENDS_ON}]->(m) "
-        "WITH c, count(d) AS present, "
+        "WITH n, t, tid, c, count(d) AS present, "
         "sum(CASE WHEN d IS NULL OR d.seen = coalesce(m.updated_at, '') THEN 0 ELSE 1 END) AS stale "
-        "RETURN c.content, c.generated_at, c.dependencies, present = c.dependency_count AND stale = 0 "
+        f"RETURN {NODE}, tid, {TEMPLATE_FIELDS}, "
+        "c.content, c.generated_at, c.dependencies, present = c.dependency_count AND stale = 0 "
         "ORDER BY c.generated_at DESC LIMIT 1",
-        {"id": node_id, "tid": template_id},
+        {"id": node_id, "tid": template_id, "default": default_id, "hidden": HIDDEN},
     )
 
 

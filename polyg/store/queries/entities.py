@@ -12,6 +12,7 @@ from typing import Any
 from polyg.store.falkor import Row
 from polyg.store.names import Label
 from polyg.store.queries import Runner
+from polyg.store.queries.document_cache import drop_documents
 
 ENTITY_FIELDS = "e {.id, .name, .type, .summary, .parent_id, .created_at, .updated_at}"
 # FalkorDB before 4.18 projects a null (no OPTIONAL MATCH hit) to {id: NULL, text: NULL}, which
@@ -21,11 +22,11 @@ OBSERVATIONS = "collect(CASE WHEN o IS NULL THEN NULL ELSE o {.id, .text} END)"
 # has, so that a vector computed for an entity that was deleted and created again with the
 # same id (an import restores ids) can never pass for the new entity's (`polyg.core.vectorizer`).
 BUMP_REV = "e.rev = randomUUID()"
-# Follows a MATCH binding `e`: deletes the entities, their observations and relationships,
-# and clears the parent of their children (found through the index on parent_id). Returns how
-# many entities were deleted.
+# Follows a MATCH binding `e`: deletes the entities, their observations and relationships and
+# the documents cached for them or built from them (`drop_documents`), and clears the parent
+# of their children (found through the index on parent_id). Returns how many were deleted.
 DELETE_ENTITY_TAIL = (
-    "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
+    "WITH e " + drop_documents("e") + "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
     "WITH e, collect(o) AS obs FOREACH (x IN obs | DELETE x) "
     "WITH e OPTIONAL MATCH (c:Entity {parent_id: e.id}) "
     "WITH e, collect(c) AS kids FOREACH (k IN kids | SET k.parent_id = NULL) "

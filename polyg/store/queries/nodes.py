@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import HAS_OBSERVATION, OBSERVATION, Label, RelType
+from polyg.store.names import HAS_OBSERVATION, OBSERVATION, STRUCTURAL_REL_TYPES, Label, RelType
 from polyg.store.queries import Runner
+from polyg.store.queries.document_cache import drop_documents
 
 # A node's own fields as one map, and its user properties as [key, value] pairs: the keys
 # polyg owns (embeddings among them: 384 floats each) are not sent back.
@@ -141,19 +142,22 @@ def _own_field(key: str) -> str:
 
 
 async def delete_node(runner: Runner, project: str, kind: Label, node_id: str, now: str) -> list[Row]:
-    """The node, its observations and edges; its neighbours' `updated_at` is bumped (an edge
-    touching them went away) and its children lose their parent. Returns the neighbours' ids."""
+    """The node, its observations and edges, and the documents cached for it or built from it;
+    its neighbours' `updated_at` is bumped (an edge touching them went away; not a template
+    it used, which would stale every page of that template) and its children lose their
+    parent. Returns the neighbours' ids."""
     return await runner.write(
         project,
         f"MATCH (n:{kind} {{id: $id}}) "
-        f"OPTIONAL MATCH (n)-[r]-(m) WHERE type(r) <> '{HAS_OBSERVATION}' "
+        + drop_documents("n")
+        + "OPTIONAL MATCH (n)-[r]-(m) WHERE NOT type(r) IN $structural "
         "WITH n, collect(DISTINCT m) AS near FOREACH (m IN near | SET m.updated_at = $now) "
         f"WITH n, [m IN near | m.id] AS near OPTIONAL MATCH (n)-[:{HAS_OBSERVATION}]->(o:{OBSERVATION}) "
         "WITH n, near, collect(o) AS obs FOREACH (x IN obs | DELETE x) "
         f"WITH n, near OPTIONAL MATCH (c:{kind} {{parent_id: n.id}}) "
         "WITH n, near, collect(c) AS kids FOREACH (k IN kids | SET k.parent_id = NULL) "
         "WITH n, near, n.id AS gone DETACH DELETE n RETURN gone, near",
-        {"id": node_id, "now": now},
+        {"id": node_id, "now": now, "structural": sorted(STRUCTURAL_REL_TYPES)},
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from polyg.store.falkor import Row
 from polyg.store.names import TEMPLATE, USES_TEMPLATE, Label
 from polyg.store.queries import Runner
+from polyg.store.queries.document_cache import drop_documents
 
 FIELDS = "t {.id, .name, .description, .structure, .variables_json, .node_types, .created_at, .updated_at}"
 
@@ -55,7 +56,8 @@ async def update(runner: Runner, project: str, template_id: str, fields: dict[st
 async def delete(runner: Runner, project: str, template_id: str) -> bool:
     rows = await runner.write(
         project,
-        f"MATCH (t:{TEMPLATE} {{id: $id}}) WITH t, t.id AS gone DETACH DELETE t RETURN count(gone)",
+        f"MATCH (t:{TEMPLATE} {{id: $id}}) WITH t " + drop_documents("t") + "WITH t, t.id AS gone DETACH DELETE t "
+        "RETURN count(gone)",
         {"id": template_id},
     )
     return bool(rows and rows[0][0])

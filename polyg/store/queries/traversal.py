@@ -8,7 +8,8 @@ are never traversed: they are bookkeeping, not knowledge.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from polyg.store.falkor import Row
@@ -173,18 +174,66 @@ async def expand_from(
     )
 
 
-async def hops_from(
-    runner: Runner, project: str, frontier: Sequence[int], *, types: Sequence[RelType] | None, cap: int
+@dataclass(frozen=True)
+class HopRank:
+    """How a path search ranks a node's relationships when it reads only the best of them:
+    relevance (strength name -> factor; None: 1.0) x directional weight of the type for the
+    direction travelled (type -> [forward, backward], `default` for other types) x the edge's
+    `weight` clamped to [0, 1] (when `weight` is set; 1.0 without one)."""
+
+    relevance: Mapping[str, float] | None
+    directional: Mapping[str, tuple[float, float]]
+    default: tuple[float, float]
+    weight: bool
+
+
+# Spec 000's relevance of one relationship: a number in [0, 1] as it is, a strength by name,
+# medium otherwise (polyg.core.traversal.relevance).
+_RELEVANCE = (
+    "CASE WHEN $relevance IS NULL THEN 1.0 "
+    "WHEN typeOf(r.relevance_strength) IN ['Integer', 'Float'] AND 0 <= r.relevance_strength <= 1 "
+    "THEN toFloat(r.relevance_strength) "
+    "ELSE coalesce($relevance[toLower(toString(r.relevance_strength))], $relevance.medium) END"
+)
+_DIRECTIONAL = "coalesce($directional[type(r)], $default)[CASE WHEN along THEN 0 ELSE 1 END]"
+_WEIGHT = (
+    "CASE WHEN $weight AND typeOf(r.weight) IN ['Integer', 'Float'] "
+    "THEN CASE WHEN r.weight < 0 THEN 0.0 WHEN r.weight > 1 THEN 1.0 ELSE toFloat(r.weight) END ELSE 1.0 END"
+)
+
+
+async def best_hops(
+    runner: Runner,
+    project: str,
+    frontier: Sequence[tuple[int, bool]],
+    *,
+    types: Sequence[RelType] | None,
+    rank: HopRank,
+    fanout: int,
 ) -> list[Row]:
-    """Every relationship at the given nodes, either way, as a path search scores it: [from
-    internal id, edge internal id, source internal id, type, relevance_strength, weight, other
-    end's internal id], at most `cap` rows."""
+    """The `fanout` best relationships at each frontier node, either way: per (internal id,
+    outward) in `frontier`, [internal id, outward, hops, degree], each hop [edge internal id,
+    source internal id, type, relevance_strength, weight, other end's internal id], best first
+    by `rank` for a path that leaves the node (`outward`) or arrives at it; degree: how many it
+    has. Ranked and cut in the database: a hub's thousands of relationships never leave it."""
     hop, keep = _hop("both", types)
     return await runner.read(
         project,
-        f"UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) WHERE {keep} "
-        "RETURN fid, id(r), id(startNode(r)), type(r), r.relevance_strength, r.weight, id(o) LIMIT $cap",
-        {"frontier": list(frontier), "own": OWN_TYPES, "cap": cap},
+        f"UNWIND $frontier AS f MATCH (x) WHERE id(x) = f[0] MATCH (x){hop}(o) WHERE {keep} "
+        "WITH f, r, o, (id(startNode(r)) = f[0]) = f[1] AS along "
+        f"WITH f, r, o, ({_RELEVANCE}) * ({_DIRECTIONAL}) * ({_WEIGHT}) AS score "
+        "ORDER BY score DESC, id(r) "
+        "WITH f, collect([id(r), id(startNode(r)), type(r), r.relevance_strength, r.weight, id(o)]) AS hops "
+        "RETURN f[0], f[1], hops[..$fanout], size(hops)",
+        {
+            "frontier": [[node, outward] for node, outward in frontier],
+            "own": OWN_TYPES,
+            "fanout": fanout,
+            "relevance": dict(rank.relevance) if rank.relevance is not None else None,
+            "directional": {k: list(v) for k, v in rank.directional.items()},
+            "default": list(rank.default),
+            "weight": rank.weight,
+        },
     )
 
 
