@@ -20,6 +20,7 @@ from polyg.errors import ConfigError, NotFound
 from polyg.server import Dispatcher
 from polyg.tools import catalog, toolsets
 from polyg.tools.catalog import ToolsetInfo
+from polyg.tools.kg import shape_entity
 from polyg.tools.prompts import PromptSpec
 from polyg.tools.registry import Form, Params, ToolNameConflict, Toolset, shared_tool
 from tests.mcp_helpers import kg_session
@@ -39,7 +40,7 @@ class ByName(Params):
 
 
 async def get_by_id(s: Services, p: ById) -> dict[str, Any]:
-    return {"entity": await s.entities.get(s.project(p.project_id), p.entity_id)}
+    return {"entity": shape_entity(await s.entities.get(s.project(p.project_id), p.entity_id))}
 
 
 async def get_by_name(s: Services, p: ByName) -> dict[str, Any]:
@@ -47,7 +48,7 @@ async def get_by_name(s: Services, p: ByName) -> dict[str, Any]:
     found = await s.named.ids_by_name(project, [p.name])
     if p.name not in found:
         raise NotFound(f"Entity {p.name!r} not found.")
-    return {"entity": await s.entities.get(project, found[p.name])}
+    return {"entity": shape_entity(await s.entities.get(project, found[p.name]))}
 
 
 def sharing_toolsets() -> dict[str, Toolset]:
@@ -100,11 +101,11 @@ async def test_a_shared_tool_is_listed_once_and_answers_both_forms(services: Ser
 
     made = await services.entities.create("shared", name="Ada", type_="person", observations=["wrote notes"])
     dispatcher = Dispatcher(_core_of(services), tools)
-    by_id = structured(await dispatcher.call("get_entity", {"project_id": "shared", "entity_id": made["id"]}))
+    by_id = structured(await dispatcher.call("get_entity", {"project_id": "shared", "entity_id": made.id}))
     by_name = structured(await dispatcher.call("get_entity", {"project_id": "shared", "name": "Ada"}))
-    assert by_id == by_name == {"entity": made}
+    assert by_id == by_name == {"entity": shape_entity(made)}
 
-    for arguments in ({"project_id": "shared"}, {"project_id": "shared", "entity_id": made["id"], "name": "Ada"}):
+    for arguments in ({"project_id": "shared"}, {"project_id": "shared", "entity_id": made.id, "name": "Ada"}):
         result = await dispatcher.call("get_entity", arguments)
         assert result.is_error
         assert result.content[0].text == "Error: Invalid arguments for get_entity: give entity_id, or name."

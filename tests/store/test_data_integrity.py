@@ -29,7 +29,7 @@ def _index_only(plan: list[str], step: str) -> bool:
     return step in text and "Label Scan" not in text and "All Node Scan" not in text
 
 
-async def _indexes_built(s: Services, project: str) -> None:
+async def indexes_built(s: Services, project: str) -> None:
     """Poll until FalkorDB has filled the indexes it builds in the background (an index made
     over existing data is not used by the planner until then)."""
     deadline = asyncio.get_running_loop().time() + 30
@@ -66,31 +66,31 @@ async def test_name_lookups_are_exact_where_the_index_is_not(services: Services)
 async def test_deleting_an_entity_finds_its_children_through_an_index(services: Services) -> None:
     s = services
     parent = await s.entities.create(P, name="parent", type_="t")
-    child = await s.entities.create(P, name="child", type_="t", parent_id=parent["id"])
-    await _indexes_built(s, P)
+    child = await s.entities.create(P, name="child", type_="t", parent_id=parent.id)
+    await indexes_built(s, P)
     # The query memory-compat's delete_entities runs (kg's delete_entity runs it for one id).
     plan = await s.store.explain(
-        P, "UNWIND $ids AS id MATCH (e:Entity {id: id}) " + DELETE_ENTITY_TAIL, {"ids": [parent["id"]]}
+        P, "UNWIND $ids AS id MATCH (e:Entity {id: id}) " + DELETE_ENTITY_TAIL, {"ids": [parent.id]}
     )
     assert _index_only(plan, "Node By Index Scan | (c:Entity)"), plan
-    await s.entities.delete(P, parent["id"])
-    assert (await s.entities.get(P, child["id"]))["parentId"] is None
+    await s.entities.delete(P, parent.id)
+    assert (await s.entities.get(P, child.id)).node.parent_id is None
 
 
 async def test_relationships_are_found_by_id_through_an_index(services: Services) -> None:
     s = services
     a = await s.entities.create(P, name="a", type_="t")
     b = await s.entities.create(P, name="b", type_="t")
-    rel = await s.relationships.create(P, source_id=a["id"], target_id=b["id"], type_="uses")
+    rel = await s.relationships.create(P, source_id=a.id, target_id=b.id, type_="uses")
     await s.named.create_relations(P, [{"from": "a", "to": "b", "relationType": "works at"}])
-    await _indexes_built(s, P)
+    await indexes_built(s, P)
     for rel_type in ("uses", "works_at"):  # a kg type, and memory-compat's stored "works at"
-        plan = await s.store.explain(P, delete_by_id(RelType(rel_type)), {"id": rel["id"]})
+        plan = await s.store.explain(P, delete_by_id(RelType(rel_type)), {"id": rel.id})
         assert _index_only(plan, "Edge By Index Scan"), plan
-    assert await s.relationships.type_of(P, rel["id"]) == "uses"
-    await s.relationships.delete(P, rel["id"])
+    assert await s.relationships.type_of(P, rel.id) == "uses"
+    await s.relationships.delete(P, rel.id)
     with pytest.raises(NotFound):
-        await s.relationships.delete(P, rel["id"])
+        await s.relationships.delete(P, rel.id)
 
 
 async def test_existing_projects_get_the_new_indexes(services: Services) -> None:
@@ -99,7 +99,7 @@ async def test_existing_projects_get_the_new_indexes(services: Services) -> None
     await s.store.query("old", "CREATE (:Entity {id: 'e1', name: 'a'})-[:knows {id: 'r1'}]->(:Entity {id: 'e2'})")
     guard = SchemaGuard(s.store, s.ctx.embedder.model_id, s.ctx.embedder.dimension)
     await guard.ensure("old")
-    await _indexes_built(s, "old")
+    await indexes_built(s, "old")
     plan = await s.store.explain("old", delete_by_id(RelType("knows")), {"id": "r1"})
     assert _index_only(plan, "Edge By Index Scan"), plan
     plan = await s.store.explain("old", "MATCH (c:Entity {parent_id: $id}) RETURN c", {"id": "e1"})
@@ -134,13 +134,10 @@ async def test_two_processes_create_one_relationship_once(services: Services) ->
     a = await s.entities.create(P, name="a", type_="t")
     b = await s.entities.create(P, name="b", type_="t")
     made = await asyncio.gather(
-        *(
-            service.create(P, source_id=a["id"], target_id=b["id"], type_="uses")
-            for service in (s.relationships, other) * 3
-        )
+        *(service.create(P, source_id=a.id, target_id=b.id, type_="uses") for service in (s.relationships, other) * 3)
     )
-    assert len({m["id"] for m in made}) == 1
-    assert len(await s.relationships.list_for(P, a["id"], type_=None, direction="both", limit=10)) == 1
+    assert len({m.id for m in made}) == 1
+    assert len(await s.relationships.list_for(P, a.id, type_=None, direction="both", limit=10)) == 1
 
 
 async def test_search_ranks_first_the_entity_named_exactly_as_the_query_is_read(services: Services) -> None:
@@ -149,7 +146,7 @@ async def test_search_ranks_first_the_entity_named_exactly_as_the_query_is_read(
     s = services
     await s.named.create_entities(P, [{"name": "Zoë", "entityType": "t"}, {"name": "Zoe", "entityType": "t"}])
     await s.store.query(P, "CREATE (:Entity {id: 'legacy', name: 'Zoe\n', type: 't', created_at: '1'})")
-    await _indexes_built(s, P)
+    await indexes_built(s, P)
     ids = await s.named.ids_by_name(P, ["Zoë", "Zoe"])
     zoe_nfc, zoe = ids["Zoë"], ids["Zoe"]
     for query in (" Zoe\u0308 ", "Zoë"):
