@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from polyg.config import ALL_TOOLSETS, load_settings
+from polyg.config import ALL_TOOLSETS, DEFAULT_TOOLSETS, load_settings
 from polyg.core.app import Polyg, Services
 from polyg.embed import create_embedder
 from polyg.errors import ConfigError, NotFound
@@ -187,8 +187,9 @@ def test_shared_tool_forms_must_be_told_apart() -> None:
 # --- the catalog: the one list of toolset names --------------------------------------------------
 
 
-def test_configuration_defaults_to_every_built_toolset() -> None:
+def test_all_is_every_built_toolset() -> None:
     assert ALL_TOOLSETS == catalog.BUILT == tuple(toolsets.TOOLSETS)
+    assert load_settings(toolsets="all").toolsets == list(toolsets.TOOLSETS)
     assert set(catalog.KNOWN) >= {"kg", "memory-compat", "knowledge", "memory", "graphrag", "retrieval"}
 
 
@@ -213,6 +214,15 @@ def test_naming_only_planned_toolsets_is_a_configuration_error() -> None:
     names = [info.name for info in PLANNED]
     with pytest.raises(ConfigError, match=rf"toolsets {re.escape(str(names))} are not available yet"):
         load_settings(toolsets=",".join(names))
+
+
+async def test_by_default_a_client_sees_about_30_tools_recall_and_remember_among_them(tmp_path: Path) -> None:
+    async with kg_session("stdio", tmp_path / "default") as server:
+        names = {tool.name for tool in (await server.client.list_tools()).tools}
+    assert len(names) <= 30
+    assert {"recall", "remember", "create_entity", "get_entity"} <= names
+    assert names == {t.name for t in toolsets.enabled(list(DEFAULT_TOOLSETS))}
+    assert len(toolsets.enabled(list(ALL_TOOLSETS))) > len(names)
 
 
 # --- prompts and instructions follow the enabled toolsets ----------------------------------------
