@@ -54,7 +54,7 @@ async def test_name_lookups_are_exact_where_the_index_is_not(services: Services)
     with pytest.raises(NotFound):  # was a KeyError (4000) when the index answered for "beta"
         await s.named.add_observations(P, [{"entityName": "beta", "contents": ["x"]}])
     made = await s.named.create_entities(P, [{"name": "beta", "entityType": "t"}])
-    assert [e["name"] for e in made] == ["beta"]
+    assert [e.name for e in made] == ["beta"]
     beta = (await s.named.ids_by_name(P, ["beta"]))["beta"]
     assert beta not in ("legacy1", "legacy2")
     await s.named.add_observations(P, [{"entityName": "beta", "contents": ["x"]}])
@@ -122,10 +122,10 @@ async def test_two_processes_add_one_observation_once(services: Services) -> Non
             s.named.add_observations(P, [{"entityName": "shared", "contents": [text]}]),
             other.add_observations(P, [{"entityName": "shared", "contents": [text]}]),
         )
-        added = [r[0]["addedObservations"] for r in results]
-        assert sorted(added) == [[], [text]]  # one of them added it, and says so; the other did not
+        added = [r[0].added for r in results]
+        assert sorted(added) == [(), (text,)]  # one of them added it, and says so; the other did not
     (entity,) = await s.named.entities(P, list((await s.named.ids_by_name(P, ["shared"])).values()))
-    assert entity["observations"] == [f"fact {i}" for i in range(5)]
+    assert entity.observations == tuple(f"fact {i}" for i in range(5))
 
 
 async def test_two_processes_create_one_relationship_once(services: Services) -> None:
