@@ -614,7 +614,9 @@ async def session(args: argparse.Namespace, n: int, run_official: bool, polyg_di
         command = None
         if args.profile_run:
             command = [sys.executable, str(SCRIPT), "_cprofile", str(args.profile_run)]
-        polyg = common.PolygServer(polyg_dir, log_path=plog, env=args.env, command=command)
+        polyg = common.PolygServer(
+            polyg_dir, log_path=plog, env=args.env, command=command, extra_args=["--toolsets", "memory-compat"]
+        )
         await stack.enter_async_context(polyg)
         # Store loaded and model ready, then indexes operational (see wait_until_ok).
         probe = {"names": [generated_entity(n // 2)["name"]]}

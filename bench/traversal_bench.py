@@ -5,7 +5,8 @@ generated graph, and the path-search alternatives measured side by side.
 
 The graph grows by preferential attachment (each new entity links to 2 earlier ones, chosen in
 proportion to their degree, so hubs form as in real graphs), with spec 000's three described
-relationship types and random relevance strengths and weights. Path searches run between random
+relationship types and random relevance strengths and weights, written through the core's batch
+writers (`NodeService`, `EdgeService`) as the toolsets write it. Path searches run between random
 pairs joined by a random walk of 2-4 hops, length <= 4, 5 paths:
 
 - `paths (service)`: `TraversalService.paths`, the whole call: both ends looked up, the paths
@@ -32,9 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import SMOKE_HELP, describe_machine, fmt_ms, machine_info, summarize, write_results
 from polyg.config import load_settings
+from polyg.core import limits
 from polyg.core.app import Polyg, Services
 from polyg.core.centrality import CentralityService
-from polyg.core.reltypes import RelTypeService
+from polyg.core.edges import EdgeDraft
+from polyg.core.model import Outcome
+from polyg.core.nodes import NodeDraft
 from polyg.core.traversal import TraversalService
 from polyg.embed import create_embedder
 
@@ -54,27 +58,36 @@ def generate(n: int, seed: int = 7) -> list[tuple[int, int, str, str, float]]:
     return edges
 
 
-async def load(s: Services, n: int) -> list[tuple[int, int, str, str, float]]:
-    await s.ctx.write(
-        P, "UNWIND range(0, $n - 1) AS i CREATE (:Entity {id: 'e' + toString(i), name: 'e' + toString(i)})", {"n": n}
-    )
-    edges = generate(n)
-    for rel in TYPES:
-        batch = [[f"e{a}", f"e{b}", f"r{k}", st, w] for k, (a, b, t, st, w) in enumerate(edges) if t == rel]
-        for i in range(0, len(batch), 5000):
-            await s.ctx.write(
-                P,
-                f"UNWIND $rows AS row MATCH (a:Entity {{id: row[0]}}), (b:Entity {{id: row[1]}}) "
-                f"CREATE (a)-[:{rel} {{id: row[2], relevance_strength: row[3], weight: row[4]}}]->(b)",
-                {"rows": batch[i : i + 5000]},
-            )
-    types = RelTypeService(s.ctx)
+async def load(s: Services, n: int) -> tuple[list[str], list[tuple[int, int, str, str, float]]]:
+    """The graph written through the core's batch writers, as the toolsets write it: the
+    entities' ids (by index) and the edges (by entity index)."""
     for rel, directionality in TYPES.items():
-        await types.create(P, rel, directionality=directionality)
-    return edges
+        await s.reltypes.create(P, rel, directionality=directionality)
+    ids: list[str] = []
+    for start in range(0, n, limits.MAX_BATCH):
+        drafts = [NodeDraft(f"e{i}", "thing") for i in range(start, min(n, start + limits.MAX_BATCH))]
+        ids += [written(o) for o in await s.nodes.create(P, drafts)]
+    edges = generate(n)
+    for start in range(0, len(edges), limits.MAX_BATCH):
+        drafts = [
+            EdgeDraft(ids[a], ids[b], rel, properties={"relevance_strength": strength, "weight": weight})
+            for a, b, rel, strength, weight in edges[start : start + limits.MAX_BATCH]
+        ]
+        for outcome in await s.edges.create(P, drafts):
+            written(outcome)
+    # The new entities' vectors are made in the background: done before anything is timed.
+    if not await s.ctx.vectors.settle(P, 600):
+        raise RuntimeError("the vectorizer did not store the preloaded entities' vectors")
+    return ids, edges
 
 
-def connected_pairs(edges: list[tuple[int, int, str, str, float]], n: int, count: int) -> list[tuple[str, str]]:
+def written(outcome: Outcome) -> str:
+    if outcome.status == "error" or outcome.id is None:
+        raise RuntimeError(f"preload item {outcome.index} failed: {outcome.error}")
+    return outcome.id
+
+
+def connected_pairs(ids: list[str], edges: list[tuple[int, int, str, str, float]], count: int) -> list[tuple[str, str]]:
     """Random pairs joined by a walk of 2-4 hops (random pairs are rarely within 4 hops)."""
     rng = random.Random(11)
     near: dict[int, list[int]] = {}
@@ -83,11 +96,11 @@ def connected_pairs(edges: list[tuple[int, int, str, str, float]], n: int, count
         near.setdefault(b, []).append(a)
     pairs = []
     while len(pairs) < count:
-        start = here = rng.randrange(n)
+        start = here = rng.randrange(len(ids))
         for _ in range(rng.randint(2, 4)):
             here = rng.choice(near[here])
         if here != start:
-            pairs.append((f"e{start}", f"e{here}"))
+            pairs.append((ids[start], ids[here]))
     return pairs
 
 
@@ -176,9 +189,9 @@ async def main() -> int:
         )
         try:
             s = await core.ready()
-            edges = await load(s, args.nodes)
+            ids, edges = await load(s, args.nodes)
             edge_count = len(edges)
-            result = await measure(s, connected_pairs(edges, args.nodes, args.pairs))
+            result = await measure(s, connected_pairs(ids, edges, args.pairs))
         finally:
             await core.close()
     rows = [

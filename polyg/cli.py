@@ -90,7 +90,9 @@ def serve(
     transport: Annotated[str | None, typer.Option(help="stdio (default) or http.")] = None,
     host: Annotated[str | None, typer.Option(help="HTTP bind address (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="HTTP port (default 8765).")] = None,
-    toolsets: Annotated[str | None, typer.Option(help="Comma-separated toolsets, or 'all' (default: all).")] = None,
+    toolsets: Annotated[
+        str | None, typer.Option(help="Toolsets, comma-separated, or 'all' (default: kg,memory).")
+    ] = None,
     api_key: Annotated[str | None, typer.Option("--api-key", help="Bearer key required over HTTP.")] = None,
     project: ProjectOpt = None,
     store: StoreOpt = None,

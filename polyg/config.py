@@ -20,10 +20,12 @@ from pydantic_settings.exceptions import SettingsError
 
 from polyg.errors import ConfigError, InvalidConfigFormat, InvalidParams, MissingConfigFile
 from polyg.names import check_project_id
-from polyg.tools.catalog import BUILT, KNOWN
+from polyg.tools.catalog import BUILT, DEFAULT, KNOWN
 
-# The toolsets served by default: every one built so far (polyg.tools.catalog lists them all).
+# Every toolset built so far (`--toolsets all`), and the ones served when none are named
+# (polyg.tools.catalog lists them all and says why the default is what it is).
 ALL_TOOLSETS = BUILT
+DEFAULT_TOOLSETS = DEFAULT
 
 
 def _xdg(var: str, fallback: str) -> Path:
@@ -180,7 +182,7 @@ def _split(value: Any) -> Any:
 
 DEFAULTS: dict[str, Any] = {
     "project": "default",
-    "toolsets": list(ALL_TOOLSETS),
+    "toolsets": list(DEFAULT_TOOLSETS),
     "store": None,
     "falkordb_host": None,
     "falkordb_port": 6379,

@@ -35,7 +35,7 @@ def test_defaults(clean_env: Path) -> None:
     s = load_settings()
     assert isinstance(s, Settings)
     assert s.project == "default"
-    assert s.toolsets == list(ALL_TOOLSETS)
+    assert s.toolsets == ["kg", "memory"]
     assert s.store is None and s.server_url is None
     assert s.data_dir == clean_env / "data" / "polyg"
     assert s.resolved_log_dir == clean_env / "data" / "polyg" / "logs"

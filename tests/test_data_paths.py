@@ -335,7 +335,7 @@ async def test_kg_lists_stay_within_the_budget_and_say_what_they_left_out(both: 
 
 async def test_refused_and_no_op_calls_do_not_create_a_project(tmp_path: Path) -> None:
     typo = {"project_id": "typo_project"}
-    async with kg_session("stdio", tmp_path, **EMBEDDER) as s:
+    async with kg_session("stdio", tmp_path, "--toolsets", "kg,memory-compat", **EMBEDDER) as s:
         await s.ok("create_entities", {"project_id": "real", "entities": [ent("a")]})
         await s.fails("create_entities", {**typo, "entities": [ent("\u200b")]}, code=4002)
         await s.fails("create_relations", {**typo, "relations": [rel("a", "b", "x")]}, code=4004)

@@ -54,7 +54,7 @@ async def mc(servers_root: Path) -> AsyncIterator[KG]:
     root = servers_root / "memory-compat"
     params = StdioServerParameters(
         command=str(POLYG),
-        args=["serve", "--data-dir", str(root / "data"), "--project", DEFAULT_PROJECT],
+        args=["serve", "--data-dir", str(root / "data"), "--project", DEFAULT_PROJECT, "--toolsets", "all"],
         env=server_env(root),
     )
     with open_log(root / "stderr.log") as errlog:

@@ -25,7 +25,7 @@ FAST = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
 @pytest.fixture(scope="module", params=TRANSPORTS)
 async def every_tool(request: pytest.FixtureRequest, servers_root: Path) -> AsyncIterator[KG]:
     """A server with every toolset, over each transport."""
-    async with kg_session(request.param, servers_root / f"protocol-{request.param}", **FAST) as kg:
+    async with kg_session(request.param, servers_root / f"protocol-{request.param}", "--toolsets", "all", **FAST) as kg:
         yield kg
 
 

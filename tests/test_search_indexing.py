@@ -75,4 +75,4 @@ async def test_search_during_index_build_is_a_clear_error_then_works(services: S
             except IndexNotFound:
                 await anyio.sleep(0.2)
     [(entity_id, _), *_] = hits
-    assert (await s.named.entities(PROJECT, [entity_id]))[0]["name"] == "Miles Davis"
+    assert (await s.named.entities(PROJECT, [entity_id]))[0].name == "Miles Davis"

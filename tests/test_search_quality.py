@@ -206,7 +206,7 @@ async def names(services: Services, query: str, limit: int = 5, project: str = P
     hits = await services.search.entities(project, query, limit)
     assert len(hits) <= limit
     found = await services.named.entities(project, [entity_id for entity_id, _ in hits])
-    return [e["name"] for e in found]
+    return [e.name for e in found]
 
 
 @pytest.mark.anyio

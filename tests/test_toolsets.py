@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
-from polyg.config import ALL_TOOLSETS, load_settings
+from polyg.config import ALL_TOOLSETS, DEFAULT_TOOLSETS, load_settings
 from polyg.core.app import Polyg, Services
 from polyg.embed import create_embedder
 from polyg.errors import ConfigError, NotFound
 from polyg.server import Dispatcher
 from polyg.tools import catalog, toolsets
 from polyg.tools.catalog import ToolsetInfo
+from polyg.tools.kg import shape_entity
 from polyg.tools.prompts import PromptSpec
 from polyg.tools.registry import Form, Params, ToolNameConflict, Toolset, shared_tool
 from tests.mcp_helpers import kg_session
@@ -39,7 +40,7 @@ class ByName(Params):
 
 
 async def get_by_id(s: Services, p: ById) -> dict[str, Any]:
-    return {"entity": await s.entities.get(s.project(p.project_id), p.entity_id)}
+    return {"entity": shape_entity(await s.entities.get(s.project(p.project_id), p.entity_id))}
 
 
 async def get_by_name(s: Services, p: ByName) -> dict[str, Any]:
@@ -47,7 +48,7 @@ async def get_by_name(s: Services, p: ByName) -> dict[str, Any]:
     found = await s.named.ids_by_name(project, [p.name])
     if p.name not in found:
         raise NotFound(f"Entity {p.name!r} not found.")
-    return {"entity": await s.entities.get(project, found[p.name])}
+    return {"entity": shape_entity(await s.entities.get(project, found[p.name]))}
 
 
 def sharing_toolsets() -> dict[str, Toolset]:
@@ -100,11 +101,11 @@ async def test_a_shared_tool_is_listed_once_and_answers_both_forms(services: Ser
 
     made = await services.entities.create("shared", name="Ada", type_="person", observations=["wrote notes"])
     dispatcher = Dispatcher(_core_of(services), tools)
-    by_id = structured(await dispatcher.call("get_entity", {"project_id": "shared", "entity_id": made["id"]}))
+    by_id = structured(await dispatcher.call("get_entity", {"project_id": "shared", "entity_id": made.id}))
     by_name = structured(await dispatcher.call("get_entity", {"project_id": "shared", "name": "Ada"}))
-    assert by_id == by_name == {"entity": made}
+    assert by_id == by_name == {"entity": shape_entity(made)}
 
-    for arguments in ({"project_id": "shared"}, {"project_id": "shared", "entity_id": made["id"], "name": "Ada"}):
+    for arguments in ({"project_id": "shared"}, {"project_id": "shared", "entity_id": made.id, "name": "Ada"}):
         result = await dispatcher.call("get_entity", arguments)
         assert result.is_error
         assert result.content[0].text == "Error: Invalid arguments for get_entity: give entity_id, or name."
@@ -186,8 +187,9 @@ def test_shared_tool_forms_must_be_told_apart() -> None:
 # --- the catalog: the one list of toolset names --------------------------------------------------
 
 
-def test_configuration_defaults_to_every_built_toolset() -> None:
+def test_all_is_every_built_toolset() -> None:
     assert ALL_TOOLSETS == catalog.BUILT == tuple(toolsets.TOOLSETS)
+    assert load_settings(toolsets="all").toolsets == list(toolsets.TOOLSETS)
     assert set(catalog.KNOWN) >= {"kg", "memory-compat", "knowledge", "memory", "graphrag", "retrieval"}
 
 
@@ -212,6 +214,15 @@ def test_naming_only_planned_toolsets_is_a_configuration_error() -> None:
     names = [info.name for info in PLANNED]
     with pytest.raises(ConfigError, match=rf"toolsets {re.escape(str(names))} are not available yet"):
         load_settings(toolsets=",".join(names))
+
+
+async def test_by_default_a_client_sees_about_30_tools_recall_and_remember_among_them(tmp_path: Path) -> None:
+    async with kg_session("stdio", tmp_path / "default") as server:
+        names = {tool.name for tool in (await server.client.list_tools()).tools}
+    assert len(names) <= 30
+    assert {"recall", "remember", "create_entity", "get_entity"} <= names
+    assert names == {t.name for t in toolsets.enabled(list(DEFAULT_TOOLSETS))}
+    assert len(toolsets.enabled(list(ALL_TOOLSETS))) > len(names)
 
 
 # --- prompts and instructions follow the enabled toolsets ----------------------------------------

@@ -293,7 +293,7 @@ def test_cli_errors(root: Path, tmp_path: Path) -> None:
 async def serve(root: Path, project: str) -> AsyncIterator[KG]:
     params = StdioServerParameters(
         command=str(POLYG),
-        args=["serve", "--data-dir", str(root / "data"), "--project", project],
+        args=["serve", "--data-dir", str(root / "data"), "--project", project, "--toolsets", "kg,memory-compat"],
         env=server_env(root, **EMBEDDER),
     )
     with open_log(root / "stderr.log") as errlog:

@@ -83,7 +83,7 @@ class SemanticGraph:
             else:
                 description = summary or ""
         else:
-            concept_id = (await self.entities.create(project, name=name, type_=CONCEPT, description=description))["id"]
+            concept_id = (await self.entities.create(project, name=name, type_=CONCEPT, description=description)).id
             created = True
         now = now_iso()
         if targets:

@@ -7,32 +7,69 @@ Writes store the text and queue the entity; `polyg.core.vectorizer` stores the v
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from polyg.core import limits
 from polyg.core.graph import GraphContext
+from polyg.core.model import Node
 from polyg.core.nodes import type_label
 from polyg.errors import NotFound
 from polyg.names import new_id, now_iso, timestamps
+from polyg.store.names import ENTITY
 from polyg.store.queries import entities as q
 from polyg.store.queries.entities import DELETE_ENTITY_TAIL, label_dispatch
 
-__all__ = ["DELETE_ENTITY_TAIL", "EntityService", "label_dispatch", "shape_entity", "type_label"]
+__all__ = [
+    "DELETE_ENTITY_TAIL",
+    "EntityDetail",
+    "EntityService",
+    "Observation",
+    "entity_node",
+    "label_dispatch",
+    "type_label",
+]
 
 
-def shape_entity(row: dict[str, Any], observations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    entity = {
-        "id": row["id"],
-        "name": row["name"],
-        "type": row["type"],
-        "description": row.get("summary") or "",
-        "parentId": row.get("parent_id"),
-        "created_at": row.get("created_at"),
-        "updated_at": row.get("updated_at"),
-    }
-    if observations is not None:
-        entity["observations"] = [{"id": o["id"], "text": o["text"]} for o in observations]
-    return entity
+@dataclass(frozen=True)
+class Observation:
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class EntityDetail:
+    """An entity with a page of its observations (oldest first): the page starts at
+    `observation_offset` of the `observations_total` the entity holds."""
+
+    node: Node
+    observations: tuple[Observation, ...] = ()
+    observations_total: int = 0
+    observation_offset: int = 0
+
+    @property
+    def id(self) -> str:
+        return self.node.id
+
+    @property
+    def next_observation_offset(self) -> int | None:
+        """Where the next page starts, when one does."""
+        end = self.observation_offset + len(self.observations)
+        return end if end < self.observations_total else None
+
+
+def entity_node(row: dict[str, Any]) -> Node:
+    """The node of an entity row (`polyg.store.queries.entities.ENTITY_FIELDS`)."""
+    return Node(
+        row["id"],
+        ENTITY,
+        name=row["name"],
+        type=row["type"],
+        summary=row.get("summary") or "",
+        parent_id=row.get("parent_id"),
+        created_at=row.get("created_at"),
+        updated_at=row.get("updated_at"),
+    )
 
 
 class EntityService:
@@ -48,7 +85,7 @@ class EntityService:
         description: str = "",
         observations: list[str] | None = None,
         parent_id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> EntityDetail:
         name = limits.name(name)
         limits.type_(type_)
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
@@ -82,14 +119,12 @@ class EntityService:
         if not rows:
             raise NotFound(f"Parent entity {parent_id} not found.")
         self.ctx.vectors.mark(project, [entity_id])
-        return shape_entity(rows[0][0], [{"id": o["id"], "text": o["text"]} for o in obs])
+        return EntityDetail(entity_node(rows[0][0]), tuple(Observation(o["id"], o["text"]) for o in obs), len(obs))
 
     async def get(
         self, project: str, entity_id: str, *, skip: int = 0, shown: int = limits.OBSERVATIONS_SHOWN
-    ) -> dict[str, Any]:
-        """The entity with at most `shown` of its observations from the `skip`th on (oldest
-        first); when some are left out, `observations_total` says how many it has and
-        `next_observation_offset` where the next page starts (if one does)."""
+    ) -> EntityDetail:
+        """The entity with at most `shown` of its observations from the `skip`th on (oldest first)."""
         limits.identifier(entity_id, "entity_id")
         limits.offset(skip, "observation_offset")
         limits.limit(shown, "observation_limit")
@@ -97,12 +132,8 @@ class EntityService:
         if not rows:
             raise NotFound(f"Entity {entity_id} not found.")
         entity, observations, total = rows[0]
-        shaped = shape_entity(entity, observations)
-        if len(observations) < total:
-            shaped["observations_total"] = total
-            if skip + len(observations) < total:
-                shaped["next_observation_offset"] = skip + len(observations)
-        return shaped
+        page = tuple(Observation(o["id"], o["text"]) for o in observations)
+        return EntityDetail(entity_node(entity), page, int(total), skip)
 
     async def find(
         self,
@@ -112,12 +143,12 @@ class EntityService:
         name_contains: str | None = None,
         limit: int = 50,
         offset: int = 0,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Node]:
         limits.limit(limit)
         limits.offset(offset)
         part = name_contains.lower() if name_contains else None
         rows = await q.find_entities(self.ctx, project, type_, part, offset, limit)
-        return [{"id": i, "name": n, "type": t} for i, n, t in rows]
+        return [Node(i, ENTITY, name=n, type=t) for i, n, t in rows]
 
     async def update_description(self, project: str, entity_id: str, description: str) -> None:
         limits.identifier(entity_id, "entity_id")
@@ -136,7 +167,7 @@ class EntityService:
         if await q.delete_entities(self.ctx, project, [entity_id]) == 0:
             raise NotFound(f"Entity {entity_id} not found.")
 
-    async def add_observation(self, project: str, entity_id: str, text: str) -> dict[str, Any]:
+    async def add_observation(self, project: str, entity_id: str, text: str) -> Observation:
         """Add an observation; a text the entity holds already is not added again, and the
         existing observation is returned (the check runs inside the write)."""
         limits.identifier(entity_id, "entity_id")
@@ -149,7 +180,7 @@ class EntityService:
         observation_id, added = rows[0]
         if added:
             self.ctx.vectors.mark(project, [entity_id])
-        return {"id": observation_id, "text": text}
+        return Observation(observation_id, text)
 
     async def delete_observation(self, project: str, entity_id: str, observation_id: str) -> None:
         limits.identifier(entity_id, "entity_id")

@@ -15,7 +15,7 @@ from typing import Any
 
 from polyg.core import limits
 from polyg.core.edges import new_edge_id
-from polyg.core.entities import EntityService
+from polyg.core.entities import EntityDetail, EntityService, Observation, entity_node
 from polyg.core.graph import GraphContext
 from polyg.core.model import OWN_PROPERTY_KEYS, decode_properties, encode_properties
 from polyg.core.named import NamedGraph, stored_type
@@ -65,9 +65,7 @@ class Relation:
 @dataclass(frozen=True)
 class EntityView:
     entity: EntityRecord
-    # observations (a page of them), with observations_total and next_observation_offset when
-    # not all are shown, as EntityService.get gives them
-    observations: dict[str, Any]
+    observations: EntityDetail  # the entity with the page of its observations asked for
     relations: list[Relation] = field(default_factory=list)
     has_more: bool = False
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -146,9 +144,7 @@ class EntityGraph:
         entity_id = await self.resolver.entity_id(project, name)
         now = now_iso()
         if entity_id is None:
-            entity_id = (await self.entities.create(project, name=name, type_=entity_type, description=description))[
-                "id"
-            ]
+            entity_id = (await self.entities.create(project, name=name, type_=entity_type, description=description)).id
             stored = {k: v for k, v in values.items() if v is not None}
             if stored:
                 await q.set_properties(self.ctx, project, entity_id, stored, now)
@@ -182,7 +178,7 @@ class EntityGraph:
         if unknown and not create_missing:
             raise NotFound(f"Entity with name {', '.join(unknown)} not found (pass create_missing to create it).")
         for name in unknown:
-            ids[name] = (await self.entities.create(project, name=name, type_=DEFAULT_TYPE))["id"]
+            ids[name] = (await self.entities.create(project, name=name, type_=DEFAULT_TYPE)).id
         a, b = ids[source], ids[target]
         found = await q.relation_between(self.ctx, project, a, b, rel_type, relationship)
         created = not found
@@ -249,11 +245,8 @@ class EntityGraph:
             raise NotFound(f"Entity with name {name!r} not found." if by == "name" else f"Entity {key} not found.")
         fields, properties, shown, total, rel_rows, event_rows = rows[0]
         record = record_from(fields, dict(properties))
-        observations: dict[str, Any] = {"observations": [{"id": o["id"], "text": o["text"]} for o in shown]}
-        if len(shown) < total:
-            observations["observations_total"] = total
-            if observation_offset + len(shown) < total:
-                observations["next_observation_offset"] = observation_offset + len(shown)
+        page = tuple(Observation(o["id"], o["text"]) for o in shown)
+        observations = EntityDetail(entity_node(fields), page, int(total), observation_offset)
         relations = [relation_from(row) for row in (rel_rows or [])[:limit]]
         events = [{"id": i, "description": d, "occurred_at": t} for i, d, t in event_rows]
         return EntityView(record, observations, relations, len(rel_rows or []) > limit, events)

@@ -18,6 +18,7 @@ valid name, so free text is stored under a sanitised type with the original in `
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from polyg.core import limits
@@ -30,7 +31,16 @@ from polyg.store.names import is_reserved_rel_type
 from polyg.store.queries import named as q
 from polyg.store.queries.named import REL_TEXT, type_dispatch
 
-__all__ = ["MAX_RELATIONS", "REL_TEXT", "NamedGraph", "stored_type", "type_dispatch"]
+__all__ = [
+    "MAX_RELATIONS",
+    "REL_TEXT",
+    "AddedObservations",
+    "NamedEntity",
+    "NamedGraph",
+    "NamedRelation",
+    "stored_type",
+    "type_dispatch",
+]
 
 # Relations one read returns at most (see `relations_touching`).
 MAX_RELATIONS = 10_000
@@ -49,6 +59,35 @@ def stored_type(relation_type: str) -> str:
 _unique = limits.unique
 
 
+@dataclass(frozen=True)
+class NamedEntity:
+    """An entity of the by-name model: its observation texts (all, or a page of them, oldest
+    first) and how many it has."""
+
+    id: str
+    name: str
+    type: str
+    observations: tuple[str, ...] = ()
+    observations_total: int = 0
+
+
+@dataclass(frozen=True)
+class NamedRelation:
+    """A relation between two entities by name, with its text as the user wrote it."""
+
+    source: str
+    target: str
+    text: str
+
+
+@dataclass(frozen=True)
+class AddedObservations:
+    """What an add_observations item added to its entity (texts it held already are not)."""
+
+    entity_name: str
+    added: tuple[str, ...]
+
+
 class NamedGraph:
     def __init__(self, ctx: GraphContext, reltypes: RelTypeService | None = None) -> None:
         self.ctx = ctx
@@ -63,29 +102,26 @@ class NamedGraph:
 
     async def entities(
         self, project: str, ids: list[str], *, skip: int = 0, shown: int | None = None
-    ) -> list[dict[str, Any]]:
-        """`{name, entityType, observations}` for the given ids, in the given order, with at
-        most `shown` observations each from the `skip`th on (all with None); an entity whose
-        observations were cut also carries `observationsTotal`."""
+    ) -> list[NamedEntity]:
+        """The entities with these ids, in the given order, with at most `shown` observations
+        each from the `skip`th on (all with None)."""
         rows = await q.entities(self.ctx, project, ids, skip, None if shown is None else skip + shown)
-        by_id: dict[str, dict[str, Any]] = {}
-        for entity_id, name, entity_type, obs, total in rows:
-            entity: dict[str, Any] = {"name": name, "entityType": entity_type, "observations": obs}
-            if len(obs) < total:
-                entity["observationsTotal"] = total
-            by_id[entity_id] = entity
+        by_id = {
+            entity_id: NamedEntity(entity_id, name, entity_type, tuple(obs), int(total))
+            for entity_id, name, entity_type, obs, total in rows
+        }
         return [by_id[i] for i in ids if i in by_id]
 
     async def relations_touching(
         self, project: str, ids: list[str], limit: int = MAX_RELATIONS
-    ) -> tuple[list[dict[str, str]], bool]:
+    ) -> tuple[list[NamedRelation], bool]:
         """Relations with at least one endpoint among `ids` (observations are not relations),
         oldest first, at most `limit`; and whether more were left out.
 
         The cap guards the response size against hub entities with huge degree; the caller
         says so in the result, so nothing is dropped silently."""
         rows = await q.relations_touching(self.ctx, project, ids, limit + 1)
-        relations = [{"from": a, "to": b, "relationType": t} for a, b, t in rows[:limit]]
+        relations = [NamedRelation(a, b, t) for a, b, t in rows[:limit]]
         return relations, len(rows) > limit
 
     async def page(self, project: str, offset: int, limit: int) -> tuple[list[str], bool]:
@@ -100,12 +136,16 @@ class NamedGraph:
 
     # --- writes -----------------------------------------------------------------------------
 
-    async def create_entities(self, project: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def create_entities(self, project: str, items: list[dict[str, Any]]) -> list[NamedEntity]:
         """Create the entities whose names are new; repeats within the batch are skipped too.
         Their vectors follow from the vectorizer."""
-        new, rows = await self.prepare_entities(project, items)
+        _, rows = await self.prepare_entities(project, items)
         created = await self.write_entities(project, rows) if rows else set()
-        return [e for e, row in zip(new, rows, strict=True) if row["id"] in created]
+        return [
+            NamedEntity(row["id"], row["name"], row["type"], tuple(o["text"] for o in row["obs"]), len(row["obs"]))
+            for row in rows
+            if row["id"] in created
+        ]
 
     async def prepare_entities(
         self, project: str, items: list[dict[str, Any]]
@@ -149,7 +189,7 @@ class NamedGraph:
         self.ctx.vectors.mark(project, created)
         return created
 
-    async def create_relations(self, project: str, items: list[dict[str, str]]) -> list[dict[str, str]]:
+    async def create_relations(self, project: str, items: list[dict[str, str]]) -> list[NamedRelation]:
         """Create relations between named entities; an unknown endpoint fails the whole batch."""
         limits.count(items, "relations")
         wanted: dict[tuple[str, str, str], dict[str, str]] = {}
@@ -173,7 +213,7 @@ class NamedGraph:
             for rel, at in zip(wanted.values(), timestamps(len(wanted)), strict=True)
         ]
         made = await self.write_relations(project, rows)
-        return [rel for key, rel in wanted.items() if key in made]
+        return [NamedRelation(*key) for key in wanted if key in made]
 
     async def write_relations(
         self, project: str, rows: list[dict[str, Any]], *, same: str = "text"
@@ -190,7 +230,7 @@ class NamedGraph:
         result = await q.create_relations(self.ctx, project, rows, "text" if same == "text" else "id", now_iso())
         return {(a, b, t) for a, b, t in result}
 
-    async def add_observations(self, project: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def add_observations(self, project: str, items: list[dict[str, Any]]) -> list[AddedObservations]:
         """Add observations to named entities, skipping ones already present (checked inside
         the write, so two processes adding one text add it once)."""
         limits.count(items, "observations")
@@ -210,13 +250,13 @@ class NamedGraph:
             texts.setdefault(ids[name], [])
             texts[ids[name]] = _unique(texts[ids[name]] + contents)
         added = await self._write_observations(project, texts) if any(texts.values()) else {}
-        results: list[dict[str, Any]] = []
+        results: list[AddedObservations] = []
         reported: set[tuple[str, str]] = set()
         for name, contents in requests:
             entity_id = ids[name]
             mine = [c for c in contents if c in added.get(entity_id, set()) and (entity_id, c) not in reported]
             reported.update((entity_id, c) for c in mine)
-            results.append({"entityName": name, "addedObservations": mine})
+            results.append(AddedObservations(name, tuple(mine)))
         return results
 
     async def _write_observations(self, project: str, texts: dict[str, list[str]]) -> dict[str, set[str]]:

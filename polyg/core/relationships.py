@@ -41,9 +41,7 @@ class RelationshipService:
         self.ctx = ctx
         self.reltypes = reltypes or RelTypeService(ctx)
 
-    async def create(
-        self, project: str, *, source_id: str, target_id: str, type_: str, description: str = ""
-    ) -> dict[str, Any]:
+    async def create(self, project: str, *, source_id: str, target_id: str, type_: str, description: str = "") -> Edge:
         rel_type = RelType(check_type_name(type_))
         limits.identifier(source_id, "source_id")
         limits.identifier(target_id, "target_id")
@@ -60,13 +58,7 @@ class RelationshipService:
         if not rows:
             raise NotFound("Source or Target entity not found.")
         rel_id, stored_description = rows[0]
-        return {
-            "id": rel_id,
-            "source_id": source_id,
-            "target_id": target_id,
-            "type": rel_type,
-            "description": stored_description or "",
-        }
+        return Edge(rel_id, rel_type, source_id, target_id, stored_description or "")
 
     async def _around(
         self, project: str, entity_id: str, type_: str | None, direction: str, limit: int, returns: str

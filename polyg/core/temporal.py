@@ -315,7 +315,7 @@ class TemporalGraph:
                 entity = await self.entities.create(
                     project, name=name, type_=(types or {}).get(name) or DEFAULT_ENTITY_TYPE
                 )
-                ids[name] = entity["id"]
+                ids[name] = entity.id
                 created.append(name)
         return ids, created
 

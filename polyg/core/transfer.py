@@ -225,7 +225,7 @@ class Transfer:
             ]
             if extra:
                 added = await self.named.add_observations(project, extra)
-                report.observations_added += sum(len(a["addedObservations"]) for a in added)
+                report.observations_added += sum(len(a.added) for a in added)
             if progress:
                 progress(len(batch))
         unknown: list[tuple[int, str]] = []
@@ -267,7 +267,8 @@ class Transfer:
         while True:
             ids, more = await self.named.page(project, offset, PAGE)
             for entity in await self.named.entities(project, ids):
-                out.write(json.dumps({"type": "entity", **entity}, ensure_ascii=False) + "\n")
+                line = {"type": "entity", "name": entity.name, "entityType": entity.type}
+                out.write(json.dumps({**line, "observations": list(entity.observations)}, ensure_ascii=False) + "\n")
                 count += 1
             offset += len(ids)
             if not more:

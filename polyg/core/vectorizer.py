@@ -71,11 +71,6 @@ STALE = "e.rev IS NOT NULL AND (e.vec_rev IS NULL OR e.vec_rev <> e.rev)"
 PARKED = "e.vec_parked IS NOT NULL AND e.vec_parked = e.rev"
 # Rows ready to write: (entities with their head and composed vectors, new observation vectors).
 Vectors = tuple[list[dict[str, Any]], list[dict[str, Any]]]
-# Written by every text change and by every creation: a token no other revision of any entity
-# has, so that a vector computed for an entity that was deleted and created again with the
-# same id (an import restores ids) can never pass for the new entity's.
-NEW_REV = "randomUUID()"
-BUMP_REV = f"e.rev = {NEW_REV}"
 # Failures that say nothing about the texts of a batch: the database cannot be reached. Any
 # other failure may be one text the model (or the database) rejects, so the batch is split.
 TRANSIENT = (StoreTimeout, StoreNotReady)

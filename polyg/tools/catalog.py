@@ -32,3 +32,7 @@ CATALOG: tuple[ToolsetInfo, ...] = (
 BY_NAME: dict[str, ToolsetInfo] = {info.name: info for info in CATALOG}
 KNOWN: tuple[str, ...] = tuple(BY_NAME)
 BUILT: tuple[str, ...] = tuple(info.name for info in CATALOG if info.built)
+# Served when the configuration names none: spec 002's CRUD and spec 003's memory with `recall`
+# and `remember`, 29 tools (they share `get_entity`). A client that sees every toolset (54
+# tools) chooses worse among them; `--toolsets all` serves them all.
+DEFAULT: tuple[str, ...] = ("kg", "memory")

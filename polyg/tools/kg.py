@@ -9,7 +9,8 @@ from pydantic import BaseModel, Field
 
 from polyg.core import limits
 from polyg.core.app import Services
-from polyg.core.model import Edge
+from polyg.core.entities import EntityDetail, Observation
+from polyg.core.model import Edge, Node
 from polyg.store.names import NAME, OWN_REL_TYPES
 from polyg.tools.prompts import PROMPTS
 from polyg.tools.registry import Params, Toolset
@@ -206,6 +207,39 @@ class ObservationRef(Params):
     observation_id: str = Field(json_schema_extra=ID)
 
 
+def observation_out(observation: Observation) -> dict[str, Any]:
+    return {"id": observation.id, "text": observation.text}
+
+
+def observation_page(entity: EntityDetail) -> dict[str, Any]:
+    """An entity's page of observations; when some are left out, `observations_total` says how
+    many it has and `next_observation_offset` where the next page starts (if one does)."""
+    page: dict[str, Any] = {"observations": [observation_out(o) for o in entity.observations]}
+    if len(entity.observations) < entity.observations_total:
+        page["observations_total"] = entity.observations_total
+        if entity.next_observation_offset is not None:
+            page["next_observation_offset"] = entity.next_observation_offset
+    return page
+
+
+def shape_entity(entity: EntityDetail) -> dict[str, Any]:
+    node = entity.node
+    return {
+        "id": node.id,
+        "name": node.name,
+        "type": node.type,
+        "description": node.summary,
+        "parentId": node.parent_id,
+        "created_at": node.created_at,
+        "updated_at": node.updated_at,
+        **observation_page(entity),
+    }
+
+
+def entity_summary(node: Node) -> dict[str, Any]:
+    return {"id": node.id, "name": node.name, "type": node.type}
+
+
 def shape_relationship(edge: Edge) -> dict[str, Any]:
     return {
         "id": edge.id,
@@ -247,15 +281,15 @@ async def create_entity(s: Services, p: CreateEntity) -> dict[str, Any]:
         observations=p.observations,
         parent_id=p.parentId,
     )
-    return {"entity": entity}
+    return {"entity": shape_entity(entity)}
 
 
 @kg.tool(GetEntity, EntityResult, read_only=True, title="Get entity")
 async def get_entity(s: Services, p: GetEntity) -> dict[str, Any]:
     """Get an entity by id, with its observations (oldest first, 100 at most: when there are
     more, `next_observation_offset` says where the next ones start)."""
-    entity = await s.entities.get(
-        s.project(p.project_id), p.entity_id, skip=p.observation_offset, shown=p.observation_limit
+    entity = shape_entity(
+        await s.entities.get(s.project(p.project_id), p.entity_id, skip=p.observation_offset, shown=p.observation_limit)
     )
     observations = entity["observations"]
     room = limits.RESPONSE_BUDGET - limits.size({**entity, "observations": []})
@@ -274,7 +308,9 @@ async def list_entities(s: Services, p: ListEntities) -> dict[str, Any]:
         s.project(p.project_id), type_=p.type, name_contains=p.name_contains, limit=p.limit, offset=p.offset
     )
     return _within_budget(
-        "entities", entities, lambda shown: f"call list_entities again with offset {p.offset + shown}."
+        "entities",
+        [entity_summary(e) for e in entities],
+        lambda shown: f"call list_entities again with offset {p.offset + shown}.",
     )
 
 
@@ -302,7 +338,7 @@ async def create_relationship(s: Services, p: CreateRelationship) -> dict[str, A
         type_=p.type,
         description=p.description,
     )
-    return {"relationship": relationship}
+    return {"relationship": shape_relationship(relationship)}
 
 
 @kg.tool(RelationshipQuery, RelationshipList, read_only=True, title="Get relationships")
@@ -322,7 +358,7 @@ async def get_related_entities(s: Services, p: RelationshipQuery) -> dict[str, A
     )
     shaped = [
         {
-            "entity": {"id": n.node.id, "name": n.node.name, "type": n.node.type},
+            "entity": entity_summary(n.node),
             "relationship": {"id": n.edge.id, "type": n.edge.type, "direction": n.direction},
         }
         for n in related
@@ -342,7 +378,7 @@ async def add_observation(s: Services, p: AddObservation) -> dict[str, Any]:
     """Add an observation (a fact, as a sentence) to an entity; a text the entity already holds
     is not added twice (the existing observation is returned)."""
     observation = await s.entities.add_observation(s.project(p.project_id), p.entity_id, p.observation)
-    return {"observation": observation}
+    return {"observation": observation_out(observation)}
 
 
 @kg.tool(ObservationRef, destructive=True, title="Delete observation")

@@ -627,7 +627,7 @@ async def get_entity(s: Services, p: GetEntity) -> dict[str, Any] | str:
         observation_limit=p.observation_limit,
     )
     return {
-        "entity": {**view.observations, **entity_out(view.entity)},
+        "entity": {**kg.observation_page(view.observations), **entity_out(view.entity)},
         "relationships": [relation_out(r) for r in view.relations],
         "has_more": view.has_more,
         "events": view.events,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from polyg.core import limits
 from polyg.core.app import Services
+from polyg.core.named import NamedEntity, NamedRelation
 from polyg.tools.registry import Params, Toolset
 
 memory_compat = Toolset(
@@ -180,6 +181,21 @@ def _relation(rel: Relation) -> dict[str, str]:
     return {"from": rel.from_, "to": rel.to, "relationType": rel.relationType}
 
 
+# --- results shaped as the official server's ----------------------------------------------
+
+
+def entity_out(entity: NamedEntity) -> dict[str, Any]:
+    """`{name, entityType, observations}`, and `observationsTotal` when some are not shown."""
+    out: dict[str, Any] = {"name": entity.name, "entityType": entity.type, "observations": list(entity.observations)}
+    if len(entity.observations) < entity.observations_total:
+        out["observationsTotal"] = entity.observations_total
+    return out
+
+
+def relation_out(relation: NamedRelation) -> dict[str, str]:
+    return {"from": relation.source, "to": relation.target, "relationType": relation.text}
+
+
 async def _graph(
     s: Services,
     project: str,
@@ -194,14 +210,16 @@ async def _graph(
     read on. `page` is (offset, more follow) for a read_graph page."""
     share = int(limits.RESPONSE_BUDGET * ENTITY_SHARE)
     # Two independent reads: one round trip's wait instead of two.
-    entities, (relations, truncated) = await asyncio.gather(
+    found, (touching, truncated) = await asyncio.gather(
         s.named.entities(project, ids, skip=observation_offset, shown=limits.OBSERVATIONS_SHOWN),
         s.named.relations_touching(project, ids),
     )
+    entities = [entity_out(e) for e in found]
     kept = max(limits.fit(entities, share), 1 if entities else 0)
     if kept < len(entities):
         entities = entities[:kept]
-        relations, truncated = await s.named.relations_touching(project, ids[:kept])
+        touching, truncated = await s.named.relations_touching(project, ids[:kept])
+    relations = [relation_out(r) for r in touching]
     if entities and limits.size(entities[0]) > share:
         _trim_observations(entities[0], share)
     shown = limits.fit(relations, limits.RESPONSE_BUDGET - limits.size(entities))
@@ -251,7 +269,7 @@ async def create_entities(s: Services, p: CreateEntities) -> dict[str, Any]:
     """Create multiple new entities in the knowledge graph. Names that already exist (or
     repeat within the batch) are skipped; the result lists the entities actually created."""
     created = await s.named.create_entities(s.project(p.project_id), [e.model_dump() for e in p.entities])
-    return {"entities": created}
+    return {"entities": [entity_out(e) for e in created]}
 
 
 @memory_compat.tool(CreateRelations, RelationsOut, title="Create Relations")
@@ -259,7 +277,7 @@ async def create_relations(s: Services, p: CreateRelations) -> dict[str, Any]:
     """Create multiple new relations between entities in the knowledge graph. Relations should
     be in active voice. Duplicates are skipped; an unknown entity name is an error."""
     created = await s.named.create_relations(s.project(p.project_id), [_relation(r) for r in p.relations])
-    return {"relations": created}
+    return {"relations": [relation_out(r) for r in created]}
 
 
 @memory_compat.tool(AddObservations, ObservationsOut, title="Add Observations")
@@ -267,7 +285,7 @@ async def add_observations(s: Services, p: AddObservations) -> dict[str, Any]:
     """Add new observations to existing entities in the knowledge graph (ones already present
     are not added twice)."""
     results = await s.named.add_observations(s.project(p.project_id), [o.model_dump() for o in p.observations])
-    return {"results": results}
+    return {"results": [{"entityName": r.entity_name, "addedObservations": list(r.added)} for r in results]}
 
 
 @memory_compat.tool(DeleteEntities, Done, destructive=True, idempotent=True, title="Delete Entities")

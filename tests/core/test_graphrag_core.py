@@ -68,7 +68,7 @@ def test_percentile_and_tier() -> None:
 
 async def _entity(s: Services, project: str, name: str, *observations: str) -> str:
     created = await s.entities.create(project, name=name, type_="thing", observations=list(observations))
-    return str(created["id"])
+    return str(created.id)
 
 
 async def _relationships(s: Services, project: str) -> list[tuple[str, str, str, dict[str, Any]]]:

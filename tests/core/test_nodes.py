@@ -104,8 +104,10 @@ def test_update_merges_properties_relabels_and_marks_text_changes(core: Core, pr
     )
     assert node.id is not None
     run(core, core.services.ctx.vectors.settle(project, 10))
-    before = read(core, project, "MATCH (n:Entity {id: $id}) RETURN n.rev, n.head_embedding IS NULL", {"id": node.id})
-    assert before == [[1, False]]
+    [[rev, no_head]] = read(
+        core, project, "MATCH (n:Entity {id: $id}) RETURN n.rev, n.head_embedding IS NULL", {"id": node.id}
+    )
+    assert rev and not no_head
     [done, missing] = run(
         core,
         core.nodes.update(
@@ -120,13 +122,30 @@ def test_update_merges_properties_relabels_and_marks_text_changes(core: Core, pr
     assert set(done.node.labels) == {"Entity", "Company"}
     assert done.node.properties == {"founded": 1939, "owner": "Alfred Lion"}
     assert missing.status == "error" and missing.code == 4004
-    after = read(core, project, "MATCH (n:Entity {id: $id}) RETURN n.rev, n.type", {"id": node.id})
-    assert after == [[2, "company"]]
+    [[changed, type_]] = read(core, project, "MATCH (n:Entity {id: $id}) RETURN n.rev, n.type", {"id": node.id})
+    assert changed != rev and type_ == "company"
     # Properties only: the text is unchanged, the revision stays.
     run(core, core.nodes.update(project, [NodeChange("Blue Note", properties={"founded": 1940})]))
-    assert read(core, project, "MATCH (n:Entity {id: $id}) RETURN n.rev, n.founded", {"id": node.id}) == [[2, 1940]]
+    assert read(core, project, "MATCH (n:Entity {id: $id}) RETURN n.rev, n.founded", {"id": node.id}) == [
+        [changed, 1940]
+    ]
     [bad] = run(core, core.nodes.update(project, [NodeChange(node.id, properties={"x": float("nan")})]))
     assert bad.code == 4002
+
+
+def test_every_creation_and_text_change_gets_a_revision_no_node_had(core: Core, project: str) -> None:
+    """A counter restarts at 1 for each node: a node deleted and made again under the same id
+    (an import restores ids) would reuse a revision the vectorizer may hold a vector for."""
+    made = make(core, project, *(NodeDraft(f"node {i}", "thing") for i in range(3)))
+    ids = [o.id for o in made]
+    revisions = [
+        row[0] for row in read(core, project, "UNWIND $ids AS id MATCH (n:Entity {id: id}) RETURN n.rev", {"ids": ids})
+    ]
+    for summary in ("first text", "second text"):
+        run(core, core.nodes.update(project, [NodeChange(ids[0], summary=summary)]))
+        revisions += [row[0] for row in read(core, project, "MATCH (n:Entity {id: $id}) RETURN n.rev", {"id": ids[0]})]
+    assert len(revisions) == 5 and len(set(revisions)) == 5
+    assert all(isinstance(r, str) for r in revisions)
 
 
 def test_delete_bumps_neighbours_and_frees_children(core: Core, project: str) -> None:

@@ -95,10 +95,10 @@ async def test_relationship_lookup_by_id_uses_the_index(services: Services, proj
     a = await s.entities.create(project, name="a", type_="file")
     b = await s.entities.create(project, name="b", type_="file")
     rels = RelationshipService(s.ctx)
-    made = await rels.create(project, source_id=a["id"], target_id=b["id"], type_="imports")
+    made = await rels.create(project, source_id=a.id, target_id=b.id, type_="imports")
     assert await type_nodes(s, project) == ["imports"]
     assert "imports" in await edge_id_indexes(s, project)
-    plan = await s.store.explain(project, "MATCH ()-[r:imports {id: $id}]->() RETURN r", {"id": made["id"]})
+    plan = await s.store.explain(project, "MATCH ()-[r:imports {id: $id}]->() RETURN r", {"id": made.id})
     assert any("Edge By Index Scan" in line for line in plan)
 
 
@@ -121,7 +121,7 @@ async def test_one_registry_serves_every_writer_and_forgets_a_replaced_database(
     assert s.relationships.reltypes is s.named.reltypes is s.edges.reltypes is s.nodes.edges.reltypes
     a = await s.entities.create(project, name="a", type_="file")
     b = await s.entities.create(project, name="b", type_="file")
-    await s.relationships.create(project, source_id=a["id"], target_id=b["id"], type_="imports")
+    await s.relationships.create(project, source_id=a.id, target_id=b.id, type_="imports")
     assert await type_nodes(s, project) == ["imports"]
     await s.store.delete_project(project)  # as a database replaced under the running process
     s.forget_database_state()

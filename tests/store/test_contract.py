@@ -17,9 +17,9 @@ import pytest
 
 from polyg.config import load_settings
 from polyg.core.app import Polyg, Services
-from polyg.core.entities import EntityService
+from polyg.core.entities import EntityDetail, EntityService
 from polyg.core.graph import GraphContext
-from polyg.core.model import Edge
+from polyg.core.model import Edge, Node
 from polyg.core.vectors import compose
 from polyg.embed import create_embedder
 from polyg.errors import DimensionMismatch, InvalidParams, NotFound, StoreAuthError, StoreTimeout
@@ -51,7 +51,7 @@ async def stored_embedding(s: Services, entity_id: str, project: str = P) -> lis
     return [float(x) for x in rows[0][0]]
 
 
-async def create(s: Services, name: str, project: str = P, **kwargs: Any) -> dict[str, Any]:
+async def create(s: Services, name: str, project: str = P, **kwargs: Any) -> EntityDetail:
     return await s.entities.create(project, name=name, type_=kwargs.pop("type_", "file"), **kwargs)
 
 
@@ -61,45 +61,45 @@ async def create(s: Services, name: str, project: str = P, **kwargs: Any) -> dic
 async def test_entity_create_get_list_update_delete(services: Services) -> None:
     s = services
     made = await create(s, "src/utils.ts", description="helpers", observations=["uses moment"])
-    assert made["id"].startswith("ent_")
-    assert (made["name"], made["type"], made["description"]) == ("src/utils.ts", "file", "helpers")
-    assert [o["text"] for o in made["observations"]] == ["uses moment"]
+    assert made.id.startswith("ent_")
+    assert (made.node.name, made.node.type, made.node.summary) == ("src/utils.ts", "file", "helpers")
+    assert [o.text for o in made.observations] == ["uses moment"]
 
-    got = await s.entities.get(P, made["id"])
+    got = await s.entities.get(P, made.id)
     assert got == made
 
     other = await create(s, "src/app.ts", type_="module")
     listed = await s.entities.find(P)
-    assert {e["id"] for e in listed} == {made["id"], other["id"]}
-    assert await s.entities.find(P, type_="module") == [{"id": other["id"], "name": "src/app.ts", "type": "module"}]
-    assert [e["id"] for e in await s.entities.find(P, name_contains="UTILS")] == [made["id"]]
+    assert {e.id for e in listed} == {made.id, other.id}
+    assert await s.entities.find(P, type_="module") == [Node(other.id, "Entity", name="src/app.ts", type="module")]
+    assert [e.id for e in await s.entities.find(P, name_contains="UTILS")] == [made.id]
     page = await s.entities.find(P, limit=1, offset=1)
     assert len(page) == 1
 
-    await s.entities.update_description(P, made["id"], "date helpers")
-    assert (await s.entities.get(P, made["id"]))["description"] == "date helpers"
+    await s.entities.update_description(P, made.id, "date helpers")
+    assert (await s.entities.get(P, made.id)).node.summary == "date helpers"
 
-    await s.entities.delete(P, made["id"])
+    await s.entities.delete(P, made.id)
     with pytest.raises(NotFound):
-        await s.entities.get(P, made["id"])
+        await s.entities.get(P, made.id)
     with pytest.raises(NotFound):
-        await s.entities.delete(P, made["id"])
+        await s.entities.delete(P, made.id)
     with pytest.raises(NotFound):
-        await s.entities.update_description(P, made["id"], "x")
+        await s.entities.update_description(P, made.id, "x")
     assert await entity_count(s) == 1
 
 
 async def test_type_becomes_a_second_label(services: Services) -> None:
     made = await create(services, "Lisbon", type_="location")
     rows = await services.store.ro_query(P, "MATCH (n:Location) RETURN n.id, labels(n)")
-    assert rows[0][0] == made["id"]
+    assert rows[0][0] == made.id
     assert set(rows[0][1]) == {"Entity", "Location"}
 
 
 async def test_child_needs_an_existing_parent(services: Services) -> None:
     parent = await create(services, "src")
-    child = await create(services, "src/a.ts", parent_id=parent["id"])
-    assert child["parentId"] == parent["id"]
+    child = await create(services, "src/a.ts", parent_id=parent.id)
+    assert child.node.parent_id == parent.id
     with pytest.raises(NotFound):
         await create(services, "orphan", parent_id="ent_missing")
     assert await entity_count(services) == 2
@@ -107,8 +107,8 @@ async def test_child_needs_an_existing_parent(services: Services) -> None:
 
 async def test_generated_ids_are_unique(services: Services) -> None:
     made = await asyncio.gather(*(create(services, f"e{i}", observations=[f"a{i}", f"b{i}"]) for i in range(40)))
-    entity_ids = {e["id"] for e in made}
-    observation_ids = {o["id"] for e in made for o in e["observations"]}
+    entity_ids = {e.id for e in made}
+    observation_ids = {o.id for e in made for o in e.observations}
     assert len(entity_ids) == 40
     assert len(observation_ids) == 80
     assert await entity_count(services) == 40
@@ -116,18 +116,18 @@ async def test_generated_ids_are_unique(services: Services) -> None:
 
 async def test_timestamps(services: Services) -> None:
     made = await create(services, "a")
-    assert made["created_at"] and made["created_at"] == made["updated_at"]
-    assert made["created_at"].endswith("Z")
+    assert made.node.created_at and made.node.created_at == made.node.updated_at
+    assert made.node.created_at.endswith("Z")
 
-    await services.entities.update_description(P, made["id"], "changed")
-    after_update = await services.entities.get(P, made["id"])
-    assert after_update["created_at"] == made["created_at"]
-    assert after_update["updated_at"] > made["updated_at"]  # ISO 8601 UTC sorts as text
+    await services.entities.update_description(P, made.id, "changed")
+    after_update = await services.entities.get(P, made.id)
+    assert after_update.node.created_at == made.node.created_at
+    assert after_update.node.updated_at > made.node.updated_at  # ISO 8601 UTC sorts as text
 
-    await services.entities.add_observation(P, made["id"], "seen")
-    after_observation = await services.entities.get(P, made["id"])
-    assert after_observation["created_at"] == made["created_at"]
-    assert after_observation["updated_at"] > after_update["updated_at"]
+    await services.entities.add_observation(P, made.id, "seen")
+    after_observation = await services.entities.get(P, made.id)
+    assert after_observation.node.created_at == made.node.created_at
+    assert after_observation.node.updated_at > after_update.node.updated_at
 
 
 # --- observations ----------------------------------------------------------------------------
@@ -136,23 +136,23 @@ async def test_timestamps(services: Services) -> None:
 async def test_observations(services: Services) -> None:
     s = services
     entity = await create(s, "a", observations=["first"])
-    second = await s.entities.add_observation(P, entity["id"], "second")
-    assert second["id"].startswith("obs_") and second["text"] == "second"
-    got = await s.entities.get(P, entity["id"])
-    assert [o["text"] for o in got["observations"]] == ["first", "second"]
+    second = await s.entities.add_observation(P, entity.id, "second")
+    assert second.id.startswith("obs_") and second.text == "second"
+    got = await s.entities.get(P, entity.id)
+    assert [o.text for o in got.observations] == ["first", "second"]
 
-    await s.entities.delete_observation(P, entity["id"], got["observations"][0]["id"])
-    got = await s.entities.get(P, entity["id"])
-    assert got["observations"] == [second]
+    await s.entities.delete_observation(P, entity.id, got.observations[0].id)
+    got = await s.entities.get(P, entity.id)
+    assert got.observations == (second,)
     assert await observation_count(s) == 1
 
     other = await create(s, "b")
     with pytest.raises(NotFound):  # the observation belongs to another entity
-        await s.entities.delete_observation(P, other["id"], second["id"])
+        await s.entities.delete_observation(P, other.id, second.id)
     with pytest.raises(NotFound):
         await s.entities.add_observation(P, "ent_missing", "text")
     with pytest.raises(InvalidParams):
-        await s.entities.add_observation(P, entity["id"], "   ")
+        await s.entities.add_observation(P, entity.id, "   ")
     assert await observation_count(s) == 1
 
 
@@ -162,35 +162,35 @@ async def test_observations(services: Services) -> None:
 async def test_relationships(services: Services) -> None:
     s = services
     a, b, c = [await create(s, name) for name in ("a", "b", "c")]
-    ab = await s.relationships.create(P, source_id=a["id"], target_id=b["id"], type_="imports")
-    cb = await s.relationships.create(P, source_id=c["id"], target_id=b["id"], type_="uses", description="d")
-    assert ab["id"].startswith("rel_") and ab["id"] != cb["id"]
+    ab = await s.relationships.create(P, source_id=a.id, target_id=b.id, type_="imports")
+    cb = await s.relationships.create(P, source_id=c.id, target_id=b.id, type_="uses", description="d")
+    assert ab.id.startswith("rel_") and ab.id != cb.id
 
-    out = await s.relationships.list_for(P, a["id"], type_=None, direction="outgoing", limit=10)
-    assert out == [Edge(id=ab["id"], type="imports", source_id=a["id"], target_id=b["id"], description="")]
-    incoming = await s.relationships.list_for(P, b["id"], type_=None, direction="incoming", limit=10)
-    assert {r.id for r in incoming} == {ab["id"], cb["id"]}
-    assert await s.relationships.list_for(P, b["id"], type_=None, direction="outgoing", limit=10) == []
-    only_uses = await s.relationships.list_for(P, b["id"], type_="uses", direction="both", limit=10)
-    assert [r.id for r in only_uses] == [cb["id"]]
+    out = await s.relationships.list_for(P, a.id, type_=None, direction="outgoing", limit=10)
+    assert out == [Edge(id=ab.id, type="imports", source_id=a.id, target_id=b.id, description="")]
+    incoming = await s.relationships.list_for(P, b.id, type_=None, direction="incoming", limit=10)
+    assert {r.id for r in incoming} == {ab.id, cb.id}
+    assert await s.relationships.list_for(P, b.id, type_=None, direction="outgoing", limit=10) == []
+    only_uses = await s.relationships.list_for(P, b.id, type_="uses", direction="both", limit=10)
+    assert [r.id for r in only_uses] == [cb.id]
 
-    related = await s.relationships.related(P, b["id"], type_=None, direction="both", limit=10)
+    related = await s.relationships.related(P, b.id, type_=None, direction="both", limit=10)
     assert {(r.node.id, r.direction) for r in related} == {
-        (a["id"], "incoming"),
-        (c["id"], "incoming"),
+        (a.id, "incoming"),
+        (c.id, "incoming"),
     }
 
     with pytest.raises(NotFound):
-        await s.relationships.create(P, source_id=a["id"], target_id="ent_missing", type_="imports")
+        await s.relationships.create(P, source_id=a.id, target_id="ent_missing", type_="imports")
     with pytest.raises(InvalidParams):
-        await s.relationships.create(P, source_id=a["id"], target_id=b["id"], type_="bad type")
+        await s.relationships.create(P, source_id=a.id, target_id=b.id, type_="bad type")
     with pytest.raises(InvalidParams):
-        await s.relationships.create(P, source_id=a["id"], target_id=b["id"], type_="HAS_OBSERVATION")
+        await s.relationships.create(P, source_id=a.id, target_id=b.id, type_="HAS_OBSERVATION")
 
-    await s.relationships.delete(P, ab["id"])
-    assert await s.relationships.list_for(P, a["id"], type_=None, direction="both", limit=10) == []
+    await s.relationships.delete(P, ab.id)
+    assert await s.relationships.list_for(P, a.id, type_=None, direction="both", limit=10) == []
     with pytest.raises(NotFound):
-        await s.relationships.delete(P, ab["id"])
+        await s.relationships.delete(P, ab.id)
     with pytest.raises(NotFound):
         await s.relationships.list_for(P, "ent_missing", type_=None, direction="both", limit=10)
 
@@ -198,20 +198,20 @@ async def test_relationships(services: Services) -> None:
 async def test_delete_entity_cascades(services: Services) -> None:
     s = services
     parent = await create(s, "parent", observations=["o1", "o2"])
-    child = await create(s, "child", parent_id=parent["id"], observations=["o3"])
+    child = await create(s, "child", parent_id=parent.id, observations=["o3"])
     peer = await create(s, "peer")
-    await s.relationships.create(P, source_id=parent["id"], target_id=peer["id"], type_="uses")
-    await s.relationships.create(P, source_id=peer["id"], target_id=parent["id"], type_="uses")
-    await s.relationships.create(P, source_id=child["id"], target_id=peer["id"], type_="uses")
+    await s.relationships.create(P, source_id=parent.id, target_id=peer.id, type_="uses")
+    await s.relationships.create(P, source_id=peer.id, target_id=parent.id, type_="uses")
+    await s.relationships.create(P, source_id=child.id, target_id=peer.id, type_="uses")
 
-    await s.entities.delete(P, parent["id"])
+    await s.entities.delete(P, parent.id)
 
     assert await observation_count(s) == 1  # only the child's
-    assert (await s.entities.get(P, child["id"]))["parentId"] is None
+    assert (await s.entities.get(P, child.id)).node.parent_id is None
     rels = await s.store.ro_query(P, "MATCH ()-[r]->() WHERE type(r) <> 'HAS_OBSERVATION' RETURN count(r)")
     assert rels == [[1]]
-    remaining = await s.relationships.list_for(P, peer["id"], type_=None, direction="both", limit=10)
-    assert [(r.source_id, r.target_id) for r in remaining] == [(child["id"], peer["id"])]
+    remaining = await s.relationships.list_for(P, peer.id, type_=None, direction="both", limit=10)
+    assert [(r.source_id, r.target_id) for r in remaining] == [(child.id, peer.id)]
 
 
 # --- projects --------------------------------------------------------------------------------
@@ -222,17 +222,17 @@ async def test_projects_are_isolated(services: Services) -> None:
     one = await create(s, "shared-name", project="one", observations=["x"])
     two = await create(s, "shared-name", project="two")
 
-    assert [e["id"] for e in await s.entities.find("one")] == [one["id"]]
-    assert [e["id"] for e in await s.entities.find("two")] == [two["id"]]
+    assert [e.id for e in await s.entities.find("one")] == [one.id]
+    assert [e.id for e in await s.entities.find("two")] == [two.id]
     with pytest.raises(NotFound):
-        await s.entities.get("two", one["id"])
+        await s.entities.get("two", one.id)
     with pytest.raises(NotFound):
-        await s.entities.add_observation("two", one["id"], "leak")
+        await s.entities.add_observation("two", one.id, "leak")
     with pytest.raises(NotFound):
-        await s.relationships.create("two", source_id=two["id"], target_id=one["id"], type_="uses")
+        await s.relationships.create("two", source_id=two.id, target_id=one.id, type_="uses")
     with pytest.raises(NotFound):
-        await s.entities.delete("two", one["id"])
-    assert (await s.entities.get("one", one["id"]))["observations"] == one["observations"]
+        await s.entities.delete("two", one.id)
+    assert (await s.entities.get("one", one.id)).observations == one.observations
     assert await observation_count(s, "two") == 0
 
 
@@ -256,7 +256,7 @@ async def test_deleted_project_can_be_written_again(services: Services) -> None:
     await s.store.delete_project("again")
     s.ctx.schema.forget("again")  # the indexes went with the graph
     made = await create(s, "b", project="again")
-    assert [e["id"] for e in await s.entities.find("again")] == [made["id"]]
+    assert [e.id for e in await s.entities.find("again")] == [made.id]
     assert ("Entity", "embedding") in await existing_indexes(s.store, "again")
 
 
@@ -283,7 +283,7 @@ async def test_embeddings_are_stored(services: Services) -> None:
     s = services
     dimension = s.ctx.embedder.dimension
     made = await create(s, "a", description="desc", observations=["one", "two"])
-    assert len(await stored_embedding(s, made["id"])) == dimension
+    assert len(await stored_embedding(s, made.id)) == dimension
     rows = await s.store.ro_query(P, "MATCH (o:Observation) RETURN o.embedding")
     assert len(rows) == 2
     assert all(len(row[0]) == dimension for row in rows)
@@ -292,19 +292,19 @@ async def test_embeddings_are_stored(services: Services) -> None:
 async def test_entity_is_reembedded_when_its_text_changes(services: Services) -> None:
     s = services
     made = await create(s, "a", description="original")
-    v0 = await stored_embedding(s, made["id"])
+    v0 = await stored_embedding(s, made.id)
 
-    await s.entities.update_description(P, made["id"], "something else entirely")
-    v1 = await stored_embedding(s, made["id"])
+    await s.entities.update_description(P, made.id, "something else entirely")
+    v1 = await stored_embedding(s, made.id)
     assert v1 != v0
 
-    observation = await s.entities.add_observation(P, made["id"], "a brand new observation")
-    v2 = await stored_embedding(s, made["id"])
+    observation = await s.entities.add_observation(P, made.id, "a brand new observation")
+    v2 = await stored_embedding(s, made.id)
     assert v2 != v1
 
     # Removing the observation brings back the text, hence (deterministic embedder) the vector.
-    await s.entities.delete_observation(P, made["id"], observation["id"])
-    v3 = await stored_embedding(s, made["id"])
+    await s.entities.delete_observation(P, made.id, observation.id)
+    v3 = await stored_embedding(s, made.id)
     assert v3 == pytest.approx(v1, abs=1e-6)
 
 
@@ -312,14 +312,14 @@ async def test_concurrent_observations_all_reach_the_embedding(services: Service
     s = services
     made = await create(s, "a")
     texts = [f"observation number{i}" for i in range(15)]
-    await asyncio.gather(*(s.entities.add_observation(P, made["id"], t) for t in texts))
-    got = await s.entities.get(P, made["id"])
-    assert sorted(o["text"] for o in got["observations"]) == sorted(texts)
+    await asyncio.gather(*(s.entities.add_observation(P, made.id, t) for t in texts))
+    got = await s.entities.get(P, made.id)
+    assert sorted(o.text for o in got.observations) == sorted(texts)
     # The entity vector is composed from its head and every observation's vector (a mean, so
     # it does not depend on the order the observations landed in).
     head, *observations = await s.ctx.embed(["a (file)", *texts])
     expected = compose(head, observations)
-    assert await stored_embedding(s, made["id"]) == pytest.approx(expected, abs=1e-5)
+    assert await stored_embedding(s, made.id) == pytest.approx(expected, abs=1e-5)
 
 
 # --- schema ----------------------------------------------------------------------------------
@@ -383,7 +383,7 @@ async def test_another_dimension_on_an_existing_project_is_refused(services: Ser
     ctx = GraphContext(s.store, small, SchemaGuard(s.store, small.model_id, small.dimension))
     with pytest.raises(DimensionMismatch):
         await EntityService(ctx).create(P, name="b", type_="file")
-    assert [e["id"] for e in await s.entities.find(P)] == [made["id"]]
+    assert [e.id for e in await s.entities.find(P)] == [made.id]
     # Other projects are not affected.
     await EntityService(ctx).create("small", name="b", type_="file")
 
@@ -445,7 +445,7 @@ async def test_password_in_the_url(clean_env: Path, falkor_server_with_password:
     try:
         services = await core.ready()
         made = await create(services, "a")
-        assert (await services.entities.get(P, made["id"]))["name"] == "a"
+        assert (await services.entities.get(P, made.id)).node.name == "a"
     finally:
         await core.close()
         client = server.client()

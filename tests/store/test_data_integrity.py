@@ -54,7 +54,7 @@ async def test_name_lookups_are_exact_where_the_index_is_not(services: Services)
     with pytest.raises(NotFound):  # was a KeyError (4000) when the index answered for "beta"
         await s.named.add_observations(P, [{"entityName": "beta", "contents": ["x"]}])
     made = await s.named.create_entities(P, [{"name": "beta", "entityType": "t"}])
-    assert [e["name"] for e in made] == ["beta"]
+    assert [e.name for e in made] == ["beta"]
     beta = (await s.named.ids_by_name(P, ["beta"]))["beta"]
     assert beta not in ("legacy1", "legacy2")
     await s.named.add_observations(P, [{"entityName": "beta", "contents": ["x"]}])
@@ -66,31 +66,31 @@ async def test_name_lookups_are_exact_where_the_index_is_not(services: Services)
 async def test_deleting_an_entity_finds_its_children_through_an_index(services: Services) -> None:
     s = services
     parent = await s.entities.create(P, name="parent", type_="t")
-    child = await s.entities.create(P, name="child", type_="t", parent_id=parent["id"])
+    child = await s.entities.create(P, name="child", type_="t", parent_id=parent.id)
     await _indexes_built(s, P)
     # The query memory-compat's delete_entities runs (kg's delete_entity runs it for one id).
     plan = await s.store.explain(
-        P, "UNWIND $ids AS id MATCH (e:Entity {id: id}) " + DELETE_ENTITY_TAIL, {"ids": [parent["id"]]}
+        P, "UNWIND $ids AS id MATCH (e:Entity {id: id}) " + DELETE_ENTITY_TAIL, {"ids": [parent.id]}
     )
     assert _index_only(plan, "Node By Index Scan | (c:Entity)"), plan
-    await s.entities.delete(P, parent["id"])
-    assert (await s.entities.get(P, child["id"]))["parentId"] is None
+    await s.entities.delete(P, parent.id)
+    assert (await s.entities.get(P, child.id)).node.parent_id is None
 
 
 async def test_relationships_are_found_by_id_through_an_index(services: Services) -> None:
     s = services
     a = await s.entities.create(P, name="a", type_="t")
     b = await s.entities.create(P, name="b", type_="t")
-    rel = await s.relationships.create(P, source_id=a["id"], target_id=b["id"], type_="uses")
+    rel = await s.relationships.create(P, source_id=a.id, target_id=b.id, type_="uses")
     await s.named.create_relations(P, [{"from": "a", "to": "b", "relationType": "works at"}])
     await _indexes_built(s, P)
     for rel_type in ("uses", "works_at"):  # a kg type, and memory-compat's stored "works at"
-        plan = await s.store.explain(P, delete_by_id(RelType(rel_type)), {"id": rel["id"]})
+        plan = await s.store.explain(P, delete_by_id(RelType(rel_type)), {"id": rel.id})
         assert _index_only(plan, "Edge By Index Scan"), plan
-    assert await s.relationships.type_of(P, rel["id"]) == "uses"
-    await s.relationships.delete(P, rel["id"])
+    assert await s.relationships.type_of(P, rel.id) == "uses"
+    await s.relationships.delete(P, rel.id)
     with pytest.raises(NotFound):
-        await s.relationships.delete(P, rel["id"])
+        await s.relationships.delete(P, rel.id)
 
 
 async def test_existing_projects_get_the_new_indexes(services: Services) -> None:
@@ -122,10 +122,10 @@ async def test_two_processes_add_one_observation_once(services: Services) -> Non
             s.named.add_observations(P, [{"entityName": "shared", "contents": [text]}]),
             other.add_observations(P, [{"entityName": "shared", "contents": [text]}]),
         )
-        added = [r[0]["addedObservations"] for r in results]
-        assert sorted(added) == [[], [text]]  # one of them added it, and says so; the other did not
+        added = [r[0].added for r in results]
+        assert sorted(added) == [(), (text,)]  # one of them added it, and says so; the other did not
     (entity,) = await s.named.entities(P, list((await s.named.ids_by_name(P, ["shared"])).values()))
-    assert entity["observations"] == [f"fact {i}" for i in range(5)]
+    assert entity.observations == tuple(f"fact {i}" for i in range(5))
 
 
 async def test_two_processes_create_one_relationship_once(services: Services) -> None:
@@ -134,13 +134,10 @@ async def test_two_processes_create_one_relationship_once(services: Services) ->
     a = await s.entities.create(P, name="a", type_="t")
     b = await s.entities.create(P, name="b", type_="t")
     made = await asyncio.gather(
-        *(
-            service.create(P, source_id=a["id"], target_id=b["id"], type_="uses")
-            for service in (s.relationships, other) * 3
-        )
+        *(service.create(P, source_id=a.id, target_id=b.id, type_="uses") for service in (s.relationships, other) * 3)
     )
-    assert len({m["id"] for m in made}) == 1
-    assert len(await s.relationships.list_for(P, a["id"], type_=None, direction="both", limit=10)) == 1
+    assert len({m.id for m in made}) == 1
+    assert len(await s.relationships.list_for(P, a.id, type_=None, direction="both", limit=10)) == 1
 
 
 async def test_search_ranks_first_the_entity_named_exactly_as_the_query_is_read(services: Services) -> None:

@@ -166,7 +166,7 @@ async def test_a_database_replaced_under_polyg_gets_its_indexes_again(
         )
         assert await s.ctx.vectors.settle(P, 30)
         found = await until_answering(lambda: s.search.entities(P, "saxophone"))
-        assert [entity_id for entity_id, _ in found] == [made["id"]]
+        assert [entity_id for entity_id, _ in found] == [made.id]
     finally:
         await core.close()
     assert redis_servers_under(clean_env) == []

@@ -37,11 +37,11 @@ P = "proj"
 async def populate(s: Services, project: str = P) -> dict[str, str]:
     ada = await s.entities.create(project, name="Ada", type_="person", observations=["wrote notes", "liked math"])
     acme = await s.entities.create(project, name="Acme", type_="company", observations=["makes engines"])
-    note = await s.entities.create(project, name="notes", type_="file", parent_id=acme["id"])
-    await s.relationships.create(project, source_id=ada["id"], target_id=acme["id"], type_="works_at")
-    await s.relationships.create(project, source_id=ada["id"], target_id=note["id"], type_="authored")
-    await s.relationships.create(project, source_id=acme["id"], target_id=note["id"], type_="authored")
-    return {"ada": ada["id"], "acme": acme["id"], "note": note["id"]}
+    note = await s.entities.create(project, name="notes", type_="file", parent_id=acme.id)
+    await s.relationships.create(project, source_id=ada.id, target_id=acme.id, type_="works_at")
+    await s.relationships.create(project, source_id=ada.id, target_id=note.id, type_="authored")
+    await s.relationships.create(project, source_id=acme.id, target_id=note.id, type_="authored")
+    return {"ada": ada.id, "acme": acme.id, "note": note.id}
 
 
 async def scanned(s: Services, project: str = P) -> tuple[dict[str, int], dict[str, int]]:
@@ -98,7 +98,7 @@ async def test_clear_relationship_types_leaves_the_rest(services: Services) -> N
     assert types == {"HAS_OBSERVATION": 3, "works_at": 1}
     assert labels["Entity"] == 3
     assert (await s.projects.stats(P)).relationship_types == types  # no stale zero, no cache
-    assert (await s.entities.get(P, ids["ada"]))["name"] == "Ada"
+    assert (await s.entities.get(P, ids["ada"])).node.name == "Ada"
 
 
 async def test_clear_labels_in_batches_takes_their_edges(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,7 +143,7 @@ async def test_clear_all_then_write_again_recreates_the_schema(services: Service
     found = await existing_indexes(s.store, P)
     assert "VECTOR" in found[("Entity", "embedding")] and "RANGE" in found[("Entity", "parent_id")]
     assert (await s.projects.stats(P)).schema_version == SCHEMA_VERSION
-    assert [entity_id for entity_id, _ in await s.search.entities(P, "Grace compilers")] == [again["id"]]
+    assert [entity_id for entity_id, _ in await s.search.entities(P, "Grace compilers")] == [again.id]
 
 
 async def test_clear_all_then_relate_again_registers_the_type(services: Services) -> None:
@@ -151,10 +151,10 @@ async def test_clear_all_then_relate_again_registers_the_type(services: Services
     type registers it (a RelationshipType node) and indexes its edges' id again."""
     s = services
     a, b = [await s.entities.create(P, name=n, type_="person") for n in ("Ada", "Grace")]
-    await s.relationships.create(P, source_id=a["id"], target_id=b["id"], type_="knows")
+    await s.relationships.create(P, source_id=a.id, target_id=b.id, type_="knows")
     await s.projects.clear(P)
     a, b = [await s.entities.create(P, name=n, type_="person") for n in ("Ada", "Grace")]
-    await s.relationships.create(P, source_id=a["id"], target_id=b["id"], type_="knows")
+    await s.relationships.create(P, source_id=a.id, target_id=b.id, type_="knows")
     rows = await s.store.ro_query(P, "MATCH (t:RelationshipType) RETURN t.name")
     assert rows == [["knows"]]
 

@@ -78,14 +78,14 @@ async def test_a_write_is_acknowledged_before_its_vectors_and_they_follow(
     made = await asyncio.wait_for(
         s.entities.create(P, name="Miles Davis", type_="person", observations=["played the trumpet"]), 5
     )
-    assert (await s.entities.get(P, made["id"]))["observations"][0]["text"] == "played the trumpet"
-    embedding, written_rev, vec_rev = await vectors_of(s, made["id"])
+    assert (await s.entities.get(P, made.id)).observations[0].text == "played the trumpet"
+    embedding, written_rev, vec_rev = await vectors_of(s, made.id)
     assert embedding is None and written_rev is not None and vec_rev is None
     assert embedder.batches == 0  # acknowledged while the model has finished nothing
 
     embedder.gate.set()
     assert await s.ctx.vectors.settle(P, 30)
-    embedding, rev, vec_rev = await vectors_of(s, made["id"])
+    embedding, rev, vec_rev = await vectors_of(s, made.id)
     head, observation = embedder.embed_batch_sync(["Miles Davis (person)", "played the trumpet"])
     assert embedding == pytest.approx(compose(head, [observation]), abs=1e-5)
     assert rev == vec_rev == written_rev
@@ -107,21 +107,21 @@ async def test_search_finds_by_meaning_what_was_just_written(controlled: tuple[S
     s.search.config = s.search.config.__class__(min_similarity=-1.0, vector_margin=None)
     found = await s.search.entities(P, "saxophonist", limit=5)
     await release
-    assert found and found[0][0] == made["id"]
+    assert found and found[0][0] == made.id
 
 
 async def test_a_failing_embedder_loses_nothing(controlled: tuple[Services, ControlledEmbedder]) -> None:
     s, embedder = controlled
     embedder.failures_left = 2
     made = await s.entities.create(P, name="a", type_="thing", description="kept while the embedder fails")
-    assert (await s.entities.get(P, made["id"]))["description"] == "kept while the embedder fails"
+    assert (await s.entities.get(P, made.id)).node.summary == "kept while the embedder fails"
     deadline = time.monotonic() + 30
-    while (await vectors_of(s, made["id"]))[0] is None:
+    while (await vectors_of(s, made.id))[0] is None:
         assert time.monotonic() < deadline, "vectors never stored after the embedder recovered"
         await asyncio.sleep(0.1)
     assert embedder.failures_left == 0
     assert s.ctx.vectors.failures == 0
-    _, rev, vec_rev = await vectors_of(s, made["id"])
+    _, rev, vec_rev = await vectors_of(s, made.id)
     assert rev is not None and rev == vec_rev
 
 
@@ -129,17 +129,17 @@ async def test_a_text_change_while_embedding_wins(controlled: tuple[Services, Co
     s, embedder = controlled
     made = await s.entities.create(P, name="a", type_="thing")
     assert await s.ctx.vectors.settle(P, 30)
-    revisions = [(await vectors_of(s, made["id"]))[1]]
+    revisions = [(await vectors_of(s, made.id))[1]]
     embedder.gate.clear()
-    first = await s.entities.add_observation(P, made["id"], "first")
+    first = await s.entities.add_observation(P, made.id, "first")
     await asyncio.sleep(0.2)  # the worker has read revision 2 and waits on the model
-    revisions.append((await vectors_of(s, made["id"]))[1])
-    await s.entities.add_observation(P, made["id"], "second")
-    revisions.append((await vectors_of(s, made["id"]))[1])
-    await s.entities.delete_observation(P, made["id"], first["id"])
+    revisions.append((await vectors_of(s, made.id))[1])
+    await s.entities.add_observation(P, made.id, "second")
+    revisions.append((await vectors_of(s, made.id))[1])
+    await s.entities.delete_observation(P, made.id, first.id)
     embedder.gate.set()
     assert await s.ctx.vectors.settle(P, 30)
-    embedding, rev, vec_rev = await vectors_of(s, made["id"])
+    embedding, rev, vec_rev = await vectors_of(s, made.id)
     assert rev == vec_rev and len({*revisions, rev}) == 4  # each change made a new revision
     head, second = embedder.embed_batch_sync(["a (thing)", "second"])
     assert embedding == pytest.approx(compose(head, [second]), abs=1e-5)
@@ -156,14 +156,14 @@ async def test_vectors_a_crash_left_behind_are_made_at_the_next_start(store_mode
         "CREATE (:Entity {id: 'ent_crash', name: 'Orphan', type: 'thing', summary: 'written before a crash', "
         "rev: 1})-[:HAS_OBSERVATION]->(:Observation {id: 'obs_crash', text: 'lost its vector'})",
     )
-    await s.store.query(P, "MATCH (e:Entity {id: $id}) SET e.rev = 2, e.summary = 'changed'", {"id": kept["id"]})
+    await s.store.query(P, "MATCH (e:Entity {id: $id}) SET e.rev = 2, e.summary = 'changed'", {"id": kept.id})
     await first.close()
 
     second = Polyg(store_mode.settings(), embedder=HashingEmbedder())
     try:
         s = await second.ready()
         deadline = time.monotonic() + 30
-        while (await vectors_of(s, "ent_crash"))[0] is None or (await vectors_of(s, kept["id"]))[2] != 2:
+        while (await vectors_of(s, "ent_crash"))[0] is None or (await vectors_of(s, kept.id))[2] != 2:
             assert time.monotonic() < deadline, "the start did not store the missing vectors"
             await asyncio.sleep(0.1)
         rows = await s.store.ro_query(P, "MATCH (o:Observation {id: 'obs_crash'}) RETURN o.embedding")
@@ -185,20 +185,20 @@ async def test_a_text_the_embedder_rejects_is_parked_and_holds_back_nothing(
     # Settled: not waiting on a batch that can never be stored.
     assert await s.ctx.vectors.settle(P, 30)
     for made in good:
-        embedding, rev, vec_rev = await vectors_of(s, made["id"])
+        embedding, rev, vec_rev = await vectors_of(s, made.id)
         assert embedding is not None and rev == vec_rev
-    embedding, rev, vec_rev = await vectors_of(s, bad["id"])
+    embedding, rev, vec_rev = await vectors_of(s, bad.id)
     assert embedding is None and vec_rev is None
     assert await s.ctx.vectors.parked(P) == 1
     assert s.ctx.vectors.failures == 0 and s.ctx.vectors.pending(P) == 0
     parked = [r for r in caplog.records if "parked" in r.getMessage()]
-    assert [getattr(r, "entity", None) for r in parked] == [bad["id"]]
+    assert [getattr(r, "entity", None) for r in parked] == [bad.id]
     # Found by its words all the same; a text change makes it an ordinary entity again.
-    assert bad["id"] in [entity_id for entity_id, _ in await s.search.entities(P, "rejected", limit=5)]
-    await s.entities.update_description(P, bad["id"], "now embeddable")
-    await s.entities.delete_observation(P, bad["id"], (await s.entities.get(P, bad["id"]))["observations"][0]["id"])
+    assert bad.id in [entity_id for entity_id, _ in await s.search.entities(P, "rejected", limit=5)]
+    await s.entities.update_description(P, bad.id, "now embeddable")
+    await s.entities.delete_observation(P, bad.id, (await s.entities.get(P, bad.id)).observations[0].id)
     assert await s.ctx.vectors.settle(P, 30)
-    embedding, rev, vec_rev = await vectors_of(s, bad["id"])
+    embedding, rev, vec_rev = await vectors_of(s, bad.id)
     assert embedding is not None and rev == vec_rev
     assert await s.ctx.vectors.parked(P) == 0
 
@@ -212,8 +212,8 @@ async def test_a_lone_rejected_text_is_parked_and_later_writes_go_on(
     assert await s.ctx.vectors.parked(P) == 1
     later = await s.entities.create(P, name="later", type_="thing")
     assert await s.ctx.vectors.settle(P, 30)
-    assert (await vectors_of(s, later["id"]))[0] is not None
-    assert (await vectors_of(s, bad["id"]))[0] is None
+    assert (await vectors_of(s, later.id))[0] is not None
+    assert (await vectors_of(s, bad.id))[0] is None
 
 
 async def test_an_embedder_that_is_down_parks_nothing_and_search_does_not_wait_for_it(
@@ -233,7 +233,7 @@ async def test_an_embedder_that_is_down_parks_nothing_and_search_does_not_wait_f
     assert await s.ctx.vectors.parked(P) == 0  # a model that rejects everything parks nothing
     embedder.down = False
     deadline = time.monotonic() + 30
-    while (await vectors_of(s, made["id"]))[0] is None:
+    while (await vectors_of(s, made.id))[0] is None:
         assert time.monotonic() < deadline, "vectors never stored after the embedder came back"
         await asyncio.sleep(0.1)
     assert await s.ctx.vectors.settle(P, 30)

@@ -18,10 +18,12 @@ ENTITY_FIELDS = "e {.id, .name, .type, .summary, .parent_id, .created_at, .updat
 # FalkorDB before 4.18 projects a null (no OPTIONAL MATCH hit) to {id: NULL, text: NULL}, which
 # collect() keeps; the CASE turns it back into a null that collect() drops.
 OBSERVATIONS = "collect(CASE WHEN o IS NULL THEN NULL ELSE o {.id, .text} END)"
-# Written by every text change and by every creation: a token no other revision of any entity
-# has, so that a vector computed for an entity that was deleted and created again with the
-# same id (an import restores ids) can never pass for the new entity's (`polyg.core.vectorizer`).
-BUMP_REV = "e.rev = randomUUID()"
+# A node's revision, written by every text change and by every creation: a token no other
+# revision of any node has, so that a vector computed for a node that was deleted and created
+# again with the same id (an import restores ids) can never pass for the new node's
+# (`polyg.core.vectorizer`). A counter would start again at the same number.
+NEW_REV = "randomUUID()"
+BUMP_REV = f"e.rev = {NEW_REV}"
 # Follows a MATCH binding `e`: deletes the entities, their observations and relationships and
 # the documents cached for them or built from them (`drop_documents`), and clears the parent
 # of their children (found through the index on parent_id). Returns how many were deleted.
@@ -63,7 +65,7 @@ async def create_entity(
     return await runner.write(
         project,
         parent_match + f"CREATE (e:{labels} {{id: $id, name: $name, type: $type, summary: $summary, "
-        "parent_id: $parent, created_at: $now, updated_at: $now, rev: randomUUID()}) "
+        f"parent_id: $parent, created_at: $now, updated_at: $now, rev: {NEW_REV}}}) "
         "FOREACH (o IN $obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation "
         "{id: o.id, text: o.text, created_at: o.at})) "
         f"RETURN {ENTITY_FIELDS}",

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from polyg.store.falkor import Row
 from polyg.store.names import Label, RelType
 from polyg.store.queries import Runner
-from polyg.store.queries.entities import BUMP_REV, DELETE_ENTITY_TAIL, label_dispatch
+from polyg.store.queries.entities import BUMP_REV, DELETE_ENTITY_TAIL, NEW_REV, label_dispatch
 
 # The relation's text as the user wrote it, whether or not it had to be sanitised.
 REL_TEXT = "coalesce(r.label, type(r))"
@@ -95,7 +95,7 @@ async def create_entities(
         "CREATE (e:Entity {id: r.id, name: r.name, type: r.type, "
         "summary: coalesce(r.summary, ''), parent_id: r.parent_id, "
         "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), "
-        "rev: randomUUID()}) "
+        f"rev: {NEW_REV}}}) "
         + label_dispatch("e", "r.label", [_label(row) for row in rows])
         + " FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, "
         "text: o.text, created_at: coalesce(o.created_at, $now)})) "

@@ -17,6 +17,7 @@ from polyg.store.falkor import Row
 from polyg.store.names import HAS_OBSERVATION, OBSERVATION, STRUCTURAL_REL_TYPES, Label, RelType
 from polyg.store.queries import Runner
 from polyg.store.queries.document_cache import drop_documents
+from polyg.store.queries.entities import NEW_REV
 
 # A node's own fields as one map, and its user properties as [key, value] pairs: the keys
 # polyg owns (embeddings among them: 384 floats each) are not sent back.
@@ -24,8 +25,8 @@ NODE_RETURN = (
     "n {.id, .name, .type, .summary, .parent_id, .created_at, .updated_at} AS node, labels(n) AS labels, "
     "[k IN keys(n) WHERE NOT k IN $own | [k, n[k]]] AS props"
 )
-# Written by every change to what a node's vector is made from; `+ 1` on none starts at 1.
-BUMP_REV = "n.rev = coalesce(n.rev, 0) + 1"
+# Written by every change to what a node's vector is made from (see NEW_REV).
+BUMP_REV = f"n.rev = {NEW_REV}"
 
 SETTABLE = frozenset({"name", "type", "summary", "parent_id"})
 
@@ -88,7 +89,7 @@ async def create_nodes(
     cypher = "UNWIND $rows AS r " + (f"MATCH {', '.join(matches)} " if matches else "")
     cypher += (
         f"CREATE (n:{labels(kind, shape.extra)} {{id: r.id, name: r.name, type: r.type, summary: r.summary, "
-        "parent_id: r.parent_id, created_at: r.now, updated_at: r.now, rev: 1}) SET n += r.props "
+        f"parent_id: r.parent_id, created_at: r.now, updated_at: r.now, rev: {NEW_REV}}}) SET n += r.props "
         f"FOREACH (o IN r.obs | CREATE (n)-[:{HAS_OBSERVATION}]->(:{OBSERVATION} "
         "{id: o.id, text: o.text, created_at: o.at})) "
     )

@@ -1,9 +1,11 @@
 """Finding the node a name or a text means: entities by name, events by description.
 
-Exact matches use the range index on `Entity.name`; the case-insensitive fallback compares the
-full-text index's matches of all the text's words (the scan of every node it replaced cost a
-read of every name or description per new name). Candidates for fuzzy and vector matching come
-from the full-text and vector indexes of `Entity` and `Event`.
+Exact matches use the range index on `Entity.name`, and each hit is compared again after it is
+projected out of the node: the index holds texts stripped, so it also finds a `beta\n` for
+`beta` (`polyg.store.queries.named`). The case-insensitive fallback compares the full-text
+index's matches of all the text's words (the scan of every node it replaced cost a read of
+every name or description per new name). Candidates for fuzzy and vector matching come from
+the full-text and vector indexes of `Entity` and `Event`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, EVENT, Label
 from polyg.store.queries import Runner
+from polyg.store.queries.named import EXACT_NAME
 
 # The labels a causal or temporal reference may point at, and the text that names each.
 TEXT_FIELD: dict[str, str] = {ENTITY: "name", EVENT: "description"}
@@ -20,8 +23,8 @@ async def entities_named(run: Runner, project: str, names: list[str]) -> list[Ro
     """(name, id) of the oldest entity with each exact name."""
     return await run.read(
         project,
-        "UNWIND $names AS n MATCH (e:Entity {name: n}) WITH n, e ORDER BY e.created_at, e.id "
-        "RETURN n, collect(e.id)[0]",
+        f"UNWIND $names AS n MATCH (e:Entity {{name: n}}) {EXACT_NAME}"
+        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect(e.id)[0]",
         {"names": names},
     )
 
@@ -65,7 +68,8 @@ async def node_with_text(run: Runner, project: str, label: Label, text: str) -> 
     field = TEXT_FIELD[label]
     return await run.read(
         project,
-        f"MATCH (n:{label} {{{field}: $text}}) RETURN n.id ORDER BY n.created_at, n.id LIMIT 1",
+        f"MATCH (n:{label} {{{field}: $text}}) WITH n, n.{field} AS found WHERE found = $text "
+        "RETURN n.id ORDER BY n.created_at, n.id LIMIT 1",
         {"text": text},
     )
 
