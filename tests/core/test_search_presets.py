@@ -104,3 +104,21 @@ async def test_chunks_searches_chunks_only_and_entity_presets_never_return_them(
 async def test_an_unknown_preset_is_refused(s: Services) -> None:
     with pytest.raises(InvalidParams, match="Unknown search preset 'wide'"):
         await s.search.search(P, "trumpet", "wide", 10)  # type: ignore[arg-type]
+
+
+async def test_knowledge_strategies_are_presets_with_their_own_scores(s: Services) -> None:
+    """explore_neighborhoods' `vector`, `text` and `combined` strategies search with the
+    `vector_only`, `text_only` and `default` presets: a cosine, 1 / rank, a cosine where the
+    vector found the entity."""
+
+    async def primary(term: str, strategy: str) -> list[tuple[str, float]]:
+        found = await s.explorer.explore(P, [term], strategy=strategy, max_results=3, depth=1)
+        return [(p.name, p.score) for p in found.terms[term].primary]
+
+    [garage] = await s.search.search(P, "automobile", "vector_only", 1)
+    assert (await primary("automobile", "vector"))[0] == ("Garage", round(garage.vector or 0.0, 6))
+    assert await primary("automobile", "text") == []
+    assert (await primary("automobile", "combined"))[0] == ("Garage", round(garage.vector or 0.0, 6))
+    assert [score for _, score in await primary("trumpet", "text")] == [1.0, 0.5, round(1 / 3, 6)]
+    with pytest.raises(InvalidParams, match="search_strategy"):
+        await primary("trumpet", "fuzzy")
