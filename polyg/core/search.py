@@ -142,7 +142,7 @@ PresetName = Literal["default", "vector_only", "text_only", "chunks"]
 PRESETS: dict[str, SearchPreset] = {
     preset.name: preset
     for preset in (
-        # Entities by meaning and words, an exact name first: kg and memory-compat's search,
+        # Entities by meaning and words, an exact name first: memory-compat's search_nodes,
         # memory's semantic search, graphrag's seeds, knowledge's `combined` strategy.
         SearchPreset("default", ENTITY, exact_names=True),
         # Knowledge's `vector` and `text` strategies: one kind of evidence, no name rule (text
