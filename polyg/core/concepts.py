@@ -125,8 +125,8 @@ class SemanticGraph:
         embedding = asyncio.ensure_future(self.ctx.embed_query(query))
         try:
             ranked, event_rows = await asyncio.gather(
-                self.search_service.entity_hits(
-                    project, query, limit=min(wanted, limits.MAX_LIMIT), query_vector=embedding
+                self.search_service.search(
+                    project, query, "default", min(wanted, limits.MAX_LIMIT), query_vector=embedding
                 ),
                 self._events(project, embedding, wanted) if events else _empty(),
             )

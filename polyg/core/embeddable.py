@@ -1,6 +1,6 @@
 """What carries text declares itself here: its text fields, what its vector is made of, and whose
-search hit it is. The index set, the search targets and (next) the vectorizer's queries follow
-from these declarations, so a new node kind gets vectors and hybrid search by declaring itself.
+search hit it is. The index set, the search targets and what the vectorizer embeds follow from
+these declarations, so a new node kind gets vectors and hybrid search by declaring itself.
 
 - `head`: the fields its own vector is embedded from, joined by `head_text`;
 - `parts`: a child label whose vectors are composed into this one's (an entity's observations,
@@ -20,7 +20,8 @@ from typing import Any
 from polyg.core.vectors import head_text as entity_head_text
 from polyg.store import names
 from polyg.store.names import Label, RelType
-from polyg.store.queries.nodes import NodeIndexes, owner_match, vector_sources
+from polyg.store.queries import search, vectors
+from polyg.store.queries.nodes import NodeIndexes
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,16 @@ class SearchTarget:
     label: Label
     owner: Link | None
 
+    @property
+    def query(self) -> search.Target:
+        """The target as the store's search queries take it."""
+        if self.owner is None:
+            return search.Target(self.label)
+        return search.Target(self.label, self.owner.label, self.owner.rel)
+
     def owner_match(self) -> tuple[str, str]:
         """Match clause and id expression that map a hit `node` on this label to its owner's id."""
-        return owner_match(self.owner.label if self.owner else None, self.owner.rel if self.owner else None)
+        return search.owner_match(self.query.owner, self.query.rel)
 
 
 ENTITY = Embeddable(
@@ -144,14 +152,18 @@ class EmbeddableRegistry:
     def named_labels(self) -> tuple[Label, ...]:
         return tuple(e.label for e in self._entries.values() if e.endpoint and e.named)
 
-    def vector_sources(self, label: str) -> str:
-        """The query the vectorizer reads `$ids` of this label with (head fields, parts)."""
+    def vectorized_labels(self) -> tuple[Label, ...]:
+        """Labels the vectorizer embeds nodes of: every declared label but the parts, whose
+        vectors are made with their owner's."""
+        return tuple(e.label for e in self._entries.values() if e.owner is None)
+
+    def vector_source(self, label: str) -> vectors.Source:
+        """What the vectorizer reads to embed nodes of `label`: its head fields and its parts'."""
         entry = self._entries[label]
-        part = None
-        if entry.parts is not None:
-            part_entry = self._entries[entry.parts.label]
-            part = (entry.parts.rel, part_entry.label, part_entry.head[0])
-        return vector_sources(entry.label, entry.head, part)
+        if entry.parts is None:
+            return vectors.Source(entry.label, entry.head)
+        part = self._entries[entry.parts.label]
+        return vectors.Source(entry.label, entry.head, vectors.Part(entry.parts.rel, part.label, part.head))
 
     def text_fields(self) -> frozenset[str]:
         return frozenset(f for e in self._entries.values() for f in (*e.head, *e.fulltext))

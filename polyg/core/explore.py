@@ -29,11 +29,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polyg.core.reltypes import RelationshipType, RelTypeService, weights
-from polyg.core.search import SearchService
+from polyg.core.search import PresetName, SearchService
 from polyg.core.traversal import EdgeRef, Hop, Neighbourhood, NodeRef, StrengthScorer, TraversalService
 from polyg.errors import InvalidParams
 from polyg.store.queries import explore as q
 
+# Each strategy is a search preset (`polyg.core.search.PRESETS`).
+STRATEGY_PRESETS: dict[str, PresetName] = {"vector": "vector_only", "text": "text_only", "combined": "default"}
 MAX_TERMS = 20
 MAX_DEPTH = 3
 NEARBY_LIMIT = 50
@@ -133,7 +135,7 @@ class Explorer:
         for term in dict.fromkeys(terms):
             hood = TermNeighbourhood()
             result[term] = hood
-            hits = await self.search.by_strategy(project, term, strategy, max_results)
+            hits = await self._search(project, term, strategy, max_results)
             details = {row[0]: row for row in await q.entities(self.ctx, project, [h for h, _ in hits])}
             hood.primary = [
                 PrimaryNode(i, details[i][1] or "", details[i][2] or "", details[i][3] or "", round(score, 6))
@@ -174,6 +176,17 @@ class Explorer:
         suggested_types = self._types(result, registered)
         missing = await self._missing(project, result, depth)
         return Exploration(result, parents, suggested_types, missing)
+
+    async def _search(self, project: str, term: str, strategy: str, limit: int) -> list[tuple[str, float]]:
+        """Entity ids with the strategy's own score, best first: `vector` the cosine similarity,
+        `text` 1 / rank (text matching ranks without a score), `combined` the cosine similarity
+        where the vector found the entity, else the fused score."""
+        if strategy not in STRATEGY_PRESETS:
+            raise InvalidParams(f"search_strategy must be one of {', '.join(STRATEGY_PRESETS)}.")
+        hits = await self.search.search(project, term, STRATEGY_PRESETS[strategy], limit)
+        if strategy == "text":
+            return [(hit.node_id, round(1.0 / (rank + 1), 6)) for rank, hit in enumerate(hits)]
+        return [(hit.node_id, round(hit.fused if hit.vector is None else hit.vector, 6)) for hit in hits]
 
     @staticmethod
     def _reach(around: Neighbourhood, scorer: StrengthScorer, names: dict[str, str]) -> dict[str, float]:

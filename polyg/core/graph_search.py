@@ -121,7 +121,7 @@ class GraphSearch:
         limits.limit(limit)
         depth = min(max(depth, MIN_DEPTH), MAX_DEPTH)
         pool = min(max(3 * limit, 30), limits.MAX_LIMIT)
-        hits = await self.search_service.entity_hits(project, query, pool)
+        hits = await self.search_service.search(project, query, "default", pool)
         top = max((h.fused for h in hits), default=0.0)
         relevance = {h.node_id: h.fused / top for h in hits} if top > 0 else {}
         similarity = {h.node_id: h.vector for h in hits}

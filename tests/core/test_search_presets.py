@@ -1,0 +1,124 @@
+"""Named search presets (`polyg.core.search.PRESETS`) do what their names say, on the embedded
+store: `default` fuses meaning and words with an exact name first, `vector_only` and `text_only`
+use one kind of evidence, `chunks` searches document chunks, which get their vectors from the
+vectorizer by being declared embeddable.
+
+The embedder hashes words, except that "automobile" is embedded as "car": a query can then
+match by meaning a text that holds none of its words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from polyg.core.app import Polyg, Services
+from polyg.core.search import PRESETS
+from polyg.embed.hashing import HashingEmbedder
+from polyg.errors import InvalidParams
+from polyg.store.names import CHUNK
+
+from .conftest import isolated_settings
+
+pytestmark = pytest.mark.anyio
+
+P = "presets"
+
+
+class SynonymEmbedder(HashingEmbedder):
+    def embed_batch_sync(self, texts: list[str]) -> list[list[float]]:
+        return super().embed_batch_sync([text.replace("automobile", "car") for text in texts])
+
+
+@pytest.fixture(scope="module")
+async def s(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Services]:
+    core = Polyg(isolated_settings(tmp_path_factory.mktemp("presets")), embedder=SynonymEmbedder())
+    try:
+        services = await core.ready()
+        await _corpus(services)
+        yield services
+    finally:
+        await core.close()
+
+
+async def _corpus(s: Services) -> None:
+    for name, type_, observations in [
+        ("Garage", "place", ["a car dealer and repair shop"]),
+        ("Miles Davis", "musician", ["played the trumpet"]),
+        ("trumpet", "instrument", ["a brass instrument"]),
+        ("Brass band", "ensemble", ["a band of trumpet, trombone and tuba players"]),
+    ]:
+        await s.entities.create(P, name=name, type_=type_, observations=observations)
+    # Chunks written as a deferred writer would: text and a revision, vectors left to the vectorizer.
+    await s.ctx.write(
+        P,
+        "UNWIND $rows AS r CREATE (:Chunk {id: r.id, text: r.text, rev: r.id})",
+        {"rows": [{"id": "c1", "text": "the car would not start"}, {"id": "c2", "text": "a trumpet solo"}]},
+    )
+    s.ctx.vectors.mark(P, ["c1", "c2"], CHUNK)
+    assert await s.ctx.vectors.settle(P, 30)
+
+
+async def _ids(s: Services, query: str, preset: str) -> list[str]:
+    names = dict(await s.store.ro_query(P, "MATCH (e:Entity) RETURN e.id, e.name"))
+    return [names.get(hit.node_id, hit.node_id) for hit in await s.search.search(P, query, preset, 10)]  # type: ignore[arg-type]
+
+
+async def test_the_presets_are_the_ones_the_toolsets_name() -> None:
+    assert set(PRESETS) == {"default", "vector_only", "text_only", "chunks"}
+
+
+async def test_vector_only_finds_by_meaning_and_text_only_by_words(s: Services) -> None:
+    # No text holds "automobile": only its vector ("car") finds the garage.
+    assert (await _ids(s, "automobile", "vector_only"))[0] == "Garage"
+    assert await _ids(s, "automobile", "text_only") == []
+    assert (await _ids(s, "automobile", "default"))[0] == "Garage"
+    vector_hits = await s.search.search(P, "automobile", "vector_only", 10)
+    assert all(hit.text is None and hit.vector is not None for hit in vector_hits)
+    similarities = [hit.vector for hit in vector_hits]
+    assert similarities == sorted(similarities, reverse=True)  # type: ignore[type-var]
+
+    text_hits = await s.search.search(P, "trombone", "text_only", 10)
+    assert [hit.vector for hit in text_hits] == [None]
+    assert text_hits[0].text is not None
+
+
+async def test_default_ranks_an_exact_name_first_and_the_one_kind_presets_do_not(s: Services) -> None:
+    default = await s.search.search(P, "trumpet", "default", 10)
+    assert (await _ids(s, "trumpet", "default"))[0] == "trumpet"
+    assert default[0].fused > 1.0  # above anything fusion gives: the name rule put it there
+    for preset in ("vector_only", "text_only"):
+        hits = await s.search.search(P, "trumpet", preset, 10)  # type: ignore[arg-type]
+        assert {"trumpet", "Miles Davis", "Brass band"} <= set(await _ids(s, "trumpet", preset))
+        assert all(hit.fused < 1.0 for hit in hits)
+
+
+async def test_chunks_searches_chunks_only_and_entity_presets_never_return_them(s: Services) -> None:
+    assert await _ids(s, "automobile", "chunks") == ["c1"]  # by meaning: its vector came from the vectorizer
+    assert (await _ids(s, "trumpet solo", "chunks"))[0] == "c2"
+    for preset in ("default", "vector_only", "text_only"):
+        assert not {"c1", "c2"} & set(await _ids(s, "trumpet solo car", preset))
+
+
+async def test_an_unknown_preset_is_refused(s: Services) -> None:
+    with pytest.raises(InvalidParams, match="Unknown search preset 'wide'"):
+        await s.search.search(P, "trumpet", "wide", 10)  # type: ignore[arg-type]
+
+
+async def test_knowledge_strategies_are_presets_with_their_own_scores(s: Services) -> None:
+    """explore_neighborhoods' `vector`, `text` and `combined` strategies search with the
+    `vector_only`, `text_only` and `default` presets: a cosine, 1 / rank, a cosine where the
+    vector found the entity."""
+
+    async def primary(term: str, strategy: str) -> list[tuple[str, float]]:
+        found = await s.explorer.explore(P, [term], strategy=strategy, max_results=3, depth=1)
+        return [(p.name, p.score) for p in found.terms[term].primary]
+
+    [garage] = await s.search.search(P, "automobile", "vector_only", 1)
+    assert (await primary("automobile", "vector"))[0] == ("Garage", round(garage.vector or 0.0, 6))
+    assert await primary("automobile", "text") == []
+    assert (await primary("automobile", "combined"))[0] == ("Garage", round(garage.vector or 0.0, 6))
+    assert [score for _, score in await primary("trumpet", "text")] == [1.0, 0.5, round(1 / 3, 6)]
+    with pytest.raises(InvalidParams, match="search_strategy"):
+        await primary("trumpet", "fuzzy")
