@@ -64,12 +64,12 @@ async def test_an_entity_created_after_ingestion_is_linked_renamed_and_deleted(
     await services.entities.create(project, name="Sam", type_="person")  # not a whole word of "Samuel"
     assert await _entities(services, project, question) == ["OpenAI"]
     # Renamed to a name the chunk does not hold: the link goes; to one it holds: it comes back.
-    [outcome] = await services.nodes.update(project, [NodeChange(created["id"], name="Anthropic")])
+    [outcome] = await services.nodes.update(project, [NodeChange(created.id, name="Anthropic")])
     assert outcome.status == "updated"
     assert await _entities(services, project, question) == []
-    await services.nodes.update(project, [NodeChange(created["id"], name="Samuel")])
+    await services.nodes.update(project, [NodeChange(created.id, name="Samuel")])
     assert await _entities(services, project, question) == ["Samuel"]
-    await services.entities.delete(project, created["id"])
+    await services.entities.delete(project, created.id)
     assert await _entities(services, project, question) == []
     rows = await services.ctx.read(project, "MATCH (:Chunk)-[m:MENTIONS]->() RETURN count(m)")
     assert rows == [[0]]
