@@ -299,7 +299,7 @@ async def test_chunks_written_without_vectors_get_them_from_the_registry(
     embedding, rev, vec_rev = await chunk_vectors(s, "chunk_a")
     assert embedding == pytest.approx(embedder.embed_batch_sync(["owls hunt at night"])[0], abs=1e-5)
     assert rev == vec_rev == "chunk_a"
-    assert (await vectors_of(s, made["id"]))[0] is not None and (await vectors_of(s, first["id"]))[0] is not None
+    assert (await vectors_of(s, made.id))[0] is not None and (await vectors_of(s, first.id))[0] is not None
     assert await s.ctx.vectors.parked(P, CHUNK) == 1 and await s.ctx.vectors.parked(P, ENTITY) == 0
     assert await s.ctx.vectors.parked(P) == 1
     # Found by meaning and words through the chunk search.
