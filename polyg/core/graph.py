@@ -31,6 +31,9 @@ class GraphContext:
     # Writes this process made, per project: lets a cache of derived figures (search's node
     # counts) see its own writes at once.
     writes: dict[str, int] = field(default_factory=dict)
+    # Query vectors being made right now, by text: readers that run at once (recall's graphs)
+    # ask for the same query's vector, and the model should run once for all of them.
+    _embedding: dict[str, asyncio.Future[list[float]]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         from polyg.core.vectorizer import Vectorizer  # it needs this class: imported late
@@ -64,4 +67,10 @@ class GraphContext:
         return await self.embedder.embed_batch(texts)
 
     async def embed_query(self, text: str) -> list[float]:
-        return await self.embedder.embed_query(text)
+        pending = self._embedding.get(text)
+        if pending is None:
+            pending = asyncio.ensure_future(self.embedder.embed_query(text))
+            self._embedding[text] = pending
+            pending.add_done_callback(lambda _: self._embedding.pop(text, None))
+        # Shielded: one caller's timeout must not cancel the vector the others wait for.
+        return list(await asyncio.shield(pending))

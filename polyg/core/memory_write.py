@@ -8,6 +8,7 @@ behind every piece of evidence. The same memory (same text, same context) twice 
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -58,12 +59,16 @@ class MemoryWriter:
 
     async def remember(self, project: str, content: str, context: str | None, at: datetime) -> Remembered:
         text = memory_text(content, context)
-        existing = await self.graphs.resolver.exact(project, text, "event")
+        # Both read at once: the names it mentions are wasted only on a duplicate (rare).
+        existing, mentioned = await asyncio.gather(
+            self.graphs.resolver.exact(project, text, "event"),
+            self.graphs.temporal.mentioned_entities(project, content),
+        )
         if existing is not None and any(
             e.origin == MEMORY_ORIGIN for e in await self.graphs.temporal.events(project, [existing])
         ):
             return Remembered(memory_id=existing, duplicate=True)
-        known = tuple(await self.graphs.temporal.mentioned_entities(project, content))
+        known = tuple(mentioned)
         found = await self.extractor.extract(content, at, known)
         out = await self._write(project, text, context, at, found.value, known)
         out.extracted_by = found.source

@@ -134,21 +134,29 @@ class Resolver:
     ) -> NodeRef | None:
         """The node `text` refers to, or None (see the module's order; without `by_id`, a
         caller that looked the id up already skips that step)."""
-        for kind in kinds if by_id else ():
-            if await q.node_by_id(self.ctx, project, LABELS[kind], text):
+        # Each step's lookups (one per kind, and the id and exact-text ones together) are asked
+        # at once; the first match in the module's order wins, as if asked one by one.
+        by_ids = kinds if by_id else ()
+        found = await asyncio.gather(
+            *(q.node_by_id(self.ctx, project, LABELS[kind], text) for kind in by_ids),
+            *(q.node_with_text(self.ctx, project, LABELS[kind], text) for kind in kinds),
+        )
+        for kind, rows in zip(by_ids, found, strict=False):
+            if rows:
                 return NodeRef(text, kind, "id")
-        for kind in kinds:
-            rows = await q.node_with_text(self.ctx, project, LABELS[kind], text)
+        for kind, rows in zip(kinds, found[len(by_ids) :], strict=True):
             if rows:
                 return NodeRef(rows[0][0], kind, "exact")
         words = all_words_query(text)
-        for kind in kinds:
-            if words:
-                rows = await index_rows(
-                    q.node_with_folded_text_indexed(self.ctx, project, LABELS[kind], words, text.lower())
-                )
-            else:
-                rows = await q.node_with_folded_text(self.ctx, project, LABELS[kind], text.lower())
+        folded = await asyncio.gather(
+            *(
+                index_rows(q.node_with_folded_text_indexed(self.ctx, project, LABELS[kind], words, text.lower()))
+                if words
+                else q.node_with_folded_text(self.ctx, project, LABELS[kind], text.lower())
+                for kind in kinds
+            )
+        )
+        for kind, rows in zip(kinds, folded, strict=True):
             if rows:
                 return NodeRef(rows[0][0], kind, "case-insensitive")
         fuzzy = await self._fuzzy(project, text, kinds)
@@ -161,8 +169,11 @@ class Resolver:
         if not query:
             return None
         best: NodeRef | None = None
-        for kind in kinds:
-            for node_id, candidate in await self._rows(q.text_candidates(self.ctx, project, LABELS[kind], query, 20)):
+        candidates = await asyncio.gather(
+            *(self._rows(q.text_candidates(self.ctx, project, LABELS[kind], query, 20)) for kind in kinds)
+        )
+        for kind, rows in zip(kinds, candidates, strict=True):
+            for node_id, candidate in rows:
                 score = similarity(text, candidate or "") if same_numbers(text, candidate or "") else 0.0
                 if score >= FUZZY_MIN and (best is None or score > best.score):
                     best = NodeRef(node_id, kind, "fuzzy", round(score, 4))
@@ -172,10 +183,11 @@ class Resolver:
         vector, _ = await asyncio.gather(self.ctx.embed_query(text), self.ctx.vectors.settle(project, 5.0))
         param = VectorParam(vector)
         best: NodeRef | None = None
-        for kind in kinds:
-            for node_id, candidate, score in await self._rows(
-                q.vector_candidates(self.ctx, project, LABELS[kind], param, CANDIDATES)
-            ):
+        candidates = await asyncio.gather(
+            *(self._rows(q.vector_candidates(self.ctx, project, LABELS[kind], param, CANDIDATES)) for kind in kinds)
+        )
+        for kind, rows in zip(kinds, candidates, strict=True):
+            for node_id, candidate, score in rows:
                 if (
                     score >= VECTOR_MIN
                     and same_numbers(text, str(candidate or ""))

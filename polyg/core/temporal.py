@@ -305,10 +305,16 @@ class TemporalGraph:
     # --- entities, shared by the writes below ----------------------------------------------
 
     async def ensure_entities(
-        self, project: str, names: list[str], types: dict[str, str] | None = None
+        self,
+        project: str,
+        names: list[str],
+        types: dict[str, str] | None = None,
+        *,
+        known: dict[str, str] | None = None,
     ) -> tuple[dict[str, str], list[str]]:
-        """name -> id for every name, creating the unknown ones; and the names created."""
-        ids = await self.resolver.entity_ids(project, names)
+        """name -> id for every name, creating the unknown ones; and the names created.
+        `known`: the names' ids, looked up already (`Resolver.entity_ids`)."""
+        ids = dict(known) if known is not None else await self.resolver.entity_ids(project, names)
         created = []
         for name in dict.fromkeys(names):
             if name not in ids:
@@ -358,11 +364,17 @@ class TemporalGraph:
             end = parse_instant(ended_at, reference=ref, tz=tz, clock=self.clock)
         window = Interval(at, end)  # refuses an end before the start
         # Everything is checked: now the writes.
-        vector = (await self.ctx.embed([description]))[0]
-        ids, created = await self.ensure_entities(project, names)
-        if find_entities:
-            for name, entity_id in (await self.mentioned_entities(project, description)).items():
-                ids.setdefault(name, entity_id)
+        # The vector and the lookups at once (the model runs while the store answers); the
+        # writes only once all of them succeeded.
+        vectors, ids, mentioned = await asyncio.gather(
+            self.ctx.embed([description]),
+            self.resolver.entity_ids(project, names),
+            self.mentioned_entities(project, description) if find_entities else _no_names(),
+        )
+        vector = vectors[0]
+        ids, created = await self.ensure_entities(project, names, known=ids)
+        for name, entity_id in mentioned.items():
+            ids.setdefault(name, entity_id)
         await self.indexes.ensure(project)
         event_id = new_id("evt")
         start_s, end_s = window.as_strings()
@@ -717,3 +729,7 @@ class TemporalGraph:
             await q.delete_fact(self.ctx, project, fact_type(newer), newer)
         rows = await q.fact_by_id(self.ctx, project, rel_type, fid)
         return fact_from(rows[0])
+
+
+async def _no_names() -> dict[str, str]:
+    return {}
