@@ -71,12 +71,11 @@ def similarity(a: str, b: str) -> float:
 
 
 def all_words_query(text: str) -> str:
-    """A full-text query matching texts that hold every word of `text` (no query operators),
-    or "" when a word could be dropped by the index as too common or too short (then only a
-    scan can tell)."""
-    words = list(dict.fromkeys(WORD.findall(text.lower())))
-    if not words or any(len(w) < 3 or w in INDEX_STOPWORDS for w in words):
-        return ""
+    """A full-text query matching every text that holds all the words of `text` the index
+    keeps (at least three letters, no function word: the others may be left out of it, so
+    asking for them could miss), or "" when no word is sure to be kept (then only a scan can
+    tell). Its matches hold every text equal to `text` up to case: callers compare them."""
+    words = [w for w in dict.fromkeys(WORD.findall(text.lower())) if len(w) >= 3 and w not in INDEX_STOPWORDS]
     return " ".join(words[:16])
 
 
@@ -126,8 +125,16 @@ class Resolver:
 
     async def exact(self, project: str, text: str, kind: Kind) -> str | None:
         """The id of the oldest node of `kind` whose text is exactly `text`, or None."""
-        rows = await q.node_with_text(self.ctx, project, LABELS[kind], text)
+        rows = await self._exact_rows(project, kind, text)
         return str(rows[0][0]) if rows else None
+
+    async def _exact_rows(self, project: str, kind: Kind, text: str) -> list[Row]:
+        # An entity's name has a range index; an event's description only a full-text one,
+        # whose matches are compared (else every event would be read).
+        words = all_words_query(text) if kind == "event" else ""
+        if words:
+            return await index_rows(q.node_with_text_indexed(self.ctx, project, LABELS[kind], words, text))
+        return await q.node_with_text(self.ctx, project, LABELS[kind], text)
 
     async def node(
         self, project: str, text: str, *, kinds: tuple[Kind, ...] = ("entity", "event"), by_id: bool = True
@@ -139,7 +146,7 @@ class Resolver:
         by_ids = kinds if by_id else ()
         found = await asyncio.gather(
             *(q.node_by_id(self.ctx, project, LABELS[kind], text) for kind in by_ids),
-            *(q.node_with_text(self.ctx, project, LABELS[kind], text) for kind in kinds),
+            *(self._exact_rows(project, kind, text) for kind in kinds),
         )
         for kind, rows in zip(by_ids, found, strict=False):
             if rows:
