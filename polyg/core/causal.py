@@ -140,10 +140,10 @@ class CausalGraph:
             refs["cause"] is not None and refs["effect"] is not None and refs["cause"].id == refs["effect"].id
         ):
             raise InvalidParams("cause and effect are the same node; a link needs two different ones.")
-        # Everything is checked: now the writes.
-        for role, text in (("cause", cause), ("effect", effect)):
-            if refs[role] is None:
-                refs[role] = await self._create_node(project, text, memory)
+        # Everything is checked: now the writes (the missing nodes at once).
+        texts = {"cause": cause, "effect": effect}
+        made = await asyncio.gather(*(self._create_node(project, texts[role], memory) for role in missing))
+        refs.update(zip(missing, made, strict=True))
         cref, eref = refs["cause"], refs["effect"]
         assert cref is not None and eref is not None
         ends = (LABEL[cref.kind], cref.id), (LABEL[eref.kind], eref.id)

@@ -325,6 +325,14 @@ class TemporalGraph:
                 created.append(name)
         return ids, created
 
+    async def _entity_ids(self, project: str, names: list[str], given: dict[str, str]) -> dict[str, str]:
+        """name -> id of the names that exist: those in `given`, the others looked up."""
+        ids = {name: given[name] for name in names if name in given}
+        rest = [name for name in names if name not in ids]
+        if rest:
+            ids.update(await self.resolver.entity_ids(project, rest))
+        return ids
+
     async def mentioned_entities(self, project: str, text: str) -> dict[str, str]:
         """Entities whose names occur in `text` (name -> id), found through the full-text index."""
         query = fulltext_query(text)
@@ -350,9 +358,11 @@ class TemporalGraph:
         origin: str = "event",
         memory: str | None = None,
         context: str | None = None,
+        entity_ids: dict[str, str] | None = None,
     ) -> EventResult:
         """An event; `memory`: the id of the memory it was extracted from (remember);
-        `context`: a memory's, who or where it is from."""
+        `context`: a memory's, who or where it is from; `entity_ids`: the ids of `entities`
+        the caller looked up already (`Resolver.entity_ids`)."""
         limits.text(description, "description", max_len=limits.MAX_TEXT)
         names = [limits.name(n, f"entities[{i}]") for i, n in enumerate(entities or [])]
         ref = self.reference(reference_time, tz)
@@ -368,7 +378,7 @@ class TemporalGraph:
         # writes only once all of them succeeded.
         vectors, ids, mentioned = await asyncio.gather(
             self.ctx.embed([description]),
-            self.resolver.entity_ids(project, names),
+            self._entity_ids(project, names, entity_ids or {}),
             self.mentioned_entities(project, description) if find_entities else _no_names(),
         )
         vector = vectors[0]
