@@ -391,25 +391,28 @@ class TemporalGraph:
         duration_s = window.duration.total_seconds() if window.duration is not None else None
         lock = self._chain_locks.setdefault(project, asyncio.Lock())
         async with lock:
-            await q.create_event(
-                self.ctx,
-                project,
-                {
-                    "id": event_id,
-                    "description": description,
-                    "occurred_at": start_s,
-                    "occurred_us": epoch_us(at),
-                    "ended_at": end_s,
-                    "duration_s": duration_s,
-                    "origin": origin,
-                    "now": now_iso(),
-                    "emb": VectorParam(vector),
-                    "involves": sorted(set(ids.values())),
-                    "memories": [memory] if memory else None,
-                    "context": context,
-                },
+            # Its neighbours in time are read while it is written: they exclude it either way.
+            _, (before, after) = await asyncio.gather(
+                q.create_event(
+                    self.ctx,
+                    project,
+                    {
+                        "id": event_id,
+                        "description": description,
+                        "occurred_at": start_s,
+                        "occurred_us": epoch_us(at),
+                        "ended_at": end_s,
+                        "duration_s": duration_s,
+                        "origin": origin,
+                        "now": now_iso(),
+                        "emb": VectorParam(vector),
+                        "involves": sorted(set(ids.values())),
+                        "memories": [memory] if memory else None,
+                        "context": context,
+                    },
+                ),
+                q.neighbours_in_time(self.ctx, project, epoch_us(at), event_id),
             )
-            before, after = await q.neighbours_in_time(self.ctx, project, epoch_us(at), event_id)
             await q.insert_in_chain(self.ctx, project, event_id, before, after)
         event = Event(
             event_id,
