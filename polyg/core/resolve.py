@@ -157,7 +157,7 @@ class Resolver:
         words = all_words_query(text)
         folded = await asyncio.gather(
             *(
-                index_rows(q.node_with_folded_text_indexed(self.ctx, project, LABELS[kind], words, text.lower()))
+                index_rows(q.node_with_text_indexed(self.ctx, project, LABELS[kind], words, text.lower(), folded=True))
                 if words
                 else q.node_with_folded_text(self.ctx, project, LABELS[kind], text.lower())
                 for kind in kinds
