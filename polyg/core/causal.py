@@ -12,6 +12,7 @@ the shortest chain that reaches it (the strongest one when several are as short)
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -128,7 +129,10 @@ class CausalGraph:
         limits.text(effect, "effect", max_len=limits.MAX_TEXT)
         limits.text(evidence, "evidence", max_len=limits.MAX_TEXT, allow_empty=True)
         conf = check_confidence(confidence)
-        refs = {role: await self.resolver.node(project, text) for role, text in (("cause", cause), ("effect", effect))}
+        cause_ref, effect_ref = await asyncio.gather(
+            self.resolver.node(project, cause), self.resolver.node(project, effect)
+        )
+        refs = {"cause": cause_ref, "effect": effect_ref}
         missing = [role for role, ref in refs.items() if ref is None]
         if missing and not create_missing:
             raise NotFound(f"No event or entity matches the {' and the '.join(missing)}.")
@@ -136,10 +140,10 @@ class CausalGraph:
             refs["cause"] is not None and refs["effect"] is not None and refs["cause"].id == refs["effect"].id
         ):
             raise InvalidParams("cause and effect are the same node; a link needs two different ones.")
-        # Everything is checked: now the writes.
-        for role, text in (("cause", cause), ("effect", effect)):
-            if refs[role] is None:
-                refs[role] = await self._create_node(project, text, memory)
+        # Everything is checked: now the writes (the missing nodes at once).
+        texts = {"cause": cause, "effect": effect}
+        made = await asyncio.gather(*(self._create_node(project, texts[role], memory) for role in missing))
+        refs.update(zip(missing, made, strict=True))
         cref, eref = refs["cause"], refs["effect"]
         assert cref is not None and eref is not None
         ends = (LABEL[cref.kind], cref.id), (LABEL[eref.kind], eref.id)
@@ -154,7 +158,7 @@ class CausalGraph:
         else:
             link_id = new_id("cau")
             await q.create_link(self.ctx, project, *ends, {"id": link_id, **values})
-        cause_node, effect_node = await self._node(project, cref), await self._node(project, eref)
+        cause_node, effect_node = await asyncio.gather(self._node(project, cref), self._node(project, eref))
         return LinkResult(
             CausalLink(link_id, cref.id, eref.id, conf, evidence, now, memories),
             cause_node,
@@ -165,8 +169,10 @@ class CausalGraph:
 
     async def _create_node(self, project: str, text: str, memory: str | None = None) -> NodeRef:
         """A cause or effect nothing matched: an undated event about the entities it names."""
-        vector = (await self.ctx.embed([text]))[0]
-        mentioned = await self.temporal.mentioned_entities(project, text)
+        vectors, mentioned = await asyncio.gather(
+            self.ctx.embed([text]), self.temporal.mentioned_entities(project, text)
+        )
+        vector = vectors[0]
         await self.temporal.indexes.ensure(project)
         event_id = new_id("evt")
         await temporal_q.create_event(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,12 @@ class GraphContext:
     # Writes this process made, per project: lets a cache of derived figures (search's node
     # counts) see its own writes at once.
     writes: dict[str, int] = field(default_factory=dict)
+    # Vectors being made right now, by text (queries' and documents' apart: an embedder may
+    # tell them apart): readers that run at once (recall's graphs) ask for the same query's
+    # vector, and a write may have asked ahead for its texts' (`prefetch`); the model runs
+    # once for all of them.
+    _queries: dict[str, asyncio.Future[list[float]]] = field(default_factory=dict, repr=False)
+    _documents: dict[str, asyncio.Future[list[float]]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         from polyg.core.vectorizer import Vectorizer  # it needs this class: imported late
@@ -61,7 +67,42 @@ class GraphContext:
         return await self.store.ro_query(project, cypher, params)
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
-        return await self.embedder.embed_batch(texts)
+        if len(texts) != 1:
+            return await self.embedder.embed_batch(texts)
+        return [await self._shared(self._documents, texts[0], self._document)]
 
     async def embed_query(self, text: str) -> list[float]:
-        return await self.embedder.embed_query(text)
+        return await self._shared(self._queries, text, self.embedder.embed_query)
+
+    def prefetch(self, texts: list[str]) -> None:
+        """Start making the vectors of documents about to be written (`embed` then waits for
+        them): the model runs while the store answers the write's lookups."""
+        for text in dict.fromkeys(texts):
+            if text.strip():
+                self._start(self._documents, text, self._document)
+
+    async def _document(self, text: str) -> list[float]:
+        return (await self.embedder.embed_batch([text]))[0]
+
+    def _start(
+        self,
+        pending: dict[str, asyncio.Future[list[float]]],
+        text: str,
+        make: Callable[[str], Awaitable[list[float]]],
+    ) -> asyncio.Future[list[float]]:
+        future = pending.get(text)
+        if future is None:
+            future = asyncio.ensure_future(make(text))
+            pending[text] = future
+            # A prefetched vector nobody asks for must not log its failure as unretrieved.
+            future.add_done_callback(lambda done: (pending.pop(text, None), done.cancelled() or done.exception()))
+        return future
+
+    async def _shared(
+        self,
+        pending: dict[str, asyncio.Future[list[float]]],
+        text: str,
+        make: Callable[[str], Awaitable[list[float]]],
+    ) -> list[float]:
+        # Shielded: one caller's timeout must not cancel the vector the others wait for.
+        return list(await asyncio.shield(self._start(pending, text, make)))

@@ -8,6 +8,7 @@ behind every piece of evidence. The same memory (same text, same context) twice 
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -58,13 +59,22 @@ class MemoryWriter:
 
     async def remember(self, project: str, content: str, context: str | None, at: datetime) -> Remembered:
         text = memory_text(content, context)
-        existing = await self.graphs.resolver.exact(project, text, "event")
+        self.graphs.temporal.ctx.prefetch([text])
+        # Both read at once: the names it mentions are wasted only on a duplicate (rare).
+        existing, mentioned = await asyncio.gather(
+            self.graphs.resolver.exact(project, text, "event"),
+            self.graphs.temporal.mentioned_entities(project, content),
+        )
         if existing is not None and any(
             e.origin == MEMORY_ORIGIN for e in await self.graphs.temporal.events(project, [existing])
         ):
             return Remembered(memory_id=existing, duplicate=True)
-        known = tuple(await self.graphs.temporal.mentioned_entities(project, content))
+        known = tuple(mentioned)
         found = await self.extractor.extract(content, at, known)
+        extracted = found.value
+        self.graphs.temporal.ctx.prefetch(
+            [*(e.description for e in extracted.events), *(t for c in extracted.causes for t in (c.cause, c.effect))]
+        )
         out = await self._write(project, text, context, at, found.value, known)
         out.extracted_by = found.source
         return out
@@ -77,8 +87,12 @@ class MemoryWriter:
         # what it said is found through it.
         source = _as_name(context)
         names = list(dict.fromkeys([*([source] if source else []), *(e.name for e in found.entities)]))
+        involved = list(dict.fromkeys([*names, *known]))
+        # The names it extracted and those the graph knew in it, looked up once for both the
+        # new entities and the memory's event.
+        looked_up = await temporal.resolver.entity_ids(project, involved)
         ids, created = await temporal.ensure_entities(
-            project, names, {e.name: e.type for e in found.entities if e.type}
+            project, names, {e.name: e.type for e in found.entities if e.type}, known=looked_up
         )
         # The memory itself, involving every entity it names: recall's search and the entities'
         # events find it, whatever else was extracted.
@@ -87,8 +101,9 @@ class MemoryWriter:
             project,
             description=text,
             occurred_at=when,
-            entities=list(dict.fromkeys([*names, *known])),
+            entities=involved,
             find_entities=False,
+            entity_ids={**looked_up, **ids},
             origin=MEMORY_ORIGIN,
             context=source or None,
         )

@@ -71,12 +71,11 @@ def similarity(a: str, b: str) -> float:
 
 
 def all_words_query(text: str) -> str:
-    """A full-text query matching texts that hold every word of `text` (no query operators),
-    or "" when a word could be dropped by the index as too common or too short (then only a
-    scan can tell)."""
-    words = list(dict.fromkeys(WORD.findall(text.lower())))
-    if not words or any(len(w) < 3 or w in INDEX_STOPWORDS for w in words):
-        return ""
+    """A full-text query matching every text that holds all the words of `text` the index
+    keeps (at least three letters, no function word: the others may be left out of it, so
+    asking for them could miss), or "" when no word is sure to be kept (then only a scan can
+    tell). Its matches hold every text equal to `text` up to case: callers compare them."""
+    words = [w for w in dict.fromkeys(WORD.findall(text.lower())) if len(w) >= 3 and w not in INDEX_STOPWORDS]
     return " ".join(words[:16])
 
 
@@ -126,29 +125,45 @@ class Resolver:
 
     async def exact(self, project: str, text: str, kind: Kind) -> str | None:
         """The id of the oldest node of `kind` whose text is exactly `text`, or None."""
-        rows = await q.node_with_text(self.ctx, project, LABELS[kind], text)
+        rows = await self._exact_rows(project, kind, text)
         return str(rows[0][0]) if rows else None
+
+    async def _exact_rows(self, project: str, kind: Kind, text: str) -> list[Row]:
+        # An entity's name has a range index; an event's description only a full-text one,
+        # whose matches are compared (else every event would be read).
+        words = all_words_query(text) if kind == "event" else ""
+        if words:
+            return await index_rows(q.node_with_text_indexed(self.ctx, project, LABELS[kind], words, text))
+        return await q.node_with_text(self.ctx, project, LABELS[kind], text)
 
     async def node(
         self, project: str, text: str, *, kinds: tuple[Kind, ...] = ("entity", "event"), by_id: bool = True
     ) -> NodeRef | None:
         """The node `text` refers to, or None (see the module's order; without `by_id`, a
         caller that looked the id up already skips that step)."""
-        for kind in kinds if by_id else ():
-            if await q.node_by_id(self.ctx, project, LABELS[kind], text):
+        # Each step's lookups (one per kind, and the id and exact-text ones together) are asked
+        # at once; the first match in the module's order wins, as if asked one by one.
+        by_ids = kinds if by_id else ()
+        found = await asyncio.gather(
+            *(q.node_by_id(self.ctx, project, LABELS[kind], text) for kind in by_ids),
+            *(self._exact_rows(project, kind, text) for kind in kinds),
+        )
+        for kind, rows in zip(by_ids, found, strict=False):
+            if rows:
                 return NodeRef(text, kind, "id")
-        for kind in kinds:
-            rows = await q.node_with_text(self.ctx, project, LABELS[kind], text)
+        for kind, rows in zip(kinds, found[len(by_ids) :], strict=True):
             if rows:
                 return NodeRef(rows[0][0], kind, "exact")
         words = all_words_query(text)
-        for kind in kinds:
-            if words:
-                rows = await index_rows(
-                    q.node_with_folded_text_indexed(self.ctx, project, LABELS[kind], words, text.lower())
-                )
-            else:
-                rows = await q.node_with_folded_text(self.ctx, project, LABELS[kind], text.lower())
+        folded = await asyncio.gather(
+            *(
+                index_rows(q.node_with_text_indexed(self.ctx, project, LABELS[kind], words, text.lower(), folded=True))
+                if words
+                else q.node_with_folded_text(self.ctx, project, LABELS[kind], text.lower())
+                for kind in kinds
+            )
+        )
+        for kind, rows in zip(kinds, folded, strict=True):
             if rows:
                 return NodeRef(rows[0][0], kind, "case-insensitive")
         fuzzy = await self._fuzzy(project, text, kinds)
@@ -161,8 +176,11 @@ class Resolver:
         if not query:
             return None
         best: NodeRef | None = None
-        for kind in kinds:
-            for node_id, candidate in await self._rows(q.text_candidates(self.ctx, project, LABELS[kind], query, 20)):
+        candidates = await asyncio.gather(
+            *(self._rows(q.text_candidates(self.ctx, project, LABELS[kind], query, 20)) for kind in kinds)
+        )
+        for kind, rows in zip(kinds, candidates, strict=True):
+            for node_id, candidate in rows:
                 score = similarity(text, candidate or "") if same_numbers(text, candidate or "") else 0.0
                 if score >= FUZZY_MIN and (best is None or score > best.score):
                     best = NodeRef(node_id, kind, "fuzzy", round(score, 4))
@@ -172,10 +190,11 @@ class Resolver:
         vector, _ = await asyncio.gather(self.ctx.embed_query(text), self.ctx.vectors.settle(project, 5.0))
         param = VectorParam(vector)
         best: NodeRef | None = None
-        for kind in kinds:
-            for node_id, candidate, score in await self._rows(
-                q.vector_candidates(self.ctx, project, LABELS[kind], param, CANDIDATES)
-            ):
+        candidates = await asyncio.gather(
+            *(self._rows(q.vector_candidates(self.ctx, project, LABELS[kind], param, CANDIDATES)) for kind in kinds)
+        )
+        for kind, rows in zip(kinds, candidates, strict=True):
+            for node_id, candidate, score in rows:
                 if (
                     score >= VECTOR_MIN
                     and same_numbers(text, str(candidate or ""))

@@ -305,10 +305,16 @@ class TemporalGraph:
     # --- entities, shared by the writes below ----------------------------------------------
 
     async def ensure_entities(
-        self, project: str, names: list[str], types: dict[str, str] | None = None
+        self,
+        project: str,
+        names: list[str],
+        types: dict[str, str] | None = None,
+        *,
+        known: dict[str, str] | None = None,
     ) -> tuple[dict[str, str], list[str]]:
-        """name -> id for every name, creating the unknown ones; and the names created."""
-        ids = await self.resolver.entity_ids(project, names)
+        """name -> id for every name, creating the unknown ones; and the names created.
+        `known`: the names' ids, looked up already (`Resolver.entity_ids`)."""
+        ids = dict(known) if known is not None else await self.resolver.entity_ids(project, names)
         created = []
         for name in dict.fromkeys(names):
             if name not in ids:
@@ -318,6 +324,14 @@ class TemporalGraph:
                 ids[name] = entity.id
                 created.append(name)
         return ids, created
+
+    async def _entity_ids(self, project: str, names: list[str], given: dict[str, str]) -> dict[str, str]:
+        """name -> id of the names that exist: those in `given`, the others looked up."""
+        ids = {name: given[name] for name in names if name in given}
+        rest = [name for name in names if name not in ids]
+        if rest:
+            ids.update(await self.resolver.entity_ids(project, rest))
+        return ids
 
     async def mentioned_entities(self, project: str, text: str) -> dict[str, str]:
         """Entities whose names occur in `text` (name -> id), found through the full-text index."""
@@ -344,9 +358,11 @@ class TemporalGraph:
         origin: str = "event",
         memory: str | None = None,
         context: str | None = None,
+        entity_ids: dict[str, str] | None = None,
     ) -> EventResult:
         """An event; `memory`: the id of the memory it was extracted from (remember);
-        `context`: a memory's, who or where it is from."""
+        `context`: a memory's, who or where it is from; `entity_ids`: the ids of `entities`
+        the caller looked up already (`Resolver.entity_ids`)."""
         limits.text(description, "description", max_len=limits.MAX_TEXT)
         names = [limits.name(n, f"entities[{i}]") for i, n in enumerate(entities or [])]
         ref = self.reference(reference_time, tz)
@@ -358,36 +374,45 @@ class TemporalGraph:
             end = parse_instant(ended_at, reference=ref, tz=tz, clock=self.clock)
         window = Interval(at, end)  # refuses an end before the start
         # Everything is checked: now the writes.
-        vector = (await self.ctx.embed([description]))[0]
-        ids, created = await self.ensure_entities(project, names)
-        if find_entities:
-            for name, entity_id in (await self.mentioned_entities(project, description)).items():
-                ids.setdefault(name, entity_id)
+        # The vector and the lookups at once (the model runs while the store answers); the
+        # writes only once all of them succeeded.
+        vectors, ids, mentioned = await asyncio.gather(
+            self.ctx.embed([description]),
+            self._entity_ids(project, names, entity_ids or {}),
+            self.mentioned_entities(project, description) if find_entities else _no_names(),
+        )
+        vector = vectors[0]
+        ids, created = await self.ensure_entities(project, names, known=ids)
+        for name, entity_id in mentioned.items():
+            ids.setdefault(name, entity_id)
         await self.indexes.ensure(project)
         event_id = new_id("evt")
         start_s, end_s = window.as_strings()
         duration_s = window.duration.total_seconds() if window.duration is not None else None
         lock = self._chain_locks.setdefault(project, asyncio.Lock())
         async with lock:
-            await q.create_event(
-                self.ctx,
-                project,
-                {
-                    "id": event_id,
-                    "description": description,
-                    "occurred_at": start_s,
-                    "occurred_us": epoch_us(at),
-                    "ended_at": end_s,
-                    "duration_s": duration_s,
-                    "origin": origin,
-                    "now": now_iso(),
-                    "emb": VectorParam(vector),
-                    "involves": sorted(set(ids.values())),
-                    "memories": [memory] if memory else None,
-                    "context": context,
-                },
+            # Its neighbours in time are read while it is written: they exclude it either way.
+            _, (before, after) = await asyncio.gather(
+                q.create_event(
+                    self.ctx,
+                    project,
+                    {
+                        "id": event_id,
+                        "description": description,
+                        "occurred_at": start_s,
+                        "occurred_us": epoch_us(at),
+                        "ended_at": end_s,
+                        "duration_s": duration_s,
+                        "origin": origin,
+                        "now": now_iso(),
+                        "emb": VectorParam(vector),
+                        "involves": sorted(set(ids.values())),
+                        "memories": [memory] if memory else None,
+                        "context": context,
+                    },
+                ),
+                q.neighbours_in_time(self.ctx, project, epoch_us(at), event_id),
             )
-            before, after = await q.neighbours_in_time(self.ctx, project, epoch_us(at), event_id)
             await q.insert_in_chain(self.ctx, project, event_id, before, after)
         event = Event(
             event_id,
@@ -717,3 +742,7 @@ class TemporalGraph:
             await q.delete_fact(self.ctx, project, fact_type(newer), newer)
         rows = await q.fact_by_id(self.ctx, project, rel_type, fid)
         return fact_from(rows[0])
+
+
+async def _no_names() -> dict[str, str]:
+    return {}

@@ -4,16 +4,21 @@ query each, whose plan uses the indexes and scans no label; facts written before
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
 from polyg.core.app import Services
 from polyg.core.entity_graph import OWN_KEYS
+from polyg.core.graph import GraphContext
+from polyg.core.resolve import all_words_query
 from polyg.core.temporal import TemporalGraph, epoch_us
+from polyg.embed.hashing import HashingEmbedder
 from polyg.store.falkor import Row
-from polyg.store.names import RelType
+from polyg.store.names import EVENT, RelType
 from polyg.store.queries import entity_graph as entity_q
+from polyg.store.queries import resolve as resolve_q
 from polyg.store.queries import temporal as temporal_q
 from tests.store.test_data_integrity import _index_only, _indexes_built
 
@@ -96,3 +101,66 @@ async def test_get_entity_is_one_query_through_the_name_index(services: Services
     await _indexes_built(services, project)
     plan = await services.store.explain(project, *runner.reads[0])
     assert scans_nothing(plan, "Node By Index Scan | (e:Entity)"), plan
+
+
+async def test_memory_neighbours_read_through_the_time_index(services: Services, project: str) -> None:
+    """recall's turns around a hit: the window around each memory is read through the
+    occurred_us index, not by scanning every event once per memory."""
+    temporal = services.memory.temporal
+    ids = []
+    for i in range(30):  # enough events that a label scan would show in a plan
+        added = await temporal.add_event(
+            project, description=f"turn {i}", occurred_at=f"2025-03-01T10:{i:02d}:00Z", origin="memory"
+        )
+        ids.append(added.event.id)
+    runner = Counting(services)
+    rows = await temporal_q.memory_neighbours(runner, project, [ids[5], ids[0]], 90 * 1_000_000)
+    assert {tuple(row) for row in rows} == {(ids[5], ids[4], ids[6]), (ids[0], None, ids[1])}
+    await _indexes_built(services, project)
+    plan = await services.store.explain(project, *runner.reads[0])
+    assert scans_nothing(plan, "Node By Index Scan | (o:Event)"), plan
+
+
+async def test_an_events_exact_text_is_found_without_reading_every_event(services: Services, project: str) -> None:
+    """remember's duplicate check (a memory's exact text) and a causal reference's exact and
+    case-insensitive lookups go through the full-text index, even for a text full of short
+    and common words, and still tell apart texts that differ only in those words."""
+    temporal = services.memory.temporal
+    for i in range(30):
+        await temporal.add_event(project, description=f"note {i} of the day", occurred_at="2025-03-01T10:00:00Z")
+    first = await temporal.add_event(
+        project, description="Bo: we shipped it to QA", occurred_at="2025-03-02T10:00:00Z", origin="memory"
+    )
+    await temporal.add_event(project, description="Bo: we shipped it", occurred_at="2025-03-02T11:00:00Z")
+    await _indexes_built(services, project)
+    resolver = services.memory.resolver
+    assert await resolver.exact(project, "Bo: we shipped it to QA", "event") == first.event.id
+    assert await resolver.exact(project, "bo: we shipped it to qa", "event") is None
+    found = await resolver.node(project, "BO: WE SHIPPED IT TO QA", kinds=("event",))
+    assert found is not None and (found.id, found.how) == (first.event.id, "case-insensitive")
+    for folded in (False, True):
+        runner = Counting(services)
+        words = all_words_query("Bo: we shipped it to QA")
+        await resolve_q.node_with_text_indexed(runner, project, EVENT, words, "bo: we shipped it to qa", folded=folded)
+        plan = await services.store.explain(project, *runner.reads[0])
+        assert "Label Scan" not in "\n".join(plan), plan
+
+
+async def test_concurrent_askers_of_one_vector_share_one_model_run(services: Services) -> None:
+    """recall's graphs ask for the query's vector at once, and remember asks ahead for its
+    texts': the model runs once per text."""
+    calls: list[list[str]] = []
+
+    class Counted(HashingEmbedder):
+        def embed_batch_sync(self, texts: list[str]) -> list[list[float]]:
+            calls.append(list(texts))
+            return super().embed_batch_sync(texts)
+
+    embedder = Counted()
+    ctx = GraphContext(services.store, embedder, services.ctx.schema)
+    vectors = await asyncio.gather(*(ctx.embed_query("why did auth fail") for _ in range(4)))
+    assert len(calls) == 1 and all(v == vectors[0] for v in vectors)
+    ctx.prefetch(["a memory", "a memory", "  "])
+    made = await ctx.embed(["a memory"])
+    assert calls[1:] == [["a memory"]]
+    assert made == embedder.embed_batch_sync(["a memory"])

@@ -9,6 +9,7 @@ failure or timeout leaves the rules' answer.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
@@ -193,7 +194,8 @@ MentionResolver = Callable[[str], Awaitable[str | None]]
 
 async def resolve_mentions(output: ClassifierOutput, resolve: MentionResolver) -> ClassifierOutput:
     """`output` with each mention's stored entity id, where the graph has one."""
-    resolved = [m.model_copy(update={"resolved": await resolve(m.mention)}) for m in output.entities]
+    ids = await asyncio.gather(*(resolve(m.mention) for m in output.entities))
+    resolved = [m.model_copy(update={"resolved": i}) for m, i in zip(output.entities, ids, strict=True)]
     return output.model_copy(update={"entities": resolved})
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from polyg.core.causal import Chain
+from polyg.core.entity_graph import EntityView
 from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.memory_write import MEMORY_ORIGIN
 from polyg.core.recall.evidence import Evidence, GraphName
@@ -143,16 +144,9 @@ class ProjectGraphs:
 
     async def causal(self, plan: ClassifierOutput, limit: int) -> list[Evidence]:
         starts = [plan.semantic_query or "", *(m.resolved or "" for m in plan.entities)]
-        chains: list[Chain] = []
-        for text in [t for t in dict.fromkeys(starts) if t.strip()][:MAX_CHAIN_STARTS]:
-            try:
-                chain = await self.graphs.causal.chain(
-                    self.project, text, direction=plan.causal_direction or "upstream", depth=CHAIN_DEPTH
-                )
-            except NotFound:
-                continue
-            if chain.links:
-                chains.append(chain)
+        texts = [t for t in dict.fromkeys(starts) if t.strip()][:MAX_CHAIN_STARTS]
+        walked = await asyncio.gather(*(self._chain(text, plan) for text in texts))
+        chains = [chain for chain in walked if chain is not None and chain.links]
         out: dict[str, Evidence] = {}
         for chain in chains:
             nodes = {n.node.id: n for n in chain.nodes}
@@ -175,16 +169,32 @@ class ProjectGraphs:
                 )
         return sorted(out.values(), key=lambda e: (-e.score, e.depth))[:limit]
 
+    async def _chain(self, text: str, plan: ClassifierOutput) -> Chain | None:
+        try:
+            return await self.graphs.causal.chain(
+                self.project, text, direction=plan.causal_direction or "upstream", depth=CHAIN_DEPTH
+            )
+        except NotFound:
+            return None
+
+    async def _entity_facts(self, entity_id: str, limit: int) -> tuple[EntityView, list[Fact]]:
+        """The entity and the facts that hold about it now, read at once."""
+        view, (facts, _) = await asyncio.gather(
+            self.graphs.entities.get(self.project, entity_id=entity_id, relationships=False),
+            self.graphs.temporal.facts(self.project, entity_id, limit=limit),
+        )
+        return view, facts
+
     async def entity(self, plan: ClassifierOutput, limit: int) -> list[Evidence]:
         out: list[Evidence] = []
-        for mention in plan.entities:
-            if mention.resolved is None:
+        resolved = [m.resolved for m in plan.entities if m.resolved is not None]
+        found = await asyncio.gather(*(self._entity_facts(i, limit) for i in resolved), return_exceptions=True)
+        for read in found:
+            if isinstance(read, NotFound):  # gone since the mention was resolved
                 continue
-            try:
-                view = await self.graphs.entities.get(self.project, entity_id=mention.resolved, relationships=False)
-            except NotFound:
-                continue
-            facts, _ = await self.graphs.temporal.facts(self.project, view.entity.id, limit=limit)
+            if isinstance(read, BaseException):
+                raise read
+            view, facts = read
             out.append(
                 Evidence(
                     view.entity.id,

@@ -116,7 +116,8 @@ class MemorySearch:
                         scores[near] = score
                         if near not in texts:
                             missing.append(near)
-        for event in await self.graphs.temporal.events(self.project, [m for m in missing if m not in texts]):
+        unread = list(dict.fromkeys(m for m in missing if m not in texts))
+        for event in await self.graphs.temporal.events(self.project, unread) if unread else []:
             texts[event.id] = event
         ranked = sorted((m for m in scores if m in texts), key=lambda m: (-scores[m], m))
         if ranking.same_moment < 1.0:

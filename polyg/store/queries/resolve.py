@@ -51,15 +51,17 @@ async def entities_named_folded_indexed(run: Runner, project: str, items: list[d
     )
 
 
-async def node_with_folded_text_indexed(run: Runner, project: str, label: Label, query: str, folded: str) -> list[Row]:
-    """Ids of `label` nodes whose text lower-cased is `folded`, among the full-text matches of
-    `query` (all the text's words)."""
-    field = TEXT_FIELD[label]
+async def node_with_text_indexed(
+    run: Runner, project: str, label: Label, query: str, text: str, *, folded: bool = False
+) -> list[Row]:
+    """Ids of `label` nodes whose text is exactly `text` (`folded`: whose text lower-cased is
+    `text`), among the full-text matches of `query` (words every such text holds)."""
+    field = f"toLower(node.{TEXT_FIELD[label]})" if folded else f"node.{TEXT_FIELD[label]}"
     return await run.read(
         project,
-        f"CALL db.idx.fulltext.queryNodes('{label}', $q) YIELD node WITH node WHERE toLower(node.{field}) = $text "
+        f"CALL db.idx.fulltext.queryNodes('{label}', $q) YIELD node WITH node WHERE {field} = $text "
         "RETURN node.id ORDER BY node.created_at, node.id LIMIT 1",
-        {"q": query, "text": folded},
+        {"q": query, "text": text},
     )
 
 

@@ -316,7 +316,10 @@ async def memory_neighbours(run: Runner, project: str, ids: list[str], window_us
     return await run.read(
         project,
         "UNWIND $ids AS i MATCH (m:Event {id: i}) WHERE m.occurred_us IS NOT NULL "
-        "MATCH (o:Event) WHERE o.occurred_us >= m.occurred_us - $w AND o.occurred_us <= m.occurred_us + $w "
+        # The bounds as plain values: a range on another node's property is not read through
+        # the occurred_us index (every event would be scanned once per memory).
+        "WITH m, m.occurred_us - $w AS lo, m.occurred_us + $w AS hi "
+        "MATCH (o:Event) WHERE o.occurred_us >= lo AND o.occurred_us <= hi "
         "AND o.origin = 'memory' AND o.id <> m.id "
         "WITH m, o ORDER BY o.occurred_us, o.created_at, o.id "
         "WITH m, collect(o) AS around "
