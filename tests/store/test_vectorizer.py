@@ -125,6 +125,8 @@ async def test_a_failing_embedder_loses_nothing(controlled: tuple[Services, Cont
     while (await vectors_of(s, made.id))[0] is None:
         assert time.monotonic() < deadline, "vectors never stored after the embedder recovered"
         await asyncio.sleep(0.1)
+    # The round that stored them counts its success just after the write is acknowledged.
+    assert await s.ctx.vectors.settle(P, 30)
     assert embedder.failures_left == 0
     assert s.ctx.vectors.failures == 0
     _, rev, vec_rev = await vectors_of(s, made.id)
