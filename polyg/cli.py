@@ -119,6 +119,10 @@ def serve(
     # handler covers the moments no event loop handles it: the stdio server cancels itself from
     # its loop (polyg.stdio), and uvicorn handles it while the HTTP server runs.
     signal.signal(signal.SIGTERM, _interrupt)
+    # A parent that ignores SIGINT (a shell starting a background job) hands that on, and Python
+    # then never turns it into Ctrl-C: the client's SIGINT would not stop the server.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         asyncio.run(_serve(settings))
     except PolygError as exc:

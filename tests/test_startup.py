@@ -44,7 +44,7 @@ PROTOCOL_VERSION = "2025-06-18"
 class RawStdio:
     """`polyg serve` over stdio driven by hand, so every byte on its stdout can be inspected."""
 
-    def __init__(self, root: Path, *args: str, **env: str) -> None:
+    def __init__(self, root: Path, *args: str, sigint_ignored: bool = False, **env: str) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self.stderr_path = root / "stderr.log"
@@ -55,6 +55,8 @@ class RawStdio:
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             env=server_env(root, **env),
+            # As a shell starts a background job: SIGINT ignored, and the ignoring inherited.
+            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None,
         )
         self.lines: list[bytes] = []  # every line the server wrote to stdout
         self._queue: queue.Queue[bytes | None] = queue.Queue()
@@ -208,12 +210,16 @@ def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr_and_file(servers_roo
     assert embedded_pid(root / "data") is None
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize(
+    ("signum", "sigint_ignored"),
+    [(signal.SIGTERM, False), (signal.SIGINT, False), (signal.SIGINT, True)],
+    ids=["SIGTERM", "SIGINT", "SIGINT-ignored-by-parent"],
+)
 def test_a_signal_stops_a_stdio_server_and_its_database(
-    servers_root: Path, raw: list[RawStdio], signum: signal.Signals
+    servers_root: Path, raw: list[RawStdio], signum: signal.Signals, sigint_ignored: bool
 ) -> None:
-    root = servers_root / f"stdio-{signum.name}"
-    server = RawStdio(root, "--toolsets", "kg", **FAST)
+    root = servers_root / f"stdio-{signum.name}-{sigint_ignored}"
+    server = RawStdio(root, "--toolsets", "kg", sigint_ignored=sigint_ignored, **FAST)
     raw.append(server)
     server.initialize()
     assert server.call_tool("create_entity", {"name": "x", "type": "t"}).get("isError") is not True
