@@ -549,3 +549,75 @@ async def test_people_piano_player(people: Services) -> None:
 async def test_people_held_out(people: Services, query: str, expected: set[str]) -> None:
     found = await names(people, query, limit=8, project=PEOPLE_PROJECT)
     assert set(found[: len(expected)]) == expected
+
+
+# --- A fourth corpus, written down before the background word prior and not tuned on -------
+# Athletes, programmers and writers, each described by one specific word ("hockey", "kernel",
+# "quarterback") and often a generic one ("player", "who wrote", "with ... titles") that the
+# distractors share.
+
+ROLES_PROJECT = "searchq_roles"
+
+ROLES: list[dict[str, Any]] = [
+    {"name": "Grace Hopper", "entityType": "person", "observations": ["Compiler pioneer and navy officer"]},
+    {
+        "name": "Linus Torvalds",
+        "entityType": "person",
+        "observations": ["Finnish programmer who wrote the Linux kernel"],
+    },
+    {
+        "name": "Margaret Hamilton",
+        "entityType": "person",
+        "observations": ["Engineer who led the Apollo flight software"],
+    },
+    {"name": "Ada Lovelace", "entityType": "person", "observations": ["Mathematician who wrote the first program"]},
+    {"name": "Ken Thompson", "entityType": "person", "observations": ["Co-designer of Unix at Bell Labs"]},
+    {"name": "Tim Berners-Lee", "entityType": "person", "observations": ["Inventor of the World Wide Web"]},
+    {"name": "Stephen King", "entityType": "person", "observations": ["Novelist who wrote horror books"]},
+    {"name": "Wayne Gretzky", "entityType": "person", "observations": ["Canadian hockey player"]},
+    {"name": "Michael Jordan", "entityType": "person", "observations": ["Basketball player with six championships"]},
+    {"name": "Tom Brady", "entityType": "person", "observations": ["Quarterback who won seven Super Bowls"]},
+    {"name": "Tiger Woods", "entityType": "person", "observations": ["Golfer with fifteen major titles"]},
+    {"name": "Michael Phelps", "entityType": "person", "observations": ["Swimmer with 23 Olympic gold medals"]},
+    {"name": "Garry Kasparov", "entityType": "person", "observations": ["Chess grandmaster and former world champion"]},
+    {"name": "Roger Federer", "entityType": "person", "observations": ["Swiss tennis player"]},
+    {"name": "Pele", "entityType": "person", "observations": ["Brazilian footballer who won three World Cups"]},
+    {"name": "Team Roster", "entityType": "software", "observations": ["Mobile app where coaches list each player"]},
+]
+
+
+@pytest.fixture(scope="module")
+async def roles(services: Services) -> Services:
+    assert len(await services.named.create_entities(ROLES_PROJECT, ROLES)) == len(ROLES)
+    return services
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("hockey player", {"Wayne Gretzky"}),
+        ("golf player", {"Tiger Woods"}),
+        ("football player", {"Pele"}),
+        ("chess player", {"Garry Kasparov"}),
+        ("tennis player", {"Roger Federer"}),
+        ("basketball star", {"Michael Jordan"}),
+        ("swimming champion", {"Michael Phelps"}),
+        ("quarterback", {"Tom Brady"}),
+        ("who wrote the kernel", {"Linus Torvalds"}),
+        ("horror writer", {"Stephen King"}),
+        ("unix programmer", {"Ken Thompson"}),
+        ("web inventor", {"Tim Berners-Lee"}),
+        ("compiler", {"Grace Hopper"}),
+        ("Kasparof", {"Garry Kasparov"}),
+        ("golf champion", {"Tiger Woods"}),
+        ("football champion", {"Pele"}),
+        ("hockey star", {"Wayne Gretzky"}),
+        ("linux developer", {"Linus Torvalds"}),
+        ("app for coaches", {"Team Roster"}),
+        ("who wrote novels", {"Stephen King"}),
+    ],
+)
+async def test_roles_held_out(roles: Services, query: str, expected: set[str]) -> None:
+    found = await names(roles, query, limit=8, project=ROLES_PROJECT)
+    assert set(found[: len(expected)]) == expected
