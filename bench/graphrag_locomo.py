@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common
 import locomo_eval as le
+import locomo_scoring
 
 # (vector_weight, graph_weight) settings; (1, 0) ranks the context by search relevance alone.
 WEIGHTS = ((1.0, 0.0), (0.8, 0.2), (0.6, 0.4), (0.4, 0.6), (0.2, 0.8))
@@ -85,17 +86,11 @@ async def add_conversation_links(services: Any, project: str, sample: dict[str, 
 
 
 def score(ranked: list[str], evidence: set[str]) -> dict[str, float]:
-    return {
-        "recall@5": len(evidence & set(ranked[:5])) / len(evidence),
-        "recall@10": len(evidence & set(ranked[:10])) / len(evidence),
-        "all_evidence@10": float(evidence <= set(ranked[:10])),
-    }
+    return locomo_scoring.score(ranked, evidence, ks=(5, 10))
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    def mean(items: list[dict[str, Any]], key: str) -> float:
-        return round(100.0 * sum(r[key] for r in items) / len(items), 1) if items else float("nan")
-
+    mean = locomo_scoring.mean
     keys = ("recall@5", "recall@10", "all_evidence@10")
     multi = [r for r in rows if r["category"] == 1]
     return {

@@ -47,11 +47,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common
+import locomo_scoring
+from locomo_scoring import questions_of
 
 REPO = common.REPO
 DATA = REPO.parent / "shared" / "eval" / "locomo_dev.json"
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-KS = (5, 10, 20)
+CATEGORIES = locomo_scoring.CATEGORIES
+KS = locomo_scoring.KS
 BATCH = 200  # entities per create_entities call (the tool limit is 1000)
 LOADER_VERSION = 1  # bump when the way turns become entities changes
 # Code whose changes alter what is stored (entity text, embeddings, indexes) triggers a reload.
@@ -75,8 +77,6 @@ REFERENCE_NOTE = "README: multi-hop is where every simple method is weak (recall
 
 # --- data ----------------------------------------------------------------------------------
 
-EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
-
 
 def turns_of(sample: dict[str, Any]) -> list[dict[str, Any]]:
     """The conversation's dialog turns as create_entities items, in session order."""
@@ -93,43 +93,6 @@ def turns_of(sample: dict[str, Any]) -> list[dict[str, Any]]:
                 text += f" [image: {turn['blip_caption']}]"
             items.append({"name": turn["dia_id"], "entityType": "turn", "observations": [text]})
     return items
-
-
-def normalise_evidence(raw: list[str], turns: set[str], stats: Counter[str]) -> list[str]:
-    """Evidence ids as turn names: `"D8:6; D9:17"` is split, `D:11:26` and `D30:05` are
-    rewritten to `D11:26` / `D30:5`; ids that match no turn (or no id shape, like `D`) are dropped."""
-    out: list[str] = []
-    for item in raw:
-        parts = [p for p in re.split(r"[;,\s]+", item) if p]
-        if len(parts) > 1:
-            stats["split_strings"] += 1
-        for part in parts:
-            m = EVIDENCE_ID.fullmatch(part)
-            if m is None:
-                stats["dropped_malformed"] += 1
-                continue
-            norm = f"D{int(m.group(1))}:{int(m.group(2))}"
-            if norm != part:
-                stats["normalised"] += 1
-            if norm not in turns:
-                stats["dropped_missing_turn"] += 1
-                continue
-            if norm not in out:
-                out.append(norm)
-    return out
-
-
-def questions_of(sample: dict[str, Any], turns: set[str], stats: Counter[str]) -> list[dict[str, Any]]:
-    out = []
-    for qa in sample["qa"]:
-        if qa["category"] not in CATEGORIES:
-            continue
-        evidence = normalise_evidence(qa.get("evidence", []), turns, stats)
-        if not evidence:
-            stats["questions_without_evidence"] += 1
-            continue
-        out.append({"question": qa["question"], "category": qa["category"], "evidence": evidence})
-    return out
 
 
 def project_id(sample_id: str) -> str:
@@ -211,12 +174,7 @@ async def evaluate(search: Any, projects: list[tuple[str, list[dict[str, Any]], 
             hits = await search.entities(project, q["question"], max(KS))
             latencies.append(time.perf_counter() - t)
             ranked = [names.get(entity_id, "?") for entity_id, _ in hits]
-            evidence = set(q["evidence"])
-            row: dict[str, Any] = {"category": q["category"]}
-            for k in KS:
-                row[f"recall@{k}"] = len(evidence & set(ranked[:k])) / len(evidence)
-            row["all_evidence@10"] = float(evidence <= set(ranked[:10]))
-            per_q.append(row)
+            per_q.append({"category": q["category"], **locomo_scoring.score(ranked, q["evidence"])})
 
     return summary(per_q, latencies)
 
@@ -228,16 +186,9 @@ def summary(
 ) -> dict[str, Any]:
     """recall@k and all-evidence@10 over the questions' rows (overall, per category), and latency."""
 
-    def mean(rows: list[dict[str, Any]], key: str) -> float:
-        return round(100.0 * sum(r[key] for r in rows) / len(rows), 1) if rows else float("nan")
-
-    metrics = [*(f"recall@{k}" for k in KS), "all_evidence@10"]
-    result: dict[str, Any] = {"questions": len(per_q), **{m: mean(per_q, m) for m in metrics}}
-    result["by_category"] = {
-        CATEGORIES[c]: {"questions": len(rows), **{m: mean(rows, m) for m in metrics}}
-        for c in CATEGORIES
-        if (rows := [r for r in per_q if r["category"] == c])
-    }
+    mean = locomo_scoring.mean
+    result: dict[str, Any] = {"questions": len(per_q), **{m: mean(per_q, m) for m in locomo_scoring.METRICS}}
+    result["by_category"] = locomo_scoring.by_category(per_q)
     lat = common.summarize(latencies)
     result["latency_ms"] = {key: round(lat[key], 1) for key in latency_keys}
     return result

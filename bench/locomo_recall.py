@@ -44,11 +44,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common
 import locomo_eval
+import locomo_scoring
 from common import PolygServer
 
 REPO = common.REPO
-CATEGORIES = locomo_eval.CATEGORIES
-KS = locomo_eval.KS
+CATEGORIES = locomo_scoring.CATEGORIES
 LOADER_VERSION = 1  # bump when the way turns are remembered changes
 MAX_RESULTS = 20
 FLAT_SUFFIX = "_flat"
@@ -187,13 +187,6 @@ def cited_turns(evidence: list[dict[str, Any]], dia_ids: dict[str, list[str]]) -
     return out
 
 
-def score(ranked: list[str], evidence: list[str]) -> dict[str, float]:
-    wanted = set(evidence)
-    row = {f"recall@{k}": len(wanted & set(ranked[:k])) / len(wanted) for k in KS}
-    row["all_evidence@10"] = float(wanted <= set(ranked[:10]))
-    return row
-
-
 def summary(rows: list[dict[str, Any]], latencies: list[float]) -> dict[str, Any]:
     return locomo_eval.summary(rows, latencies, ("p50_ms", "p95_ms", "p99_ms", "mean_ms"))
 
@@ -215,7 +208,7 @@ async def ask(
             )
             latencies["recall"].append(time.perf_counter() - t)
             ranked = cited_turns(result.structured_content["evidence"], dia_ids)
-            row = {"category": q["category"], **score(ranked, q["evidence"])}
+            row = {"category": q["category"], **locomo_scoring.score(ranked, q["evidence"])}
             rows["recall"].append(row)
             t = time.perf_counter()
             flat = await server.call(
@@ -223,7 +216,7 @@ async def ask(
             )
             latencies["search_nodes"].append(time.perf_counter() - t)
             names = [e["name"] for e in flat.structured_content["entities"]]
-            flat_row = {"category": q["category"], **score(names, q["evidence"])}
+            flat_row = {"category": q["category"], **locomo_scoring.score(names, q["evidence"])}
             rows["search_nodes"].append(flat_row)
             if row["recall@10"] < 1.0:
                 misses.append(
@@ -300,7 +293,7 @@ def prepare(args: argparse.Namespace) -> tuple[list[Any], list[Any], Counter[str
     projects = []
     for sample in samples:
         memories = memories_of(sample)
-        questions = locomo_eval.questions_of(sample, {m["dia_id"] for m in memories}, stats)
+        questions = locomo_scoring.questions_of(sample, {m["dia_id"] for m in memories}, stats)
         if args.limit_questions:
             questions = questions[: args.limit_questions]
         projects.append((locomo_eval.project_id(sample["sample_id"]), memories, questions))
