@@ -647,42 +647,15 @@ def ensure_preloaded(
     buffers never inflate the benchmark's own memory).
     """
     pristine = workdir / f"kg-{n}" / "pristine"
-    meta_path = preload_meta_path(pristine)
-    if meta_path.exists():
-        meta: dict[str, Any] = json.loads(meta_path.read_text())
-        if meta.get("version") == PRELOAD_VERSION and meta.get("entities") == n:
-            return pristine, meta
-    if pristine.exists():
-        stop_db(pristine)
-        shutil.rmtree(pristine)
-    pristine.parent.mkdir(parents=True, exist_ok=True)
-    log(f"preloading {n} entities into {pristine} (embed={embed}) ...")
-    t = time.perf_counter()
-    cmd = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "preload",
-        "--data-dir",
-        str(pristine),
-        "--entities",
-        str(n),
-        "--embed",
-        embed,
-        "--max-embed-s",
-        str(max_embed_s),
-    ]
-    log_file = pristine.parent / "preload.log"
-    with log_file.open("w") as err:  # progress lines, readable while it runs
-        proc = subprocess.run(
-            cmd, env=clean_env(workdir), stdout=subprocess.PIPE, stderr=err, text=True, check=False, cwd=REPO
-        )
-    if proc.returncode != 0:
-        stop_db(pristine)
-        raise RuntimeError(f"preload failed ({proc.returncode}):\n{log_file.read_text()[-4000:]}")
-    meta = json.loads(proc.stdout.strip().splitlines()[-1])
-    meta["wall_s"] = round(time.perf_counter() - t, 1)
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-    log(f"preloaded {n} entities in {meta['wall_s']} s: {json.dumps(meta)}")
+    cmd = [sys.executable, str(Path(__file__).resolve()), "preload", "--data-dir", str(pristine)]
+    cmd += ["--entities", str(n), "--embed", embed, "--max-embed-s", str(max_embed_s)]
+    meta = cached_build(
+        pristine,
+        cmd,
+        fits=lambda m: m.get("version") == PRELOAD_VERSION and m.get("entities") == n,
+        workdir=workdir,
+        log=log,
+    )
     return pristine, meta
 
 
