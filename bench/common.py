@@ -25,8 +25,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -646,42 +647,15 @@ def ensure_preloaded(
     buffers never inflate the benchmark's own memory).
     """
     pristine = workdir / f"kg-{n}" / "pristine"
-    meta_path = preload_meta_path(pristine)
-    if meta_path.exists():
-        meta: dict[str, Any] = json.loads(meta_path.read_text())
-        if meta.get("version") == PRELOAD_VERSION and meta.get("entities") == n:
-            return pristine, meta
-    if pristine.exists():
-        stop_db(pristine)
-        shutil.rmtree(pristine)
-    pristine.parent.mkdir(parents=True, exist_ok=True)
-    log(f"preloading {n} entities into {pristine} (embed={embed}) ...")
-    t = time.perf_counter()
-    cmd = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "preload",
-        "--data-dir",
-        str(pristine),
-        "--entities",
-        str(n),
-        "--embed",
-        embed,
-        "--max-embed-s",
-        str(max_embed_s),
-    ]
-    log_file = pristine.parent / "preload.log"
-    with log_file.open("w") as err:  # progress lines, readable while it runs
-        proc = subprocess.run(
-            cmd, env=clean_env(workdir), stdout=subprocess.PIPE, stderr=err, text=True, check=False, cwd=REPO
-        )
-    if proc.returncode != 0:
-        stop_db(pristine)
-        raise RuntimeError(f"preload failed ({proc.returncode}):\n{log_file.read_text()[-4000:]}")
-    meta = json.loads(proc.stdout.strip().splitlines()[-1])
-    meta["wall_s"] = round(time.perf_counter() - t, 1)
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-    log(f"preloaded {n} entities in {meta['wall_s']} s: {json.dumps(meta)}")
+    cmd = [sys.executable, str(Path(__file__).resolve()), "preload", "--data-dir", str(pristine)]
+    cmd += ["--entities", str(n), "--embed", embed, "--max-embed-s", str(max_embed_s)]
+    meta = cached_build(
+        pristine,
+        cmd,
+        fits=lambda m: m.get("version") == PRELOAD_VERSION and m.get("entities") == n,
+        workdir=workdir,
+        log=log,
+    )
     return pristine, meta
 
 
@@ -697,6 +671,82 @@ def fresh_copy(pristine: Path, dest: Path) -> Path:
         shutil.rmtree(dest)
     shutil.copytree(pristine, dest, ignore=_COPY_SKIP)
     return dest
+
+
+def cached_build(
+    pristine: Path,
+    cmd: Sequence[str],
+    *,
+    fits: Callable[[dict[str, Any]], bool],
+    workdir: Path,
+    base: Path | None = None,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """The info of the pristine data dir `cmd` builds (a child process printing its JSON info
+    last), built once and cached with its info beside it; rebuilt when the cached info does not
+    `fits`. `base`: a pristine dir to start from (copied first)."""
+    meta_path = preload_meta_path(pristine)
+    if meta_path.exists():
+        meta: dict[str, Any] = json.loads(meta_path.read_text())
+        if fits(meta):
+            return meta
+    if pristine.exists():
+        stop_db(pristine)
+        shutil.rmtree(pristine)
+    pristine.parent.mkdir(parents=True, exist_ok=True)
+    if base is not None:
+        fresh_copy(base, pristine)
+    log(f"building {pristine} ...")
+    t = time.perf_counter()
+    log_file = pristine.parent / "preload.log"
+    with log_file.open("w") as err:  # progress lines, readable while it runs
+        proc = subprocess.run(
+            list(cmd), env=clean_env(workdir), stdout=subprocess.PIPE, stderr=err, text=True, check=False, cwd=REPO
+        )
+    if proc.returncode != 0:
+        stop_db(pristine)
+        raise RuntimeError(f"building {pristine} failed ({proc.returncode}):\n{log_file.read_text()[-4000:]}")
+    meta = json.loads(proc.stdout.strip().splitlines()[-1])
+    meta["wall_s"] = round(time.perf_counter() - t, 1)
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    log(f"built {pristine} in {meta['wall_s']} s: {json.dumps(meta)}")
+    return meta
+
+
+@dataclass
+class ServedCopy:
+    """A polyg server over stdio on a fresh copy of a pristine data dir, its store ready."""
+
+    server: PolygServer
+    run_dir: Path
+    env: dict[str, str]
+    ready_s: float
+
+
+@contextlib.asynccontextmanager
+async def served_copy(pristine: Path, base: Path, workdir: Path, toolsets: str = "memory") -> AsyncIterator[ServedCopy]:
+    """Copy `pristine` to `base`/run, serve it (`toolsets`) over stdio, its log in
+    `base`/server.log, and wait until the store and its indexes answer (`ready_s`)."""
+    run_dir = base / "run"
+    await asyncio.to_thread(fresh_copy, pristine, run_dir)
+    log_path = base / "server.log"
+    log_path.write_text("")
+    env = clean_env(workdir)
+    async with PolygServer(run_dir, log_path=log_path, env=env, extra_args=["--toolsets", toolsets]) as server:
+        t = time.perf_counter()
+        await server.call("get_statistics", {})  # waits for the store and its indexes
+        yield ServedCopy(server, run_dir, env, time.perf_counter() - t)
+
+
+async def bounded(calls: Sequence[Callable[[], Awaitable[Any]]], width: int) -> list[Any]:
+    """Run `calls` with at most `width` in flight; their results in order."""
+    gate = asyncio.Semaphore(width)
+
+    async def one(call: Callable[[], Awaitable[Any]]) -> Any:
+        async with gate:
+            return await call()
+
+    return list(await asyncio.gather(*(one(call) for call in calls)))
 
 
 def dir_size_mb(path: Path) -> float:

@@ -24,7 +24,9 @@ operation, and peak RSS of the server and of its database.
 
 The data: entities are preloaded straight into the store by bench/common.py (cached under
 --workdir); events, facts and causal links are then written through polyg's own services in a
-child process (`preload-memory`), and that directory is cached too.
+child process (`preload-memory`, --width calls in flight), with the entities' kind of vectors
+(MiniLM, or hashing where the entity preload judged MiniLM too slow: 100k), and that directory
+is cached too.
 
 Usage: .venv/bin/python bench/memory_bench.py [--sizes 1000,10000] [--calls 200] [--no-save]
        .venv/bin/python bench/memory_bench.py --smoke     # 60 entities, hashing vectors: it runs
@@ -35,10 +37,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import random
-import shutil
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -86,49 +87,68 @@ def chain_ends(n: int) -> list[int]:
 # --- preloading events, facts and causal links ---------------------------------------------------
 
 
-async def _preload_memory(data_dir: Path, n: int) -> dict[str, Any]:
+async def _preload_memory(data_dir: Path, n: int, embed: str, width: int) -> dict[str, Any]:
+    """Events, facts and causal links through polyg's own services, `width` calls at once (the
+    store and the model work while Python prepares the next; events still enter the time chain
+    one at a time), with the vectors of the entity preload (`embed`: minilm or hashing)."""
     from polyg.config import load_settings
     from polyg.core.app import Polyg
 
     size = counts(n)
-    core = Polyg(load_settings(None, data_dir=data_dir))
+    core = Polyg(load_settings(None, data_dir=data_dir, log_level="WARNING", embedding_provider=embed))
     services = await core.ready()
     project = common.DEFAULT_PROJECT
     graphs = services.memory
-    event_ids: list[str] = []
     t = time.perf_counter()
+
+    async def event(i: int) -> str:
+        entity = generated_entity(i % n)
+        result = await graphs.temporal.add_event(
+            project,
+            description=f"{entity['name']} {random.Random(i).choice(WORDS)} check {i}",
+            occurred_at=event_at(i).isoformat(),
+            entities=[entity["name"]],
+            find_entities=False,
+        )
+        if i % 5000 == 4999:
+            log(f"events: {i + 1}/{size['events']} ({time.perf_counter() - t:.0f} s)")
+        return result.event.id
+
+    async def fact(j: int) -> None:
+        r = random.Random(10_000_000 + j)
+        subject = generated_entity(j % n)["name"]
+        predicate = PREDICATES[j % len(PREDICATES)]
+        obj = r.choice(STATUSES) if predicate == "status" else generated_entity(r.randrange(n))["name"]
+        await graphs.temporal.add_fact(
+            project,
+            subject=subject,
+            predicate=predicate,
+            object_=obj,
+            valid_from=(EVENT_START + timedelta(days=j % 300)).isoformat(),
+        )
+
     try:
-        for i in range(size["events"]):
-            entity = generated_entity(i % n)
-            result = await graphs.temporal.add_event(
-                project,
-                description=f"{entity['name']} {random.Random(i).choice(WORDS)} check {i}",
-                occurred_at=event_at(i).isoformat(),
-                entities=[entity["name"]],
-                find_entities=False,
-            )
-            event_ids.append(result.event.id)
-            if i % 1000 == 999:
-                log(f"events: {i + 1}/{size['events']}")
-        for j in range(size["facts"]):
-            r = random.Random(10_000_000 + j)
-            subject = generated_entity(j % n)["name"]
-            predicate = PREDICATES[j % len(PREDICATES)]
-            obj = r.choice(STATUSES) if predicate == "status" else generated_entity(r.randrange(n))["name"]
-            await graphs.temporal.add_fact(
-                project,
-                subject=subject,
-                predicate=predicate,
-                object_=obj,
-                valid_from=(EVENT_START + timedelta(days=j % 300)).isoformat(),
-            )
-        made = 0
-        for c in range(size["causal_links"] // (CHAIN - 1)):
-            for k in range(CHAIN - 1):
-                cause, effect = event_ids[c * CHAIN + k], event_ids[c * CHAIN + k + 1]
-                await graphs.causal.add_link(project, cause=cause, effect=effect, confidence=0.9)
-                made += 1
-        await services.ctx.vectors.settle(project, 600.0)
+        # The first event and the first fact of each predicate alone: they create the indexes
+        # and the relationship types the others then find.
+        first = min(len(PREDICATES), size["facts"])
+        event_ids = [await event(0)]
+        event_ids += await common.bounded([functools.partial(event, i) for i in range(1, size["events"])], width)
+        for j in range(first):
+            await fact(j)
+        await common.bounded([functools.partial(fact, j) for j in range(first, size["facts"])], width)
+        log(f"facts: {size['facts']} ({time.perf_counter() - t:.0f} s)")
+        pairs = [
+            (event_ids[c * CHAIN + k], event_ids[c * CHAIN + k + 1])
+            for c in range(size["causal_links"] // (CHAIN - 1))
+            for k in range(CHAIN - 1)
+        ]
+        links = [
+            functools.partial(graphs.causal.add_link, project, cause=cause, effect=effect, confidence=0.9)
+            for cause, effect in pairs
+        ]
+        await common.bounded(links, width)
+        write_s = time.perf_counter() - t
+        await services.ctx.vectors.settle(project, 3600.0)
         stats = await graphs.views.statistics(project)
     finally:
         await core.close()
@@ -136,39 +156,28 @@ async def _preload_memory(data_dir: Path, n: int) -> dict[str, Any]:
         "version": MEMORY_VERSION,
         "entities": n,
         **{k: v for k, v in size.items() if k != "entities"},
-        "causal_links_made": made,
-        "write_s": round(time.perf_counter() - t, 1),
+        "causal_links_made": len(pairs),
+        "embed_mode": embed,
+        "write_s": round(write_s, 1),
         "stats": {"temporal": stats.temporal, "causal": stats.causal},
     }
 
 
-def ensure_memory_preloaded(workdir: Path, n: int, embed: str) -> tuple[Path, dict[str, Any]]:
+def ensure_memory_preloaded(workdir: Path, n: int, embed: str, width: int) -> tuple[Path, dict[str, Any]]:
     """A pristine data dir with the kg preload plus events, facts and causal links (cached)."""
-    kg_pristine, _ = common.ensure_preloaded(workdir, n, embed=embed, log=log)
+    kg_pristine, kg_meta = common.ensure_preloaded(workdir, n, embed=embed, log=log)
     pristine = workdir / f"memory-{n}" / "pristine"
-    meta_path = common.preload_meta_path(pristine)
-    if meta_path.exists():
-        meta: dict[str, Any] = json.loads(meta_path.read_text())
-        if meta.get("version") == MEMORY_VERSION and meta.get("entities") == n:
-            return pristine, meta
-    if pristine.exists():
-        common.stop_db(pristine)
-        shutil.rmtree(pristine)
-    pristine.parent.mkdir(parents=True, exist_ok=True)
-    common.fresh_copy(kg_pristine, pristine)
-    log(f"writing {counts(n)} into {pristine} ...")
-    cmd = [sys.executable, str(Path(__file__).resolve()), "preload-memory", "--data-dir", str(pristine), "--n", str(n)]
-    log_file = pristine.parent / "preload.log"
-    with log_file.open("w") as err:
-        proc = subprocess.run(
-            cmd, env=common.clean_env(workdir), stdout=subprocess.PIPE, stderr=err, text=True, check=False
-        )
-    if proc.returncode != 0:
-        common.stop_db(pristine)
-        raise RuntimeError(f"memory preload failed ({proc.returncode}):\n{log_file.read_text()[-4000:]}")
-    meta = json.loads(proc.stdout.strip().splitlines()[-1])
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-    log(f"memory preload: {json.dumps(meta)}")
+    mode = str(kg_meta.get("embed_mode", "minilm"))
+    cmd = [sys.executable, str(Path(__file__).resolve()), "preload-memory", "--data-dir", str(pristine)]
+    cmd += ["--n", str(n), "--embed", mode, "--width", str(width)]
+    meta = common.cached_build(
+        pristine,
+        cmd,
+        fits=lambda m: m.get("version") == MEMORY_VERSION and m.get("entities") == n,
+        workdir=workdir,
+        base=kg_pristine,
+        log=log,
+    )
     return pristine, meta
 
 
@@ -257,18 +266,11 @@ async def one(
 
 async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
     workdir: Path = args.workdir
-    pristine, preload = await asyncio.to_thread(ensure_memory_preloaded, workdir, n, args.embed)
-    run_dir = workdir / f"memory-{n}" / "run"
-    await asyncio.to_thread(common.fresh_copy, pristine, run_dir)
-    log_path = workdir / f"memory-{n}" / "server.log"
-    log_path.write_text("")
-    env = common.clean_env(workdir)
+    pristine, preload = await asyncio.to_thread(ensure_memory_preloaded, workdir, n, args.embed, args.width)
     with common.LoadSampler() as sampler:
-        async with PolygServer(run_dir, log_path=log_path, env=env, extra_args=["--toolsets", "memory"]) as server:
-            t = time.perf_counter()
-            await server.call("get_statistics", {})  # waits for the store and its indexes
-            ready_s = time.perf_counter() - t
-            result = await measure(server, n, args.calls, args.block, args.seed)
+        async with common.served_copy(pristine, workdir / f"memory-{n}", workdir) as served:
+            result = await measure(served.server, n, args.calls, args.block, args.seed)
+    run_dir, env, ready_s = served.run_dir, served.env, served.ready_s
     embedder = env.get("POLYG_EMBEDDING_PROVIDER")  # the server's, for the floor too
     result["semantic_floor"] = await asyncio.to_thread(semantic_floor, run_dir, n, args.calls, args.seed, embedder)
     floor = result["semantic_floor"]
@@ -430,8 +432,10 @@ def main() -> None:
         parser.add_argument("cmd")
         parser.add_argument("--data-dir", type=Path, required=True)
         parser.add_argument("--n", type=int, required=True)
+        parser.add_argument("--embed", choices=("minilm", "hashing"), required=True)
+        parser.add_argument("--width", type=int, required=True)
         ns = parser.parse_args()
-        print(json.dumps(asyncio.run(_preload_memory(ns.data_dir, ns.n))))
+        print(json.dumps(asyncio.run(_preload_memory(ns.data_dir, ns.n, ns.embed, ns.width))))
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000", help="entity counts, comma-separated")
@@ -439,6 +443,7 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=20, help="calls of one operation in a row")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--embed", default="auto", choices=("auto", "minilm", "hashing"), help="preload vectors")
+    parser.add_argument("--width", type=int, default=8, help="preload: tool calls in flight at once")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/polyg-bench"), help="cache of preloaded dirs")
     parser.add_argument("--no-save", action="store_true", help="print only; do not write bench/results")
     parser.add_argument("--smoke", action="store_true", help=common.SMOKE_HELP)

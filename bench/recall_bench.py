@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import json
 import random
-import shutil
 import socket
 import subprocess
 import sys
@@ -101,29 +100,13 @@ def question(n: int, rng: random.Random) -> str:
 
 def ensure_memories(workdir: Path, n: int) -> tuple[Path, dict[str, Any]]:
     pristine = workdir / f"recall-{n}" / "pristine"
-    meta_path = pristine.parent / "pristine.meta.json"
-    if meta_path.exists():
-        meta: dict[str, Any] = json.loads(meta_path.read_text())
-        if meta.get("version") == PRELOAD_VERSION and meta.get("memories") == n:
-            return pristine, meta
-    if pristine.exists():
-        common.stop_db(pristine)
-        shutil.rmtree(pristine)
-    pristine.parent.mkdir(parents=True, exist_ok=True)
-    log(f"remembering {n} memories into {pristine} ...")
-    t = time.perf_counter()
-    cmd = [sys.executable, str(Path(__file__).resolve()), "preload", str(pristine), str(n)]
-    with (pristine.parent / "preload.log").open("w") as err:
-        proc = subprocess.run(
-            cmd, env=common.clean_env(workdir), stdout=subprocess.PIPE, stderr=err, text=True, check=False
-        )
-    if proc.returncode != 0:
-        common.stop_db(pristine)
-        raise RuntimeError(f"preload failed: {(pristine.parent / 'preload.log').read_text()[-3000:]}")
-    meta = json.loads(proc.stdout.strip().splitlines()[-1])
-    meta["wall_s"] = round(time.perf_counter() - t, 1)
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-    log(f"remembered {n} memories in {meta['wall_s']} s")
+    meta = common.cached_build(
+        pristine,
+        [sys.executable, str(Path(__file__).resolve()), "preload", str(pristine), str(n)],
+        fits=lambda m: m.get("version") == PRELOAD_VERSION and m.get("memories") == n,
+        workdir=workdir,
+        log=log,
+    )
     return pristine, meta
 
 
@@ -279,19 +262,13 @@ async def http_clients(data_dir: Path, workdir: Path, n: int, calls_each: int, s
 async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
     workdir: Path = args.workdir
     pristine, preload_meta = await asyncio.to_thread(ensure_memories, workdir, n)
-    run_dir = workdir / f"recall-{n}" / "run"
-    await asyncio.to_thread(common.fresh_copy, pristine, run_dir)
-    log_path = workdir / f"recall-{n}" / "server.log"
-    log_path.write_text("")
-    env = common.clean_env(workdir)
+    base = workdir / f"recall-{n}"
     with common.LoadSampler() as sampler:
-        async with PolygServer(run_dir, log_path=log_path, env=env, extra_args=["--toolsets", "memory"]) as server:
-            t = time.perf_counter()
-            await server.call("get_statistics", {})  # waits for the store and its indexes
-            ready_s = time.perf_counter() - t
-            stdio = await stdio_calls(server, n, args.calls, args.block, args.seed)
+        async with common.served_copy(pristine, base, workdir) as served:
+            stdio = await stdio_calls(served.server, n, args.calls, args.block, args.seed)
+        run_dir, ready_s = served.run_dir, served.ready_s
         await asyncio.to_thread(common.fresh_copy, pristine, run_dir)
-        http = await http_clients(run_dir, workdir / f"recall-{n}", n, max(1, args.calls // HTTP_CLIENTS), args.seed)
+        http = await http_clients(run_dir, base, n, max(1, args.calls // HTTP_CLIENTS), args.seed)
     for op, st in stdio["stats"].items():
         log(f"n={n} {op:9s} p50 {st['p50_ms']:7.2f}  p95 {st['p95_ms']:7.2f}  p99 {st['p99_ms']:7.2f} ms")
     log(f"n={n} http x{HTTP_CLIENTS}: {http['throughput_per_s']} recalls/s, p50 {http['stats']['p50_ms']:.1f} ms")
