@@ -79,8 +79,7 @@ async def with_document(
     a document)."""
     return await runner.read(
         project,
-        _BY_ID_OR_NAME.format(label=label)
-        +         f"OPTIONAL MATCH (n)-[:{USES_TEMPLATE}]->(u:{TEMPLATE}) "
+        _BY_ID_OR_NAME.format(label=label) + f"OPTIONAL MATCH (n)-[:{USES_TEMPLATE}]->(u:{TEMPLATE}) "
         "WITH n, head(collect(u)) AS linked "
         f"OPTIONAL MATCH (tt:{TEMPLATE}) WHERE $tid IS NULL "
         "AND any(x IN tt.node_types WHERE x = coalesce(n.type, '') OR x IN labels(n)) "
