@@ -107,8 +107,9 @@ class NodeService:
     # --- create ---------------------------------------------------------------------------------
 
     async def create(self, project: str, drafts: Sequence[NodeDraft]) -> list[Outcome]:
-        """Create nodes in batch order, items of one shape together (one query per shape),
-        except that an item referring by name to a node of the pending items waits for it."""
+        """Create nodes in batch order, items of one shape (label set, with a parent or not)
+        together, one query per shape whatever relationships each brings, except that an item
+        referring by name to a node of the pending items waits for it."""
         check_batch(drafts, "nodes")
         refs = [r for d in drafts for r in (d.parent, *(e.target for e in d.edges)) if r is not None]
         found = await resolve(self.ctx, project, refs, self.registry)
@@ -145,7 +146,7 @@ class NodeService:
             groups.setdefault(shape, []).append((index, row))
         for shape, items in groups.items():
             try:
-                await self.edges.reltypes.ensure(project, [edge.type for edge in shape.edges])
+                await self.edges.reltypes.ensure(project, [edge.type for _, row in items for edge, *_ in row["edges"]])
                 rows = await q.create_nodes(
                     self.ctx,
                     project,
@@ -167,7 +168,7 @@ class NodeService:
                     gone = NotFound(f"nodes[{index}]: the parent or a relationship target was deleted meanwhile.")
                     outcomes[index] = Outcome.failed(index, gone)
                     continue
-                edge_ids = tuple(row[f"i{i}"] for i in range(len(shape.edges)))
+                edge_ids = tuple(edge_id for _, _, edge_id, _, _ in row["edges"])
                 outcomes[index] = Outcome(index, "created", node.id, node, edge_ids=edge_ids)
         for index, _, _ in pending:  # in batch order: the first of a name is the one it means
             node = outcomes[index].node
@@ -194,12 +195,12 @@ class NodeService:
             rel_type = user_rel_type(edge.type, f"{at}.type")
             props = encode_properties(edge.properties, f"{at}.properties")
             other = self._endpoint(known, edge.target, f"{at}.target")
-            row[f"o{i}"] = other.id
-            row[f"i{i}"] = new_edge_id(rel_type)
-            row[f"d{i}"] = check_text(edge.description, f"{at}.description", max_len=limits.MAX_TEXT)
-            row[f"p{i}"] = {k: v for k, v in props.items() if v is not None}
-            edges.append(q.EdgeShape(rel_type, other.label, edge.outgoing))
-        return q.NodeShape(type_label(row["type"]), draft.parent is not None, tuple(edges)), row
+            description = check_text(edge.description, f"{at}.description", max_len=limits.MAX_TEXT)
+            shape = q.EdgeShape(rel_type, other.label, edge.outgoing)
+            values = {k: v for k, v in props.items() if v is not None}
+            edges.append((shape, other.id, new_edge_id(rel_type), description, values))
+        row["edges"] = edges
+        return q.NodeShape(type_label(row["type"]), draft.parent is not None), row
 
     def _row(self, draft: NodeDraft, where: str) -> dict[str, Any]:
         observations = list(draft.observations)

@@ -21,7 +21,7 @@ import asyncio
 import heapq
 import math
 from collections import defaultdict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -479,11 +479,14 @@ class TraversalService:
         if not 1 <= k <= MAX_PATHS:
             raise InvalidParams(f"max_paths must be between 1 and {MAX_PATHS}.")
         rels = _types(types)
-        source, target = await self._pair(project, source_id, target_id, label)
+        # The two ends and the types' weights are read at once.
+        (source, target), stored = await asyncio.gather(
+            self._pair(project, source_id, target_id, label),
+            self.strength_scorer(project) if scorer is None else _given(scorer),
+        )
         if source.internal_id == target.internal_id:
             return PathSearch(source, target, (), 0, False)
-        if scorer is None:
-            scorer = await self.strength_scorer(project)
+        scorer = stored
         if self.best_first:
             scored, total, truncated = await self._best_first(
                 project, source, target, max_len, k, min_score, rels, scorer
@@ -540,7 +543,8 @@ class TraversalService:
     ) -> tuple[list[Candidate], int, bool]:
         """The relationships around both ends are read first (`_around`), then searched in
         memory: best-first branch and bound. A partial path's bound is the score of its best
-        possible completion (every further hop scoring 1.0, one more hop's length penalty); the
+        possible completion (every further hop scoring 1.0, as few more hops as the relationships
+        read allow); the
         partial path with the highest bound is extended first, each node's hops strongest
         first; once no bound reaches the k-th best complete path found, the k best are certain,
         and the search goes on for at most COUNT_BUDGET partial paths to count the other paths
@@ -586,8 +590,9 @@ class TraversalService:
                     if len(best) > k:
                         heapq.heappop(best)
                     bar = max(min_score, best[0]) if len(best) >= k else min_score
-                elif length + to_target.get(end, max_len) <= max_len:
-                    bound_score = final(raw, length + 1)
+                elif length + (more := to_target.get(end, max_len)) <= max_len:
+                    # It needs at least `more` further hops, none scoring above 1.0.
+                    bound_score = final(raw, length + more)
                     if bound_score >= min_score:
                         item = (-bound_score, counter, raw, [*nodes, end], [*path_edges, edge], [*scores, hop_score])
                         heapq.heappush(heap, item)
@@ -614,6 +619,7 @@ class TraversalService:
         reached = {True: {source: 1.0}, False: {target: 1.0}}
         frontier = {True: [source], False: [target]}
         truncated = False
+        hop = _hop_scores(scorer)
         for layer in range(depth[True]):
             wanted = [(node, side) for side in (True, False) if layer < depth[side] for node in frontier[side]]
             rows = await q.best_hops(self.ctx, project, wanted, types=rels, rank=scorer.rank, fanout=FANOUT)
@@ -624,7 +630,7 @@ class TraversalService:
                 for edge, start, type_, strength, weight, other in hops:
                     edges.setdefault(edge, [edge, start, type_, strength, weight, other if start == node else node])
                     forward = (start == node) == outward
-                    score = here * scorer.hop(Hop(type_, forward, strength, weight))
+                    score = here * hop(type_, forward, strength, weight)
                     if other not in reached[outward] and score > following[outward].get(other, -1.0):
                         following[outward][other] = score
             for side, scored in following.items():
@@ -690,14 +696,39 @@ def _steps(edges: Mapping[int, list[Any]], scorer: PathScorer) -> dict[int, list
     """Node -> (hop score leaving it, edge, node reached) for each relationship read, the
     strongest first."""
     steps: dict[int, list[tuple[float, int, int]]] = {}
+    hop = _hop_scores(scorer)
     for edge, start, type_, strength, weight, end in edges.values():
         if start == end:
             continue  # a loop is never part of a path
-        steps.setdefault(start, []).append((scorer.hop(Hop(type_, True, strength, weight)), edge, end))
-        steps.setdefault(end, []).append((scorer.hop(Hop(type_, False, strength, weight)), edge, start))
+        steps.setdefault(start, []).append((hop(type_, True, strength, weight), edge, end))
+        steps.setdefault(end, []).append((hop(type_, False, strength, weight), edge, start))
     for options in steps.values():
         options.sort(key=lambda step: (-step[0], step[1]))
     return steps
+
+
+_PLAIN = (str, int, float, type(None))
+
+
+def _hop_scores(scorer: PathScorer) -> Callable[[str, bool, Any, Any], float]:
+    """`scorer.hop` remembered per (type, direction, strength, weight): a search scores
+    thousands of hops of a few kinds."""
+    known: dict[tuple[str, bool, Any, Any], float] = {}
+
+    def hop(type_: str, forward: bool, strength: Any, weight: Any) -> float:
+        if not isinstance(strength, _PLAIN) or not isinstance(weight, _PLAIN):
+            return scorer.hop(Hop(type_, forward, strength, weight))  # a list or map: not a key
+        key = (type_, forward, strength, weight)
+        score = known.get(key)
+        if score is None:
+            score = known[key] = scorer.hop(Hop(type_, forward, strength, weight))
+        return score
+
+    return hop
+
+
+async def _given(scorer: PathScorer) -> PathScorer:
+    return scorer
 
 
 def _distances(steps: Mapping[int, list[tuple[float, int, int]]], start: int, limit: int) -> dict[int, int]:

@@ -59,18 +59,27 @@ async def name_candidates(runner: Runner, project: str, label: Label, tokens: li
     )
 
 
+# The node named by polyg id, else the oldest of exactly that name: two indexed seeks in one read.
+_BY_ID_OR_NAME = (
+    "OPTIONAL MATCH (a:{label} {{id: $id}}) "
+    "OPTIONAL MATCH (b:{label} {{name: $id}}) WHERE a IS NULL "
+    "WITH a, b ORDER BY b.created_at, b.id LIMIT 1 "
+    "WITH coalesce(a, b) AS n WHERE n IS NOT NULL "
+)
+
+
 async def with_document(
     runner: Runner, project: str, label: Label, node_id: str, template_id: str | None, default_id: str
 ) -> list[Row]:
-    """The node (NODE's columns) with its document, in one read: then the id of the template
-    that applies (`template_id` if given, else the one the node uses, else the oldest whose
-    node_types name its type or a label, else `default_id`), that template's fields (None when
-    `template_id` was given or none applies), and the cached document for it: content,
-    generated_at, dependency ids, valid (None without a document)."""
+    """The node (NODE's columns) named by polyg id, else by exact name (the oldest), with its
+    document, in one read: then the id of the template that applies (`template_id` if given,
+    else the one the node uses, else the oldest whose node_types name its type or a label, else
+    `default_id`), that template's fields (None when `template_id` was given or none applies),
+    and the cached document for it: content, generated_at, dependency ids, valid (None without
+    a document)."""
     return await runner.read(
         project,
-        f"MATCH (n:{label} {{id: $id}}) "
-        f"OPTIONAL MATCH (n)-[:{USES_TEMPLATE}]->(u:{TEMPLATE}) "
+        _BY_ID_OR_NAME.format(label=label) + f"OPTIONAL MATCH (n)-[:{USES_TEMPLATE}]->(u:{TEMPLATE}) "
         "WITH n, head(collect(u)) AS linked "
         f"OPTIONAL MATCH (tt:{TEMPLATE}) WHERE $tid IS NULL "
         "AND any(x IN tt.node_types WHERE x = coalesce(n.type, '') OR x IN labels(n)) "

@@ -63,11 +63,22 @@ class EdgeShape:
 
 @dataclass(frozen=True)
 class NodeShape:
-    """What the query creating a node looks like: nodes of one shape are written together."""
+    """What the query creating a node looks like: nodes of one shape are written together, by
+    one query whatever edges each brings (`create_nodes`)."""
 
     extra: Label | None  # the label from its type
     parent: bool
-    edges: tuple[EdgeShape, ...] = ()
+
+
+def _edge_clause(kind: int, edge: EdgeShape) -> str:
+    """The edge of `kind` from the new node `n` to `o` (or back), made only for edges `e` of that
+    kind: FOREACH over a list of one element or none is Cypher's conditional write."""
+    ends = ("n", "o") if edge.outgoing else ("o", "n")
+    fields = "{id: e.i, description: e.d, created_at: r.now, updated_at: r.now}"
+    return (
+        f"FOREACH (_ IN CASE WHEN e.k = {kind} THEN [1] ELSE [] END | "
+        f"CREATE ({ends[0]})-[x:{edge.type} {fields}]->({ends[1]}) SET x += e.p, o.updated_at = r.now) "
+    )
 
 
 async def create_nodes(
@@ -81,24 +92,43 @@ async def create_nodes(
     own_keys: Sequence[str],
 ) -> list[Row]:
     """Nodes of one shape, with their observations and edges, one per row: id, name, type,
-    summary, parent_id, props, obs [{id, text, at}], now, and per edge i: o<i> (the other node's
-    id), i<i> (the edge id), d<i> (description), p<i> (properties). Parent and other nodes are
-    matched first: a row whose parent or other node is missing writes nothing and returns no row."""
-    matches = [f"(p:{parent_label} {{id: r.parent_id}})"] if shape.parent else []
-    matches += [f"(o{i}:{edge.other_label} {{id: r.o{i}}})" for i, edge in enumerate(shape.edges)]
-    cypher = "UNWIND $rows AS r " + (f"MATCH {', '.join(matches)} " if matches else "")
+    summary, parent_id, props, obs [{id, text, at}], now, and edges: [(EdgeShape, the other
+    node's id, the edge id, description, properties)]. Parent and other nodes are matched
+    first: a row whose parent or one of its other nodes is missing writes nothing and returns
+    no row. Edges of every type are made by the one query: each kind (type, direction) is a
+    conditional CREATE, each label of the other nodes one indexed match."""
+    kinds = sorted({e for row in rows for e, *_ in row["edges"]}, key=lambda e: (e.type, e.outgoing, e.other_label))
+    kind_of = {edge: i for i, edge in enumerate(kinds)}
+    others = sorted({edge.other_label for edge in kinds})
+    params = []
+    for row in rows:
+        ends = [sorted({o for edge, o, *_ in row["edges"] if edge.other_label == label}) for label in others]
+        edges = [{"k": kind_of[edge], "o": o, "i": i, "d": d, "p": p} for edge, o, i, d, p in row["edges"]]
+        params.append({**{k: v for k, v in row.items() if k != "edges"}, "edges": edges, "ends": ends})
+    carried = ["r", "p"] if shape.parent else ["r"]
+    cypher = "UNWIND $rows AS r " + (f"MATCH (p:{parent_label} {{id: r.parent_id}}) " if shape.parent else "")
+    for i, label in enumerate(others):
+        # One indexed seek per id (`id IN list` would scan the label); a row whose list is empty
+        # goes on with one null, which collect() drops.
+        cypher += f"UNWIND CASE WHEN size(r.ends[{i}]) = 0 THEN [null] ELSE r.ends[{i}] END AS e{i} "
+        cypher += f"OPTIONAL MATCH (a{i}:{label} {{id: e{i}}}) "
+        cypher += f"WITH {', '.join(carried)}, collect(a{i}) AS os{i} "
+        carried.append(f"os{i}")
+    if others:
+        complete = " AND ".join(f"size(os{i}) = size(r.ends[{i}])" for i in range(len(others)))
+        found = " + ".join(f"os{i}" for i in range(len(others)))
+        cypher += f"WITH {', '.join(c for c in carried if not c.startswith('os'))}, {found} AS os WHERE {complete} "
     cypher += (
         f"CREATE (n:{labels(kind, shape.extra)} {{id: r.id, name: r.name, type: r.type, summary: r.summary, "
         f"parent_id: r.parent_id, created_at: r.now, updated_at: r.now, rev: {NEW_REV}}}) SET n += r.props "
         f"FOREACH (o IN r.obs | CREATE (n)-[:{HAS_OBSERVATION}]->(:{OBSERVATION} "
         "{id: o.id, text: o.text, created_at: o.at})) "
     )
-    for i, edge in enumerate(shape.edges):
-        fields = f"{{id: r.i{i}, description: r.d{i}, created_at: r.now, updated_at: r.now}}"
-        ends = ("n", f"o{i}") if edge.outgoing else (f"o{i}", "n")
-        cypher += f"CREATE ({ends[0]})-[e{i}:{edge.type} {fields}]->({ends[1]}) "
-        cypher += f"SET e{i} += r.p{i}, o{i}.updated_at = r.now "
-    return await runner.write(project, cypher + f"RETURN {NODE_RETURN}", {"rows": rows, "own": list(own_keys)})
+    if kinds:
+        # `o` is the edge's other node, found among the matched ones by its id.
+        cypher += "FOREACH (e IN r.edges | FOREACH (o IN [m IN os WHERE m.id = e.o | m] | "
+        cypher += "".join(_edge_clause(i, edge) for i, edge in enumerate(kinds)) + ")) "
+    return await runner.write(project, cypher + f"RETURN {NODE_RETURN}", {"rows": params, "own": list(own_keys)})
 
 
 async def update_node(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -119,8 +120,9 @@ async def find_relationship_paths(s: Services, p: FindRelationshipPaths) -> dict
     project = s.project(p.project_id)
     results = []
     for pair in p.node_pairs:
-        source = await s.documents.resolve(project, pair.source_node_id)
-        target = await s.documents.resolve(project, pair.target_node_id)
+        source, target = await asyncio.gather(
+            s.documents.resolve(project, pair.source_node_id), s.documents.resolve(project, pair.target_node_id)
+        )
         found = await s.traversal.paths(
             project,
             source.id,
