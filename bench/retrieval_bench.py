@@ -282,7 +282,9 @@ async def term_counts(data_dir: Path, words: list[str], embedder: str, repeat: i
         target = CHUNK_TARGETS[0]
         label = str(target.label)
         # Until FalkorDB has rebuilt its indexes after the start, full-text queries find nothing.
-        while any(status != "OPERATIONAL" for _, status in await sq.index_states(services.ctx, "default")):
+        while True:
+            if all(status == "OPERATIONAL" for _, status in await sq.index_states(services.ctx, "default")):
+                break
             await asyncio.sleep(0.2)
         total = (await services.ctx.read("default", f"MATCH (c:{label}) RETURN count(c)"))[0][0]
         bound = min(math.floor(CHUNK_SEARCH.max_term_share * total), CHUNK_SEARCH.max_term_matches or total)
