@@ -132,7 +132,10 @@ class NameResolver:
             return found
         # Looked up as names are stored (stripped, NFC), keyed by the name as written.
         stored = {name: limits.as_stored(name) for name in wanted}
-        exact = dict(await q.ids_named(self.ctx, project, list(dict.fromkeys(stored.values()))))
+        exact: dict[str, tuple[str, str]] = {
+            name: (entity_id, entity_name)
+            for name, (entity_id, entity_name) in await q.ids_named(self.ctx, project, list(set(stored.values())))
+        }
         for name in wanted:
             if stored[name] in exact:
                 entity_id, entity_name = exact[stored[name]]
