@@ -39,6 +39,7 @@ import contextlib
 import importlib
 import inspect
 import json
+import math
 import shutil
 import sys
 import tempfile
@@ -158,11 +159,16 @@ class ReplayEmbedder:
         return out
 
 
-async def scale_up(data_dir: Path, docs: list[Document], chunk_size: int, target: int) -> dict[str, Any]:
+async def scale_up(
+    data_dir: Path, docs: list[Document], chunk_size: int, target: int, embedder: str = "minilm"
+) -> dict[str, Any]:
     """Grow the real corpus' store (a copy) to `target` chunks: variants of its documents (same
     text, another title, author and source) written through the core's ingestion, with the
     real vectors of their chunks replayed (`ReplayEmbedder`) instead of embedding them again."""
-    core = Polyg(load_settings(None, data_dir=data_dir, store=None, log_dir=data_dir / "logs"))
+    settings = load_settings(
+        None, data_dir=data_dir, store=None, log_dir=data_dir / "logs", embedding_provider=embedder
+    )
+    core = Polyg(settings)
     services = await core.ready()
     model = services.ctx.embedder
     try:
@@ -241,6 +247,101 @@ async def profile(data_dir: Path, queries: list[str], limit: int) -> dict[str, A
     out = {step: round(median(values) * 1000, 2) for step, values in steps.items()}
     out["floor_embed_knn"] = round(median(floor) * 1000, 2)
     return out
+
+
+def spread_words(docs: list[Document], count: int = 12) -> list[str]:
+    """Words of the corpus from the most widespread to the rarest, at geometric steps of their
+    document-frequency rank: the counts they cost span the store's whole range."""
+    import re
+
+    from polyg.core.search import STOPWORDS
+
+    held: dict[str, int] = {}
+    for doc in docs:
+        for word in set(re.findall(r"[a-z]{4,}", doc.text.lower())) - STOPWORDS:
+            held[word] = held.get(word, 0) + 1
+    ranked = sorted(held, key=lambda w: (-held[w], w))
+    picks = sorted({min(len(ranked) - 1, round(1.9**step) - 1) for step in range(count + 8)})
+    return [ranked[i] for i in picks][:count]
+
+
+async def term_counts(data_dir: Path, words: list[str], embedder: str, repeat: int = 5) -> dict[str, Any]:
+    """The `chunks` preset leaves a word held by more than `max_term_matches` chunks to the
+    vector side, but a search still counts each word's chunks (its idf): what that count costs
+    as words get common, and whether the count each word gets in the search's one query (every
+    word, a subquery each) is its own count, asked alone."""
+    from polyg.core.search import CHUNK_SEARCH, CHUNK_TARGETS
+    from polyg.store.queries import search as sq
+
+    settings = load_settings(
+        None, data_dir=data_dir, store=None, log_dir=data_dir / "logs", embedding_provider=embedder
+    )
+    core = Polyg(settings)
+    try:
+        services = await core.ready()
+        target = CHUNK_TARGETS[0]
+        label = str(target.label)
+        # Until FalkorDB has rebuilt its indexes after the start, full-text queries find nothing.
+        while True:
+            if all(status == "OPERATIONAL" for _, status in await sq.index_states(services.ctx, "default")):
+                break
+            await asyncio.sleep(0.2)
+        total = (await services.ctx.read("default", f"MATCH (c:{label}) RETURN count(c)"))[0][0]
+        bound = min(math.floor(CHUNK_SEARCH.max_term_share * total), CHUNK_SEARCH.max_term_matches or total)
+        alone: dict[str, int] = {}
+        alone_ms: dict[str, float] = {}
+        for word in words:
+            times = []
+            for _ in range(repeat):
+                t = time.perf_counter()
+                rows = await services.ctx.read(
+                    "default",
+                    f"CALL db.idx.fulltext.queryNodes('{label}', $t) YIELD node RETURN count(node)",
+                    {"t": word},
+                )
+                times.append(time.perf_counter() - t)
+            alone[word], alone_ms[word] = int(rows[0][0]), round(median(times) * 1000, 2)
+        together: list[float] = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            rows = await sq.term_hits(services.ctx, "default", [target.query], words, 10, {label: bound})
+            together.append(time.perf_counter() - t)
+        in_search = {term: (int(df), len(ids)) for _, term, df, ids in rows}
+    finally:
+        await core.close()
+    per_word = [
+        {
+            "word": w,
+            "chunks": alone[w],
+            "count_ms": alone_ms[w],
+            "df_in_search": in_search[w][0],
+            "ids_fetched": in_search[w][1],
+        }
+        for w in sorted(words, key=lambda w: alone[w])
+    ]
+    return {
+        "chunks": total,
+        "bound": bound,
+        "words": per_word,
+        "all_words_query_ms": round(median(together) * 1000, 2),
+        "counts_agree": all(r["chunks"] == r["df_in_search"] for r in per_word),
+        "common_words_not_fetched": all(r["ids_fetched"] == 0 for r in per_word if r["chunks"] > bound),
+    }
+
+
+def render_term_counts(r: dict[str, Any]) -> str:
+    lines = [
+        f"### Word counts at {r['chunks']:,} chunks (the `chunks` preset fetches a word's chunks up to {r['bound']:,})",
+        "",
+        f"All {len(r['words'])} words in the search's one query: {fmt_ms(r['all_words_query_ms'])} ms; "
+        f"each word's count there equals its count asked alone: {r['counts_agree']}; words past the bound "
+        f"fetch no chunks: {r['common_words_not_fetched']}.",
+        "",
+        "| word | chunks holding it | count alone ms | chunks fetched in the search's query |",
+        "|---|---:|---:|---:|",
+    ]
+    lines += [f"| {w['word']} | {w['chunks']:,} | {fmt_ms(w['count_ms'])} | {w['ids_fetched']} |" for w in r["words"]]
+    return "\n".join(lines) + "\n"
 
 
 async def _warm(call: Any) -> None:
@@ -395,6 +496,18 @@ async def main() -> None:
     parser.add_argument("--scale", type=int, default=0, help="then grow the store to this many chunks (see above)")
     parser.add_argument("--workdir", type=Path, help="keep the ingested corpus here and reuse it (default: a temp dir)")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument(
+        "--term-counts",
+        action="store_true",
+        help="instead of the latency runs: what counting each query word's chunks costs, and whether "
+        "the search's counts are right, on each store (results: retrieval-words-<chunks>)",
+    )
+    parser.add_argument(
+        "--embed",
+        choices=("minilm", "hashing"),
+        default="minilm",
+        help="chunk vectors (hashing: fast stores for --term-counts, whose figures do not depend on them)",
+    )
     parser.add_argument("--locomo", action="store_true", help="run the LoCoMo quality run only")
     parser.add_argument("--locomo-data", type=Path, default=LOCOMO, help="locomo_dev.json (default ../shared/eval/)")
     args = parser.parse_args()
@@ -412,14 +525,15 @@ async def main() -> None:
         )
         return
     # Smoke: a few documents and hashing vectors (seconds, not minutes); nothing saved.
-    embedder = "hashing" if args.smoke else "minilm"
+    embedder = "hashing" if args.smoke else args.embed
     if args.smoke:
         args.docs, args.queries, args.scale = 12, 5, 150
     docs = stdlib_documents(args.docs)
     queries = [f"How does {doc.title.replace('-', ' ')} work?" for doc in docs][: args.queries]
     with contextlib.ExitStack() as stack:
         workdir = args.workdir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="polyg-retrieval-")))
-        real = workdir / f"real-{args.docs}-{args.chunk_size}"
+        vectors = "" if embedder == "minilm" else f"-{embedder}"
+        real = workdir / f"real-{args.docs}-{args.chunk_size}{vectors}"
         if (real / "ingestion.json").exists():
             ingestion = json.loads((real / "ingestion.json").read_text())
         else:
@@ -430,11 +544,11 @@ async def main() -> None:
         print("ingestion", ingestion, flush=True)
         runs = [(ingestion["chunks"], real / "data", "Real vectors (MiniLM int8) of every chunk.", {})]
         if args.scale > ingestion["chunks"]:
-            scaled = workdir / f"scale-{args.scale}" / "data"
+            scaled = workdir / f"scale-{args.scale}{vectors}" / "data"
             if (scaled.parent / "scale.json").exists():
                 grown = json.loads((scaled.parent / "scale.json").read_text())
             else:
-                grown = await scale_up(fresh_copy(real / "data", scaled), docs, args.chunk_size, args.scale)
+                grown = await scale_up(fresh_copy(real / "data", scaled), docs, args.chunk_size, args.scale, embedder)
                 (scaled.parent / "scale.json").write_text(json.dumps(grown))
             print("scaled", grown, flush=True)
             how = (
@@ -446,6 +560,19 @@ async def main() -> None:
             )
             runs.append((grown["chunks"], scaled, how, {"scale": grown}))
         for size, data_dir, how, extra in runs:
+            if args.term_counts:
+                counted = await term_counts(data_dir, spread_words(docs), embedder)
+                markdown = render_term_counts(counted)
+                print(markdown, flush=True)
+                if not args.smoke:
+                    data = {"machine": machine_info(), "embedder": embedder, "how": how, **counted}
+                    write_results(
+                        "retrieval-words",
+                        f"# retrieval: counting query words\n\n{how}\n\n{markdown}",
+                        data,
+                        size=str(size),
+                    )
+                continue
             measured = await measure(data_dir, queries, workdir, embedder)
             if args.smoke:
                 continue

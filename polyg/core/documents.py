@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from polyg.core import mustache
+from polyg.core import limits, mustache
 from polyg.core.graph import GraphContext
 from polyg.core.templates import Template, TemplateService, template_from
 from polyg.core.user_cypher import UserCypher
@@ -142,7 +142,7 @@ class DocumentService:
             raise InvalidParams("A node identifier must be a non-empty string.")
         rows = await q.by_id(self.ctx, project, label, identifier)
         if not rows:
-            rows = await q.by_name(self.ctx, project, label, identifier)
+            rows = await q.by_name(self.ctx, project, label, limits.as_stored(identifier))
         if not rows:
             rows = await self._fuzzy(project, identifier, label)
         if not rows:

@@ -29,6 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from polyg.core import limits
 from polyg.core.edges import new_edge_id
 from polyg.core.graph import GraphContext
 from polyg.core.progress import Progress
@@ -129,15 +130,23 @@ class NameResolver:
         found: dict[str, Resolved] = {}
         if not wanted:
             return found
-        for name, (entity_id, entity_name) in await q.ids_named(self.ctx, project, wanted):
-            found[name] = Resolved(entity_id, entity_name, "exact")
+        # Looked up as names are stored (stripped, NFC), keyed by the name as written.
+        stored = {name: limits.as_stored(name) for name in wanted}
+        exact: dict[str, tuple[str, str]] = {
+            name: (entity_id, entity_name)
+            for name, (entity_id, entity_name) in await q.ids_named(self.ctx, project, list(set(stored.values())))
+        }
+        for name in wanted:
+            if stored[name] in exact:
+                entity_id, entity_name = exact[stored[name]]
+                found[name] = Resolved(entity_id, entity_name, "exact")
         missing = [n for n in wanted if n not in found]
         if missing:
-            folded = await q.ids_named_folded(self.ctx, project, list({n.lower() for n in missing}))
+            folded = await q.ids_named_folded(self.ctx, project, list({stored[n].lower() for n in missing}))
             by_fold = {lowered: (entity_id, entity_name) for lowered, (entity_id, entity_name) in folded}
             for name in missing:
-                if name.lower() in by_fold:
-                    entity_id, entity_name = by_fold[name.lower()]
+                if stored[name].lower() in by_fold:
+                    entity_id, entity_name = by_fold[stored[name].lower()]
                     found[name] = Resolved(entity_id, entity_name, "case-insensitive")
         for name in [n for n in wanted if n not in found]:
             fuzzy = await self._fuzzy(project, name)

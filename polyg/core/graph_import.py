@@ -29,6 +29,7 @@ from typing import Any
 from polyg.core import limits
 from polyg.core.embeddable import CHUNK, EVENT, Embeddable
 from polyg.core.graph import GraphContext
+from polyg.core.mentions import follow_chunks, follow_entities
 from polyg.core.temporal import TemporalGraph, epoch_us
 from polyg.core.time import parse_instant
 from polyg.core.views import VECTOR_KEYS
@@ -323,10 +324,25 @@ class GraphImport:
             {e.type for e in graph.edges if "valid_from" in e.props and not is_reserved_rel_type(e.type)}
         )
         await self.temporal.mark_fact_types(project, fact_types)
+        await self._link_mentions(project, graph.nodes)
         self.ctx.vectors.mark(
             project, [n.id for n in graph.nodes if n.kind == ENTITY and n.id and "embedding" not in n.vectors]
         )
         return report
+
+    async def _link_mentions(self, project: str, nodes: list[Node]) -> None:
+        """The `MENTIONS` links ingestion and the vectorizer make (`polyg.core.mentions`): from
+        the chunks restored to the entities they name, and to the entities restored with their
+        vectors from the chunks that name them (the vectorizer follows those it is given)."""
+        chunks = [(n.id, str(n.props.get("text") or "")) for n in nodes if n.kind == CHUNK.label and n.id]
+        await follow_chunks(self.ctx, project, chunks)
+        entities = [
+            (n.id, str(n.props.get("name") or ""))
+            for n in nodes
+            if n.kind == ENTITY and n.id and "embedding" in n.vectors
+        ]
+        for batch in _batches(entities):
+            await follow_entities(self.ctx, project, batch)
 
     async def _embed_missing(self, nodes: list[Node]) -> None:
         """Vectors of the events and chunks the export left them out of, stored with them."""

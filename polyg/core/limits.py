@@ -67,12 +67,18 @@ def text(value: str, field: str, *, max_len: int, allow_empty: bool = False) -> 
     return value
 
 
+def as_stored(value: str) -> str:
+    """A name as `name` stores it (surrounding whitespace stripped, NFC), unchecked: the key to
+    look a name up by, where a name that cannot be stored is merely not found."""
+    return unicodedata.normalize("NFC", value.strip())
+
+
 def name(value: str, field: str = "name") -> str:
     """An entity name as stored and looked up: surrounding whitespace stripped, NFC, no control
     characters, at least one visible character. Two inputs that differ only in surrounding
     whitespace or Unicode composition are the same name."""
     text(value, field, max_len=MAX_NAME)
-    clean = unicodedata.normalize("NFC", value.strip())
+    clean = as_stored(value)
     if _CONTROL_CHAR.search(clean):
         raise InvalidParams(f"{field} {short(value)} contains a control character.")
     if not _VISIBLE_CHAR.search(clean):

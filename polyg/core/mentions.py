@@ -3,15 +3,17 @@ text holds the entity's name exactly as written, as whole words.
 
 Both orders of writing keep the links right:
 - a chunk ingested after the entity: ingestion matches every new chunk against the project's
-  entity names (`NameMatcher`, in `polyg.core.ingest`);
+  entity names (`NameMatcher`, in `polyg.core.ingest`); `polyg import` does the same for the
+  chunks it restores (`follow_chunks`);
 - an entity written after the chunk, or renamed: the vectorizer's round that follows every
   change to an entity's text (`polyg.core.vectorizer`, whichever tool or process made it) calls
   `follow_entities`. The chunks' full-text index finds those holding the name's words as a
   phrase, at most `MAX_LINKED_CHUNKS` per entity (best full-text score first), each confirmed
   here by `NameMatcher`; links from chunks that no longer hold the name (a rename) are dropped.
   Searches wait for that round (`Vectorizer.settle`), so graph_retrieve reports an entity's
-  mentions as soon as its search can find the entity's chunks. A deleted entity's links go
-  with it (DETACH DELETE).
+  mentions as soon as its search can find the entity's chunks. `polyg import` calls it for
+  the entities it restores with their vectors (the vectorizer has nothing to do for them). A
+  deleted entity's links go with it (DETACH DELETE).
 
 Why on the write side rather than resolving names when graph_retrieve expands its chunks: at
 query time every word sequence of every returned chunk would have to be looked up among the
@@ -98,4 +100,18 @@ async def follow_entities(runner: Runner, project: str, entities: Sequence[tuple
             if names[entity_id].find(text):
                 links.append([chunk_id, entity_id])
     await q.relink_mentions(runner, project, [entity_id for entity_id, _ in entities], links)
+    return len(links)
+
+
+async def follow_chunks(runner: Runner, project: str, chunks: Sequence[tuple[str, str]]) -> int:
+    """`MENTIONS` links from these (id, text) chunks, just written, to every entity of the
+    project whose name they hold, as ingestion links its chunks; how many links were made
+    (links the chunks had are kept)."""
+    if not chunks:
+        return 0
+    matcher = NameMatcher([(str(i), str(n)) for i, n in await q.entity_names(runner, project)])
+    if not matcher:
+        return 0
+    links = [[chunk_id, entity_id] for chunk_id, text in chunks for entity_id in sorted(matcher.find(text))]
+    await q.relink_mentions(runner, project, [], links)
     return len(links)

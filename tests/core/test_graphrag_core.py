@@ -217,3 +217,28 @@ async def test_llm_extraction_is_checked_like_the_rules(
         assert fallback.source == "rules" and fallback.relationships == ()
     finally:
         await llm.aclose()
+
+
+async def _legacy_entity(services: Services, project: str, node_id: str, name: str) -> None:
+    """An entity whose name was stored before names were normalised (surrounding whitespace),
+    older than any entity the tools write."""
+    await services.ctx.write(
+        project,
+        "CREATE (:Entity {id: $id, name: $name, type: 'legacy', created_at: '2000-01-01T00:00:00Z'})",
+        {"id": node_id, "name": name},
+    )
+
+
+async def test_names_are_looked_up_as_stored_not_as_the_index_loosely_matches(services: Services, project: str) -> None:
+    # FalkorDB's name index also returns " Redis " for "Redis": the name found is compared.
+    await _legacy_entity(services, project, "legacy_redis", " Redis ")
+    await _legacy_entity(services, project, "legacy_kafka", "Kafka  ")
+    redis = await _entity(services, project, "Redis")
+    found = await services.graphrag.extractor.resolver.resolve(project, ["Redis", "  Redis", "Kafka", "kafka"])
+    assert {name: (r.id, r.how) for name, r in found.items() if r.how != "fuzzy"} == {
+        "Redis": (redis, "exact"),
+        "  Redis": (redis, "exact"),  # read as a name is stored
+    }
+    # Knowledge documents resolve a node by name the same way.
+    assert (await services.documents.resolve(project, "Redis")).id == redis
+    assert (await services.documents.resolve(project, " Redis\t")).id == redis

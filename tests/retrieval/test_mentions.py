@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from polyg.core import graph_import
 from polyg.core.app import Services
 from polyg.core.ingest import IngestService
 from polyg.core.mentions import NameMatcher
@@ -90,6 +91,36 @@ async def test_links_made_at_ingestion_and_after_it_agree_and_are_not_doubled(se
     )
     assert len(rows) == 6 and all(count == 1 for _, _, count in rows)
     assert len({article for _, article, _ in rows}) == 3
+
+
+async def _exported(services: Services, project: str) -> graph_import.Graph:
+    """The project as export_graph (format json, with vectors) gives it, checked as `polyg import` reads it."""
+    export = await services.memory.views.export(project, "json", embeddings=True)
+    assert export.next_offset is None
+    return graph_import.check(graph_import.whole_export([{"format": "json", "items": export.items}]))
+
+
+async def test_an_import_with_vectors_links_chunks_and_entities_as_ingestion_does(
+    services: Services, project: str
+) -> None:
+    # Two exports with their vectors: an article's chunks, and an entity they name.
+    docs, names = f"{project}d", f"{project}n"
+    doc = Document("Labs", ("Alice",), "OpenAI released GPT-4 in March.", "test:labs")
+    await IngestService(services.ctx).ingest(docs, [doc])
+    await services.entities.create(names, name="GPT-4", type_="model")
+    assert await services.ctx.vectors.settle(names, 120)
+    importer = graph_import.GraphImport(services.ctx, services.memory.temporal)
+    # Chunks restored into a project holding an entity they name; then an entity they name.
+    await services.entities.create(project, name="OpenAI", type_="organization")
+    assert await services.ctx.vectors.settle(project, 120)  # its own round is over: no chunk then
+    await importer.restore(project, await _exported(services, docs))
+    await importer.restore(project, await _exported(services, names))
+    assert sorted(await _entities(services, project, "Which lab released GPT-4?")) == ["GPT-4", "OpenAI"]
+    # Imported again: nothing doubled.
+    await importer.restore(project, await _exported(services, docs))
+    await importer.restore(project, await _exported(services, names))
+    rows = await services.ctx.read(project, "MATCH (:Chunk)-[m:MENTIONS]->(e:Entity) RETURN e.name, count(m)")
+    assert sorted(rows) == [["GPT-4", 1], ["OpenAI", 1]]
 
 
 async def test_graph_retrieve_reports_an_entity_kg_created_after_ingestion(tmp_path: Path) -> None:

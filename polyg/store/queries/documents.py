@@ -35,10 +35,13 @@ async def by_id(runner: Runner, project: str, label: Label, node_id: str) -> lis
 
 
 async def by_name(runner: Runner, project: str, label: Label, name: str) -> list[Row]:
-    """The oldest node of exactly this name (indexed), else of this name in any case (a scan)."""
+    """The oldest node of exactly this name (indexed), else of this name in any case (a scan).
+    The name index also matches names that differ in surrounding whitespace: the name found is
+    compared after it is projected (a filter on n.name would be folded into the index scan)."""
     rows = await runner.read(
         project,
-        f"MATCH (n:{label} {{name: $name}}) RETURN {NODE} ORDER BY n.created_at, n.id LIMIT 1",
+        f"MATCH (n:{label} {{name: $name}}) WITH n, n.name AS found WHERE found = $name "
+        f"RETURN {NODE} ORDER BY n.created_at, n.id LIMIT 1",
         {"name": name, "hidden": HIDDEN},
     )
     if rows:

@@ -19,6 +19,7 @@ from typing import Any
 from polyg.store.falkor import Row
 from polyg.store.names import STRUCTURAL_REL_TYPES, RelType
 from polyg.store.queries import Runner
+from polyg.store.queries.named import EXACT_NAME
 
 STRUCTURAL = sorted(STRUCTURAL_REL_TYPES)
 # Every relationship between two entities that is knowledge, not polyg's bookkeeping.
@@ -101,10 +102,11 @@ async def mark_extracted(run: Runner, project: str, items: Sequence[tuple[str, s
 
 
 async def ids_named(run: Runner, project: str, names: Sequence[str]) -> list[Row]:
-    """[name, [id, name]] of the oldest entity with each exact name."""
+    """[name, [id, name]] of the oldest entity with each exact name (compared after the index
+    lookup, which also matches names that differ in surrounding whitespace)."""
     return await run.read(
         project,
-        "UNWIND $names AS n MATCH (e:Entity {name: n}) WITH n, e ORDER BY e.created_at, e.id "
+        f"UNWIND $names AS n MATCH (e:Entity {{name: n}}) {EXACT_NAME}WITH n, e ORDER BY e.created_at, e.id "
         "RETURN n, collect([e.id, e.name])[0]",
         {"names": list(names)},
     )

@@ -103,13 +103,15 @@ async def chunks_naming(runner: Runner, project: str, entities: list[dict[str, s
 
 async def relink_mentions(runner: Runner, project: str, entity_ids: list[str], links: list[list[str]]) -> None:
     """The entities' `MENTIONS` links after a change of their names: links from chunks whose
-    text no longer holds the name are dropped, [chunk id, entity id] `links` are made."""
-    await runner.write(
-        project,
-        f"UNWIND $ids AS id MATCH (c:{CHUNK})-[m:{MENTIONS}]->(e:{ENTITY} {{id: id}}) "
-        "WHERE NOT c.text CONTAINS e.name DELETE m",
-        {"ids": entity_ids},
-    )
+    text no longer holds the name are dropped, [chunk id, entity id] `links` are made (where
+    they are not already)."""
+    if entity_ids:
+        await runner.write(
+            project,
+            f"UNWIND $ids AS id MATCH (c:{CHUNK})-[m:{MENTIONS}]->(e:{ENTITY} {{id: id}}) "
+            "WHERE NOT c.text CONTAINS e.name DELETE m",
+            {"ids": entity_ids},
+        )
     if links:
         await runner.write(
             project,
