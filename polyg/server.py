@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 from mcp import types
@@ -71,7 +71,12 @@ class Dispatcher:
     def __init__(self, core: Polyg, tools: list[ToolSpec]) -> None:
         self.core = core
         self.tools = {tool.name: tool for tool in tools}
-        self._listing = [
+
+    @cached_property
+    def listing(self) -> list[types.Tool]:
+        # Made at the first tools/list, not before `initialize` is answered: the JSON schemas
+        # are the larger part of building the tools' models.
+        return [
             types.Tool(
                 name=t.name,
                 title=t.annotations.title,
@@ -80,13 +85,13 @@ class Dispatcher:
                 output_schema=t.output_schema,
                 annotations=t.annotations,
             )
-            for t in tools
+            for t in self.tools.values()
         ]
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self._listing)
+        return types.ListToolsResult(tools=self.listing)
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -169,12 +174,13 @@ async def get_prompt(
 
 def build_server(core: Polyg) -> tuple[Server[Any], Dispatcher]:
     names = core.settings.toolsets
-    dispatcher = Dispatcher(core, toolsets.enabled(names))
-    prompts = toolsets.prompts(names)  # only the enabled toolsets' prompts
+    serving = toolsets.load(names)  # only the enabled toolsets' modules are imported
+    dispatcher = Dispatcher(core, toolsets.enabled(names, serving))
+    prompts = toolsets.prompts(names, serving)  # only the enabled toolsets' prompts
     server: Server[Any] = Server(
         "polyg",
         version=__version__,
-        instructions=toolsets.instructions(names),
+        instructions=toolsets.instructions(names, serving),
         on_list_tools=dispatcher.list_tools,
         on_call_tool=dispatcher.call_tool,
         on_list_prompts=partial(list_prompts, prompts),

@@ -8,10 +8,10 @@ import pytest
 
 from polyg.errors import InvalidParams
 from polyg.names import check_project_id
-from polyg.tools.toolsets import TOOLSETS
+from polyg.tools.toolsets import load_all
 
 CANDIDATES = ["a", "Proj-1.2_x", "9", "p" * 64, "p" * 65, "", "_lead", ".lead", "has space", "tail\n", "é", "a/b"]
-TOOLS = sorted({tool.name: tool for toolset in TOOLSETS.values() for tool in toolset.tools}.items())
+TOOLS = sorted({tool.name: tool for toolset in load_all().values() for tool in toolset.tools}.items())
 
 
 def _accepted(project_id: str) -> bool:

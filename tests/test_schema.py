@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from polyg.tools import toolsets
 from polyg.tools.schema import output_schema
 
-ALL_TOOLS = toolsets.enabled(list(toolsets.TOOLSETS))
+ALL_TOOLS = toolsets.enabled(list(toolsets.load_all()))
 BY_NAME = {tool.name: tool for tool in ALL_TOOLS}
 
 OBSERVATION = {"id": "o1", "text": "plays the trumpet"}

@@ -165,8 +165,19 @@ def test_the_catalog_and_the_built_toolsets_must_agree() -> None:
     lone = Toolset("lone")
     with pytest.raises(ToolNameConflict, match="not in the catalog"):
         toolsets.collect((lone,), {})
-    with pytest.raises(ToolNameConflict, match="no such toolset"):
-        toolsets.collect((lone,), {"lone": ToolsetInfo("lone", "t", True), "ghost": ToolsetInfo("ghost", "t", True)})
+    # A built toolset whose module does not define it (under its name), or that names no module.
+    for ghost in (ToolsetInfo("ghost", "t", True, modules=("polyg.tools.kg",)), ToolsetInfo("ghost", "t", True)):
+        with pytest.raises(ToolNameConflict, match="no such toolset"):
+            toolsets.load(["ghost"], {"ghost": ghost})
+
+
+def test_every_toolset_loaded_together_claims_each_name_for_one_thing() -> None:
+    # A server loads only the toolsets it serves, so a clash between two toolsets never served
+    # together would go unseen there: this loads them all and checks them together.
+    every = toolsets.load_all()
+    assert tuple(every) == catalog.BUILT
+    assert {t.name for t in toolsets.enabled(list(every))} == {t.name for ts in every.values() for t in ts.tools}
+    assert len({p.name for ts in every.values() for p in ts.prompts}) == len(toolsets.prompts(list(every)))
 
 
 def test_shared_tool_forms_must_be_told_apart() -> None:
@@ -188,8 +199,8 @@ def test_shared_tool_forms_must_be_told_apart() -> None:
 
 
 def test_all_is_every_built_toolset() -> None:
-    assert ALL_TOOLSETS == catalog.BUILT == tuple(toolsets.TOOLSETS)
-    assert load_settings(toolsets="all").toolsets == list(toolsets.TOOLSETS)
+    assert ALL_TOOLSETS == catalog.BUILT == tuple(toolsets.load_all())
+    assert load_settings(toolsets="all").toolsets == list(toolsets.load_all())
     assert set(catalog.KNOWN) >= {"kg", "memory-compat", "knowledge", "memory", "graphrag", "retrieval"}
 
 

@@ -10,38 +10,39 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Literal
 
 from polyg.config import Settings
-from polyg.core.documents import DocumentService
-from polyg.core.edges import EdgeService
 from polyg.core.entities import EntityService
-from polyg.core.explore import Explorer
-from polyg.core.extract_memory import MemoryExtractor
 from polyg.core.graph import GraphContext
-from polyg.core.graphrag import GraphRag
-from polyg.core.memory_graphs import MemoryGraphs
-from polyg.core.memory_write import MemoryWriter
 from polyg.core.named import NamedGraph
-from polyg.core.nodes import NodeService
 from polyg.core.projects import ProjectService
-from polyg.core.recall.classifier import Classifier
-from polyg.core.recall.synthesiser import Synthesiser
 from polyg.core.relationships import RelationshipService
 from polyg.core.reltypes import RelTypeService
-from polyg.core.retrieval import RetrievalService
 from polyg.core.search import SearchService
-from polyg.core.templates import TemplateService
-from polyg.core.traversal import TraversalService
-from polyg.core.user_cypher import UserCypher
 from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
-from polyg.llm import LLM, llm_from_settings
 from polyg.names import check_project_id
 from polyg.store.falkor import FalkorStore, parse_store_url, redact_url
 from polyg.store.schema import SchemaGuard
+
+if TYPE_CHECKING:
+    from polyg.core.documents import DocumentService
+    from polyg.core.edges import EdgeService
+    from polyg.core.explore import Explorer
+    from polyg.core.graphrag import GraphRag
+    from polyg.core.memory_graphs import MemoryGraphs
+    from polyg.core.memory_write import MemoryWriter
+    from polyg.core.nodes import NodeService
+    from polyg.core.recall.classifier import Classifier
+    from polyg.core.recall.synthesiser import Synthesiser
+    from polyg.core.retrieval import RetrievalService
+    from polyg.core.templates import TemplateService
+    from polyg.core.traversal import TraversalService
+    from polyg.llm import LLM
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,10 @@ Status = Literal["loading", "ok", "error"]
 
 @dataclass
 class Services:
-    """What tools call: one instance per running server, created once the store is open."""
+    """What tools call: one instance per running server, created once the store is open.
+
+    The services one toolset alone uses are made on first use, their modules imported then: a
+    server that serves kg only never loads graphrag's or memory's code."""
 
     settings: Settings
     store: FalkorStore
@@ -60,35 +64,98 @@ class Services:
     named: NamedGraph
     search: SearchService
     projects: ProjectService
-    memory: MemoryGraphs  # spec 003's four views
     # One registry of relationship types per process: every writer registers a type (and its
     # edge id index) through it, so a type is registered once, whichever tool wrote it first.
     reltypes: RelTypeService
-    nodes: NodeService
-    edges: EdgeService
-    traversal: TraversalService
-    templates: TemplateService
-    documents: DocumentService
-    explorer: Explorer
+
+    @cached_property
+    def memory(self) -> MemoryGraphs:
+        """Spec 003's four views."""
+        from polyg.core.memory_graphs import MemoryGraphs
+
+        return MemoryGraphs.build(self.ctx, self.entities, self.named, self.search, self.reltypes)
+
+    @cached_property
+    def edges(self) -> EdgeService:
+        from polyg.core.edges import EdgeService
+
+        return EdgeService(self.ctx, self.reltypes)
+
+    @cached_property
+    def nodes(self) -> NodeService:
+        from polyg.core.nodes import NodeService
+
+        return NodeService(self.ctx, self.edges)
+
+    @cached_property
+    def traversal(self) -> TraversalService:
+        from polyg.core.traversal import TraversalService
+
+        return TraversalService(self.ctx, self.reltypes)
+
+    @cached_property
+    def templates(self) -> TemplateService:
+        from polyg.core.templates import TemplateService
+        from polyg.core.user_cypher import UserCypher
+
+        return TemplateService(self.ctx, UserCypher(self.ctx))
+
+    @cached_property
+    def documents(self) -> DocumentService:
+        from polyg.core.documents import DocumentService
+
+        return DocumentService(self.ctx, self.templates)
+
+    @cached_property
+    def explorer(self) -> Explorer:
+        from polyg.core.explore import Explorer
+
+        return Explorer(self.search, self.traversal, self.reltypes)
+
     # The configured LLM (None: rules only), and what uses it: graphrag's extraction, recall's
     # classifier and synthesiser, remember's extractor. Each falls back to its rules on any
     # failure or after the LLM's time limit.
-    llm: LLM | None = field(init=False)
-    graphrag: GraphRag = field(init=False)
-    classifier: Classifier = field(init=False)
-    synthesiser: Synthesiser = field(init=False)
-    memory_writer: MemoryWriter = field(init=False)
-    # One per process, so that what it learnt of each project's indexes holds across calls.
-    retrieval: RetrievalService = field(init=False)
+    @cached_property
+    def llm(self) -> LLM | None:
+        from polyg.llm import llm_from_settings
 
-    def __post_init__(self) -> None:
-        self.llm = llm_from_settings(self.settings)
-        self.graphrag = GraphRag(self.ctx, self.search, self.llm)
-        timeout_s = self.settings.llm_timeout_s
-        self.classifier = Classifier(self.llm, timeout_s=timeout_s)
-        self.synthesiser = Synthesiser(self.llm, timeout_s=timeout_s)
-        self.memory_writer = MemoryWriter(self.memory, MemoryExtractor(self.llm, timeout_s=timeout_s))
-        self.retrieval = RetrievalService(self.ctx, self.search)
+        return llm_from_settings(self.settings)
+
+    @cached_property
+    def graphrag(self) -> GraphRag:
+        from polyg.core.graphrag import GraphRag
+
+        return GraphRag(self.ctx, self.search, self.llm)
+
+    @cached_property
+    def classifier(self) -> Classifier:
+        from polyg.core.recall.classifier import Classifier
+
+        return Classifier(self.llm, timeout_s=self.settings.llm_timeout_s)
+
+    @cached_property
+    def synthesiser(self) -> Synthesiser:
+        from polyg.core.recall.synthesiser import Synthesiser
+
+        return Synthesiser(self.llm, timeout_s=self.settings.llm_timeout_s)
+
+    @cached_property
+    def memory_writer(self) -> MemoryWriter:
+        from polyg.core.extract_memory import MemoryExtractor
+        from polyg.core.memory_write import MemoryWriter
+
+        return MemoryWriter(self.memory, MemoryExtractor(self.llm, timeout_s=self.settings.llm_timeout_s))
+
+    @cached_property
+    def retrieval(self) -> RetrievalService:
+        """One per process, so that what it learnt of each project's indexes holds across calls."""
+        from polyg.core.retrieval import RetrievalService
+
+        return RetrievalService(self.ctx, self.search)
+
+    def made(self, name: str) -> bool:
+        """Whether the service made on first use under `name` has been made."""
+        return name in self.__dict__
 
     def project(self, project_id: str | None) -> str:
         return check_project_id(project_id if project_id is not None else self.settings.project)
@@ -98,7 +165,8 @@ class Services:
         made): after a restart it rebuilds its indexes, and a database replaced by an empty
         one has none."""
         self.search.forget_database_state()
-        self.retrieval.forget_database_state()
+        if self.made("retrieval"):
+            self.retrieval.forget_database_state()
         self.reltypes.forget_all()
         self.ctx.schema = SchemaGuard(self.store, self.ctx.schema.model_id, self.ctx.schema.dimension)
 
@@ -189,28 +257,17 @@ class Polyg:
             raise
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
         reltypes = RelTypeService(ctx)
-        entities, named, search = EntityService(ctx), NamedGraph(ctx, reltypes), SearchService(ctx)
-        relationships = RelationshipService(ctx, reltypes)
-        traversal = TraversalService(ctx, reltypes)
-        edges = EdgeService(ctx, reltypes)
-        templates = TemplateService(ctx, UserCypher(ctx))
+        search = SearchService(ctx)
         services = Services(
             settings,
             store,
             ctx,
-            entities,
-            relationships,
-            named,
+            EntityService(ctx),
+            RelationshipService(ctx, reltypes),
+            NamedGraph(ctx, reltypes),
             search,
             ProjectService(ctx, search, reltypes),
-            MemoryGraphs.build(ctx, entities, named, search, reltypes),
             reltypes,
-            NodeService(ctx, edges),
-            edges,
-            traversal,
-            templates,
-            DocumentService(ctx, templates),
-            Explorer(search, traversal, reltypes),
         )
         self._services = services
         log.info("store ready", extra={"store": self.store_description})
@@ -321,7 +378,8 @@ class Polyg:
             await self._services.ctx.vectors.close()
             await self._services.store.close()
             self._services.ctx.embedder.close()
-            await self._services.graphrag.close()
+            if self._services.made("graphrag"):
+                await self._services.graphrag.close()
         if self._embedded is not None:
             from polyg.store.embedded import EmbeddedFalkor
 

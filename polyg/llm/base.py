@@ -15,12 +15,14 @@ import logging
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar
 
-import httpx
 from pydantic import BaseModel, ValidationError
 
 from polyg.llm.errors import LLMError, LLMInvalidOutput, LLMTimeout, LLMUnavailable
+
+if TYPE_CHECKING:
+    import httpx  # imported where a request is made: a server without an LLM never loads it
 
 log = logging.getLogger("polyg.llm")
 
@@ -126,6 +128,8 @@ class LLM(ABC):
         # Made on first use so that configuring a provider never opens a connection. The
         # per-request timeout is the whole budget; asyncio.timeout bounds the retries.
         if self._client is None:
+            import httpx
+
             self._client = httpx.AsyncClient(
                 timeout=self.timeout_s,
                 headers={"User-Agent": "polyg", **self._headers(self._api_key)},
@@ -134,6 +138,8 @@ class LLM(ABC):
         return self._client
 
     async def _post_with_retries(self, body: dict[str, Any]) -> Any:
+        import httpx
+
         url = self._endpoint()
         attempt = 0
         while True:

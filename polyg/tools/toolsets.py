@@ -1,27 +1,22 @@
 """The toolsets polyg serves, by name (chosen with `--toolsets`), and what an enabled set serves:
 its tools (each once), its prompts and its instructions.
 
-Built at import from the toolsets that exist; a name two toolsets claim for different tools, or
-a toolset missing from (or not marked built in) `polyg.tools.catalog`, fails the import.
+A toolset's modules are imported when it is first enabled (`load`), so a server pays at start
+only for the toolsets it serves. Loading checks what it loaded: a toolset missing from (or not
+marked built in) `polyg.tools.catalog`, or a name two loaded toolsets claim for different tools,
+fails the load. `load_all` loads every toolset at once (the whole catalog checked together).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import logging
 from collections.abc import Iterable, Mapping
 
-from polyg.tools import (
-    catalog,
-    memory_recall,  # noqa: F401  (registers recall and remember into memory)
-)
-from polyg.tools.graphrag import graphrag
-from polyg.tools.kg import kg
-from polyg.tools.knowledge import knowledge
-from polyg.tools.memory import memory
-from polyg.tools.memory_compat import memory_compat
+from polyg.tools import catalog
 from polyg.tools.prompts import PromptSpec
 from polyg.tools.registry import ToolNameConflict, Toolset, ToolSpec
-from polyg.tools.retrieval import retrieval
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +35,6 @@ def collect(
         if info is None or not info.built or toolset.name in by_name:
             raise ToolNameConflict(f"Toolset {toolset.name!r} is not in the catalog as built, or is there twice.")
         by_name[toolset.name] = toolset
-    missing = sorted(name for name, info in known.items() if info.built and name not in by_name)
-    if missing:
-        raise ToolNameConflict(f"The catalog says {missing} are built, but no such toolset exists.")
     _unique((t.name, t, ts.name) for ts in by_name.values() for t in ts.tools)
     _unique((p.name, p, ts.name) for ts in by_name.values() for p in ts.prompts)
     return by_name
@@ -62,16 +54,36 @@ def _unique(claims: Iterable[tuple[str, object, str]]) -> None:
             raise ToolNameConflict(f"{name!r} is claimed by toolsets {first[1]!r} and {owner!r} for different things.")
 
 
-TOOLSETS: dict[str, Toolset] = collect((kg, memory_compat, knowledge, memory, graphrag, retrieval))
+def load(names: Iterable[str], known: Mapping[str, catalog.ToolsetInfo] = catalog.BY_NAME) -> dict[str, Toolset]:
+    """The named toolsets that are built, their modules imported, checked together by `collect`
+    (names the catalog knows but that are not built are left to `enabled`)."""
+    wanted = [name for name in dict.fromkeys(names) if name in known and known[name].built]
+    return collect((_imported(known[name]) for name in wanted), known)
+
+
+def load_all(known: Mapping[str, catalog.ToolsetInfo] = catalog.BY_NAME) -> dict[str, Toolset]:
+    """Every built toolset, checked together: no name means two things across all of them."""
+    return load(known, known)
+
+
+@functools.cache
+def _imported(info: catalog.ToolsetInfo) -> Toolset:
+    modules = [importlib.import_module(module) for module in info.modules]
+    toolset = getattr(modules[0], info.attribute, None) if modules else None
+    if not isinstance(toolset, Toolset) or toolset.name != info.name:
+        raise ToolNameConflict(f"The catalog says {info.name!r} is built, but no such toolset exists.")
+    return toolset
 
 
 def _available(names: list[str], toolsets: Mapping[str, Toolset]) -> list[Toolset]:
     return [toolsets[name] for name in dict.fromkeys(names) if name in toolsets]
 
 
-def enabled(names: list[str], toolsets: Mapping[str, Toolset] = TOOLSETS) -> list[ToolSpec]:
+def enabled(names: list[str], toolsets: Mapping[str, Toolset] | None = None) -> list[ToolSpec]:
     """Tools of the named toolsets, each tool once even when two toolsets share it. A toolset
-    the catalog knows but that is not built yet is logged and skipped."""
+    the catalog knows but that is not built yet is logged and skipped. `toolsets`: those to
+    choose from (default: the named ones, loaded)."""
+    toolsets = load(names) if toolsets is None else toolsets
     serving = [toolset.name for toolset in _available(names, toolsets)]
     for name in dict.fromkeys(names):
         if name not in toolsets:
@@ -88,13 +100,15 @@ def enabled(names: list[str], toolsets: Mapping[str, Toolset] = TOOLSETS) -> lis
     return list(seen.values())
 
 
-def prompts(names: list[str], toolsets: Mapping[str, Toolset] = TOOLSETS) -> list[PromptSpec]:
+def prompts(names: list[str], toolsets: Mapping[str, Toolset] | None = None) -> list[PromptSpec]:
     """Prompts of the named toolsets."""
+    toolsets = load(names) if toolsets is None else toolsets
     found = {id(p): p for toolset in _available(names, toolsets) for p in toolset.prompts}
     return list(found.values())
 
 
-def instructions(names: list[str], toolsets: Mapping[str, Toolset] = TOOLSETS) -> str:
+def instructions(names: list[str], toolsets: Mapping[str, Toolset] | None = None) -> str:
     """The server's instructions: the common line, then each enabled toolset's."""
+    toolsets = load(names) if toolsets is None else toolsets
     parts = [INSTRUCTIONS] + [t.instructions for t in _available(names, toolsets) if t.instructions]
     return " ".join(parts)
