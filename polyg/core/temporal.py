@@ -258,18 +258,6 @@ class TemporalGraph:
 
     # --- entities, shared by the writes below ----------------------------------------------
 
-    async def ensure_entities(
-        self,
-        project: str,
-        names: list[str],
-        types: dict[str, str] | None = None,
-        *,
-        known: dict[str, str] | None = None,
-    ) -> tuple[dict[str, str], list[str]]:
-        """name -> id for every name, creating the unknown ones; and the names created
-        (`EntityGraph.ensure`)."""
-        return await self.entities.ensure(project, names, types, known=known)
-
     async def _entity_ids(self, project: str, names: list[str], given: dict[str, str]) -> dict[str, str]:
         """name -> id of the names that exist: those in `given`, the others looked up."""
         ids = {name: given[name] for name in names if name in given}
@@ -325,7 +313,7 @@ class TemporalGraph:
             self._entity_ids(project, names, entity_ids or {}),
             self.mentioned_entities(project, description) if find_entities else _no_names(),
         )
-        ids, created = await self.ensure_entities(project, names, known=ids)
+        ids, created = await self.entities.ensure(project, names, known=ids)
         for name, entity_id in mentioned.items():
             ids.setdefault(name, entity_id)
         event_id = new_id("evt")
@@ -408,7 +396,7 @@ class TemporalGraph:
         single = predicate_key(predicate) in SINGLE_VALUED if single_valued is None else single_valued
         # Everything is checked: now the writes.
         types = {name: kind for name, kind in ((subject, subject_type), (object_, object_type)) if kind}
-        ids, created = await self.ensure_entities(project, [subject, object_], types)
+        ids, created = await self.entities.ensure(project, [subject, object_], types)
         await self.reltypes.ensure(project, [rel_type])  # registered as a type, its edge ids indexed
         await self._mark_fact_type(project, rel_type)
         sid, oid = ids[subject], ids[object_]
