@@ -22,7 +22,8 @@ from polyg.core.resolve import NodeRef, Resolver
 from polyg.core.temporal import TemporalGraph
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import new_id, now_iso
-from polyg.store.falkor import Row, VectorParam
+from polyg.store.falkor import Row
+from polyg.store.names import EVENT
 from polyg.store.queries import causal as q
 from polyg.store.queries import temporal as temporal_q
 
@@ -169,11 +170,7 @@ class CausalGraph:
 
     async def _create_node(self, project: str, text: str, memory: str | None = None) -> NodeRef:
         """A cause or effect nothing matched: an undated event about the entities it names."""
-        vectors, mentioned = await asyncio.gather(
-            self.ctx.embed([text]), self.temporal.mentioned_entities(project, text)
-        )
-        vector = vectors[0]
-        await self.temporal.indexes.ensure(project)
+        mentioned = await self.temporal.mentioned_entities(project, text)
         event_id = new_id("evt")
         await temporal_q.create_event(
             self.ctx,
@@ -187,12 +184,12 @@ class CausalGraph:
                 "duration_s": None,
                 "origin": "causal",
                 "now": now_iso(),
-                "emb": VectorParam(vector),
                 "involves": sorted(set(mentioned.values())),
                 "memories": [memory] if memory else None,
                 "context": None,
             },
         )
+        self.ctx.vectors.mark(project, [event_id], EVENT)
         return NodeRef(event_id, "event", "created")
 
     async def _node(self, project: str, ref: NodeRef) -> CausalNode:

@@ -177,7 +177,12 @@ class SemanticGraph:
         ]
 
     async def _events(self, project: str, embedding: asyncio.Future[list[float]], k: int) -> list[Row]:
-        return await index_rows(q.event_hits(self.ctx, project, VectorParam(await embedding), k))
+        # Events get their vectors from the vectorizer: wait for those of earlier writes, as the
+        # entity search does, so that an event just written is found by meaning.
+        vector, _ = await asyncio.gather(
+            embedding, self.ctx.vectors.settle(project, self.search_service.config.vector_wait_s)
+        )
+        return await index_rows(q.event_hits(self.ctx, project, VectorParam(vector), k))
 
 
 async def _empty() -> list[Row]:

@@ -97,8 +97,15 @@ OBSERVATION = Embeddable(
     owner=Link(names.ENTITY, names.HAS_OBSERVATION),
     endpoint=False,
 )
-# Declared for the temporal toolset (spec 003), which registers it.
-EVENT = Embeddable(names.EVENT, head=("description",), head_text=_field("description"), fulltext=("description",))
+# The temporal view's events (spec 003): their description is what they mean; a timeline reads
+# them by their instant (`occurred_us`, epoch microseconds, through its range index).
+EVENT = Embeddable(
+    names.EVENT,
+    head=("description",),
+    head_text=_field("description"),
+    fulltext=("description",),
+    lookup=("id", "occurred_us"),
+)
 CHUNK = Embeddable(names.CHUNK, head=("text",), head_text=_field("text"), fulltext=("text",))
 
 
@@ -169,5 +176,6 @@ class EmbeddableRegistry:
         return frozenset(f for e in self._entries.values() for f in (*e.head, *e.fulltext))
 
 
-# What polyg embeds and searches today: chunks are the documents' text (spec 001, polyg ingest).
-REGISTRY = EmbeddableRegistry([ENTITY, OBSERVATION, CHUNK])
+# What polyg embeds and searches: entities with their observations, events (memories among
+# them), and chunks, the documents' text (spec 001, polyg ingest).
+REGISTRY = EmbeddableRegistry([ENTITY, OBSERVATION, EVENT, CHUNK])

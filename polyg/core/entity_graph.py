@@ -119,6 +119,26 @@ class EntityGraph:
         self.reltypes = reltypes
         self.clock = clock
 
+    async def ensure(
+        self,
+        project: str,
+        names: list[str],
+        types: dict[str, str] | None = None,
+        *,
+        known: dict[str, str] | None = None,
+    ) -> tuple[dict[str, str], list[str]]:
+        """name -> id for every name, creating the unknown ones (of their type in `types`, else
+        `DEFAULT_TYPE`); and the names created. `known`: the names' ids, looked up already
+        (`Resolver.entity_ids`)."""
+        ids = dict(known) if known is not None else await self.resolver.entity_ids(project, names)
+        created = []
+        for name in dict.fromkeys(names):
+            if name not in ids:
+                entity = await self.entities.create(project, name=name, type_=(types or {}).get(name) or DEFAULT_TYPE)
+                ids[name] = entity.id
+                created.append(name)
+        return ids, created
+
     async def record(self, project: str, entity_id: str, created: bool = False) -> EntityRecord:
         rows = await q.entity(self.ctx, project, entity_id, OWN_KEYS)
         if not rows:
@@ -177,8 +197,7 @@ class EntityGraph:
         unknown = [n for n in dict.fromkeys([source, target]) if n not in ids]
         if unknown and not create_missing:
             raise NotFound(f"Entity with name {', '.join(unknown)} not found (pass create_missing to create it).")
-        for name in unknown:
-            ids[name] = (await self.entities.create(project, name=name, type_=DEFAULT_TYPE)).id
+        ids, _ = await self.ensure(project, [source, target], known=ids)
         a, b = ids[source], ids[target]
         found = await q.relation_between(self.ctx, project, a, b, rel_type, relationship)
         created = not found

@@ -10,9 +10,9 @@ Restoring keeps ids, labels, types and properties as exported. Nodes and relatio
 the project holds already (the same id; an id-less relationship between the same two nodes)
 are left as they are, so an interrupted import can be run again. The schema record
 (`PolygMeta`) stays the project's own; relationship types are merged by name. Vectors come
-back as exported; where the export left them out (`include_embeddings: false`), entity
-vectors are queued for the vectorizer and event and chunk vectors are embedded here, before
-anything is written.
+back as exported; where the export left them out (`include_embeddings: false`), the nodes of
+every label the vectorizer embeds (entities, events, chunks: the embeddable registry's) are
+queued for it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.embeddable import CHUNK, EVENT, Embeddable
+from polyg.core.embeddable import REGISTRY
 from polyg.core.graph import GraphContext
 from polyg.core.mentions import follow_chunks, follow_entities
 from polyg.core.temporal import TemporalGraph, epoch_us
@@ -35,14 +35,25 @@ from polyg.core.time import parse_instant
 from polyg.core.views import VECTOR_KEYS
 from polyg.errors import InvalidParams, PolygError
 from polyg.store.falkor import VectorParam
-from polyg.store.names import ENTITY, NAME, POLYG_META, RELATIONSHIP_TYPE, Label, RelType, is_reserved_rel_type, short
+from polyg.store.names import (
+    CHUNK,
+    ENTITY,
+    EVENT,
+    NAME,
+    POLYG_META,
+    RELATIONSHIP_TYPE,
+    Label,
+    RelType,
+    is_reserved_rel_type,
+    short,
+)
 from polyg.store.queries import views as q
 
 FORMAT = "json"  # what export_graph calls its JSON form
 BATCH = 500
-# Labels whose vectors polyg computes when a node is written: events and chunks are embedded
-# here when the export left their vectors out (entities go to the vectorizer).
-EMBEDDED_HERE: dict[str, Embeddable] = {EVENT.label: EVENT, CHUNK.label: CHUNK}
+# Labels whose vectors the vectorizer makes: a node of one whose export left its vectors out is
+# queued for it.
+VECTORIZED = frozenset(REGISTRY.vectorized_labels())
 Progress = Callable[[int], None]
 
 
@@ -224,7 +235,7 @@ def _node(item: dict[str, Any]) -> Node | None:
     if POLYG_META in labels:
         return None  # the target project keeps its own schema record
     props, vectors = _properties(item.get("properties"))
-    kind = next((label for label in (ENTITY, EVENT.label) if label in labels), labels[0])
+    kind = next((label for label in (ENTITY, EVENT) if label in labels), labels[0])
     node_id = props.get("id")
     if RELATIONSHIP_TYPE in labels:
         if not isinstance(props.get("name"), str):
@@ -283,8 +294,7 @@ class GraphImport:
                     f"A relationship joins {label} {missing[0]!r}, which is neither in the export nor in "
                     f"project {project!r}: the file is not a whole export."
                 )
-        await self._embed_missing(graph.nodes)
-        # Everything is checked and computed: now the writes.
+        # Everything is checked: now the writes.
         report = Report()
         types = [n for n in graph.nodes if RELATIONSHIP_TYPE in n.labels]
         if types:
@@ -293,8 +303,6 @@ class GraphImport:
             report.already_there += len(types) - made
             if progress:
                 progress(len(types))
-        if any(n.kind == EVENT.label for n in graph.nodes):
-            await self.temporal.indexes.ensure(project)
         groups: dict[tuple[Label, ...], list[Node]] = defaultdict(list)
         for node in graph.nodes:
             if RELATIONSHIP_TYPE not in node.labels:
@@ -325,16 +333,19 @@ class GraphImport:
         )
         await self.temporal.mark_fact_types(project, fact_types)
         await self._link_mentions(project, graph.nodes)
-        self.ctx.vectors.mark(
-            project, [n.id for n in graph.nodes if n.kind == ENTITY and n.id and "embedding" not in n.vectors]
-        )
+        queued: dict[Label, list[str]] = defaultdict(list)
+        for node in graph.nodes:
+            if _unembedded(node) and node.id:
+                queued[Label(node.kind)].append(node.id)
+        for label, queued_ids in queued.items():
+            self.ctx.vectors.mark(project, queued_ids, label)
         return report
 
     async def _link_mentions(self, project: str, nodes: list[Node]) -> None:
         """The `MENTIONS` links ingestion and the vectorizer make (`polyg.core.mentions`): from
         the chunks restored to the entities they name, and to the entities restored with their
         vectors from the chunks that name them (the vectorizer follows those it is given)."""
-        chunks = [(n.id, str(n.props.get("text") or "")) for n in nodes if n.kind == CHUNK.label and n.id]
+        chunks = [(n.id, str(n.props.get("text") or "")) for n in nodes if n.kind == CHUNK and n.id]
         await follow_chunks(self.ctx, project, chunks)
         entities = [
             (n.id, str(n.props.get("name") or ""))
@@ -344,19 +355,16 @@ class GraphImport:
         for batch in _batches(entities):
             await follow_entities(self.ctx, project, batch)
 
-    async def _embed_missing(self, nodes: list[Node]) -> None:
-        """Vectors of the events and chunks the export left them out of, stored with them."""
-        wanting = [n for n in nodes if n.kind in EMBEDDED_HERE and "embedding" not in n.vectors]
-        for batch in _batches(wanting, 64):
-            texts = [EMBEDDED_HERE[n.kind].head_text(n.props) for n in batch]
-            for node, vector in zip(batch, await self.ctx.embed(texts), strict=True):
-                node.vectors["embedding"] = vector
+
+def _unembedded(node: Node) -> bool:
+    """Whether the node is of a label the vectorizer embeds and came without its vector."""
+    return node.kind in VECTORIZED and "embedding" not in node.vectors
 
 
 def _node_row(node: Node) -> dict[str, Any]:
     props = dict(node.props)
-    if node.kind == "Entity" and "embedding" not in node.vectors:
-        # The vectorizer recomposes entities whose revision has no vector yet.
+    if _unembedded(node):
+        # The vectorizer embeds nodes whose revision has no vector yet.
         props["rev"] = props.get("rev") or str(uuid.uuid4())
         props.pop("vec_rev", None)
     return {

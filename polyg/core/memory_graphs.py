@@ -43,10 +43,11 @@ class MemoryGraphs:
         clock: Clock = SYSTEM_CLOCK,
     ) -> MemoryGraphs:
         resolver = Resolver(ctx)
-        temporal = TemporalGraph(ctx, resolver, entities, reltypes, clock)
+        entity_graph = EntityGraph(ctx, resolver, entities, named, reltypes, clock)
+        temporal = TemporalGraph(entity_graph)
         return cls(
             resolver,
-            EntityGraph(ctx, resolver, entities, named, reltypes, clock),
+            entity_graph,
             temporal,
             CausalGraph(ctx, resolver, temporal),
             SemanticGraph(ctx, resolver, entities, search),

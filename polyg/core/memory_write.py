@@ -91,7 +91,7 @@ class MemoryWriter:
         # The names it extracted and those the graph knew in it, looked up once for both the
         # new entities and the memory's event.
         looked_up = await temporal.resolver.entity_ids(project, involved)
-        ids, created = await temporal.ensure_entities(
+        ids, created = await self.graphs.entities.ensure(
             project, names, {e.name: e.type for e in found.entities if e.type}, known=looked_up
         )
         # The memory itself, involving every entity it names: recall's search and the entities'

@@ -44,7 +44,7 @@ from polyg.core.graph import GraphContext
 from polyg.core.model import Hit
 from polyg.errors import EmptyQuery, IndexNotFound, InvalidParams, StoreError
 from polyg.store.falkor import Row, VectorParam
-from polyg.store.names import CHUNK, ENTITY, Label
+from polyg.store.names import CHUNK, ENTITY, EVENT, Label
 from polyg.store.queries import search as q
 
 log = logging.getLogger(__name__)
@@ -150,7 +150,7 @@ class SearchPreset:
     config: SearchConfig | None = None  # None: the service's own
 
 
-PresetName = Literal["default", "vector_only", "text_only", "chunks"]
+PresetName = Literal["default", "vector_only", "text_only", "chunks", "events"]
 PRESETS: dict[str, SearchPreset] = {
     preset.name: preset
     for preset in (
@@ -163,6 +163,8 @@ PRESETS: dict[str, SearchPreset] = {
         SearchPreset("text_only", ENTITY, vector=False),
         # Document chunks by meaning and words: retrieval's graph_retrieve.
         SearchPreset("chunks", CHUNK, config=CHUNK_SEARCH),
+        # Events (memories among them) by meaning and words: recall's memories.
+        SearchPreset("events", EVENT),
     )
 }
 
@@ -480,7 +482,7 @@ class SearchService:
         Counted again after this process writes to the project, and otherwise at most every
         `TOTALS_TTL_S` (other processes' writes): an idf barely moves in the meantime, and the
         two counts were a millisecond of each search's critical path. `wanted`: labels searched
-        beyond the registry's (events, for recall's memories), counted as well."""
+        beyond the registry's (a caller's own targets), counted as well."""
         now, writes = time.monotonic(), self.ctx.writes.get(project, 0)
         cached = self._totals_cache.get(project)
         if (

@@ -23,14 +23,12 @@ from datetime import UTC, datetime, timedelta
 
 from polyg.core import limits
 from polyg.core.edges import new_edge_id, type_of
-from polyg.core.embeddable import EVENT, EmbeddableRegistry
-from polyg.core.entities import EntityService
+from polyg.core.entity_graph import EntityGraph
 from polyg.core.graph import GraphContext
 from polyg.core.named import stored_type
 from polyg.core.reltypes import RelTypeService
 from polyg.core.resolve import Resolver, fulltext_query, index_rows
 from polyg.core.time import (
-    SYSTEM_CLOCK,
     Clock,
     Interval,
     format_utc,
@@ -41,11 +39,10 @@ from polyg.core.time import (
     to_utc,
     validity_window,
 )
-from polyg.errors import InvalidParams, NotFound, StoreError
+from polyg.errors import InvalidParams, NotFound
 from polyg.names import new_id, now_iso
-from polyg.store import schema
-from polyg.store.falkor import Row, VectorParam
-from polyg.store.names import ENTITY, RelType
+from polyg.store.falkor import Row
+from polyg.store.names import ENTITY, EVENT, RelType
 from polyg.store.queries import resolve as resolve_q
 from polyg.store.queries import temporal as q
 
@@ -75,7 +72,6 @@ SINGLE_VALUED = frozenset(
         "leads",
     }
 )
-DEFAULT_ENTITY_TYPE = "entity"
 # How long a timeline trusts the fact types it read when this process has not written since.
 FACT_TYPES_TTL_S = 2.0
 REPAIR_BATCH = 5_000
@@ -232,59 +228,17 @@ def fact_from(row: Row) -> Fact:
     return Fact(rid, sname, sid, text, oname, oid, vfrom, vto, inv_by, inv_at, created, prior, list(memories or []))
 
 
-# --- event indexes ----------------------------------------------------------------------------
-
-# Events as the embeddable registry declares them, with their time looked up too. Not in the
-# registry's list of what polyg searches today (hybrid entity search must not count events as
-# entities): their indexes are made here, on a project's first event.
-EVENT_INDEXES = EmbeddableRegistry([replace(EVENT, lookup=("id", "occurred_us"))]).index_set()
-HNSW = {"M": schema.HNSW_M, "efConstruction": schema.EF_CONSTRUCTION, "efRuntime": schema.EF_RUNTIME}
-
-
-class EventIndexes:
-    """Range indexes on Event id and occurred_us, full text on description, a vector index:
-    created once per project and process, before the first event is written."""
-
-    def __init__(self, ctx: GraphContext) -> None:
-        self.ctx = ctx
-        self._done: set[str] = set()
-        self._lock = asyncio.Lock()
-
-    async def ensure(self, project: str) -> None:
-        if project in self._done:
-            return
-        async with self._lock:
-            if project in self._done:
-                return
-            await self.ctx.schema.ensure(project)
-            found = await schema.existing_indexes(self.ctx.store, project)
-            for statement in EVENT_INDEXES.missing(found, self.ctx.embedder.dimension, hnsw=HNSW):
-                try:
-                    await self.ctx.write(project, statement)
-                except StoreError as exc:
-                    if "already indexed" not in str(exc):  # another process made it meanwhile
-                        raise
-            self._done.add(project)
-
-
 # --- the service ------------------------------------------------------------------------------
 
 
 class TemporalGraph:
-    def __init__(
-        self,
-        ctx: GraphContext,
-        resolver: Resolver,
-        entities: EntityService,
-        reltypes: RelTypeService,
-        clock: Clock = SYSTEM_CLOCK,
-    ) -> None:
-        self.ctx = ctx
-        self.resolver = resolver
+    def __init__(self, entities: EntityGraph) -> None:
+        # The entity view's context, resolver, relationship types and clock: one set for both.
         self.entities = entities
-        self.reltypes = reltypes
-        self.clock = clock
-        self.indexes = EventIndexes(ctx)
+        self.ctx: GraphContext = entities.ctx
+        self.resolver: Resolver = entities.resolver
+        self.reltypes: RelTypeService = entities.reltypes
+        self.clock: Clock = entities.clock
         self._marked: dict[str, set[str]] = {}  # fact types this process has marked, per project
         self._fact_types_checked: set[str] = set()
         self._fact_types_cache: dict[str, tuple[int, float, list[RelType]]] = {}  # (writes, when, types)
@@ -303,27 +257,6 @@ class TemporalGraph:
         return given if given.tzinfo is not None else to_utc(given, resolve_zone(tz))
 
     # --- entities, shared by the writes below ----------------------------------------------
-
-    async def ensure_entities(
-        self,
-        project: str,
-        names: list[str],
-        types: dict[str, str] | None = None,
-        *,
-        known: dict[str, str] | None = None,
-    ) -> tuple[dict[str, str], list[str]]:
-        """name -> id for every name, creating the unknown ones; and the names created.
-        `known`: the names' ids, looked up already (`Resolver.entity_ids`)."""
-        ids = dict(known) if known is not None else await self.resolver.entity_ids(project, names)
-        created = []
-        for name in dict.fromkeys(names):
-            if name not in ids:
-                entity = await self.entities.create(
-                    project, name=name, type_=(types or {}).get(name) or DEFAULT_ENTITY_TYPE
-                )
-                ids[name] = entity.id
-                created.append(name)
-        return ids, created
 
     async def _entity_ids(self, project: str, names: list[str], given: dict[str, str]) -> dict[str, str]:
         """name -> id of the names that exist: those in `given`, the others looked up."""
@@ -374,18 +307,15 @@ class TemporalGraph:
             end = parse_instant(ended_at, reference=ref, tz=tz, clock=self.clock)
         window = Interval(at, end)  # refuses an end before the start
         # Everything is checked: now the writes.
-        # The vector and the lookups at once (the model runs while the store answers); the
-        # writes only once all of them succeeded.
-        vectors, ids, mentioned = await asyncio.gather(
-            self.ctx.embed([description]),
+        # The lookups at once; the writes only once all of them succeeded. The vector is the
+        # vectorizer's (searches wait for it), so that an event costs no model run here.
+        ids, mentioned = await asyncio.gather(
             self._entity_ids(project, names, entity_ids or {}),
             self.mentioned_entities(project, description) if find_entities else _no_names(),
         )
-        vector = vectors[0]
-        ids, created = await self.ensure_entities(project, names, known=ids)
+        ids, created = await self.entities.ensure(project, names, known=ids)
         for name, entity_id in mentioned.items():
             ids.setdefault(name, entity_id)
-        await self.indexes.ensure(project)
         event_id = new_id("evt")
         start_s, end_s = window.as_strings()
         duration_s = window.duration.total_seconds() if window.duration is not None else None
@@ -405,7 +335,6 @@ class TemporalGraph:
                         "duration_s": duration_s,
                         "origin": origin,
                         "now": now_iso(),
-                        "emb": VectorParam(vector),
                         "involves": sorted(set(ids.values())),
                         "memories": [memory] if memory else None,
                         "context": context,
@@ -413,6 +342,7 @@ class TemporalGraph:
                 ),
                 q.neighbours_in_time(self.ctx, project, epoch_us(at), event_id),
             )
+            self.ctx.vectors.mark(project, [event_id], EVENT)
             await q.insert_in_chain(self.ctx, project, event_id, before, after)
         event = Event(
             event_id,
@@ -465,8 +395,8 @@ class TemporalGraph:
         rel_type = RelType(stored_type(predicate))
         single = predicate_key(predicate) in SINGLE_VALUED if single_valued is None else single_valued
         # Everything is checked: now the writes.
-        types = {subject: subject_type or DEFAULT_ENTITY_TYPE, object_: object_type or DEFAULT_ENTITY_TYPE}
-        ids, created = await self.ensure_entities(project, [subject, object_], types)
+        types = {name: kind for name, kind in ((subject, subject_type), (object_, object_type)) if kind}
+        ids, created = await self.entities.ensure(project, [subject, object_], types)
         await self.reltypes.ensure(project, [rel_type])  # registered as a type, its edge ids indexed
         await self._mark_fact_type(project, rel_type)
         sid, oid = ids[subject], ids[object_]

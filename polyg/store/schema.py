@@ -22,7 +22,7 @@ from typing import Any
 
 from polyg.errors import DimensionMismatch, StoreError
 from polyg.store.falkor import FalkorStore
-from polyg.store.names import ENTITY, POLYG_META, Label, RelType, is_name, is_reserved_rel_type
+from polyg.store.names import ENTITY, EVENT, POLYG_META, Label, RelType, is_name, is_reserved_rel_type
 from polyg.store.queries.retrieval import INDEXES as DOCUMENT_INDEXES
 
 log = logging.getLogger(__name__)
@@ -40,14 +40,17 @@ RANGE_INDEXES: dict[str, tuple[str, ...]] = {
     # parent_id: deleting an entity clears its children's parent, a lookup per deleted entity.
     "Entity": ("id", "name", "type", "parent_id"),
     "Observation": ("id",),
+    # occurred_us: timelines and an event's neighbours in time are read through it.
+    "Event": ("id", "occurred_us"),
     "Chunk": ("id",),
 }
 FULLTEXT_INDEXES: dict[str, tuple[str, ...]] = {
     "Entity": ("name", "type", "summary"),
     "Observation": ("text",),
+    "Event": ("description",),
     "Chunk": ("text",),
 }
-VECTOR_INDEXES: tuple[str, ...] = ("Entity", "Observation", "Chunk")
+VECTOR_INDEXES: tuple[str, ...] = ("Entity", "Observation", "Event", "Chunk")
 # Labels that carry no vector but are looked up by a property (articles and authors, spec 001).
 STRUCTURE_INDEXES: dict[str, tuple[str, ...]] = DOCUMENT_INDEXES
 # Every user relationship type gets a range index on this property (FalkorDB indexes
@@ -115,6 +118,14 @@ async def ensure_relationship_indexes(store: FalkorStore, project: str, types: s
         await _create(store, project, f"CREATE INDEX FOR ()-[r:{name}]-() ON (r.{RELATIONSHIP_INDEX})")
 
 
+def vector_index(label: str, dimension: int) -> str:
+    return (
+        f"CREATE VECTOR INDEX FOR (n:{Label(label)}) ON (n.embedding) OPTIONS "
+        f"{{dimension: {int(dimension)}, similarityFunction: 'cosine', M: {HNSW_M}, "
+        f"efConstruction: {EF_CONSTRUCTION}, efRuntime: {EF_RUNTIME}}}"
+    )
+
+
 def _missing_statements(found: dict[tuple[str, str], set[str]], dimension: int) -> list[str]:
     statements = []
     for label, props in (RANGE_INDEXES | STRUCTURE_INDEXES).items():
@@ -127,11 +138,7 @@ def _missing_statements(found: dict[tuple[str, str], set[str]], dimension: int) 
             statements.append(fulltext_index(label, missing))
     for label in VECTOR_INDEXES:
         if "VECTOR" not in found.get((label, "embedding"), set()):
-            statements.append(
-                f"CREATE VECTOR INDEX FOR (n:{Label(label)}) ON (n.embedding) OPTIONS "
-                f"{{dimension: {int(dimension)}, similarityFunction: 'cosine', M: {HNSW_M}, "
-                f"efConstruction: {EF_CONSTRUCTION}, efRuntime: {EF_RUNTIME}}}"
-            )
+            statements.append(vector_index(label, dimension))
     return statements
 
 
@@ -169,10 +176,44 @@ def add_fulltext_field(label: str, prop: str) -> Step:
     return apply
 
 
+def add_vector_index(label: str) -> Step:
+    """A step adding a label's vector index, as long as the project's vectors (its recorded
+    dimension)."""
+
+    async def apply(store: FalkorStore, project: str) -> None:
+        if "VECTOR" not in (await existing_indexes(store, project)).get((label, "embedding"), set()):
+            rows = await store.ro_query(project, f"MATCH (m:{POLYG_META} {{key: 'schema'}}) RETURN m.dimension")
+            await _create(store, project, vector_index(label, int(rows[0][0])))
+
+    return apply
+
+
+def steps(*parts: Step) -> Step:
+    """One step made of several, run in order."""
+
+    async def apply(store: FalkorStore, project: str) -> None:
+        for part in parts:
+            await part(store, project)
+
+    return apply
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     # Deleting an entity clears its children's parent_id: without this index, by a scan of
     # every entity.
     Migration(2, "range index on Entity.parent_id", add_range_index(ENTITY, "parent_id")),
+    # Events are declared embeddable (their vectors come from the vectorizer, search reads them
+    # through the registry): every project has their indexes, not only one that wrote an event.
+    Migration(
+        3,
+        "Event indexes (range on id and occurred_us, full text on description, vector)",
+        steps(
+            add_range_index(EVENT, "id"),
+            add_range_index(EVENT, "occurred_us"),
+            add_fulltext_field(EVENT, "description"),
+            add_vector_index(EVENT),
+        ),
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version if MIGRATIONS else BASE_VERSION
 

@@ -43,8 +43,9 @@ def test_the_registry_gives_todays_index_statements(found: dict[tuple[str, str],
 
 
 def test_search_targets_are_todays_labels_with_their_owners() -> None:
-    assert REGISTRY.search_labels() == ("Entity", "Observation", "Chunk")
-    assert REGISTRY.search_labels("Entity") == ("Entity", "Observation")
+    assert REGISTRY.search_labels() == ("Entity", "Observation", "Event", "Chunk")
+    assert REGISTRY.search_labels("Entity") == ("Entity", "Observation")  # entity search counts no event
+    assert REGISTRY.search_labels("Event") == ("Event",)
     assert REGISTRY.search_labels("Chunk") == ("Chunk",)
     [entity, observation] = REGISTRY.search_targets("Entity")
     assert entity.owner is None
@@ -89,7 +90,8 @@ def test_text_fields_are_polyg_keys() -> None:
 def test_what_the_vectorizer_embeds_follows_from_the_registry() -> None:
     """Every declared label but the parts is embedded, read through the registry's source: an
     entity with its observations composed in; a chunk or an event from its own text."""
-    assert REGISTRY.vectorized_labels() == ("Entity", "Chunk")
+    assert REGISTRY.vectorized_labels() == ("Entity", "Event", "Chunk")
+    assert REGISTRY.vector_source("Event") == Source(Label("Event"), ("description",))
     entity = REGISTRY.vector_source("Entity")
     assert (entity.fields, entity.part) == (
         ("name", "type", "summary"),
@@ -108,3 +110,17 @@ def test_search_owner_mapping_follows_from_the_registry() -> None:
     assert owners["Entity"] == ("", "node.id")
     assert owners["Observation"] == ("MATCH (e:Entity)-[:HAS_OBSERVATION]->(node) ", "e.id")
     assert owners["Chunk"] == ("", "node.id")
+    assert owners["Event"] == ("", "node.id")
+
+
+def test_events_are_declared_in_the_main_registry() -> None:
+    """Events are searched, embedded and indexed through the registry, as entities are: their
+    indexes are among every project's (a timeline reads them by `occurred_us`), search reads
+    them through the `events` preset, and an edge may join one."""
+    assert "Event" in REGISTRY
+    indexes = REGISTRY.index_set()
+    assert indexes.range["Event"] == ("id", "occurred_us")
+    assert indexes.fulltext["Event"] == ("description",)
+    assert "Event" in indexes.vector
+    assert search.PRESETS["events"].counts_for == "Event"
+    assert "Event" in REGISTRY.endpoint_labels() and "Event" not in REGISTRY.named_labels()

@@ -56,7 +56,7 @@ async def test_timeline_reads_facts_through_their_integer_index_and_repairs_old_
     # A fact as polyg wrote it before facts carried valid_from_us.
     await services.ctx.write(project, "MATCH ()-[r:status]->() SET r.valid_from_us = NULL")
 
-    fresh = TemporalGraph(services.ctx, services.memory.resolver, services.entities, services.reltypes)
+    fresh = TemporalGraph(services.memory.entities)
     window = fresh.window("2025-01-01", "2025-12-31", None, None, None)
     timeline = await fresh.timeline(project, window)
     assert [(item.kind, item.at[:10]) for item in timeline.items] == [

@@ -58,6 +58,10 @@ async def _corpus(s: Services) -> None:
     )
     s.ctx.vectors.mark(P, ["c1", "c2"], CHUNK)
     assert await s.ctx.vectors.settle(P, 30)
+    # An event as the temporal view writes it: its vector is the vectorizer's too.
+    await s.memory.temporal.add_event(
+        P, description="the car broke down on the bridge", occurred_at="2024-05-01T10:00:00Z", find_entities=False
+    )
 
 
 async def _ids(s: Services, query: str, preset: str) -> list[str]:
@@ -66,7 +70,7 @@ async def _ids(s: Services, query: str, preset: str) -> list[str]:
 
 
 async def test_the_presets_are_the_ones_the_toolsets_name() -> None:
-    assert set(PRESETS) == {"default", "vector_only", "text_only", "chunks"}
+    assert set(PRESETS) == {"default", "vector_only", "text_only", "chunks", "events"}
 
 
 async def test_vector_only_finds_by_meaning_and_text_only_by_words(s: Services) -> None:
@@ -99,6 +103,15 @@ async def test_chunks_searches_chunks_only_and_entity_presets_never_return_them(
     assert (await _ids(s, "trumpet solo", "chunks"))[0] == "c2"
     for preset in ("default", "vector_only", "text_only"):
         assert not {"c1", "c2"} & set(await _ids(s, "trumpet solo car", preset))
+
+
+async def test_events_searches_events_only_and_entity_presets_never_return_them(s: Services) -> None:
+    [event_id] = [row[0] for row in await s.store.ro_query(P, "MATCH (e:Event) RETURN e.id")]
+    [hit] = await s.search.search(P, "automobile", "events", 10)  # by meaning only: no text holds the word
+    assert hit.node_id == event_id and hit.vector is not None and hit.text is None
+    assert [h.node_id for h in await s.search.search(P, "bridge", "events", 10)] == [event_id]
+    for preset in ("default", "vector_only", "text_only", "chunks"):
+        assert event_id not in {h.node_id for h in await s.search.search(P, "car bridge automobile", preset, 10)}  # type: ignore[arg-type]
 
 
 async def test_an_unknown_preset_is_refused(s: Services) -> None:

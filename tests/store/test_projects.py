@@ -297,6 +297,53 @@ async def test_steps_run_in_order_once_and_resume_where_they_stopped(services: S
     assert (await s.projects.stats("old")).schema_version == 3
 
 
+EVENT_INDEXES = {
+    ("Event", "id"): "RANGE",
+    ("Event", "occurred_us"): "RANGE",
+    ("Event", "description"): "FULLTEXT",
+    ("Event", "embedding"): "VECTOR",
+}
+
+
+async def test_a_version_2_project_gets_the_event_indexes(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before version 3 a project had Event indexes only once it held an event (the temporal
+    view made them); events are now declared embeddable and every project has them. Its old
+    events (vector written with the text, no revision) are found by meaning as they are."""
+    s = services
+    for base in ("RANGE_INDEXES", "FULLTEXT_INDEXES"):
+        monkeypatch.setattr(schema, base, {k: v for k, v in getattr(schema, base).items() if k != "Event"})
+    monkeypatch.setattr(schema, "VECTOR_INDEXES", tuple(x for x in schema.VECTOR_INDEXES if x != "Event"))
+    kwargs = {"model_id": s.ctx.embedder.model_id, "dimension": s.ctx.embedder.dimension}
+    await ensure_schema(s.store, "v2", migrations=schema.MIGRATIONS[:1], **kwargs)  # type: ignore[arg-type]
+    await ensure_schema(s.store, "v2step", migrations=schema.MIGRATIONS[:1], **kwargs)  # type: ignore[arg-type]
+    vector = await s.ctx.embedder.embed("the reactor was shut down for repairs")
+    for project in ("v2", "v2step"):
+        await s.store.query(
+            project,
+            "CREATE (:Event {id: 'evt_old', description: 'the reactor was shut down for repairs', "
+            "occurred_at: '2024-03-01T00:00:00.000000Z', occurred_us: 1709251200000000, embedding: vecf32($v)})",
+            {"v": vector},
+        )
+        found = await existing_indexes(s.store, project)
+        assert not any(kind in found.get(key, set()) for key, kind in EVENT_INDEXES.items())
+        assert (await s.projects.stats(project)).schema_version == 2
+    monkeypatch.undo()
+
+    # The step alone makes them (a project opened by ensure_schema gets them from the lists too).
+    [step] = [m for m in schema.MIGRATIONS if m.version == 3]
+    await step.apply(s.store, "v2step")
+    found = await existing_indexes(s.store, "v2step")
+    assert all(kind in found.get(key, set()) for key, kind in EVENT_INDEXES.items())
+
+    await s.ctx.schema.ensure("v2")  # what the first use of a server does
+    assert (await s.projects.stats("v2")).schema_version == SCHEMA_VERSION >= 3
+    found = await existing_indexes(s.store, "v2")
+    assert all(kind in found.get(key, set()) for key, kind in EVENT_INDEXES.items())
+    await indexes_operational(s, "v2")
+    hits = await s.search.search("v2", "reactor shut down for repairs", "events", 5)
+    assert [hit.node_id for hit in hits] == ["evt_old"] and hits[0].vector is not None
+
+
 async def test_a_project_from_a_newer_polyg_is_refused(services: Services) -> None:
     s = services
     await s.entities.create("new", name="x", type_="t")

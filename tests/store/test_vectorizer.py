@@ -11,18 +11,18 @@ import threading
 import time
 from collections.abc import AsyncIterator
 
+import anyio
 import pytest
 
 from polyg.core.app import Polyg, Services
 from polyg.core.embeddable import ENTITY as ENTITY_DECL
-from polyg.core.embeddable import EVENT as EVENT_DECL
 from polyg.core.embeddable import OBSERVATION as OBSERVATION_DECL
-from polyg.core.embeddable import EmbeddableRegistry
+from polyg.core.embeddable import Embeddable, EmbeddableRegistry
 from polyg.core.vectorizer import Vectorizer
 from polyg.core.vectors import compose
 from polyg.embed.hashing import HashingEmbedder
 from polyg.errors import EmbeddingError
-from polyg.store.names import CHUNK, ENTITY, EVENT, OBSERVATION
+from polyg.store.names import CHUNK, ENTITY, EVENT, OBSERVATION, Label
 
 from .conftest import StoreMode
 
@@ -322,20 +322,48 @@ async def test_the_sweep_finds_stale_chunks_too(controlled: tuple[Services, Cont
 async def test_a_label_declared_embeddable_gets_vectors_by_declaring_itself(
     controlled: tuple[Services, ControlledEmbedder],
 ) -> None:
-    """Events are declared (text field `description`) but not embedded by the default worker: a
-    registry that includes them is all a vectorizer needs to embed them."""
+    """A label the default worker does not know (a note, text field `body`): a registry that
+    declares it is all a vectorizer needs to embed it."""
     s, embedder = controlled
-    vectorizer = Vectorizer(s.ctx, registry=EmbeddableRegistry([ENTITY_DECL, OBSERVATION_DECL, EVENT_DECL]))
+    note = Embeddable(Label("Note"), head=("body",), head_text=lambda v: str(v.get("body") or ""), fulltext=("body",))
+    vectorizer = Vectorizer(s.ctx, registry=EmbeddableRegistry([ENTITY_DECL, OBSERVATION_DECL, note]))
     try:
-        await s.ctx.write(P, "CREATE (:Event {id: 'ev_1', description: 'recorded Kind of Blue', rev: 'r1'})")
+        await s.ctx.write(P, "CREATE (:Note {id: 'note_1', body: 'recorded Kind of Blue', rev: 'r1'})")
         with pytest.raises(ValueError):
-            s.ctx.vectors.mark(P, ["ev_1"], EVENT)
-        assert await vectorizer.sweep(P) == 1 and vectorizer.pending(P, EVENT) == 1
+            s.ctx.vectors.mark(P, ["note_1"], Label("Note"))
+        assert await vectorizer.sweep(P) == 1 and vectorizer.pending(P, "Note") == 1
         assert await vectorizer.settle(P, 30)
-        rows = await s.store.ro_query(P, "MATCH (e:Event {id: 'ev_1'}) RETURN e.embedding, e.vec_rev")
+        rows = await s.store.ro_query(P, "MATCH (e:Note {id: 'note_1'}) RETURN e.embedding, e.vec_rev")
         assert [float(x) for x in rows[0][0]] == pytest.approx(
             embedder.embed_batch_sync(["recorded Kind of Blue"])[0], abs=1e-5
         )
         assert rows[0][1] == "r1"
     finally:
         await vectorizer.close()
+
+
+async def test_events_get_their_vectors_from_the_default_worker(
+    controlled: tuple[Services, ControlledEmbedder],
+) -> None:
+    """Events are declared in the main registry: add_event stores the text with a revision and
+    answers without the model (held back here); the worker embeds the description, and the
+    events preset finds the event by meaning once it has."""
+    s, embedder = controlled
+    embedder.gate.clear()
+    with anyio.fail_after(20):  # the model is held: an inline embedding would never return
+        added = await s.memory.temporal.add_event(
+            P, description="recorded Kind of Blue", occurred_at="1959-03-02T14:00:00Z", find_entities=False
+        )
+    assert s.ctx.vectors.pending(P, EVENT) == 1
+    embedder.gate.set()
+    assert await s.ctx.vectors.settle(P, 30)
+    rows = await s.store.ro_query(
+        P, "MATCH (e:Event {id: $id}) RETURN e.embedding, e.rev, e.vec_rev", {"id": added.event.id}
+    )
+    [(embedding, rev, vec_rev)] = rows
+    assert [float(x) for x in embedding] == pytest.approx(
+        embedder.embed_batch_sync(["recorded Kind of Blue"])[0], abs=1e-5
+    )
+    assert rev is not None and vec_rev == rev
+    hits = await s.search.search(P, "recorded Kind of Blue", "events", 5)
+    assert [hit.node_id for hit in hits] == [added.event.id] and hits[0].vector == pytest.approx(1.0, abs=1e-3)

@@ -18,16 +18,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from polyg.core.embeddable import SearchTarget
 from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.memory_write import MEMORY_ORIGIN
 from polyg.core.search import STOPWORDS
 from polyg.core.temporal import Event
 from polyg.core.time import Interval, parse_instant
-from polyg.store.names import EVENT
 from polyg.store.queries import temporal as q
-
-EVENT_TARGETS = (SearchTarget(EVENT, None),)
 
 
 @dataclass(frozen=True)
@@ -80,8 +76,8 @@ class MemorySearch:
         if not query.strip():
             return []
         ranking = self.ranking or DEFAULT_RANKING
-        hits = await self.graphs.semantic.search_service.hits(
-            self.project, query, EVENT_TARGETS, max(limit, ranking.candidates)
+        hits = await self.graphs.semantic.search_service.search(
+            self.project, query, "events", max(limit, ranking.candidates)
         )
         if not hits:
             return []

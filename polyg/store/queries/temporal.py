@@ -20,6 +20,7 @@ from polyg.errors import StoreError
 from polyg.store.falkor import Row
 from polyg.store.names import RelType
 from polyg.store.queries import Runner
+from polyg.store.queries.entities import NEW_REV
 
 EVENT_FIELDS = "ev {.id, .description, .occurred_at, .ended_at, .duration_s, .created_at, .origin, .memories, .context}"
 FACT_FIELDS = (
@@ -41,15 +42,15 @@ def _facts_touching(entity_id: str | None, where: str) -> str:
 
 
 async def create_event(run: Runner, project: str, event: dict[str, Any]) -> None:
-    """Create an event (id, description, occurred_at, ended_at, duration_s, origin, now, emb,
+    """Create an event (id, description, occurred_at, ended_at, duration_s, origin, now,
     memories: the ids of the memories it was extracted from, or None; context: who or where a
-    memory is from, or None) and its INVOLVES links to the entity ids in `event["involves"]`."""
+    memory is from, or None) and its INVOLVES links to the entity ids in `event["involves"]`.
+    It gets a new text revision and no vector: the vectorizer embeds it (`polyg.core.vectorizer`)."""
     await run.write(
         project,
-        "CREATE (ev:Event {id: $id, description: $description, created_at: $now, origin: $origin}) "
+        f"CREATE (ev:Event {{id: $id, description: $description, created_at: $now, origin: $origin, rev: {NEW_REV}}}) "
         "SET ev.occurred_at = $occurred_at, ev.occurred_us = $occurred_us, ev.ended_at = $ended_at, "
         "ev.duration_s = $duration_s, ev.memories = $memories, ev.context = $context "
-        "WITH ev FOREACH (v IN CASE WHEN $emb IS NULL THEN [] ELSE [$emb] END | SET ev.embedding = vecf32(v)) "
         "WITH ev UNWIND $involves AS eid MATCH (e:Entity {id: eid}) CREATE (ev)-[:INVOLVES]->(e)",
         event,
     )
