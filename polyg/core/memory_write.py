@@ -17,6 +17,7 @@ from datetime import datetime
 from polyg.core import limits
 from polyg.core.extract_memory import Extraction, MemoryExtractor, extract
 from polyg.core.memory_graphs import MemoryGraphs
+from polyg.core.temporal import mentions
 from polyg.core.time import format_utc
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import InvalidParams
@@ -91,7 +92,7 @@ class MemoryWriter:
         self.graphs.temporal.ctx.prefetch(
             [*(e.description for e in extracted.events), *(t for c in extracted.causes for t in (c.cause, c.effect))]
         )
-        out = await self._write(project, text, context, at, found.value, known)
+        out = await self._write(project, text, context, at, found.value, mentioned)
         out.extracted_by = found.source
         return out
 
@@ -134,14 +135,14 @@ class MemoryWriter:
         await self.graphs.temporal.ctx.embedder.embed_batch([t for t in dict.fromkeys(texts) if t.strip()])
 
     async def _write(
-        self, project: str, text: str, context: str | None, at: datetime, found: Extraction, known: tuple[str, ...]
+        self, project: str, text: str, context: str | None, at: datetime, found: Extraction, mentioned: dict[str, str]
     ) -> Remembered:
         temporal, when = self.graphs.temporal, format_utc(at)
         # Who or where the memory is from is a thing in the graph too (a speaker, a channel):
         # what it said is found through it.
         source = _as_name(context)
         names = list(dict.fromkeys([*([source] if source else []), *(e.name for e in found.entities)]))
-        involved = list(dict.fromkeys([*names, *known]))
+        involved = list(dict.fromkeys([*names, *mentioned]))
         # The names it extracted and those the graph knew in it, looked up once for both the
         # new entities and the memory's event.
         looked_up = await temporal.resolver.entity_ids(project, involved)
@@ -165,12 +166,18 @@ class MemoryWriter:
         out = Remembered(memory_id=memory, duplicate=False)
         out.entities_created = [ids[n] for n in created]
         out.entities_merged = [ids[n] for n in names if n not in created]
+        # Every entity this memory names, with its id: an extracted event involves those its
+        # sentence names (found here, not by another full-text query on the sentence).
+        named = {**mentioned, **looked_up, **ids}
         for event in found.events:
+            in_sentence = [name for name in named if mentions(event.description, name)]
             logged = await temporal.add_event(
                 project,
                 description=event.description,
                 occurred_at=format_utc(event.occurred_at),
-                entities=list(event.entities),
+                entities=list(dict.fromkeys([*event.entities, *in_sentence])),
+                find_entities=False,
+                entity_ids=named,
                 memory=memory,
             )
             out.events_logged.append(logged.event.id)
@@ -182,6 +189,7 @@ class MemoryWriter:
                 object_=fact.object,
                 reference_time=when,
                 memory=memory,
+                entity_ids=named,
             )
             if not added.duplicate:
                 out.facts_added.append(added.fact.id)
