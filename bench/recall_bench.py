@@ -111,9 +111,11 @@ def ensure_memories(workdir: Path, n: int) -> tuple[Path, dict[str, Any]]:
 
 
 async def preload(data_dir: Path, n: int) -> dict[str, Any]:
-    """Child process: remember n memories through polyg's core (no MCP), then wait for vectors."""
+    """Child process: remember n memories through polyg's core (no MCP; `remember_many`, which
+    makes the model's vectors ahead of the writes), then wait for vectors."""
     from polyg.config import load_settings
     from polyg.core.app import Polyg
+    from polyg.core.memory_write import Memory
 
     settings = load_settings(None, data_dir=data_dir, log_dir=data_dir.parent / "preload-logs", log_level="WARNING")
     core = Polyg(settings)
@@ -122,16 +124,20 @@ async def preload(data_dir: Path, n: int) -> dict[str, Any]:
     counts = {"memories": n, "entities": 0, "events": 0, "facts": 0, "causal_links": 0}
     t = time.perf_counter()
     try:
-        for i in range(n):
-            m = memory(i)
-            at = services.memory.temporal.reference(m["reference_time"])
-            done = await services.memory_writer.remember(project, m["content"], m["context"], at)
-            counts["entities"] += len(done.entities_created)
-            counts["events"] += len(done.events_logged)
-            counts["facts"] += len(done.facts_added)
-            counts["causal_links"] += len(done.causal_links_added)
-            if (i + 1) % 1000 == 0:
-                print(f"{i + 1} memories, {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
+        step = 1000  # the writer's batches, a progress line after each
+        for first in range(0, n, step):
+            batch = []
+            for i in range(first, min(n, first + step)):
+                m = memory(i)
+                batch.append(
+                    Memory(m["content"], m["context"], services.memory.temporal.reference(m["reference_time"]))
+                )
+            for done in await services.memory_writer.remember_many(project, batch):
+                counts["entities"] += len(done.entities_created)
+                counts["events"] += len(done.events_logged)
+                counts["facts"] += len(done.facts_added)
+                counts["causal_links"] += len(done.causal_links_added)
+            print(f"{first + len(batch)} memories, {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
         remember_s = time.perf_counter() - t
         await services.ctx.vectors.settle(project, 3600)
     finally:

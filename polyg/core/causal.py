@@ -149,7 +149,8 @@ class CausalGraph:
         assert cref is not None and eref is not None
         ends = (LABEL[cref.kind], cref.id), (LABEL[eref.kind], eref.id)
         now = now_iso()
-        found = await q.existing_link(self.ctx, project, *ends)
+        # A link to a node just made cannot exist yet: only between two found nodes is it looked up.
+        found = await q.existing_link(self.ctx, project, *ends) if not missing else []
         values = {"confidence": conf, "evidence": evidence, "now": now, "memories": [memory] if memory else None}
         memories: tuple[str, ...] = (memory,) if memory else ()
         if found:
@@ -159,7 +160,13 @@ class CausalGraph:
         else:
             link_id = new_id("cau")
             await q.create_link(self.ctx, project, *ends, {"id": link_id, **values})
-        cause_node, effect_node = await asyncio.gather(self._node(project, cref), self._node(project, eref))
+        # A node just made is what was written (an undated event with that text): not read back.
+        made_nodes = {role: CausalNode(ref.id, "event", texts[role]) for role, ref in zip(missing, made, strict=True)}
+
+        async def end_node(role: str, ref: NodeRef) -> CausalNode:
+            return made_nodes[role] if role in made_nodes else await self._node(project, ref)
+
+        cause_node, effect_node = await asyncio.gather(end_node("cause", cref), end_node("effect", eref))
         return LinkResult(
             CausalLink(link_id, cref.id, eref.id, conf, evidence, now, memories),
             cause_node,

@@ -22,6 +22,7 @@ condition, not the variable, and must not merge into it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import re
 from collections.abc import Awaitable
@@ -141,35 +142,42 @@ class Resolver:
     ) -> NodeRef | None:
         """The node `text` refers to, or None (see the module's order; without `by_id`, a
         caller that looked the id up already skips that step)."""
-        # Each step's lookups (one per kind, and the id and exact-text ones together) are asked
-        # at once; the first match in the module's order wins, as if asked one by one.
+        # Each step's lookups (one per kind) are asked at once, and the steps two by two (id,
+        # exact text and case-insensitive text; fuzzy and vector): the first match in the
+        # module's order wins, as if asked one by one, in two round trips instead of four.
         by_ids = kinds if by_id else ()
+        words = all_words_query(text)
         found = await asyncio.gather(
             *(q.node_by_id(self.ctx, project, LABELS[kind], text) for kind in by_ids),
             *(self._exact_rows(project, kind, text) for kind in kinds),
-        )
-        for kind, rows in zip(by_ids, found, strict=False):
-            if rows:
-                return NodeRef(text, kind, "id")
-        for kind, rows in zip(kinds, found[len(by_ids) :], strict=True):
-            if rows:
-                return NodeRef(rows[0][0], kind, "exact")
-        words = all_words_query(text)
-        folded = await asyncio.gather(
             *(
                 index_rows(q.node_with_text_indexed(self.ctx, project, LABELS[kind], words, text.lower(), folded=True))
                 if words
                 else q.node_with_folded_text(self.ctx, project, LABELS[kind], text.lower())
                 for kind in kinds
-            )
+            ),
         )
+        for kind, rows in zip(by_ids, found, strict=False):
+            if rows:
+                return NodeRef(text, kind, "id")
+        exact, folded = found[len(by_ids) : len(by_ids) + len(kinds)], found[len(by_ids) + len(kinds) :]
+        for kind, rows in zip(kinds, exact, strict=True):
+            if rows:
+                return NodeRef(rows[0][0], kind, "exact")
         for kind, rows in zip(kinds, folded, strict=True):
             if rows:
                 return NodeRef(rows[0][0], kind, "case-insensitive")
-        fuzzy = await self._fuzzy(project, text, kinds)
-        if fuzzy is not None:
-            return fuzzy
-        return await self._nearest(project, text, kinds)
+        nearest = asyncio.ensure_future(self._nearest(project, text, kinds))
+        try:
+            fuzzy = await self._fuzzy(project, text, kinds)
+            if fuzzy is not None:
+                return fuzzy
+            return await nearest
+        finally:
+            # Not needed (a fuzzy match) or done with: its outcome is collected either way.
+            nearest.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await nearest
 
     async def _fuzzy(self, project: str, text: str, kinds: tuple[Kind, ...]) -> NodeRef | None:
         query = fulltext_query(text)

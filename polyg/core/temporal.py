@@ -380,9 +380,11 @@ class TemporalGraph:
         reference_time: str | None = None,
         tz: str | None = None,
         memory: str | None = None,
+        entity_ids: dict[str, str] | None = None,
     ) -> FactResult:
         """A fact; `memory`: the id of the memory that stated it (remember). The same fact
-        stated again by another memory is not written twice: that memory is added to its own."""
+        stated again by another memory is not written twice: that memory is added to its own.
+        `entity_ids`: names' ids the caller looked up already (`Resolver.entity_ids`)."""
         limits.name(subject, "subject")
         limits.name(object_, "object")
         limits.text(predicate, "predicate", max_len=limits.MAX_TYPE)
@@ -396,7 +398,11 @@ class TemporalGraph:
         single = predicate_key(predicate) in SINGLE_VALUED if single_valued is None else single_valued
         # Everything is checked: now the writes.
         types = {name: kind for name, kind in ((subject, subject_type), (object_, object_type)) if kind}
-        ids, created = await self.entities.ensure(project, [subject, object_], types)
+        given = entity_ids or {}
+        both = {name: given[name] for name in (subject, object_) if name in given}
+        ids, created = await self.entities.ensure(
+            project, [subject, object_], types, known=both if len(both) == len({subject, object_}) else None
+        )
         await self.reltypes.ensure(project, [rel_type])  # registered as a type, its edge ids indexed
         await self._mark_fact_type(project, rel_type)
         sid, oid = ids[subject], ids[object_]

@@ -16,6 +16,7 @@ import logging
 import threading
 from array import array
 from collections import OrderedDict
+from collections.abc import Sequence
 
 from polyg.embed.base import Embedder, check_texts
 
@@ -44,6 +45,35 @@ class CachingEmbedder(Embedder):
     @property
     def dimension(self) -> int:  # type: ignore[override]  # read-only: the inner embedder's to know
         return self.inner.dimension
+
+    async def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        # Every vector cached: answered here, without waiting for a low-priority worker thread
+        # (on a busy machine that wait is longer than the lookup by far).
+        if texts and not isinstance(texts, str):
+            found = self._cached(list(texts))
+            if found is not None:
+                return found
+        return await super().embed_batch(texts)
+
+    async def embed_query(self, text: str) -> list[float]:
+        if isinstance(text, str):
+            found = self._cached([text])
+            if found is not None:
+                return found[0]
+        return await super().embed_query(text)
+
+    def _cached(self, texts: list[str]) -> list[list[float]] | None:
+        """The vectors of `texts` if every one is cached (counted as hits), else None."""
+        if not all(isinstance(text, str) for text in texts):
+            return None
+        with self._lock:
+            vectors = [self._vectors.get(text) for text in texts]
+            if any(vector is None for vector in vectors):
+                return None
+            for text in texts:
+                self._vectors.move_to_end(text)
+            self.hits += len(texts)
+        return [vector.tolist() for vector in vectors if vector is not None]
 
     def embed_batch_sync(self, texts: list[str]) -> list[list[float]]:
         checked = check_texts(texts)

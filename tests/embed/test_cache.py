@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -92,3 +95,25 @@ async def test_the_server_caches_unless_configured_off(tmp_path: Path, entries: 
         assert services.ctx.embedder.model_id == HashingEmbedder().model_id
     finally:
         await core.close()
+
+
+def completes_at_once[T](coro: Coroutine[Any, Any, T]) -> T:
+    """The coroutine's result if it finishes without suspending (no thread hop), else fails."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return cast(T, done.value)
+    coro.close()
+    raise AssertionError("the call suspended: it waited for a worker thread")
+
+
+def test_cached_vectors_are_answered_without_waiting_for_a_worker_thread() -> None:
+    inner = CountingEmbedder()
+    cached = CachingEmbedder(inner, entries=16)
+    made = cached.embed_batch_sync(["deployed auth", "disk full"])
+    inner.fail = True  # the model is not asked again
+    assert completes_at_once(cached.embed_batch(["disk full", "deployed auth"])) == [made[1], made[0]]
+    assert completes_at_once(cached.embed_query("disk full")) == made[1]
+    assert cached.hits == 3
+    with pytest.raises(EmbeddingError):  # one text is not cached: the model is asked
+        asyncio.run(cached.embed_batch(["disk full", "not seen yet"]))
