@@ -22,6 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import common
 import locomo_eval
 import locomo_recall
 import locomo_scoring
@@ -44,7 +45,10 @@ async def ask_all(args: argparse.Namespace, samples: list[dict[str, Any]]) -> li
     from polyg.tools import memory_recall
 
     load_info = json.loads((args.workdir / "meta.json").read_text())["load"]
-    settings = load_settings(None, data_dir=args.workdir / "data", log_dir=args.workdir / "logs", log_level="WARNING")
+    overrides = {"embedding_provider": "hashing"} if args.smoke else {}
+    settings = load_settings(
+        None, data_dir=args.workdir / "data", log_dir=args.workdir / "logs", log_level="WARNING", **overrides
+    )
     core = Polyg(settings)
     out: list[dict[str, Any]] = []
     try:
@@ -113,7 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, default=10, help="print this many missed questions")
     parser.add_argument("--dump", type=Path, help="write each question's ranked turns here (JSON)")
     parser.add_argument("--set", nargs="*", default=[], help="MemoryRanking overrides, e.g. feedback_of=3")
+    parser.add_argument("--smoke", action="store_true", help=common.SMOKE_HELP)
     args = parser.parse_args(argv)
+    if args.smoke:  # remember a four-turn conversation with bench/locomo_recall.py, then analyse it
+        args.workdir = common.smoke_workdir("locomo-misses")
+        args.data = locomo_eval.smoke_data(common.smoke_workdir("locomo-misses-data"))
+        locomo_recall.main(["--workdir", str(args.workdir), "--data", str(args.data), "--no-save"])
     if args.set:
         import dataclasses
 
