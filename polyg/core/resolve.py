@@ -25,9 +25,9 @@ import asyncio
 import contextlib
 import difflib
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from polyg.core.graph import GraphContext
 from polyg.errors import StoreError
@@ -185,7 +185,7 @@ class Resolver:
             return None
         best: NodeRef | None = None
         candidates = await asyncio.gather(
-            *(self._rows(q.text_candidates(self.ctx, project, LABELS[kind], query, 20)) for kind in kinds)
+            *(self._candidates(q.text_candidates, project, kind, query, 20) for kind in kinds)
         )
         for kind, rows in zip(kinds, candidates, strict=True):
             for node_id, candidate in rows:
@@ -199,7 +199,7 @@ class Resolver:
         param = VectorParam(vector)
         best: NodeRef | None = None
         candidates = await asyncio.gather(
-            *(self._rows(q.vector_candidates(self.ctx, project, LABELS[kind], param, CANDIDATES)) for kind in kinds)
+            *(self._candidates(q.vector_candidates, project, kind, param, CANDIDATES) for kind in kinds)
         )
         for kind, rows in zip(kinds, candidates, strict=True):
             for node_id, candidate, score in rows:
@@ -211,9 +211,12 @@ class Resolver:
                     best = NodeRef(node_id, kind, "vector", round(float(score), 4))
         return best
 
-    @staticmethod
-    async def _rows(query: Awaitable[list[Row]]) -> list[Row]:
-        return await index_rows(query)
+    async def _candidates(
+        self, query: Callable[..., Awaitable[list[Row]]], project: str, kind: Kind, *args: Any
+    ) -> list[Row]:
+        # The query is made here, not by the caller: a lookup cancelled before it starts (the
+        # vector step, once a fuzzy match wins) then leaves no query coroutine never awaited.
+        return await index_rows(query(self.ctx, project, LABELS[kind], *args))
 
 
 async def index_rows(query: Awaitable[list[Row]]) -> list[Row]:
