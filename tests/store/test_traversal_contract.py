@@ -13,6 +13,7 @@ from polyg.core.traversal import TraversalService
 from polyg.core.user_cypher import UserCypher
 from polyg.errors import InvalidParams, StoreTimeout
 from polyg.store.names import Label
+from tests.store.test_projects import indexes_operational
 
 pytestmark = pytest.mark.anyio
 
@@ -31,6 +32,8 @@ async def test_types_paths_centrality_and_user_cypher(services: Services) -> Non
     types = RelTypeService(s.ctx)
     await types.create(P, "CHILD_OF", directionality="strong")
     await types.ensure(P, ["KNOWS"])
+    # An index made over existing edges is used by the planner once FalkorDB has filled it.
+    await indexes_operational(s, P)
     plan = await s.store.explain(P, "MATCH ()-[r:KNOWS {id: 'ac'}]->() RETURN r")
     assert any("Edge By Index Scan" in line for line in plan)
 
