@@ -195,7 +195,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             )
     return {
         "runs": args.runs,
-        "trees": {name: str(path) for name, path in trees.items()},
+        "trees": {name: "working tree" if name == "HEAD" else f"git archive of {name}" for name in trees},
         "floor_s_median": median([f["init_s"] for f in floor]),
         "rows": rows,
         "machine_load": sampler.summary(),
