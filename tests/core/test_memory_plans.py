@@ -20,7 +20,8 @@ from polyg.store.names import EVENT, RelType
 from polyg.store.queries import entity_graph as entity_q
 from polyg.store.queries import resolve as resolve_q
 from polyg.store.queries import temporal as temporal_q
-from tests.store.test_data_integrity import _index_only, _indexes_built
+from tests.store.test_data_integrity import _index_only
+from tests.store.test_projects import indexes_operational
 
 pytestmark = pytest.mark.anyio
 
@@ -74,7 +75,7 @@ async def test_timeline_reads_facts_through_their_integer_index_and_repairs_old_
         runner, project, window.as_strings(), span_us, None, facts=True, fact_types=fact_types, limit=51
     )
     assert len(runner.reads) == 1
-    await _indexes_built(services, project)
+    await indexes_operational(services, project)
     plan = await services.store.explain(project, *runner.reads[0])
     assert scans_nothing(plan, "Node By Index Scan | (ev:Event)", "Edge By Index Scan | [r:status]"), plan
 
@@ -98,7 +99,7 @@ async def test_get_entity_is_one_query_through_the_name_index(services: Services
     fields, properties, _, _, relationships, _ = rows[0]
     assert fields["name"] == "service 3" and properties == []  # no vector travels with it
     assert [r[5] for r in relationships] == ["Alice"]
-    await _indexes_built(services, project)
+    await indexes_operational(services, project)
     plan = await services.store.explain(project, *runner.reads[0])
     assert scans_nothing(plan, "Node By Index Scan | (e:Entity)"), plan
 
@@ -116,7 +117,7 @@ async def test_memory_neighbours_read_through_the_time_index(services: Services,
     runner = Counting(services)
     rows = await temporal_q.memory_neighbours(runner, project, [ids[5], ids[0]], 90 * 1_000_000)
     assert {tuple(row) for row in rows} == {(ids[5], ids[4], ids[6]), (ids[0], None, ids[1])}
-    await _indexes_built(services, project)
+    await indexes_operational(services, project)
     plan = await services.store.explain(project, *runner.reads[0])
     assert scans_nothing(plan, "Node By Index Scan | (o:Event)"), plan
 
@@ -132,7 +133,7 @@ async def test_an_events_exact_text_is_found_without_reading_every_event(service
         project, description="Bo: we shipped it to QA", occurred_at="2025-03-02T10:00:00Z", origin="memory"
     )
     await temporal.add_event(project, description="Bo: we shipped it", occurred_at="2025-03-02T11:00:00Z")
-    await _indexes_built(services, project)
+    await indexes_operational(services, project)
     resolver = services.memory.resolver
     assert await resolver.exact(project, "Bo: we shipped it to QA", "event") == first.event.id
     assert await resolver.exact(project, "bo: we shipped it to qa", "event") is None

@@ -8,7 +8,7 @@ import pytest
 
 from polyg.core.app import Services
 from polyg.core.resolve import Resolver
-from tests.store.test_data_integrity import _indexes_built
+from tests.store.test_projects import indexes_operational
 
 pytestmark = pytest.mark.anyio
 
@@ -24,7 +24,7 @@ async def stored_as_before_names_were_normalised(s: Services, project: str) -> N
         "created_at: '2021-01-01T00:00:00Z'})",
         {"spaced": "beta\n"},
     )
-    await _indexes_built(s, project)  # what the planner uses only once it is built
+    await indexes_operational(s, project)  # what the planner uses only once it is built
 
 
 async def test_exact_means_exact_then_any_case(services: Services, project: str) -> None:

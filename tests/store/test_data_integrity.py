@@ -16,6 +16,7 @@ from polyg.core.relationships import RelationshipService, delete_by_id
 from polyg.errors import NotFound
 from polyg.store.names import RelType
 from polyg.store.schema import SchemaGuard
+from tests.store.test_projects import indexes_operational
 
 pytestmark = pytest.mark.anyio
 
@@ -27,18 +28,6 @@ def _index_only(plan: list[str], step: str) -> bool:
     entity (an index probe per entity) would pass a test that looked for the index alone."""
     text = "\n".join(plan)
     return step in text and "Label Scan" not in text and "All Node Scan" not in text
-
-
-async def _indexes_built(s: Services, project: str) -> None:
-    """Poll until FalkorDB has filled the indexes it builds in the background (an index made
-    over existing data is not used by the planner until then)."""
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
-        rows = await s.store.ro_query(project, "CALL db.indexes() YIELD status RETURN status")
-        if all(status == "OPERATIONAL" for (status,) in rows):
-            return
-        assert asyncio.get_running_loop().time() < deadline, rows
-        await asyncio.sleep(0.01)
 
 
 async def test_name_lookups_are_exact_where_the_index_is_not(services: Services) -> None:
@@ -67,7 +56,7 @@ async def test_deleting_an_entity_finds_its_children_through_an_index(services: 
     s = services
     parent = await s.entities.create(P, name="parent", type_="t")
     child = await s.entities.create(P, name="child", type_="t", parent_id=parent.id)
-    await _indexes_built(s, P)
+    await indexes_operational(s, P)
     # The query memory-compat's delete_entities runs (kg's delete_entity runs it for one id).
     plan = await s.store.explain(
         P, "UNWIND $ids AS id MATCH (e:Entity {id: id}) " + DELETE_ENTITY_TAIL, {"ids": [parent.id]}
@@ -83,7 +72,7 @@ async def test_relationships_are_found_by_id_through_an_index(services: Services
     b = await s.entities.create(P, name="b", type_="t")
     rel = await s.relationships.create(P, source_id=a.id, target_id=b.id, type_="uses")
     await s.named.create_relations(P, [{"from": "a", "to": "b", "relationType": "works at"}])
-    await _indexes_built(s, P)
+    await indexes_operational(s, P)
     for rel_type in ("uses", "works_at"):  # a kg type, and memory-compat's stored "works at"
         plan = await s.store.explain(P, delete_by_id(RelType(rel_type)), {"id": rel.id})
         assert _index_only(plan, "Edge By Index Scan"), plan
@@ -99,7 +88,7 @@ async def test_existing_projects_get_the_new_indexes(services: Services) -> None
     await s.store.query("old", "CREATE (:Entity {id: 'e1', name: 'a'})-[:knows {id: 'r1'}]->(:Entity {id: 'e2'})")
     guard = SchemaGuard(s.store, s.ctx.embedder.model_id, s.ctx.embedder.dimension)
     await guard.ensure("old")
-    await _indexes_built(s, "old")
+    await indexes_operational(s, "old")
     plan = await s.store.explain("old", delete_by_id(RelType("knows")), {"id": "r1"})
     assert _index_only(plan, "Edge By Index Scan"), plan
     plan = await s.store.explain("old", "MATCH (c:Entity {parent_id: $id}) RETURN c", {"id": "e1"})
@@ -146,7 +135,7 @@ async def test_search_ranks_first_the_entity_named_exactly_as_the_query_is_read(
     s = services
     await s.named.create_entities(P, [{"name": "Zoë", "entityType": "t"}, {"name": "Zoe", "entityType": "t"}])
     await s.store.query(P, "CREATE (:Entity {id: 'legacy', name: 'Zoe\n', type: 't', created_at: '1'})")
-    await _indexes_built(s, P)
+    await indexes_operational(s, P)
     ids = await s.named.ids_by_name(P, ["Zoë", "Zoe"])
     zoe_nfc, zoe = ids["Zoë"], ids["Zoe"]
     for query in (" Zoe\u0308 ", "Zoë"):
