@@ -9,12 +9,23 @@ from them (entities, events, facts, causal links). Then, on a copy:
 - stdio, one request in flight: `recall` (a question of one of the four intents, about a thing
   the store holds), `remember` (a new memory each call), and the SDK's ping in the same session
   (ratios); operations in rotating blocks; p50, p95, p99;
+- the floors, in the same run (after the stdio server stops, in process on the same data, with
+  the server's embedder; p50 of each step, added to the stdio ping's p50):
+  - remember: ping + the embedding of a memory's stored text (the model, as remember asks for
+    it) + one write through the same store: a CREATE of the memory's event node with its text,
+    time and vector and its INVOLVES links to the entities it names (their ids looked up
+    beforehand, untimed). A remember that a recall can find at once must at least embed its
+    text and store it with its links: nothing less answers it (no duplicate check, no chain,
+    no extraction);
+  - recall: ping + the embedding of the question + one KNN (k=10) over the memories' event
+    vector index: the least work that finds any memory for a question;
 - HTTP (`polyg serve --transport http`): 10 clients at once, each its own MCP session, asking
   `recall` back to back: throughput (calls/s) and latency percentiles.
 
 Usage: .venv/bin/python bench/recall_bench.py [--sizes 1000,10000] [--calls 200] [--no-save]
        .venv/bin/python bench/recall_bench.py --smoke     # 40 memories, hashing vectors: it runs
-Results: bench/results/recall-<size>.md and .json, and a row per size in history.csv.
+Results: bench/results/recall-<size>.md and .json (the floors under `floors`), and a row per
+size in history.csv.
 """
 
 from __future__ import annotations
@@ -182,6 +193,88 @@ async def stdio_calls(server: PolygServer, n: int, calls: int, block: int, seed:
     }
 
 
+def floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None) -> dict[str, Any]:
+    """p50 of each step of the floors (module docstring), in process on the benchmark's data
+    (the server stopped), with the server's embedder."""
+    return asyncio.run(_floors(data_dir, n, calls, seed, embedder))
+
+
+async def _floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None) -> dict[str, Any]:
+    from polyg.config import load_settings
+    from polyg.core.app import Polyg
+    from polyg.core.memory_write import memory_text
+    from polyg.errors import IndexNotFound
+    from polyg.names import new_id, now_iso
+    from polyg.store.falkor import VectorParam
+
+    chosen = {"embedding_provider": embedder} if embedder else {}
+    core = Polyg(load_settings(None, data_dir=data_dir, log_level="WARNING", **chosen))
+    services = await core.ready()
+    project = common.DEFAULT_PROJECT
+    rng = random.Random(seed)
+    fresh = iter(range(n + 30_000_000, n + 40_000_000))
+    steps: dict[str, list[float]] = {"embed_memory": [], "write": [], "embed_query": [], "knn": []}
+    try:
+        for _ in range(600):  # the database rebuilds its vector indexes after it starts
+            try:
+                await services.search.entities(project, "warm up")
+                break
+            except IndexNotFound:
+                await asyncio.sleep(0.5)
+        for i in range(calls + 5):
+            m = memory(next(fresh))
+            text = memory_text(m["content"], m["context"])
+            named = await services.memory.temporal.mentioned_entities(project, text)
+            t = time.perf_counter()
+            vector = (await services.ctx.embed([text]))[0]
+            t_embed = time.perf_counter()
+            await services.ctx.write(
+                project,
+                "CREATE (ev:Event {id: $id, description: $text, occurred_at: $at, created_at: $now, "
+                "origin: 'memory', context: $context, embedding: vecf32($v)}) "
+                "WITH ev UNWIND $involves AS eid MATCH (e:Entity {id: eid}) CREATE (ev)-[:INVOLVES]->(e)",
+                {
+                    "id": new_id("evt"),
+                    "text": text,
+                    "at": m["reference_time"],
+                    "now": now_iso(),
+                    "context": m["context"],
+                    "v": VectorParam(vector),
+                    "involves": sorted(set(named.values())),
+                },
+            )
+            t_write = time.perf_counter()
+            query = question(n, rng)
+            qvec = await services.ctx.embed_query(query)
+            t_query = time.perf_counter()
+            await services.ctx.read(
+                project,
+                "CALL db.idx.vector.queryNodes('Event', 'embedding', 10, vecf32($v)) YIELD node, score "
+                "RETURN node.id, score",
+                {"v": VectorParam(qvec)},
+            )
+            t_knn = time.perf_counter()
+            if i >= 5:
+                steps["embed_memory"].append(t_embed - t)
+                steps["write"].append(t_write - t_embed)
+                steps["embed_query"].append(t_query - t_write)
+                steps["knn"].append(t_knn - t_query)
+    finally:
+        await core.close()
+    return {name: summarize(v) for name, v in steps.items()}
+
+
+def with_floors(stdio: dict[str, Any], steps: dict[str, Any]) -> dict[str, Any]:
+    """The floors' totals (p50s of their steps plus the stdio ping's) and each tool's ratio."""
+    ping = stdio["stats"]["ping"]["p50_ms"]
+    parts = {"remember": ("embed_memory", "write"), "recall": ("embed_query", "knn")}
+    out: dict[str, Any] = {"steps": steps}
+    for op, names in parts.items():
+        total = ping + sum(steps[name]["p50_ms"] for name in names)
+        out[op] = {"p50_ms": round(total, 2), "x_floor": round(stdio["stats"][op]["p50_ms"] / total, 2)}
+    return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -273,10 +366,15 @@ async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
         async with common.served_copy(pristine, base, workdir) as served:
             stdio = await stdio_calls(served.server, n, args.calls, args.block, args.seed)
         run_dir, ready_s = served.run_dir, served.ready_s
+        embedder = served.env.get("POLYG_EMBEDDING_PROVIDER")  # the server's, for the floors too
+        steps = await asyncio.to_thread(floors, run_dir, n, args.calls, args.seed, embedder)
         await asyncio.to_thread(common.fresh_copy, pristine, run_dir)
         http = await http_clients(run_dir, base, n, max(1, args.calls // HTTP_CLIENTS), args.seed)
     for op, st in stdio["stats"].items():
         log(f"n={n} {op:9s} p50 {st['p50_ms']:7.2f}  p95 {st['p95_ms']:7.2f}  p99 {st['p99_ms']:7.2f} ms")
+    floor = with_floors(stdio, steps)
+    for op in ("recall", "remember"):
+        log(f"n={n} {op} floor p50 {floor[op]['p50_ms']:.2f} ms, the tool {floor[op]['x_floor']:.2f}x it")
     log(f"n={n} http x{HTTP_CLIENTS}: {http['throughput_per_s']} recalls/s, p50 {http['stats']['p50_ms']:.1f} ms")
     return {
         "memories": n,
@@ -284,6 +382,7 @@ async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
         "ready_s": round(ready_s, 2),
         "machine_load": sampler.summary(),
         **stdio,
+        "floors": floor,
         "http": http,
     }
 
@@ -296,8 +395,9 @@ def report(results: list[dict[str, Any]], machine: dict[str, Any], args: argpars
         f"Offline (rules, MiniLM), embedded store. stdio: {args.calls} calls per operation in blocks of "
         f"{args.block}, one in flight. HTTP: {HTTP_CLIENTS} clients at once, recall only.",
         "",
-        "| memories | operation | p50 ms | p95 ms | p99 ms | x ping | in server p50 ms | target p50 (10k) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| memories | operation | p50 ms | p95 ms | p99 ms | x ping | floor p50 ms | x floor | in server p50 ms "
+        "| target p50 (10k) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         ping = r["stats"]["ping"]["p50_ms"]
@@ -306,10 +406,26 @@ def report(results: list[dict[str, Any]], machine: dict[str, Any], args: argpars
             inside = r["server_ms"].get(op, {}).get("p50_ms", float("nan"))
             target = f"<= {TARGETS_P50_MS[op]:.0f}" if op in TARGETS_P50_MS else ""
             ratio = "" if op == "ping" else f"{st['p50_ms'] / ping:.1f}"
+            floor = r["floors"].get(op)
+            floor_ms, x_floor = (fmt_ms(floor["p50_ms"]), f"{floor['x_floor']:.2f}") if floor else ("", "")
             lines.append(
                 f"| {r['memories']:,} | {op} | {fmt_ms(st['p50_ms'])} | {fmt_ms(st['p95_ms'])} | "
-                f"{fmt_ms(st['p99_ms'])} | {ratio} | {fmt_ms(inside)} | {target} |"
+                f"{fmt_ms(st['p99_ms'])} | {ratio} | {floor_ms} | {x_floor} | {fmt_ms(inside)} | {target} |"
             )
+    lines += [
+        "",
+        "Floors: ping + the p50 of each step, in process on the same data after the server stopped.",
+        "",
+        "| memories | ping | remember: embed memory + one write | recall: embed query + KNN (k=10) |",
+        "|---|---|---|---|",
+    ]
+    for r in results:
+        steps = r["floors"]["steps"]
+        lines.append(
+            f"| {r['memories']:,} | {fmt_ms(r['stats']['ping']['p50_ms'])} | "
+            f"{fmt_ms(steps['embed_memory']['p50_ms'])} + {fmt_ms(steps['write']['p50_ms'])} | "
+            f"{fmt_ms(steps['embed_query']['p50_ms'])} + {fmt_ms(steps['knn']['p50_ms'])} |"
+        )
     lines += [
         "",
         "| memories | HTTP clients | recalls/s | p50 ms | p95 ms | p99 ms | HTTP ping p50 ms |",
@@ -360,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
         for r in results:
             figures = {f"{op}_{k}": round(r["stats"][op][k], 2) for op in OPS for k in ("p50_ms", "p99_ms")}
             figures["http_recalls_per_s"] = r["http"]["throughput_per_s"]
+            for op in ("recall", "remember"):
+                figures[f"{op}_floor_p50_ms"] = r["floors"][op]["p50_ms"]
             md, js = common.write_results(
                 "recall", text, {**r, "machine": machine}, size=str(r["memories"]), figures=figures
             )
