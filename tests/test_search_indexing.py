@@ -54,7 +54,7 @@ async def test_search_during_index_build_is_a_clear_error_then_works(services: S
             PROJECT, "UNWIND $vs AS v CREATE (:Observation {text: 'noise', embedding: vecf32(v)})", {"vs": vectors}
         )
     assert await s.search.entities(PROJECT, "Miles Davis")  # indexes operational: seen and remembered
-    s.search._indexes_ready.clear()  # as in a new process after a restart
+    s.ctx.indexes.forget_all()  # as in a new process after a restart
 
     await s.store.query(PROJECT, "DROP VECTOR INDEX FOR (n:Observation) ON (n.embedding)")
     await s.store.query(

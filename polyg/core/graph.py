@@ -16,6 +16,7 @@ from polyg.store.falkor import FalkorStore, Row
 from polyg.store.schema import SchemaGuard
 
 if TYPE_CHECKING:
+    from polyg.core.indexes import IndexReadiness
     from polyg.core.vectorizer import Vectorizer
 
 
@@ -25,6 +26,8 @@ class GraphContext:
     embedder: Embedder
     schema: SchemaGuard
     vectors: Vectorizer = field(init=False)
+    # Whether each project's search indexes answer: every full-text or vector read checks it.
+    indexes: IndexReadiness = field(init=False)
     # Striped locks serialise read-then-write cycles on one entity within this process (adding
     # observations by name skips ones already present: two concurrent calls must not both add).
     _stripes: list[asyncio.Lock] = field(default_factory=lambda: [asyncio.Lock() for _ in range(64)])
@@ -39,9 +42,12 @@ class GraphContext:
     _documents: dict[str, asyncio.Future[list[float]]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        from polyg.core.vectorizer import Vectorizer  # it needs this class: imported late
+        # Both need this class: imported late.
+        from polyg.core.indexes import IndexReadiness
+        from polyg.core.vectorizer import Vectorizer
 
         self.vectors = Vectorizer(self)
+        self.indexes = IndexReadiness(self)
 
     def _stripe(self, project: str, entity_id: str) -> int:
         return zlib.crc32(f"{project}\0{entity_id}".encode()) % len(self._stripes)

@@ -134,6 +134,8 @@ class Resolver:
         # whose matches are compared (else every event would be read).
         words = all_words_query(text) if kind == "event" else ""
         if words:
+            # While the index is rebuilt it finds nothing: "no such event" would be a guess.
+            await self.ctx.indexes.check(project)
             return await index_rows(q.node_with_text_indexed(self.ctx, project, LABELS[kind], words, text))
         return await q.node_with_text(self.ctx, project, LABELS[kind], text)
 
@@ -147,6 +149,7 @@ class Resolver:
         # module's order wins, as if asked one by one, in two round trips instead of four.
         by_ids = kinds if by_id else ()
         words = all_words_query(text)
+        await self.ctx.indexes.check(project)  # its full-text and vector steps need the indexes
         found = await asyncio.gather(
             *(q.node_by_id(self.ctx, project, LABELS[kind], text) for kind in by_ids),
             *(self._exact_rows(project, kind, text) for kind in kinds),

@@ -42,7 +42,7 @@ from polyg.core import limits
 from polyg.core.embeddable import REGISTRY, SearchTarget
 from polyg.core.graph import GraphContext
 from polyg.core.model import Hit
-from polyg.errors import EmptyQuery, IndexNotFound, InvalidParams, StoreError
+from polyg.errors import EmptyQuery, InvalidParams, StoreError
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import CHUNK, ENTITY, EVENT, Label
 from polyg.store.queries import search as q
@@ -54,7 +54,6 @@ log = logging.getLogger(__name__)
 ENTITY_TARGETS = REGISTRY.search_targets(ENTITY)
 CHUNK_TARGETS = REGISTRY.search_targets(CHUNK)
 TOTALS_TTL_S = 2.0
-INDEX_WAIT_S = 1.0
 
 # Only these reach the full-text query syntax: every operator (| - % * @ ~ " ...) is dropped.
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -287,9 +286,6 @@ def rrf(rankings: Sequence[Sequence[tuple[str, float]]], k: int) -> dict[str, fl
 
 class SearchService:
     def __init__(self, ctx: GraphContext, config: SearchConfig = DEFAULT) -> None:
-        # Projects whose search indexes were seen operational (they stay so until the database
-        # restarts: `forget_database_state`).
-        self._indexes_ready: set[str] = set()
         # project -> (when counted, the process's write count then, nodes per label)
         self._totals_cache: dict[str, tuple[float, int, dict[str, int]]] = {}
         self.ctx = ctx
@@ -297,12 +293,12 @@ class SearchService:
 
     def forget_database_state(self) -> None:
         """The database restarted (it rebuilds its indexes) or was replaced: check again."""
-        self._indexes_ready.clear()
+        self.ctx.indexes.forget_all()
         self._totals_cache.clear()
 
     def forget(self, project: str) -> None:
         """Drop what is cached about `project`: its graph was cleared."""
-        self._indexes_ready.discard(project)
+        self.ctx.indexes.forget(project)
         self._totals_cache.pop(project, None)
 
     async def entities(self, project: str, query: str, limit: int = 10) -> list[tuple[str, float]]:
@@ -355,7 +351,7 @@ class SearchService:
             raise EmptyQuery("Query must not be empty.")
         limits.text(query, "query", max_len=limits.MAX_TEXT)
         limits.limit(limit)
-        await self._check_indexes(project)
+        await self.ctx.indexes.check(project)
         cfg = config or self.config
         k = max(cfg.candidates, limit)
         # The query embedding runs in a thread; the full-text and name lookups overlap with it.
@@ -384,31 +380,6 @@ class SearchService:
 
     async def _exact_names(self, project: str, name: str) -> list[Row]:
         return await q.exact_names(self.ctx, project, name)
-
-    async def _check_indexes(self, project: str) -> None:
-        """Refuse, clearly, to search while FalkorDB rebuilds indexes after a restart.
-
-        Meanwhile vector queries fail and full-text queries find nothing, which would read as
-        "no match"; a project with no indexes yet (never written) simply has nothing to find.
-        Indexes just created (a project's first write) are built in the background too, within
-        milliseconds: a search waits up to `INDEX_WAIT_S` for them before refusing."""
-        if project in self._indexes_ready:
-            return
-        deadline = time.monotonic() + INDEX_WAIT_S
-        while True:
-            rows = await q.index_states(self.ctx, project)
-            labels = REGISTRY.search_labels()
-            building = sorted({label for label, status in rows if label in labels and status != "OPERATIONAL"})
-            if not building or time.monotonic() >= deadline:
-                break
-            await asyncio.sleep(0.05)
-        if building:
-            raise IndexNotFound(
-                f"The search indexes of project {project!r} ({', '.join(building)}) are being rebuilt after "
-                "the database started; search is back in a moment (about a minute per 100k vectors)."
-            )
-        if rows:
-            self._indexes_ready.add(project)
 
     async def _vector(
         self,
@@ -538,9 +509,9 @@ class SearchService:
         # FalkorDB answers a vector query this way both when the label has no vector index (a
         # project with nothing embedded yet: nothing to find) and while it builds one (after
         # a restart, even if this process saw it ready before): find out which.
-        self._indexes_ready.discard(project)
+        self.ctx.indexes.forget(project)
         self._totals_cache.pop(project, None)
-        await self._check_indexes(project)  # raises IndexNotFound while an index is being built
+        await self.ctx.indexes.check(project)  # raises IndexNotFound while an index is being built
         try:
             return await read()
         except StoreError as exc:

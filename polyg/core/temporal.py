@@ -271,6 +271,7 @@ class TemporalGraph:
         query = fulltext_query(text)
         if not query:
             return {}
+        await self.ctx.indexes.check(project)
         rows = await index_rows(resolve_q.text_candidates(self.ctx, project, ENTITY, query, MAX_MENTION_CANDIDATES))
         return {name: entity_id for entity_id, name in rows if name and mentions(text, name)}
 

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +221,54 @@ async def test_search_during_an_index_rebuild_after_a_restart_says_so(
             assert found is None or found[0][0] == "ent_5"
     finally:
         await core.close()
+
+
+async def test_remember_during_an_index_rebuild_after_a_restart_never_stores_a_memory_twice(
+    settings: Callable[..., Settings], clean_env: Path
+) -> None:
+    """remember's duplicate check reads the events' full-text index: while the database rebuilds
+    it after a restart, that read would find nothing and let the same memory in twice. It
+    answers 2003 ("being rebuilt") instead, or, once the index is back, finds the memory."""
+    core = Polyg(settings(), embedder=HashingEmbedder())
+    at = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    content = "The auth service crashed after the deploy."
+    try:
+        s = await core.ready()
+        first = await s.memory_writer.remember(P, content, "Alice", at)
+        await events_with_vectors(s, 3000)
+        await until_answering(lambda: s.search.entities(P, "filler"))  # indexes seen ready
+        assert (await s.memory_writer.remember(P, content, "Alice", at)).duplicate
+        kill9_database(clean_env / "data")
+        with pytest.raises(StoreError):
+            await s.ctx.read(P, "RETURN 1")  # meets the dead database: restarts it
+        await until_answering(lambda: s.ctx.read(P, "RETURN 1"))
+        building_before = await index_building(s)
+        try:
+            again = await s.memory_writer.remember(P, content, "Alice", at)
+            assert again.duplicate and again.memory_id == first.memory_id
+        except IndexNotFound as exc:
+            assert exc.code == 2003 and "rebuilt" in exc.message
+        assert building_before, "the rebuild ended before the remember: use more events"
+        stored = await s.store.ro_query(
+            P, "MATCH (e:Event) WHERE e.origin = 'memory' RETURN e.id, e.description"
+        )  # a scan, not the index being rebuilt
+        assert stored == [[first.memory_id, f"Alice: {content}"]]
+    finally:
+        await core.close()
+
+
+async def events_with_vectors(s: Services, count: int) -> None:
+    """`count` events with descriptions and random vectors, written straight to the store, so
+    that rebuilding the events' indexes after a restart takes a while."""
+    dimension = s.ctx.embedder.dimension
+    for start in range(0, count, 1000):
+        await s.store.query(
+            P,
+            "UNWIND range($start, $end) AS i CREATE (:Event {id: 'evt_' + toString(i), "
+            "description: 'filler event ' + toString(i) + ' after the deploy', occurred_us: i, "
+            "embedding: vecf32([x IN range(1, $dim) | rand() - 0.5])})",
+            {"start": start, "end": min(start + 1000, count) - 1, "dim": dimension},
+        )
 
 
 async def test_polyg_status_counts_parked_entities(settings: Callable[..., Settings], clean_env: Path) -> None:
