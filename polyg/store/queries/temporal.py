@@ -56,24 +56,53 @@ async def create_event(run: Runner, project: str, event: dict[str, Any]) -> None
     )
 
 
+# How far from an event its neighbours in time are looked for first: a bounded range reads only
+# the events inside it, an open one every event on that side (sorted to take one). New events
+# are usually near the latest ones, so the window almost always answers.
+NEIGHBOUR_WINDOW_US = 86_400_000_000
+
+
+def _nearest(side: str, bound: str) -> str:
+    order, op = ("DESC", "<") if side == "before" else ("", ">")
+    return (
+        f"MATCH (p:Event) WHERE p.occurred_us {op} $at{bound} WITH p ORDER BY p.occurred_us {order}, p.id {order} "
+        f"LIMIT 1 RETURN '{side}' AS k, p.id AS id"
+    )
+
+
 async def neighbours_in_time(run: Runner, project: str, at_us: int, event_id: str) -> tuple[str | None, str | None]:
     """Ids of the dated events just before and just after (at_us, event_id) in time order.
 
     Only plain comparisons reach the range index: with `p.occurred_us <= $at AND (p.occurred_us
     < $at OR p.id < $id)` FalkorDB kept the index's bound and dropped the rest, returning the
-    event itself. Events at the same instant are ordered by id here instead."""
+    event itself. Events at the same instant are ordered by id here instead. Each side is looked
+    for within `NEIGHBOUR_WINDOW_US` first, with whether any event lies beyond it (one unsorted
+    row); only a side with none inside and some beyond is read again, unbounded."""
+    params = {"at": at_us, "low": at_us - NEIGHBOUR_WINDOW_US, "high": at_us + NEIGHBOUR_WINDOW_US}
     rows = await run.read(
         project,
-        "MATCH (p:Event) WHERE p.occurred_us < $at WITH p ORDER BY p.occurred_us DESC, p.id DESC LIMIT 1 "
-        "RETURN 'before' AS k, p.id AS id "
-        "UNION ALL MATCH (p:Event {occurred_us: $at}) RETURN 'same' AS k, p.id AS id "
-        "UNION ALL MATCH (p:Event) WHERE p.occurred_us > $at WITH p ORDER BY p.occurred_us, p.id LIMIT 1 "
-        "RETURN 'after' AS k, p.id AS id",
-        {"at": at_us},
+        " UNION ALL ".join(
+            (
+                _nearest("before", " AND p.occurred_us >= $low"),
+                "MATCH (p:Event {occurred_us: $at}) RETURN 'same' AS k, p.id AS id",
+                _nearest("after", " AND p.occurred_us <= $high"),
+                "MATCH (p:Event) WHERE p.occurred_us < $low WITH p LIMIT 1 RETURN 'earlier' AS k, p.id AS id",
+                "MATCH (p:Event) WHERE p.occurred_us > $high WITH p LIMIT 1 RETURN 'later' AS k, p.id AS id",
+            )
+        ),
+        params,
     )
-    found: dict[str, list[str]] = {"before": [], "same": [], "after": []}
+    found: dict[str, list[str]] = {"before": [], "same": [], "after": [], "earlier": [], "later": []}
     for kind, node_id in rows:
         found[kind].append(node_id)
+    further = [
+        _nearest(side, "")
+        for side, beyond in (("before", "earlier"), ("after", "later"))
+        if not found[side] and found[beyond]
+    ]
+    if further:
+        for kind, node_id in await run.read(project, " UNION ALL ".join(further), params):
+            found[kind].append(node_id)
     same = [i for i in found["same"] if i != event_id]
     lower, higher = [i for i in same if i < event_id], [i for i in same if i > event_id]
     before = max(lower) if lower else (found["before"][0] if found["before"] else None)
