@@ -13,6 +13,7 @@ the shortest chain that reaches it (the strongest one when several are as short)
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -153,20 +154,22 @@ class CausalGraph:
         found = await q.existing_link(self.ctx, project, *ends) if not missing else []
         values = {"confidence": conf, "evidence": evidence, "now": now, "memories": [memory] if memory else None}
         memories: tuple[str, ...] = (memory,) if memory else ()
+        write: Awaitable[object]
         if found:
             link_id = found[0][0]
-            await q.update_link(self.ctx, project, *ends, {"id": link_id, **values})
             memories = tuple(dict.fromkeys([*(found[0][3] or []), *memories]))
+            write = q.update_link(self.ctx, project, *ends, {"id": link_id, **values})
         else:
             link_id = new_id("cau")
-            await q.create_link(self.ctx, project, *ends, {"id": link_id, **values})
+            write = q.create_link(self.ctx, project, *ends, {"id": link_id, **values})
         # A node just made is what was written (an undated event with that text): not read back.
         made_nodes = {role: CausalNode(ref.id, "event", texts[role]) for role, ref in zip(missing, made, strict=True)}
 
         async def end_node(role: str, ref: NodeRef) -> CausalNode:
             return made_nodes[role] if role in made_nodes else await self._node(project, ref)
 
-        cause_node, effect_node = await asyncio.gather(end_node("cause", cref), end_node("effect", eref))
+        # The ends found are read while the link is written: the write does not change them.
+        _, cause_node, effect_node = await asyncio.gather(write, end_node("cause", cref), end_node("effect", eref))
         return LinkResult(
             CausalLink(link_id, cref.id, eref.id, conf, evidence, now, memories),
             cause_node,

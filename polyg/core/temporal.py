@@ -443,11 +443,8 @@ class TemporalGraph:
                     "now": now,
                     "memories": [memory] if memory else None,
                 },
+                closes=[{"id": f.id, "at": start_s} for f in closes],
             )
-            if closes:
-                await q.close_facts(
-                    self.ctx, project, sid, rel_type, [{"id": f.id, "at": start_s} for f in closes], new_id_, now
-                )
         fact = Fact(
             new_id_,
             subject,

@@ -269,18 +269,28 @@ async def facts_of(
     )
 
 
-async def create_fact(run: Runner, project: str, rel_type: RelType, fact: dict[str, Any]) -> list[Row]:
+async def create_fact(
+    run: Runner, project: str, rel_type: RelType, fact: dict[str, Any], closes: list[dict[str, Any]] | None = None
+) -> None:
     """Create a fact (id, s, o, label, valid_from, valid_from_us, valid_to, invalidated_by,
-    invalidated_at, now, memories: the ids of the memories that stated it, or None)."""
-    return await run.write(
-        project,
+    invalidated_at, now, memories: the ids of the memories that stated it, or None), and close
+    the windows of the subject's facts it replaces (`closes`: id, at: valid_to = at, recording
+    which fact did it and when; the former end is kept for an undo) in the same write: both
+    happen or neither."""
+    cypher = (
         f"MATCH (s:Entity {{id: $s}}), (o:Entity {{id: $o}}) CREATE (s)-[r:{rel_type} "
         "{id: $id, valid_from: $valid_from, valid_from_us: $valid_from_us, created_at: $now, "
         "description: $description}]->(o) "
         "SET r.valid_to = $valid_to, r.label = $label, r.invalidated_by = $invalidated_by, "
-        "r.invalidated_at = $invalidated_at, r.prior_valid_to = $prior_valid_to, r.memories = $memories RETURN r.id",
-        fact,
+        "r.invalidated_at = $invalidated_at, r.prior_valid_to = $prior_valid_to, r.memories = $memories"
     )
+    if closes:
+        cypher += (
+            f" WITH DISTINCT r UNWIND $closes AS c MATCH (:Entity {{id: $s}})-[old:{rel_type} {{id: c.id}}]->(:Entity) "
+            "SET old.prior_valid_to = old.valid_to, old.valid_to = c.at, old.invalidated_by = r.id, "
+            "old.invalidated_at = $now"
+        )
+    await run.write(project, cypher, {**fact, "closes": closes or []})
 
 
 async def cite_fact(run: Runner, project: str, rel_type: RelType, fact_id: str, memory: str) -> None:
@@ -290,19 +300,6 @@ async def cite_fact(run: Runner, project: str, rel_type: RelType, fact_id: str, 
         f"MATCH (:Entity)-[r:{rel_type} {{id: $id}}]->(:Entity) WHERE NOT $memory IN coalesce(r.memories, []) "
         "SET r.memories = coalesce(r.memories, []) + $memory",
         {"id": fact_id, "memory": memory},
-    )
-
-
-async def close_facts(
-    run: Runner, project: str, subject_id: str, rel_type: RelType, closes: list[dict[str, Any]], by: str, now: str
-) -> None:
-    """Close the windows of facts (id, at): valid_to = at, recording which fact did it and when;
-    the window's former end is kept for an undo."""
-    await run.write(
-        project,
-        f"UNWIND $closes AS c MATCH (:Entity {{id: $s}})-[r:{rel_type} {{id: c.id}}]->(:Entity) "
-        "SET r.prior_valid_to = r.valid_to, r.valid_to = c.at, r.invalidated_by = $by, r.invalidated_at = $now",
-        {"s": subject_id, "closes": closes, "by": by, "now": now},
     )
 
 
