@@ -11,8 +11,8 @@ from them (entities, events, facts, causal links). Then, on a copy:
   (ratios); operations in rotating blocks; p50, p95, p99;
 - the floors, in the same run (after the stdio server stops, in process on the same data, with
   the server's embedder; p50 of each step, added to the stdio ping's p50):
-  - remember: ping + the embedding of a memory's stored text (the model, as remember asks for
-    it) + one write through the same store: a CREATE of the memory's event node with its text,
+  - remember: ping + the embedding of a memory's stored text (the model at normal priority) + one
+    write through the same store: a CREATE of the memory's event node with its text,
     time and vector and its INVOLVES links to the entities it names (their ids looked up
     beforehand, untimed). A remember that a recall can find at once must at least embed its
     text and store it with its links: nothing less answers it (no duplicate check, no chain,
@@ -226,7 +226,9 @@ async def _floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str |
             text = memory_text(m["content"], m["context"])
             named = await services.memory.temporal.mentioned_entities(project, text)
             t = time.perf_counter()
-            vector = (await services.ctx.embed([text]))[0]
+            # The model's time at normal priority: remember asks for it ahead in a low-priority
+            # thread, whose wait on a busy machine is not the model's.
+            vector = await asyncio.to_thread(services.ctx.embedder.embed_query_sync, text)
             t_embed = time.perf_counter()
             await services.ctx.write(
                 project,
