@@ -143,32 +143,27 @@ class MemoryWriter:
         source = _as_name(context)
         names = list(dict.fromkeys([*([source] if source else []), *(e.name for e in found.entities)]))
         involved = list(dict.fromkeys([*names, *mentioned]))
-        # The names it extracted and those the graph knew in it, looked up once for both the
-        # new entities and the memory's event.
-        looked_up = await temporal.resolver.entity_ids(project, involved)
-        ids, created = await self.graphs.entities.ensure(
-            project, names, {e.name: e.type for e in found.entities if e.type}, known=looked_up
-        )
-        # The memory itself, involving every entity it names: recall's search and the entities'
-        # events find it, whatever else was extracted.
-        # The names the graph knew in it were looked up already: not again for the memory's event.
+        # The memory itself, involving every entity it names (those it extracted, created when
+        # new, and those the graph knew in it, looked up while its place in time is read):
+        # recall's search and the entities' events find it, whatever else was extracted.
         stored = await temporal.add_event(
             project,
             description=text,
             occurred_at=when,
             entities=involved,
             find_entities=False,
-            entity_ids={**looked_up, **ids},
+            entity_types={e.name: e.type for e in found.entities if e.type},
             origin=MEMORY_ORIGIN,
             context=source or None,
         )
         memory = stored.event.id
+        ids = stored.entity_ids
         out = Remembered(memory_id=memory, duplicate=False)
-        out.entities_created = [ids[n] for n in created]
-        out.entities_merged = [ids[n] for n in names if n not in created]
+        out.entities_created = [ids[n] for n in stored.entities_created]
+        out.entities_merged = [ids[n] for n in names if n not in stored.entities_created]
         # Every entity this memory names, with its id: an extracted event involves those its
         # sentence names (found here, not by another full-text query on the sentence).
-        named = {**mentioned, **looked_up, **ids}
+        named = {**mentioned, **ids}
         for event in found.events:
             in_sentence = [name for name in named if mentions(event.description, name)]
             logged = await temporal.add_event(

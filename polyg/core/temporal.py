@@ -179,6 +179,8 @@ class Fact:
 class EventResult:
     event: Event
     entities_created: list[str]
+    # name -> id of every entity it involves.
+    entity_ids: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -293,10 +295,12 @@ class TemporalGraph:
         memory: str | None = None,
         context: str | None = None,
         entity_ids: dict[str, str] | None = None,
+        entity_types: dict[str, str] | None = None,
     ) -> EventResult:
         """An event; `memory`: the id of the memory it was extracted from (remember);
         `context`: a memory's, who or where it is from; `entity_ids`: the ids of `entities`
-        the caller looked up already (`Resolver.entity_ids`)."""
+        the caller looked up already (`Resolver.entity_ids`); `entity_types`: the types of
+        those it creates."""
         limits.text(description, "description", max_len=limits.MAX_TEXT)
         names = [limits.name(n, f"entities[{i}]") for i, n in enumerate(entities or [])]
         ref = self.reference(reference_time, tz)
@@ -308,43 +312,43 @@ class TemporalGraph:
             end = parse_instant(ended_at, reference=ref, tz=tz, clock=self.clock)
         window = Interval(at, end)  # refuses an end before the start
         # Everything is checked: now the writes.
-        # The lookups at once; the writes only once all of them succeeded. The vector is the
-        # vectorizer's (searches wait for it), so that an event costs no model run here.
-        ids, mentioned = await asyncio.gather(
-            self._entity_ids(project, names, entity_ids or {}),
-            self.mentioned_entities(project, description) if find_entities else _no_names(),
-        )
-        ids, created = await self.entities.ensure(project, names, known=ids)
-        for name, entity_id in mentioned.items():
-            ids.setdefault(name, entity_id)
         event_id = new_id("evt")
         start_s, end_s = window.as_strings()
         duration_s = window.duration.total_seconds() if window.duration is not None else None
         lock = self._chain_locks.setdefault(project, asyncio.Lock())
         async with lock:
-            # Its neighbours in time are read while it is written: they exclude it either way.
-            _, (before, after) = await asyncio.gather(
-                q.create_event(
-                    self.ctx,
-                    project,
-                    {
-                        "id": event_id,
-                        "description": description,
-                        "occurred_at": start_s,
-                        "occurred_us": epoch_us(at),
-                        "ended_at": end_s,
-                        "duration_s": duration_s,
-                        "origin": origin,
-                        "now": now_iso(),
-                        "involves": sorted(set(ids.values())),
-                        "memories": [memory] if memory else None,
-                        "context": context,
-                    },
-                ),
+            # The lookups and its neighbours in time at once (the neighbours exclude it); the
+            # write only once all of them succeeded, and one write: the event, its links and
+            # its place in the chain, all or nothing. The vector is the vectorizer's (searches
+            # wait for it), so that an event costs no model run here.
+            ids, mentioned, (before, after) = await asyncio.gather(
+                self._entity_ids(project, names, entity_ids or {}),
+                self.mentioned_entities(project, description) if find_entities else _no_names(),
                 q.neighbours_in_time(self.ctx, project, epoch_us(at), event_id),
             )
+            ids, created = await self.entities.ensure(project, names, entity_types, known=ids)
+            for name, entity_id in mentioned.items():
+                ids.setdefault(name, entity_id)
+            await q.create_event(
+                self.ctx,
+                project,
+                {
+                    "id": event_id,
+                    "description": description,
+                    "occurred_at": start_s,
+                    "occurred_us": epoch_us(at),
+                    "ended_at": end_s,
+                    "duration_s": duration_s,
+                    "origin": origin,
+                    "now": now_iso(),
+                    "involves": sorted(set(ids.values())),
+                    "memories": [memory] if memory else None,
+                    "context": context,
+                },
+                before=before,
+                after=after,
+            )
             self.ctx.vectors.mark(project, [event_id], EVENT)
-            await q.insert_in_chain(self.ctx, project, event_id, before, after)
         event = Event(
             event_id,
             description,
@@ -356,7 +360,7 @@ class TemporalGraph:
             memories=[memory] if memory else [],
             context=context,
         )
-        return EventResult(event, created)
+        return EventResult(event, created, ids)
 
     async def events(self, project: str, ids: list[str]) -> list[Event]:
         rows = await q.events_by_ids(self.ctx, project, ids)

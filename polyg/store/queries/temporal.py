@@ -41,18 +41,37 @@ def _facts_touching(entity_id: str | None, where: str) -> str:
     )
 
 
-async def create_event(run: Runner, project: str, event: dict[str, Any]) -> None:
+async def create_event(
+    run: Runner, project: str, event: dict[str, Any], *, before: str | None = None, after: str | None = None
+) -> None:
     """Create an event (id, description, occurred_at, ended_at, duration_s, origin, now,
     memories: the ids of the memories it was extracted from, or None; context: who or where a
-    memory is from, or None) and its INVOLVES links to the entity ids in `event["involves"]`.
-    It gets a new text revision and no vector: the vectorizer embeds it (`polyg.core.vectorizer`)."""
+    memory is from, or None) and its INVOLVES links to the entity ids in `event["involves"]`,
+    and put it between the ids of its neighbours in time (`before`, `after`) in the T_BEFORE
+    chain, in one write. It gets a new text revision and no vector: the vectorizer embeds it
+    (`polyg.core.vectorizer`)."""
+    chain = ["WITH ev"]
+    # Only the neighbours that exist are matched: FalkorDB matched `{id: $prev}` with a null
+    # $prev to the event itself. One deleted meanwhile is skipped, not the whole write.
+    if before is not None and after is not None:
+        chain.append("OPTIONAL MATCH (:Event {id: $prev})-[b:T_BEFORE]->(:Event {id: $next}) DELETE b WITH DISTINCT ev")
+    if before is not None:
+        chain.append(
+            "OPTIONAL MATCH (p:Event {id: $prev}) "
+            "FOREACH (x IN CASE WHEN p IS NULL THEN [] ELSE [p] END | CREATE (x)-[:T_BEFORE]->(ev)) WITH DISTINCT ev"
+        )
+    if after is not None:
+        chain.append(
+            "OPTIONAL MATCH (n:Event {id: $next}) "
+            "FOREACH (x IN CASE WHEN n IS NULL THEN [] ELSE [n] END | CREATE (ev)-[:T_BEFORE]->(x)) WITH DISTINCT ev"
+        )
     await run.write(
         project,
         f"CREATE (ev:Event {{id: $id, description: $description, created_at: $now, origin: $origin, rev: {NEW_REV}}}) "
         "SET ev.occurred_at = $occurred_at, ev.occurred_us = $occurred_us, ev.ended_at = $ended_at, "
         "ev.duration_s = $duration_s, ev.memories = $memories, ev.context = $context "
-        "WITH ev UNWIND $involves AS eid MATCH (e:Entity {id: eid}) CREATE (ev)-[:INVOLVES]->(e)",
-        event,
+        f"{' '.join(chain)} UNWIND $involves AS eid MATCH (e:Entity {{id: eid}}) CREATE (ev)-[:INVOLVES]->(e)",
+        {**event, "prev": before, "next": after},
     )
 
 
@@ -108,21 +127,6 @@ async def neighbours_in_time(run: Runner, project: str, at_us: int, event_id: st
     before = max(lower) if lower else (found["before"][0] if found["before"] else None)
     after = min(higher) if higher else (found["after"][0] if found["after"] else None)
     return before, after
-
-
-async def insert_in_chain(run: Runner, project: str, event_id: str, before: str | None, after: str | None) -> None:
-    """Put the event between its neighbours in the T_BEFORE chain. Only the neighbours that
-    exist are matched: FalkorDB matched `{id: $prev}` with a null $prev to the event itself."""
-    parts = ["MATCH (ev:Event {id: $id})"]
-    if before is not None and after is not None:
-        parts.append("OPTIONAL MATCH (:Event {id: $prev})-[b:T_BEFORE]->(:Event {id: $next}) DELETE b WITH DISTINCT ev")
-    if before is not None:
-        parts.append("MATCH (p:Event {id: $prev}) CREATE (p)-[:T_BEFORE]->(ev) WITH DISTINCT ev")
-    if after is not None:
-        parts.append("MATCH (n:Event {id: $next}) CREATE (ev)-[:T_BEFORE]->(n) WITH DISTINCT ev")
-    if len(parts) == 1:
-        return
-    await run.write(project, " ".join(parts) + " RETURN ev.id", {"id": event_id, "prev": before, "next": after})
 
 
 async def events_by_ids(run: Runner, project: str, ids: list[str]) -> list[Row]:
