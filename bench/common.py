@@ -738,6 +738,29 @@ async def served_copy(pristine: Path, base: Path, workdir: Path, toolsets: str =
         yield ServedCopy(server, run_dir, env, time.perf_counter() - t)
 
 
+@contextlib.asynccontextmanager
+async def core_on(data_dir: Path, embedder: str | None) -> AsyncIterator[Any]:
+    """polyg's services in process on `data_dir` (its server stopped), with the server's
+    embedder, once the database has rebuilt the default project's search indexes."""
+    from polyg.config import load_settings
+    from polyg.core.app import Polyg
+    from polyg.errors import IndexNotFound
+
+    chosen = {"embedding_provider": embedder} if embedder else {}
+    core = Polyg(load_settings(None, data_dir=data_dir, log_level="WARNING", **chosen))
+    try:
+        services = await core.ready()
+        for _ in range(600):  # the database rebuilds its vector indexes after it starts
+            try:
+                await services.search.entities(DEFAULT_PROJECT, "warm up")
+                break
+            except IndexNotFound:
+                await asyncio.sleep(0.5)
+        yield services
+    finally:
+        await core.close()
+
+
 async def bounded(calls: Sequence[Callable[[], Awaitable[Any]]], width: int) -> list[Any]:
     """Run `calls` with at most `width` in flight; their results in order."""
     gate = asyncio.Semaphore(width)

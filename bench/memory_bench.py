@@ -313,25 +313,13 @@ def semantic_floor(data_dir: Path, n: int, calls: int, seed: int, embedder: str 
 
 
 async def _semantic_floor(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None) -> dict[str, Any]:
-    from polyg.config import load_settings
-    from polyg.core.app import Polyg
-    from polyg.errors import IndexNotFound
     from polyg.store.falkor import VectorParam
 
-    chosen = {"embedding_provider": embedder} if embedder else {}
-    core = Polyg(load_settings(None, data_dir=data_dir, log_level="WARNING", **chosen))
-    services = await core.ready()
     project = common.DEFAULT_PROJECT
     rng = random.Random(seed)
     embed: list[float] = []
     knn: list[float] = []
-    try:
-        for _ in range(600):  # the database rebuilds its vector indexes after it starts
-            try:
-                await services.search.entities(project, "warm up")
-                break
-            except IndexNotFound:
-                await asyncio.sleep(0.5)
+    async with common.core_on(data_dir, embedder) as services:
         for i in range(calls + 5):
             query = arguments("search_semantic", n, rng)["query"]
             t = time.perf_counter()
@@ -346,8 +334,6 @@ async def _semantic_floor(data_dir: Path, n: int, calls: int, seed: int, embedde
             if i >= 5:
                 embed.append(t_embed - t)
                 knn.append(time.perf_counter() - t_embed)
-    finally:
-        await core.close()
     return {"embed": summarize(embed), "knn": summarize(knn)}
 
 

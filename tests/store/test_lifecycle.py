@@ -70,6 +70,15 @@ def kill9_database(data_dir: Path) -> int:
     return pid
 
 
+async def restart_database(s: Services, data_dir: Path) -> None:
+    """Kill the embedded database; the next call meets it dead and starts it again (it replays
+    its log, then rebuilds its indexes in the background)."""
+    kill9_database(data_dir)
+    with pytest.raises(StoreError):
+        await s.ctx.read(P, "RETURN 1")
+    await until_answering(lambda: s.ctx.read(P, "RETURN 1"))
+
+
 async def until_answering(call: Callable[[], Any], tries: int = 300) -> Any:
     """Retry a call that fails while the database restarts (each failure is prompt)."""
     for _ in range(tries - 1):
@@ -203,10 +212,7 @@ async def test_search_during_an_index_rebuild_after_a_restart_says_so(
         s = await core.ready()
         await entities_with_vectors(s, 2000)
         await until_answering(lambda: s.search.entities(P, "filler"))  # indexes seen ready
-        kill9_database(clean_env / "data")
-        with pytest.raises(StoreError):
-            await s.ctx.read(P, "RETURN 1")  # meets the dead database: restarts it
-        await until_answering(lambda: s.ctx.read(P, "RETURN 1"))
+        await restart_database(s, clean_env / "data")
         building_before = await index_building(s)
         try:
             found: list[tuple[str, float]] | None = await s.search.entities(P, "n5 filler", limit=5)
@@ -238,10 +244,7 @@ async def test_remember_during_an_index_rebuild_after_a_restart_never_stores_a_m
         await events_with_vectors(s, 3000)
         await until_answering(lambda: s.search.entities(P, "filler"))  # indexes seen ready
         assert (await s.memory_writer.remember(P, content, "Alice", at)).duplicate
-        kill9_database(clean_env / "data")
-        with pytest.raises(StoreError):
-            await s.ctx.read(P, "RETURN 1")  # meets the dead database: restarts it
-        await until_answering(lambda: s.ctx.read(P, "RETURN 1"))
+        await restart_database(s, clean_env / "data")
         building_before = await index_building(s)
         try:
             again = await s.memory_writer.remember(P, content, "Alice", at)
