@@ -761,6 +761,18 @@ async def core_on(data_dir: Path, embedder: str | None) -> AsyncIterator[Any]:
         await core.close()
 
 
+async def knn(services: Any, label: str, vector: list[float], k: int = 10) -> None:
+    """One KNN over `label`'s vector index of the default project: a floor's read."""
+    from polyg.store.falkor import VectorParam
+
+    await services.ctx.read(
+        DEFAULT_PROJECT,
+        f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) YIELD node, score "
+        "RETURN node.id, score",
+        {"k": k, "v": VectorParam(vector)},
+    )
+
+
 async def bounded(calls: Sequence[Callable[[], Awaitable[Any]]], width: int) -> list[Any]:
     """Run `calls` with at most `width` in flight; their results in order."""
     gate = asyncio.Semaphore(width)

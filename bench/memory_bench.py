@@ -313,9 +313,6 @@ def semantic_floor(data_dir: Path, n: int, calls: int, seed: int, embedder: str 
 
 
 async def _semantic_floor(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None) -> dict[str, Any]:
-    from polyg.store.falkor import VectorParam
-
-    project = common.DEFAULT_PROJECT
     rng = random.Random(seed)
     embed: list[float] = []
     knn: list[float] = []
@@ -325,12 +322,7 @@ async def _semantic_floor(data_dir: Path, n: int, calls: int, seed: int, embedde
             t = time.perf_counter()
             vector = await services.ctx.embed_query(query)
             t_embed = time.perf_counter()
-            await services.ctx.read(
-                project,
-                "CALL db.idx.vector.queryNodes('Entity', 'embedding', 10, vecf32($v)) YIELD node, score "
-                "RETURN node.id, score",
-                {"v": VectorParam(vector)},
-            )
+            await common.knn(services, "Entity", vector)
             if i >= 5:
                 embed.append(t_embed - t)
                 knn.append(time.perf_counter() - t_embed)

@@ -240,12 +240,7 @@ async def _floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str |
             query = question(n, rng)
             qvec = await asyncio.to_thread(model.embed_query_sync, query)
             t_query = time.perf_counter()
-            await services.ctx.read(
-                project,
-                "CALL db.idx.vector.queryNodes('Event', 'embedding', 10, vecf32($v)) YIELD node, score "
-                "RETURN node.id, score",
-                {"v": VectorParam(qvec)},
-            )
+            await common.knn(services, "Event", qvec)
             t_knn = time.perf_counter()
             if i >= 5:
                 steps["embed_memory"].append(t_embed - t)
