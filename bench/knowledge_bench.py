@@ -15,7 +15,10 @@ Then, each `--repeat` times: `find_relationship_paths` between two musicians 2-3
 (length <= 4, 5 paths), `explore_neighborhoods` (one term, depth 2), `generate_documents` of a
 musician page (three variables: collaborators, releases by year, tracks) uncached
 (`force_regenerate`) and from the cache. Times are client-side round trips (the MCP stdio round
-trip is ~1.3 ms of each). Nothing here is a pass/fail gate; results go to bench/results/.
+trip is ~1.3 ms of each). After each call, its floor's database work is timed in this process
+through the server's own store (bench/knowledge_floors.py defines each floor: what it includes
+and why nothing less could answer); the table gives each call's p50 against its floor (ping p50
++ that work's p50). Nothing here is a pass/fail gate; results go to bench/results/.
 """
 
 from __future__ import annotations
