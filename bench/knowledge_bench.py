@@ -15,7 +15,10 @@ Then, each `--repeat` times: `find_relationship_paths` between two musicians 2-3
 (length <= 4, 5 paths), `explore_neighborhoods` (one term, depth 2), `generate_documents` of a
 musician page (three variables: collaborators, releases by year, tracks) uncached
 (`force_regenerate`) and from the cache. Times are client-side round trips (the MCP stdio round
-trip is ~1.3 ms of each). Nothing here is a pass/fail gate; results go to bench/results/.
+trip is ~1.3 ms of each). After each call, its floor's database work is timed in this process
+through the server's own store (bench/knowledge_floors.py defines each floor: what it includes
+and why nothing less could answer); the table gives each call's p50 against its floor (ping p50
++ that work's p50). Nothing here is a pass/fail gate; results go to bench/results/.
 """
 
 from __future__ import annotations
@@ -48,10 +51,12 @@ from common import (
     summarize,
     write_results,
 )
+from knowledge_floors import Floors
 
 PROJECT = "bluenote"
 BATCH = 100
 PRELOAD_BATCH = 500
+PATH_LENGTH = 4
 PAGE = {
     "id": "musician-page",
     "name": "Musician page",
@@ -253,8 +258,9 @@ class Workload:
     documents: list[str]
 
 
-async def measure(server: PolygServer, work: Workload, repeat: int) -> dict[str, Any]:
-    """Each call `repeat` times, a stdio ping before each one (the floor, in the same run)."""
+async def measure(server: PolygServer, work: Workload, repeat: int, floors: Floors) -> dict[str, Any]:
+    """Each call `repeat` times, a stdio ping before each one and its floor's database work after
+    it (knowledge_floors: ping + that work is the call's floor, in the same run)."""
     out = await call(server, "manage_templates", {"operation": "create", "templates": [work.template]})
     if out["results"][0]["status"] != "success":
         raise RuntimeError(f"template refused: {out['results'][0]}")
@@ -278,11 +284,15 @@ async def measure(server: PolygServer, work: Workload, repeat: int) -> dict[str,
     found: list[int] = []
     for a, b in work.pairs[:repeat]:
         pair = {"source_node_id": a, "target_node_id": b}
-        options = {"max_path_length": 4, "max_paths_per_pair": 5, "min_path_strength": 0.0}
+        options = {"max_path_length": PATH_LENGTH, "max_paths_per_pair": 5, "min_path_strength": 0.0}
         result = await timed("paths", "find_relationship_paths", {"node_pairs": [pair], **options})
-        found.append(result["path_results"][0]["summary"]["paths_returned"])
+        answer = result["path_results"][0]
+        found.append(answer["summary"]["paths_returned"])
+        shown = sorted({n["id"] for path in answer["paths"] for n in path["nodes"]})
+        await floors.paths(answer["source_node_id"], answer["target_node_id"], PATH_LENGTH, shown)
     for term in work.terms[:repeat]:
         await timed("explore", "explore_neighborhoods", {"search_terms": [term], "neighborhood_depth": 2})
+        await floors.explore(term)
     fresh: dict[str, Any] = {}
     for node in work.documents[:repeat]:
         fresh = await timed(
@@ -294,10 +304,15 @@ async def measure(server: PolygServer, work: Workload, repeat: int) -> dict[str,
             or cached["documents"][0]["content"] != fresh["documents"][0]["content"]
         ):
             raise RuntimeError("the second document was not served from the cache")
+        await floors.document_cached(cached["documents"][0]["node_id"])
     stats = {k: summarize(v) for k, v in times.items()}
+    ping = stats["ping"]["p50_ms"]
+    floor = floors.summary(ping)
     return {
         "times": stats,
-        "ratio_to_ping": {k: round(v["p50_ms"] / stats["ping"]["p50_ms"], 1) for k, v in stats.items() if k != "ping"},
+        "ratio_to_ping": {k: round(v["p50_ms"] / ping, 1) for k, v in stats.items() if k != "ping"},
+        "floors": floor,
+        "ratio_to_floor": {k: round(stats[k]["p50_ms"] / v["floor_p50_ms"], 2) for k, v in floor.items()},
         "pairs": len(found),
         "paths_returned_median": sorted(found)[len(found) // 2] if found else 0,
         "sample_document": fresh["documents"][0]["content"][:600] if fresh else "",
@@ -343,14 +358,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         "releases": len(d.releases),
                         "years": len(d.years),
                     }
-                measured = await measure(server, work, args.repeat)
+                async with Floors(root / "data", args.embed, PROJECT) as floors:
+                    measured = await measure(server, work, args.repeat, floors)
     return {**shape, **loaded, **measured, "load_while_measuring": load_sampler.summary()}
 
 
 def report(args: argparse.Namespace, machine: dict[str, Any], r: dict[str, Any]) -> str:
+    floors = r["floors"]
     rows = [
         f"| {name} | {fmt_ms(st['p50_ms'])} | {fmt_ms(st['p95_ms'])} | "
-        f"{'' if name == 'ping' else r['ratio_to_ping'][name]} | {st['n']} |"
+        f"{'' if name == 'ping' else r['ratio_to_ping'][name]} | "
+        f"{fmt_ms(floors[name]['floor_p50_ms']) if name in floors else ''} | "
+        f"{fmt_ms(floors[name]['db']['p50_ms']) if name in floors else ''} | "
+        f"{r['ratio_to_floor'].get(name, '')} | {st['n']} |"
         for name, st in r["times"].items()
     ]
     if args.graph == "powerlaw":
@@ -386,12 +406,14 @@ def report(args: argparse.Namespace, machine: dict[str, Any], r: dict[str, Any])
             f"Embedder: {args.embed}. Command: `bench/knowledge_bench.py --graph {args.graph} --nodes {args.nodes} "
             f"--repeat {args.repeat}`",
             "",
-            "| call | p50 ms | p95 ms | p50 / ping p50 | n |",
-            "|---|---|---|---|---|",
+            "| call | p50 ms | p95 ms | p50 / ping p50 | floor p50 ms | of which database | p50 / floor | n |",
+            "|---|---|---|---|---|---|---|---|",
             *rows,
             "",
             f"find_relationship_paths: {r['pairs']} pairs 2-3 hops apart (length <= 4, 5 paths, minimum 0), "
-            f"median {r['paths_returned_median']} paths returned. ping: the MCP stdio round trip before each call.",
+            f"median {r['paths_returned_median']} paths returned. ping: the MCP stdio round trip before each call. "
+            "floor: ping p50 + the p50 of the database work the call cannot do without, timed in the same run "
+            "through the same store (bench/knowledge_floors.py says what each includes).",
             writes,
             "",
             "Sample page:",
@@ -407,6 +429,8 @@ def report(args: argparse.Namespace, machine: dict[str, Any], r: dict[str, Any])
 def figures(r: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {f"{k}_p50_ms": round(v["p50_ms"], 2) for k, v in r["times"].items()}
     out.update({f"{k}_x_ping": v for k, v in r["ratio_to_ping"].items()})
+    out.update({f"{k}_floor_p50_ms": v["floor_p50_ms"] for k, v in r["floors"].items()})
+    out.update({f"{k}_x_floor": v for k, v in r["ratio_to_floor"].items()})
     nodes_per_s = r.get("write_nodes_per_s", r.get("track_nodes_per_s"))
     out["manage_nodes_with_relationships_nodes_per_s"] = round(nodes_per_s or 0.0)
     out["load1_median"] = r["load_while_measuring"].get("load1", {}).get("median")

@@ -21,7 +21,7 @@ import asyncio
 import heapq
 import math
 from collections import defaultdict, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -41,6 +41,8 @@ MAX_PATHS = 100
 # Rows one breadth-first layer or one path search may read: bounds the work a hub costs.
 LAYER_CAP = 20_000
 PATH_CAP = 50_000
+# A neighbourhood layer's first read asks for this many times the rows it needs (see _heaviest).
+READ_AHEAD = 4
 # The best-first path search reads the relationships around both ends, layer by layer, at most
 # FANOUT per node (the best for the path, ranked in the database), at most FRONTIER nodes per
 # side and layer (those the strongest partial paths reach), then searches in memory, keeping at
@@ -328,8 +330,20 @@ class TraversalService:
         # The start node and its first layer are read at once, both by the start's polyg id.
         start_row, rows = await asyncio.gather(
             q.find_node(self.ctx, project, label, node_id),
-            q.expand_from(
-                self.ctx, project, label, node_id, direction=way, types=rels, min_weight=min_weight, cap=LAYER_CAP
+            self._heaviest(
+                lambda cap: q.expand_from(
+                    self.ctx,
+                    project,
+                    label,
+                    node_id,
+                    direction=way,
+                    types=rels,
+                    min_weight=min_weight,
+                    cap=cap,
+                    heaviest=True,
+                ),
+                set(),
+                limit + 1,  # a relationship from the start to itself reaches no new node
             ),
         )
         if start_row is None:
@@ -341,11 +355,25 @@ class TraversalService:
         truncated = False
         for distance in range(1, depth + 1):
             if distance > 1:
-                rows = await self._heaviest(project, frontier, reached, limit - len(found), way, rels, min_weight)
+                frontier_ids = [n.internal_id for n in frontier]
+                rows = await self._heaviest(
+                    lambda cap, ids=frontier_ids: q.expand(  # type: ignore[misc]
+                        self.ctx,
+                        project,
+                        ids,
+                        direction=way,
+                        types=rels,
+                        min_weight=min_weight,
+                        cap=cap,
+                        heaviest=True,
+                    ),
+                    set(reached),
+                    limit - len(found),
+                )
             truncated = truncated or len(rows) >= LAYER_CAP
             by_id = {n.internal_id: n for n in frontier}
             next_frontier: list[NodeRef] = []
-            for row in sorted(rows, key=_layer_order):
+            for row in rows:
                 here = by_id[int(row[0])]
                 node = node_from(row[7:])
                 if node.internal_id in reached:
@@ -366,39 +394,26 @@ class TraversalService:
                 break
         return Neighbourhood(start, tuple(found), truncated)
 
-    async def _heaviest(
-        self,
-        project: str,
-        frontier: Sequence[NodeRef],
-        reached: Mapping[int, object],
-        need: int,
-        way: Direction,
-        rels: list[RelType] | None,
-        min_weight: float,
-    ) -> list[Row]:
-        """Enough of a layer's rows, heaviest first, to reach `need` new nodes if the layer has
-        them: a hub's hundreds of relationships are not all read (nor parsed) for the few shown.
-        Rows to nodes already reached are passed over, so more are asked for until enough new
-        nodes come or the layer is read to its end (or to LAYER_CAP)."""
-        take = min(need + len(reached), LAYER_CAP)
+    @staticmethod
+    async def _heaviest(read: Callable[[int], Awaitable[list[Row]]], reached: set[int], need: int) -> list[Row]:
+        """Enough of a layer's rows, heaviest first (`_layer_order`), to reach `need` nodes not
+        in `reached` if the layer has them: a hub's hundreds of relationships are not all read
+        (nor parsed) for the few shown. `read(cap)` reads the layer's first `cap` rows each way.
+        Rows to nodes already reached, or to one node twice, are passed over, so the first read
+        asks for READ_AHEAD times what it would need without them (on a hub-heavy graph many
+        rows lead back to the same few nodes, and every read sorts the whole layer again), and
+        more is asked for until enough new nodes come or the layer is read to its end (or to
+        LAYER_CAP)."""
+        take = min(READ_AHEAD * (need + len(reached)), LAYER_CAP)
         while True:
-            rows = await q.expand(
-                self.ctx,
-                project,
-                [n.internal_id for n in frontier],
-                direction=way,
-                types=rels,
-                min_weight=min_weight,
-                cap=take,
-                heaviest=True,
-            )
+            rows = sorted(await read(take), key=_layer_order)
             if len(rows) < take or take >= LAYER_CAP:
                 return rows  # the whole layer (or as much as a layer may read)
             # Each way's first `take` rows hold the layer's first `take` in the shared order.
-            first = sorted(rows, key=_layer_order)[:take]
-            if len({int(row[7]) for row in first} - set(reached)) >= need:
+            first = rows[:take]
+            if len({int(row[7]) for row in first} - reached) >= need:
                 return first
-            take = min(4 * take, LAYER_CAP)
+            take = min(READ_AHEAD * take, LAYER_CAP)
 
     async def surroundings(
         self,

@@ -205,3 +205,17 @@ async def test_paths_at_a_hub_follow_its_strongest_relationships(services: Servi
     assert ids(found.paths[0]) == ["S", "H", "M", "T"]
     assert found.paths[0].score.final == pytest.approx(1.0 / 3)
     assert found.truncated  # the hub had more relationships than were read
+
+
+async def test_a_first_layer_led_by_loops_still_reaches_its_limit(services: Services, project: str) -> None:
+    """The first layer is read heaviest first and cut in the database: relationships from the
+    start to itself, heavier than the rest, reach no new node and must not use up the read."""
+    await services.ctx.write(
+        project,
+        "CREATE (s:Entity {id: 'S', name: 'S'}) "
+        "FOREACH (i IN range(1, 9) | CREATE (s)-[:LOOPS {id: 'l' + toString(i), weight: 1.0}]->(s)) "
+        "FOREACH (i IN range(1, 6) | CREATE (s)-[:USES {id: 'u' + toString(i), weight: 0.1 * i}]->"
+        "(:Entity {id: 'm' + toString(i), name: 'm' + toString(i)}))",
+    )
+    found = await TraversalService(services.ctx).neighbours(project, "S", limit=2)
+    assert [n.node.id for n in found.neighbours] == ["m6", "m5"]

@@ -159,8 +159,10 @@ async def expand_from(
     types: Sequence[RelType] | None,
     min_weight: float,
     cap: int,
+    heaviest: bool = False,
 ) -> list[Row]:
     """`expand` from the one node of `label` with polyg id `node_id` (none: no rows)."""
+    order = f" ORDER BY {HEAVIEST_FIRST}" if heaviest else ""
     return await runner.read(
         project,
         _each_way(
@@ -168,7 +170,7 @@ async def expand_from(
             types,
             f"MATCH (x:{label} {{{{id: $id}}}}) MATCH (x){{hop}}(o) "
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
-            f"RETURN id(x), {EDGE.format(v='r')}, {NODE.format(v='o')} LIMIT $cap",
+            f"RETURN id(x), {EDGE.format(v='r')}, {NODE.format(v='o')}{order} LIMIT $cap",
         ),
         {"id": node_id, "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
     )
