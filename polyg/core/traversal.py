@@ -21,7 +21,7 @@ import asyncio
 import heapq
 import math
 from collections import defaultdict, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -325,12 +325,15 @@ class TraversalService:
         if not 0.0 <= min_weight <= 1.0:
             raise InvalidParams("min_weight must be between 0 and 1.")
         limits.limit(limit)
+
         # The start node and its first layer are read at once, both by the start's polyg id.
+        def first_layer(cap: int) -> Awaitable[list[Row]]:
+            return q.expand_from(
+                self.ctx, project, label, node_id, direction=way, types=rels, min_weight=min_weight, cap=cap
+            )
+
         start_row, rows = await asyncio.gather(
-            q.find_node(self.ctx, project, label, node_id),
-            q.expand_from(
-                self.ctx, project, label, node_id, direction=way, types=rels, min_weight=min_weight, cap=LAYER_CAP
-            ),
+            q.find_node(self.ctx, project, label, node_id), heaviest_rows(first_layer, (), limit)
         )
         if start_row is None:
             raise NotFound(f"{label} {node_id} not found.")
@@ -376,29 +379,22 @@ class TraversalService:
         rels: list[RelType] | None,
         min_weight: float,
     ) -> list[Row]:
-        """Enough of a layer's rows, heaviest first, to reach `need` new nodes if the layer has
-        them: a hub's hundreds of relationships are not all read (nor parsed) for the few shown.
-        Rows to nodes already reached are passed over, so more are asked for until enough new
-        nodes come or the layer is read to its end (or to LAYER_CAP)."""
-        take = min(need + len(reached), LAYER_CAP)
-        while True:
-            rows = await q.expand(
+        """Enough of a layer's rows, heaviest first, to reach `need` new nodes (`heaviest_rows`):
+        a hub's hundreds of relationships are not all read (nor parsed) for the few shown."""
+
+        def layer(cap: int) -> Awaitable[list[Row]]:
+            return q.expand(
                 self.ctx,
                 project,
                 [n.internal_id for n in frontier],
                 direction=way,
                 types=rels,
                 min_weight=min_weight,
-                cap=take,
+                cap=cap,
                 heaviest=True,
             )
-            if len(rows) < take or take >= LAYER_CAP:
-                return rows  # the whole layer (or as much as a layer may read)
-            # Each way's first `take` rows hold the layer's first `take` in the shared order.
-            first = sorted(rows, key=_layer_order)[:take]
-            if len({int(row[7]) for row in first} - set(reached)) >= need:
-                return first
-            take = min(4 * take, LAYER_CAP)
+
+        return await heaviest_rows(layer, reached, need)
 
     async def surroundings(
         self,
@@ -744,6 +740,23 @@ def _distances(steps: Mapping[int, list[tuple[float, int, int]]], start: int, li
                     following.append(other)
         frontier = following
     return distance
+
+
+async def heaviest_rows(read: Callable[[int], Awaitable[list[Row]]], reached: Collection[int], need: int) -> list[Row]:
+    """Enough of a layer's rows (`read(cap)`: `q.expand` rows, heaviest first, at most `cap`
+    each way) to reach `need` nodes neither in `reached` nor the row's own start, if the layer
+    has them. Rows to nodes already reached are passed over, so more are asked for until
+    enough new nodes come or the layer is read to its end (or to LAYER_CAP)."""
+    take = min(need + len(reached), LAYER_CAP)
+    while True:
+        rows = await read(take)
+        if len(rows) < take or take >= LAYER_CAP:
+            return rows  # the whole layer (or as much as a layer may read)
+        # Each way's first `take` rows hold the layer's first `take` in the shared order.
+        first = sorted(rows, key=_layer_order)[:take]
+        if len({int(row[7]) for row in first if row[7] != row[0]} - set(reached)) >= need:
+            return first
+        take = min(4 * take, LAYER_CAP)
 
 
 def _layer_order(row: Row) -> tuple[Any, ...]:

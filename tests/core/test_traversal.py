@@ -11,6 +11,8 @@ from polyg.core.centrality import CentralityService
 from polyg.core.reltypes import RelTypeService
 from polyg.core.traversal import TraversalService, WeightScorer
 from polyg.errors import InvalidParams, NotFound
+from polyg.store.names import ENTITY
+from polyg.store.queries import traversal as q
 
 pytestmark = pytest.mark.anyio
 
@@ -205,3 +207,19 @@ async def test_paths_at_a_hub_follow_its_strongest_relationships(services: Servi
     assert ids(found.paths[0]) == ["S", "H", "M", "T"]
     assert found.paths[0].score.final == pytest.approx(1.0 / 3)
     assert found.truncated  # the hub had more relationships than were read
+
+
+async def test_first_layer_is_read_heaviest_first(services: Services, project: str) -> None:
+    """The start's own relationships come from the database heaviest first, so a limit smaller
+    than a hub's degree reads only that many of them (each way)."""
+    await services.ctx.write(
+        project,
+        "CREATE (h:Entity {id: 'hub', name: 'hub'}) WITH h UNWIND range(0, 29) AS i "
+        "CREATE (h)-[:USES {id: 'u' + toString(i), weight: toFloat(i % 10) / 10}]->(:Entity {id: 'x' + toString(i)})",
+    )
+    rows = await q.expand_from(
+        services.ctx, project, ENTITY, "hub", direction="outbound", types=None, min_weight=0.0, cap=3
+    )
+    assert sorted(row[6]["weight"] for row in rows) == [0.9, 0.9, 0.9]
+    found = await TraversalService(services.ctx).neighbours(project, "hub", direction="outbound", limit=4)
+    assert [n.via.weight for n in found.neighbours] == [0.9, 0.9, 0.9, 0.8]

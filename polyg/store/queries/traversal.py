@@ -160,7 +160,8 @@ async def expand_from(
     min_weight: float,
     cap: int,
 ) -> list[Row]:
-    """`expand` from the one node of `label` with polyg id `node_id` (none: no rows)."""
+    """`expand` from the one node of `label` with polyg id `node_id` (none: no rows), heaviest
+    first."""
     return await runner.read(
         project,
         _each_way(
@@ -168,7 +169,7 @@ async def expand_from(
             types,
             f"MATCH (x:{label} {{{{id: $id}}}}) MATCH (x){{hop}}(o) "
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
-            f"RETURN id(x), {EDGE.format(v='r')}, {NODE.format(v='o')} LIMIT $cap",
+            f"RETURN id(x), {EDGE.format(v='r')}, {NODE.format(v='o')} ORDER BY {HEAVIEST_FIRST} LIMIT $cap",
         ),
         {"id": node_id, "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
     )
