@@ -411,13 +411,19 @@ class TraversalService:
         direction, polyg's own relationship types aside, read one breadth-first layer per query
         (the start nodes come with the first, and so do the internal ids of the `also_named`
         nodes, for a caller that must recognise them). At most `max_nodes` nodes and
-        `layer_cap` relationships a layer; relationships among the nodes kept are all kept."""
+        `layer_cap` relationships a layer (each way past the first); relationships among the
+        nodes kept are all kept. The caps cut the far end: start nodes are expanded in the order
+        given, and each layer's nodes in the order met, so what is read first is what lies
+        nearest the first start nodes."""
         found = Surroundings({}, {})
         if not start_ids:
             return found
-        named = list(dict.fromkeys([*start_ids, *also_named]))
-        rows = await q.context_from(self.ctx, project, label, named, start_ids, layer_cap)
         starts = set(start_ids)
+        # Nodes only named come first: one row each, which the cap must not cut.
+        named = [n for n in dict.fromkeys(also_named) if n not in starts]
+        named += list(dict.fromkeys(start_ids))
+        cap = layer_cap + len(named)
+        rows = await q.context_from(self.ctx, project, label, named, start_ids, cap)
         first: list[Sequence[Any]] = []
         for internal, node_id, *link in rows:
             found.ids[int(internal)] = node_id
@@ -426,12 +432,15 @@ class TraversalService:
                 if link[0] is not None:
                     first.append((internal, *link))
         frontier = self._take_layer(found, first, max_nodes)
-        found.truncated = len(rows) >= layer_cap
+        found.truncated = len(rows) >= cap
         for _ in range(depth - 1):
             if not frontier:
                 break
             layer = await q.context_layer(self.ctx, project, frontier, layer_cap)
             found.truncated = found.truncated or len(layer) >= layer_cap
+            # Both ways' rows merged in the frontier's order (each way's are already in it).
+            position = {node: k for k, node in enumerate(frontier)}
+            layer.sort(key=lambda row: position[row[0]])
             frontier = self._take_layer(found, layer, max_nodes)
         return found
 

@@ -110,11 +110,12 @@ async def context_from(
 ) -> list[Row]:
     """The `label` nodes with the given polyg ids, and the relationships either way (polyg's own
     types aside) of those among `expand_ids`, at most `cap` rows: [internal id, polyg id, then
-    CONTEXT_ROW, nulls for a node not expanded or without relationships]."""
+    CONTEXT_ROW, nulls for a node not expanded or without relationships]. Rows come in the
+    order of `node_ids`, so the cap cuts the relationships of the nodes named last."""
     return await runner.read(
         project,
-        f"MATCH (x:{label}) WHERE x.id IN $ids "
-        "OPTIONAL MATCH (x)-[r]-(o) WHERE x.id IN $expand AND NOT type(r) IN $own "
+        f"UNWIND $ids AS nid MATCH (x:{label} {{id: nid}}) "
+        "OPTIONAL MATCH (x)-[r]-(o) WHERE nid IN $expand AND NOT type(r) IN $own "
         f"RETURN id(x), x.id, {CONTEXT_ROW} LIMIT $cap",
         {"ids": list(node_ids), "expand": list(expand_ids), "own": OWN_TYPES, "cap": cap},
     )
@@ -122,7 +123,8 @@ async def context_from(
 
 async def context_layer(runner: Runner, project: str, frontier: Sequence[int], cap: int) -> list[Row]:
     """One breadth-first layer around the given nodes (internal ids), relationships either way
-    (polyg's own types aside), at most `cap` each way: [from, then CONTEXT_ROW]."""
+    (polyg's own types aside), at most `cap` each way: [from, then CONTEXT_ROW], each way's rows
+    in the order of `frontier` (so the cap cuts the relationships of the nodes listed last)."""
     return await runner.read(
         project,
         _each_way(
