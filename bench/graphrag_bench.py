@@ -24,10 +24,11 @@ Floors (the project rule: a call within 2x of its floor, measured in the same ro
   fusion) to find its seeds, so no answer of it can come sooner; what it adds is the graph.
 - get_entity_neighbors: the stdio ping plus `bare_neighbours_d2`, the bare depth-2 traversal
   from the same entity, in FalkorDB through polyg's store class on the server's own database
-  (its socket, while the server runs): the start found by its id, then per layer (both ways as
-  two directed matches) the heaviest relationships to nodes not yet reached, only the columns
-  the answer shows (id, name, type, relation, weight, causal), at most `limit` (50) nodes, the
-  second layer read only if the first has fewer. Any answer must cross stdio once and read
+  (its socket, while the server runs): one query a layer (both ways as two directed matches),
+  the first from the entity's id, the second from the nodes the first reached and only if they
+  are fewer than `limit` (50): the heaviest relationships, as many as the nodes still wanted
+  plus those already reached (which the second layer leads back to), only the columns the
+  answer shows (id, name, type, relation, weight, causal). Any answer must cross stdio once and read
   these rows (the nearest `limit` nodes, heaviest first); the floor does nothing else: no
   paths, no edge objects, no MCP validation or JSON.
 
@@ -169,40 +170,48 @@ async def ids_and_names(data_dir: Path) -> tuple[str, list[str], list[str]]:
         await core.close()
 
 
-# The bare depth-2 traversal of get_entity_neighbors' floor: one layer, both ways as two directed
-# matches (FalkorDB's faster form, as the tool reads it), heaviest first, only the nodes not yet
-# reached, only the columns the answer shows, at most $limit rows each way.
-FLOOR_LAYER = (
-    "UNWIND $from AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) "
-    "WHERE NOT type(r) IN $own AND NOT id(o) IN $seen "
-    "RETURN id(o), o.id, o.name, o.type, type(r), r.weight, r.is_causal "
-    "ORDER BY coalesce(r.weight, 1.0) DESC LIMIT $limit"
+# The bare depth-2 traversal of get_entity_neighbors' floor, a layer a query, both ways as two
+# directed matches (FalkorDB's faster form, as the tool reads them): the heaviest relationships,
+# only the columns the answer shows, at most $limit each way: enough for the nodes still wanted
+# plus those already reached (a filter on them in the query, `NOT id(o) IN $seen`, makes
+# FalkorDB's plan many times slower). The first layer starts from the entity's polyg id, the
+# second from the nodes the first reached.
+FLOOR_COLUMNS = "id(o), o.id, o.name, o.type, type(r), r.weight, r.is_causal"
+FLOOR_FIRST = (
+    "MATCH (x:Entity {{id: $id}}) MATCH (x){hop}(o) WHERE NOT type(r) IN $own AND o <> x "
+    f"RETURN {FLOOR_COLUMNS}, id(x) ORDER BY coalesce(r.weight, 1.0) DESC LIMIT $limit"
 )
-FLOOR_START = "MATCH (x:Entity {id: $id}) RETURN id(x)"
+FLOOR_NEXT = (
+    "UNWIND $from AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) WHERE NOT type(r) IN $own "
+    f"RETURN {FLOOR_COLUMNS} ORDER BY coalesce(r.weight, 1.0) DESC LIMIT $limit"
+)
+
+
+def _both_ways(query: str) -> str:
+    return " UNION ALL ".join(query.format(hop=hop) for hop in ("-[r]->", "<-[r]-"))
 
 
 async def bare_neighbours(store: Any, project: str, entity: str, limit: int) -> int:
-    """get_entity_neighbors' database floor (depth 2, both ways, `limit`): the start found by its
-    polyg id, then each layer's heaviest relationships to nodes not yet reached, until `limit`
-    nodes are reached or depth 2 is read. Returns the nodes reached."""
+    """get_entity_neighbors' database floor (depth 2, both ways, `limit`): the first layer's
+    heaviest relationships from the entity (by its polyg id), then, only if that reached fewer
+    than `limit` nodes, the second layer's heaviest (`limit` + 1 each way: enough for the nodes
+    still wanted and those it leads back to). Returns the nodes reached."""
     from polyg.store.queries.traversal import OWN_TYPES
 
-    layer = " UNION ALL ".join(FLOOR_LAYER.format(hop=hop) for hop in ("-[r]->", "<-[r]-"))
-    start = await store.ro_query(project, FLOOR_START, {"id": entity})
-    seen = [int(start[0][0])] if start else []
-    frontier, found = list(seen), 0
-    for _ in range(2):
-        if not frontier or found >= limit:
-            break
-        rows = await store.ro_query(
-            project, layer, {"from": frontier, "own": OWN_TYPES, "seen": seen, "limit": limit - found}
-        )
+    params: dict[str, Any] = {"id": entity, "own": OWN_TYPES, "limit": limit}
+    seen: list[int] = []
+    rows = await store.ro_query(project, _both_ways(FLOOR_FIRST), params)
+    if rows:
+        seen.append(int(rows[0][-1]))
+    for layer in range(2):
         ordered = sorted(rows, key=lambda row: -(row[5] if isinstance(row[5], int | float) else 1.0))
-        fresh = list(dict.fromkeys(int(row[0]) for row in ordered))[: limit - found]
+        fresh = [n for n in dict.fromkeys(int(row[0]) for row in ordered) if n not in seen][: limit - len(seen) + 1]
         seen += fresh
-        found += len(fresh)
-        frontier = fresh
-    return found
+        if layer == 1 or not fresh or len(seen) > limit:
+            break
+        params = {"from": fresh, "own": OWN_TYPES, "limit": limit + 1}
+        rows = await store.ro_query(project, _both_ways(FLOOR_NEXT), params)
+    return max(len(seen) - 1, 0)
 
 
 async def timed(server: PolygServer, name: str, args: dict[str, Any] | None) -> float:

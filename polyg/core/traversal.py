@@ -755,8 +755,11 @@ async def heaviest_rows(read: Callable[[int], Awaitable[list[Row]]], reached: Co
     """Enough of a layer's rows (`read(cap)`: `q.expand` rows, heaviest first, at most `cap`
     each way) to reach `need` nodes neither in `reached` nor the row's own start, if the layer
     has them. Rows to nodes already reached are passed over, so more are asked for until
-    enough new nodes come or the layer is read to its end (or to LAYER_CAP)."""
-    take = min(need + len(reached), LAYER_CAP)
+    enough new nodes come or the layer is read to its end (or to LAYER_CAP). Past the first
+    layer, many of the heaviest rows lead back (several reached nodes share a neighbour), so
+    the first read asks for twice what the layer could need: a second read would cost a
+    whole sort of the layer again, twice the rows only their parsing."""
+    take = min((need + len(reached)) * (2 if reached else 1), LAYER_CAP)
     while True:
         rows = await read(take)
         if len(rows) < take or take >= LAYER_CAP:

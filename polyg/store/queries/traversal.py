@@ -84,7 +84,9 @@ async def expand(
     """One breadth-first layer: [from internal id, *EDGE, *NODE of the node reached], at most
     `cap` rows (each way, for both), with `heaviest` the first in HEAVIEST_FIRST's order. An
     edge without a `weight` weighs 1.0 (spec 004's default)."""
-    order = f" ORDER BY {HEAVIEST_FIRST}" if heaviest else ""
+    # Ordered and cut before the columns are made: a hub's rows are sorted on the order's keys,
+    # and properties and labels are read only for the rows returned.
+    order = f"WITH fid, r, o ORDER BY {HEAVIEST_FIRST} LIMIT $cap " if heaviest else ""
     return await runner.read(
         project,
         _each_way(
@@ -92,7 +94,7 @@ async def expand(
             types,
             "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) "
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
-            f"RETURN fid, {EDGE.format(v='r')}, {NODE.format(v='o')}{order} LIMIT $cap",
+            f"{order}RETURN fid, {EDGE.format(v='r')}, {NODE.format(v='o')} LIMIT $cap",
         ),
         {"frontier": list(frontier), "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
     )
@@ -171,7 +173,8 @@ async def expand_from(
             types,
             f"MATCH (x:{label} {{{{id: $id}}}}) MATCH (x){{hop}}(o) "
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
-            f"RETURN id(x), {EDGE.format(v='r')}, {NODE.format(v='o')} ORDER BY {HEAVIEST_FIRST} LIMIT $cap",
+            f"WITH x, r, o ORDER BY {HEAVIEST_FIRST} LIMIT $cap "
+            f"RETURN id(x), {EDGE.format(v='r')}, {NODE.format(v='o')}",
         ),
         {"id": node_id, "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
     )
