@@ -223,3 +223,22 @@ async def test_first_layer_is_read_heaviest_first(services: Services, project: s
     assert sorted(row[6]["weight"] for row in rows) == [0.9, 0.9, 0.9]
     found = await TraversalService(services.ctx).neighbours(project, "hub", direction="outbound", limit=4)
     assert [n.via.weight for n in found.neighbours] == [0.9, 0.9, 0.9, 0.8]
+
+
+async def test_a_capped_context_keeps_what_lies_nearest_the_first_start(services: Services, project: str) -> None:
+    """Start nodes are expanded in the order given: when the row cap cuts a layer, it cuts the
+    relationships of the later ones (here a hub made first, so the database meets it first)."""
+    await services.ctx.write(
+        project,
+        "CREATE (h:Entity {id: 'hub'}), (a:Entity {id: 'a'}) WITH h, a UNWIND range(0, 39) AS i "
+        "CREATE (h)-[:USES {id: 'h' + toString(i)}]->(:Entity {id: 'hx' + toString(i)})",
+    )
+    await services.ctx.write(
+        project,
+        "MATCH (a:Entity {id: 'a'}) UNWIND range(0, 2) AS i "
+        "CREATE (a)-[:USES {id: 'a' + toString(i)}]->(:Entity {id: 'ax' + toString(i)})",
+    )
+    context = await TraversalService(services.ctx).surroundings(project, ["a", "hub"], 1, layer_cap=10)
+    rows = await q.nodes_by_internal_id(services.ctx, project, list(context.nodes))
+    assert {"ax0", "ax1", "ax2"} <= {row[1] for row in rows}
+    assert context.truncated
