@@ -418,21 +418,19 @@ class TraversalService:
         found = Surroundings({}, {})
         if not start_ids:
             return found
-        starts = set(start_ids)
-        # Nodes only named come first: one row each, which the cap must not cut.
-        named = [n for n in dict.fromkeys(also_named) if n not in starts]
-        named += list(dict.fromkeys(start_ids))
-        cap = layer_cap + len(named)
-        rows = await q.context_from(self.ctx, project, label, named, start_ids, cap)
+        starts = list(dict.fromkeys(start_ids))
+        named = list(dict.fromkeys([*starts, *also_named]))
+        rows = await q.context_from(self.ctx, project, label, named, starts, layer_cap)
+        start_set = set(starts)
         first: list[Sequence[Any]] = []
         for internal, node_id, *link in rows:
             found.ids[int(internal)] = node_id
-            if node_id in starts:
+            if node_id in start_set:
                 found.nodes.setdefault(int(internal), True)
                 if link[0] is not None:
                     first.append((internal, *link))
         frontier = self._take_layer(found, first, max_nodes)
-        found.truncated = len(rows) >= cap
+        found.truncated = len(first) >= layer_cap
         for _ in range(depth - 1):
             if not frontier:
                 break

@@ -240,5 +240,10 @@ async def test_a_capped_context_keeps_what_lies_nearest_the_first_start(services
     )
     context = await TraversalService(services.ctx).surroundings(project, ["a", "hub"], 1, layer_cap=10)
     rows = await q.nodes_by_internal_id(services.ctx, project, list(context.nodes))
-    assert {"ax0", "ax1", "ax2"} <= {row[1] for row in rows}
+    assert {"a", "hub", "ax0", "ax1", "ax2"} <= {row[1] for row in rows}
     assert context.truncated
+    # The hub first: the cap cuts its relationships, and still every start node is in the context.
+    context = await TraversalService(services.ctx).surroundings(project, ["hub", "a"], 1, layer_cap=10)
+    rows = await q.nodes_by_internal_id(services.ctx, project, list(context.nodes))
+    assert {"a", "hub"} <= {row[1] for row in rows}
+    assert len(context.nodes) == 12

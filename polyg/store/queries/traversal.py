@@ -110,15 +110,17 @@ CONTEXT_ROW = "id(r), id(o), r.weight, 'Entity' IN labels(o)"
 async def context_from(
     runner: Runner, project: str, label: Label, node_ids: Sequence[str], expand_ids: Sequence[str], cap: int
 ) -> list[Row]:
-    """The `label` nodes with the given polyg ids, and the relationships either way (polyg's own
-    types aside) of those among `expand_ids`, at most `cap` rows: [internal id, polyg id, then
-    CONTEXT_ROW, nulls for a node not expanded or without relationships]. Rows come in the
-    order of `node_ids`, so the cap cuts the relationships of the nodes named last."""
+    """The `label` nodes with the given polyg ids, each once, [internal id, polyg id, then nulls],
+    then the relationships either way (polyg's own types aside) of those among `expand_ids`, at
+    most `cap` rows, [internal id, polyg id, then CONTEXT_ROW], in the order of `expand_ids`, so
+    the cap cuts the relationships of the nodes named last (never a node)."""
     return await runner.read(
         project,
         f"UNWIND $ids AS nid MATCH (x:{label} {{id: nid}}) "
-        "OPTIONAL MATCH (x)-[r]-(o) WHERE nid IN $expand AND NOT type(r) IN $own "
-        f"RETURN id(x), x.id, {CONTEXT_ROW} LIMIT $cap",
+        "RETURN id(x) AS node, x.id AS node_id, null AS rel, null AS other, null AS weight, null AS entity "
+        f"UNION ALL UNWIND $expand AS nid MATCH (x:{label} {{id: nid}}) MATCH (x)-[r]-(o) WHERE NOT type(r) IN $own "
+        "RETURN id(x) AS node, x.id AS node_id, id(r) AS rel, id(o) AS other, r.weight AS weight, "
+        "'Entity' IN labels(o) AS entity LIMIT $cap",
         {"ids": list(node_ids), "expand": list(expand_ids), "own": OWN_TYPES, "cap": cap},
     )
 
