@@ -256,6 +256,7 @@ async def measure(
     search graph_enhanced_search starts from), graph_enhanced_search and get_entity_neighbors."""
     rng = random.Random(3)
     times: dict[str, list[float]] = {op: [] for op in OPS}
+    from polyg.store.embedded import socket_path_for
     from polyg.store.falkor import FalkorStore
 
     extra = ["--toolsets", "graphrag,memory-compat"]
@@ -264,7 +265,7 @@ async def measure(
             await server.call("graph_enhanced_search", {"query": q, "depth": 2})
             await server.call("search_nodes", {"query": q})
         # The floor's queries go to the server's own database, through polyg's store class.
-        store = FalkorStore(unix_socket=str(data_dir / "db" / "falkordb.sock"))
+        store = FalkorStore(unix_socket=socket_path_for((data_dir / "db").resolve()))
         await bare_neighbours(store, project, ids[0], NEIGHBOURS_LIMIT)
         with common.LoadSampler() as sampler:
             for q in words[5 : 5 + calls]:
