@@ -15,7 +15,24 @@ Two graphs, each in its own server process:
 On each, `--calls` rounds of: the stdio ping, `search_nodes` (limit 10), `graph_enhanced_search`
 depth 2 (default weights, limit 10) and `get_entity_neighbors` depth 2 (both directions, limit
 50) on a random entity; queries are 1-3 words of the graph's vocabulary. p50/p95 and each p50's
-ratio to the ping's and to search_nodes' of the same run. Then `extract_all_relationships` over
+ratio to the ping's and to search_nodes' of the same run.
+
+Floors (the project rule: a call within 2x of its floor, measured in the same rounds, is done):
+
+- graph_enhanced_search: the `search_nodes` call with the same query, the round before. Every
+  graph-enhanced search begins with that hybrid search (query embedding, vector KNN, full text,
+  fusion) to find its seeds, so no answer of it can come sooner; what it adds is the graph.
+- get_entity_neighbors: the stdio ping plus `bare_neighbours_d2`, the bare depth-2 traversal
+  from the same entity, in FalkorDB through polyg's store class on the server's own database
+  (its socket, while the server runs): one query a layer (both ways as two directed matches),
+  the first from the entity's id, the second from the nodes the first reached and only if they
+  are fewer than `limit` (50): the heaviest relationships, as many as the nodes still wanted
+  plus those already reached (which the second layer leads back to), only the columns the
+  answer shows (id, name, type, relation, weight, causal). Any answer must cross stdio once and read
+  these rows (the nearest `limit` nodes, heaviest first); the floor does nothing else: no
+  paths, no edge objects, no MCP validation or JSON.
+
+Then `extract_all_relationships` over
 every entity (the first run: all are due; `--extract-page` entities a call, until none is due),
 entities/s, and a second run, which finds nothing due.
 
@@ -153,6 +170,50 @@ async def ids_and_names(data_dir: Path) -> tuple[str, list[str], list[str]]:
         await core.close()
 
 
+# The bare depth-2 traversal of get_entity_neighbors' floor, a layer a query, both ways as two
+# directed matches (FalkorDB's faster form, as the tool reads them): the heaviest relationships,
+# only the columns the answer shows, at most $limit each way: enough for the nodes still wanted
+# plus those already reached (a filter on them in the query, `NOT id(o) IN $seen`, makes
+# FalkorDB's plan many times slower). The first layer starts from the entity's polyg id, the
+# second from the nodes the first reached.
+FLOOR_COLUMNS = "id(o), o.id, o.name, o.type, type(r), r.weight, r.is_causal"
+FLOOR_FIRST = (
+    "MATCH (x:Entity {{id: $id}}) MATCH (x){hop}(o) WHERE NOT type(r) IN $own AND o <> x "
+    f"RETURN {FLOOR_COLUMNS}, id(x) ORDER BY coalesce(r.weight, 1.0) DESC LIMIT $limit"
+)
+FLOOR_NEXT = (
+    "UNWIND $from AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) WHERE NOT type(r) IN $own "
+    f"RETURN {FLOOR_COLUMNS} ORDER BY coalesce(r.weight, 1.0) DESC LIMIT $limit"
+)
+
+
+def _both_ways(query: str) -> str:
+    return " UNION ALL ".join(query.format(hop=hop) for hop in ("-[r]->", "<-[r]-"))
+
+
+async def bare_neighbours(store: Any, project: str, entity: str, limit: int) -> int:
+    """get_entity_neighbors' database floor (depth 2, both ways, `limit`): the first layer's
+    heaviest relationships from the entity (by its polyg id), then, only if that reached fewer
+    than `limit` nodes, the second layer's heaviest (`limit` + 1 each way: enough for the nodes
+    still wanted and those it leads back to). Returns the nodes reached."""
+    from polyg.store.queries.traversal import OWN_TYPES
+
+    params: dict[str, Any] = {"id": entity, "own": OWN_TYPES, "limit": limit}
+    seen: list[int] = []
+    rows = await store.ro_query(project, _both_ways(FLOOR_FIRST), params)
+    if rows:
+        seen.append(int(rows[0][-1]))
+    for layer in range(2):
+        ordered = sorted(rows, key=lambda row: -(row[5] if isinstance(row[5], int | float) else 1.0))
+        fresh = [n for n in dict.fromkeys(int(row[0]) for row in ordered) if n not in seen][: limit - len(seen) + 1]
+        seen += fresh
+        if layer == 1 or not fresh or len(seen) > limit:
+            break
+        params = {"from": fresh, "own": OWN_TYPES, "limit": limit + 1}
+        rows = await store.ro_query(project, _both_ways(FLOOR_NEXT), params)
+    return max(len(seen) - 1, 0)
+
+
 async def timed(server: PolygServer, name: str, args: dict[str, Any] | None) -> float:
     t = time.perf_counter()
     if args is None:
@@ -162,7 +223,8 @@ async def timed(server: PolygServer, name: str, args: dict[str, Any] | None) -> 
     return time.perf_counter() - t
 
 
-OPS = ("ping", "search_nodes", "graph_enhanced_search_d2", "get_entity_neighbors_d2")
+OPS = ("ping", "search_nodes", "graph_enhanced_search_d2", "get_entity_neighbors_d2", "bare_neighbours_d2")
+NEIGHBOURS_LIMIT = 50  # get_entity_neighbors' default, which the bench calls with
 
 
 async def extract_all(server: PolygServer, page: int | None) -> tuple[dict[str, int], float]:
@@ -181,6 +243,7 @@ async def extract_all(server: PolygServer, page: int | None) -> tuple[dict[str, 
 
 async def measure(
     data_dir: Path,
+    project: str,
     ids: list[str],
     words: list[str],
     calls: int,
@@ -193,11 +256,17 @@ async def measure(
     search graph_enhanced_search starts from), graph_enhanced_search and get_entity_neighbors."""
     rng = random.Random(3)
     times: dict[str, list[float]] = {op: [] for op in OPS}
+    from polyg.store.embedded import socket_path_for
+    from polyg.store.falkor import FalkorStore
+
     extra = ["--toolsets", "graphrag,memory-compat"]
     async with PolygServer(data_dir, log_path=log_path, env=env, extra_args=extra) as server:
         for q in words[:5]:  # model, caches and centrality warmed once
             await server.call("graph_enhanced_search", {"query": q, "depth": 2})
             await server.call("search_nodes", {"query": q})
+        # The floor's queries go to the server's own database, through polyg's store class.
+        store = FalkorStore(unix_socket=socket_path_for((data_dir / "db").resolve()))
+        await bare_neighbours(store, project, ids[0], NEIGHBOURS_LIMIT)
         with common.LoadSampler() as sampler:
             for q in words[5 : 5 + calls]:
                 times["ping"].append(await timed(server, "ping", None))
@@ -209,13 +278,27 @@ async def measure(
                 times["get_entity_neighbors_d2"].append(
                     await timed(server, "get_entity_neighbors", {"entity_id": entity, "depth": 2})
                 )
+                t = time.perf_counter()
+                await bare_neighbours(store, project, entity, NEIGHBOURS_LIMIT)
+                times["bare_neighbours_d2"].append(time.perf_counter() - t)
+        await store.close()
         stats, extract_s = await extract_all(server, extract_page)
         second, second_s = await extract_all(server, extract_page)
         health = (await server.call("get_graph_statistics", {})).structured_content["statistics"]
     summary = {op: summarize(values) for op, values in times.items()}
     ping = summary["ping"]["p50_ms"]
+    floors = {
+        "graph_enhanced_search_d2": {"what": "search_nodes, same query", "p50_ms": summary["search_nodes"]["p50_ms"]},
+        "get_entity_neighbors_d2": {
+            "what": "ping + bare depth-2 traversal",
+            "p50_ms": round(ping + summary["bare_neighbours_d2"]["p50_ms"], 2),
+        },
+    }
+    for op, floor in floors.items():
+        floor["ratio"] = round(summary[op]["p50_ms"] / floor["p50_ms"], 2)
     return {
         **summary,
+        "floors": floors,
         "ratios": {
             op: {
                 "to_ping": round(summary[op]["p50_ms"] / ping, 2),
@@ -262,6 +345,14 @@ def render_graph(title: str, r: dict[str, Any]) -> list[str]:
         row("search_nodes", r, None),
         row("graph_enhanced_search_d2", r, TARGET_SEARCH_P50_MS),
         row("get_entity_neighbors_d2", r, TARGET_NEIGHBOURS_P50_MS),
+        row("bare_neighbours_d2", r, None),
+        "",
+        "| call | p50 ms | floor | floor p50 ms | p50 / floor |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {op} | {fmt_ms(r[op]['p50_ms'])} | {f['what']} | {fmt_ms(f['p50_ms'])} | {f['ratio']:g} |"
+            for op, f in r["floors"].items()
+        ),
         "",
         f"extract_all_relationships (limit {ex.get('page') or 'none'} a call, until none is due): "
         f"{ex['entities']} entities in {ex['seconds']} s "
@@ -347,14 +438,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         served = common.clean_env(workdir, {"POLYG_EMBEDDING_PROVIDER": mode})
         setup["generated"]["vectors"] = mode
         results[f"generated, {n} entities"] = await measure(
-            run_dir, ids, words, args.calls, log_path, served, args.extract_page
+            run_dir, setup["generated"]["project"], ids, words, args.calls, log_path, served, args.extract_page
         )
     if "bluenote" in args.graphs:
         if args.bluenote_csv is None:
             raise SystemExit("bn-data.csv not found: give its path with --bluenote-csv")
         pristine, meta["bluenote"] = await asyncio.to_thread(ensure_bluenote, workdir, args.embed)
         run_dir = common.fresh_copy(pristine, workdir / "graphrag-bluenote" / "run")
-        _, ids, names = await ids_and_names(run_dir)
+        project, ids, names = await ids_and_names(run_dir)
         common.stop_db(run_dir)
         setup["bluenote"] = {k: meta["bluenote"].get(k) for k in ("entities", "relationships", "wall_s")}
         mode = "hashing" if args.embed == "hashing" else "minilm"
@@ -362,7 +453,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         log_path = workdir / "graphrag-bluenote" / "server.log"
         words = bluenote_queries(names, args.calls + 5)
         served = common.clean_env(workdir, {"POLYG_EMBEDDING_PROVIDER": mode})
-        results[BLUENOTE] = await measure(run_dir, ids, words, args.calls, log_path, served, args.extract_page)
+        results[BLUENOTE] = await measure(run_dir, project, ids, words, args.calls, log_path, served, args.extract_page)
     return {
         "config": {"size": n, "calls": args.calls, "extract_share": args.extract_share, "preload": meta},
         "machine": common.machine_info(),
@@ -408,6 +499,7 @@ def key_figures(r: dict[str, Any]) -> dict[str, Any]:
         "search_d2_per_search_nodes": r["ratios"]["graph_enhanced_search_d2"]["to_search_nodes"],
         "neighbours_d2_p50_ms": r["get_entity_neighbors_d2"]["p50_ms"],
         "neighbours_d2_per_ping": r["ratios"]["get_entity_neighbors_d2"]["to_ping"],
+        "neighbours_d2_per_floor": r["floors"]["get_entity_neighbors_d2"]["ratio"],
         "extract_entities_per_s": r["extract_all"]["entities_per_s"],
     }
 

@@ -19,6 +19,12 @@ with both scores in [0, 1]:
   (`polyg.core.centrality`), divided by the highest in the project. So an entity scores high
   when it sits where relevant seeds and their links lead, and a little higher when it is
   central in the whole graph; a seed with no relationship keeps only what restarts give it.
+
+The context is read nearest the best seeds first and bounded by the page: at most
+`NODES_PER_RESULT` nodes and `ROWS_PER_RESULT` relationships a layer (each way) per result
+asked for (300 and 250 for the default 10), up to `MAX_CONTEXT_NODES` and `LAYER_CAP`. Around
+hubs the context is cut there (`truncated`): nodes that would be reached only past the cap,
+through the less relevant seeds or the later nodes of a layer, are not scored.
 """
 
 from __future__ import annotations
@@ -42,8 +48,13 @@ from polyg.store.queries import traversal as tq
 MIN_DEPTH, MAX_DEPTH = 1, 3
 PPR_SHARE = 0.7
 MAX_SEEDS = 20
-# Rows one context layer may read each way, and nodes a context may hold: bound what a hub
-# costs (the Blue Note graph's years and releases join hundreds of tracks each).
+# The context is sized to the page: per result asked for, relationships one layer may read
+# (each way) and nodes the context may hold, up to the caps. A hub (the Blue Note graph's
+# years and releases join hundreds of tracks each) costs no more than that; what is cut is the
+# far end of the context (`TraversalService.surroundings` reads nearest the best seeds first),
+# where personalised PageRank from the seeds is smallest.
+ROWS_PER_RESULT = 25
+NODES_PER_RESULT = 30
 LAYER_CAP = 2_000
 MAX_CONTEXT_NODES = 1_000
 LISTED_NEIGHBOURS = 10
@@ -127,7 +138,12 @@ class GraphSearch:
         similarity = {h.node_id: h.vector for h in hits}
         seeds = [h.node_id for h in hits[: min(limit, MAX_SEEDS)]]
         context = await self.traversal.surroundings(
-            project, seeds, depth, also_named=list(relevance), max_nodes=MAX_CONTEXT_NODES, layer_cap=LAYER_CAP
+            project,
+            seeds,
+            depth,
+            also_named=list(relevance),
+            max_nodes=min(NODES_PER_RESULT * limit, MAX_CONTEXT_NODES),
+            layer_cap=min(ROWS_PER_RESULT * limit, LAYER_CAP),
         )
         relevant = {n: relevance.get(node_id, 0.0) for n, node_id in context.ids.items()}
         ranked = await self._rank(project, context, relevant, vector_weight, graph_weight, limit)

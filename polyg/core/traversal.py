@@ -21,7 +21,7 @@ import asyncio
 import heapq
 import math
 from collections import defaultdict, deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -41,7 +41,8 @@ MAX_PATHS = 100
 # Rows one breadth-first layer or one path search may read: bounds the work a hub costs.
 LAYER_CAP = 20_000
 PATH_CAP = 50_000
-# A neighbourhood layer's first read asks for this many times the rows it needs (see _heaviest).
+# Past the first layer, a neighbourhood layer's first read asks for this many times the rows it
+# needs (see heaviest_rows).
 READ_AHEAD = 4
 # The best-first path search reads the relationships around both ends, layer by layer, at most
 # FANOUT per node (the best for the path, ranked in the database), at most FRONTIER nodes per
@@ -327,24 +328,15 @@ class TraversalService:
         if not 0.0 <= min_weight <= 1.0:
             raise InvalidParams("min_weight must be between 0 and 1.")
         limits.limit(limit)
+
         # The start node and its first layer are read at once, both by the start's polyg id.
+        def first_layer(cap: int) -> Awaitable[list[Row]]:
+            return q.expand_from(
+                self.ctx, project, label, node_id, direction=way, types=rels, min_weight=min_weight, cap=cap
+            )
+
         start_row, rows = await asyncio.gather(
-            q.find_node(self.ctx, project, label, node_id),
-            self._heaviest(
-                lambda cap: q.expand_from(
-                    self.ctx,
-                    project,
-                    label,
-                    node_id,
-                    direction=way,
-                    types=rels,
-                    min_weight=min_weight,
-                    cap=cap,
-                    heaviest=True,
-                ),
-                set(),
-                limit + 1,  # a relationship from the start to itself reaches no new node
-            ),
+            q.find_node(self.ctx, project, label, node_id), heaviest_rows(first_layer, (), limit)
         )
         if start_row is None:
             raise NotFound(f"{label} {node_id} not found.")
@@ -355,25 +347,11 @@ class TraversalService:
         truncated = False
         for distance in range(1, depth + 1):
             if distance > 1:
-                frontier_ids = [n.internal_id for n in frontier]
-                rows = await self._heaviest(
-                    lambda cap, ids=frontier_ids: q.expand(  # type: ignore[misc]
-                        self.ctx,
-                        project,
-                        ids,
-                        direction=way,
-                        types=rels,
-                        min_weight=min_weight,
-                        cap=cap,
-                        heaviest=True,
-                    ),
-                    set(reached),
-                    limit - len(found),
-                )
+                rows = await self._heaviest(project, frontier, reached, limit - len(found), way, rels, min_weight)
             truncated = truncated or len(rows) >= LAYER_CAP
             by_id = {n.internal_id: n for n in frontier}
             next_frontier: list[NodeRef] = []
-            for row in rows:
+            for row in sorted(rows, key=_layer_order):
                 here = by_id[int(row[0])]
                 node = node_from(row[7:])
                 if node.internal_id in reached:
@@ -394,26 +372,32 @@ class TraversalService:
                 break
         return Neighbourhood(start, tuple(found), truncated)
 
-    @staticmethod
-    async def _heaviest(read: Callable[[int], Awaitable[list[Row]]], reached: set[int], need: int) -> list[Row]:
-        """Enough of a layer's rows, heaviest first (`_layer_order`), to reach `need` nodes not
-        in `reached` if the layer has them: a hub's hundreds of relationships are not all read
-        (nor parsed) for the few shown. `read(cap)` reads the layer's first `cap` rows each way.
-        Rows to nodes already reached, or to one node twice, are passed over, so the first read
-        asks for READ_AHEAD times what it would need without them (on a hub-heavy graph many
-        rows lead back to the same few nodes, and every read sorts the whole layer again), and
-        more is asked for until enough new nodes come or the layer is read to its end (or to
-        LAYER_CAP)."""
-        take = min(READ_AHEAD * (need + len(reached)), LAYER_CAP)
-        while True:
-            rows = sorted(await read(take), key=_layer_order)
-            if len(rows) < take or take >= LAYER_CAP:
-                return rows  # the whole layer (or as much as a layer may read)
-            # Each way's first `take` rows hold the layer's first `take` in the shared order.
-            first = rows[:take]
-            if len({int(row[7]) for row in first} - reached) >= need:
-                return first
-            take = min(READ_AHEAD * take, LAYER_CAP)
+    async def _heaviest(
+        self,
+        project: str,
+        frontier: Sequence[NodeRef],
+        reached: Mapping[int, object],
+        need: int,
+        way: Direction,
+        rels: list[RelType] | None,
+        min_weight: float,
+    ) -> list[Row]:
+        """Enough of a layer's rows, heaviest first, to reach `need` new nodes (`heaviest_rows`):
+        a hub's hundreds of relationships are not all read (nor parsed) for the few shown."""
+
+        def layer(cap: int) -> Awaitable[list[Row]]:
+            return q.expand(
+                self.ctx,
+                project,
+                [n.internal_id for n in frontier],
+                direction=way,
+                types=rels,
+                min_weight=min_weight,
+                cap=cap,
+                heaviest=True,
+            )
+
+        return await heaviest_rows(layer, reached, need)
 
     async def surroundings(
         self,
@@ -430,27 +414,34 @@ class TraversalService:
         direction, polyg's own relationship types aside, read one breadth-first layer per query
         (the start nodes come with the first, and so do the internal ids of the `also_named`
         nodes, for a caller that must recognise them). At most `max_nodes` nodes and
-        `layer_cap` relationships a layer; relationships among the nodes kept are all kept."""
+        `layer_cap` relationships a layer (each way past the first); relationships among the
+        nodes kept are all kept. The caps cut the far end: start nodes are expanded in the order
+        given, and each layer's nodes in the order met, so what is read first is what lies
+        nearest the first start nodes."""
         found = Surroundings({}, {})
         if not start_ids:
             return found
-        named = list(dict.fromkeys([*start_ids, *also_named]))
-        rows = await q.context_from(self.ctx, project, label, named, start_ids, layer_cap)
-        starts = set(start_ids)
+        starts = list(dict.fromkeys(start_ids))
+        named = list(dict.fromkeys([*starts, *also_named]))
+        rows = await q.context_from(self.ctx, project, label, named, starts, layer_cap)
+        start_set = set(starts)
         first: list[Sequence[Any]] = []
         for internal, node_id, *link in rows:
             found.ids[int(internal)] = node_id
-            if node_id in starts:
+            if node_id in start_set:
                 found.nodes.setdefault(int(internal), True)
                 if link[0] is not None:
                     first.append((internal, *link))
         frontier = self._take_layer(found, first, max_nodes)
-        found.truncated = len(rows) >= layer_cap
+        found.truncated = len(first) >= layer_cap
         for _ in range(depth - 1):
             if not frontier:
                 break
             layer = await q.context_layer(self.ctx, project, frontier, layer_cap)
             found.truncated = found.truncated or len(layer) >= layer_cap
+            # Both ways' rows merged in the frontier's order (each way's are already in it).
+            position = {node: k for k, node in enumerate(frontier)}
+            layer.sort(key=lambda row: position[row[0]])
             frontier = self._take_layer(found, layer, max_nodes)
         return found
 
@@ -759,6 +750,26 @@ def _distances(steps: Mapping[int, list[tuple[float, int, int]]], start: int, li
                     following.append(other)
         frontier = following
     return distance
+
+
+async def heaviest_rows(read: Callable[[int], Awaitable[list[Row]]], reached: Collection[int], need: int) -> list[Row]:
+    """Enough of a layer's rows (`read(cap)`: `q.expand` rows, heaviest first, at most `cap`
+    each way) to reach `need` nodes neither in `reached` nor the row's own start, if the layer
+    has them. Rows to nodes already reached are passed over, so more are asked for until
+    enough new nodes come or the layer is read to its end (or to LAYER_CAP). Past the first
+    layer, many of the heaviest rows lead back (several reached nodes share a neighbour), so
+    the first read asks for READ_AHEAD times what the layer could need: a second read would
+    cost a whole sort of the layer again, more rows only their parsing."""
+    take = min((need + len(reached)) * (READ_AHEAD if reached else 1), LAYER_CAP)
+    while True:
+        rows = await read(take)
+        if len(rows) < take or take >= LAYER_CAP:
+            return rows  # the whole layer (or as much as a layer may read)
+        # Each way's first `take` rows hold the layer's first `take` in the shared order.
+        first = sorted(rows, key=_layer_order)[:take]
+        if len({int(row[7]) for row in first if row[7] != row[0]} - set(reached)) >= need:
+            return first
+        take = min(READ_AHEAD * take, LAYER_CAP)
 
 
 def _layer_order(row: Row) -> tuple[Any, ...]:

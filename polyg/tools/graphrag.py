@@ -368,7 +368,10 @@ async def graph_enhanced_search(s: Services, p: GraphEnhancedSearch) -> dict[str
     in 0-1: vector_score is the search relevance relative to the best hit (the cosine similarity
     is in vector_similarity), graph_score is 0.7 x personalised PageRank from the hits over the
     expanded context + 0.3 x global PageRank, each relative to its highest. Results include
-    entities reached only through the graph. Ids are polyg's string ids (e.g. 'ent_3f2a...'), not integers."""
+    entities reached only through the graph. The context is sized to the page (per result asked
+    for, 30 nodes and 25 relationships a layer each way, at most 1,000 and 2,000), read nearest
+    the best hits first: around hubs its far end is cut. Ids are polyg's string ids (e.g.
+    'ent_3f2a...'), not integers."""
     found = await s.graphrag.search.search(
         s.project(p.project_id),
         p.query,

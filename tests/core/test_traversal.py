@@ -11,6 +11,8 @@ from polyg.core.centrality import CentralityService
 from polyg.core.reltypes import RelTypeService
 from polyg.core.traversal import TraversalService, WeightScorer
 from polyg.errors import InvalidParams, NotFound
+from polyg.store.names import ENTITY
+from polyg.store.queries import traversal as q
 
 pytestmark = pytest.mark.anyio
 
@@ -219,3 +221,43 @@ async def test_a_first_layer_led_by_loops_still_reaches_its_limit(services: Serv
     )
     found = await TraversalService(services.ctx).neighbours(project, "S", limit=2)
     assert [n.node.id for n in found.neighbours] == ["m6", "m5"]
+
+
+async def test_first_layer_is_read_heaviest_first(services: Services, project: str) -> None:
+    """The start's own relationships come from the database heaviest first, so a limit smaller
+    than a hub's degree reads only that many of them (each way)."""
+    await services.ctx.write(
+        project,
+        "CREATE (h:Entity {id: 'hub', name: 'hub'}) WITH h UNWIND range(0, 29) AS i "
+        "CREATE (h)-[:USES {id: 'u' + toString(i), weight: toFloat(i % 10) / 10}]->(:Entity {id: 'x' + toString(i)})",
+    )
+    rows = await q.expand_from(
+        services.ctx, project, ENTITY, "hub", direction="outbound", types=None, min_weight=0.0, cap=3
+    )
+    assert sorted(row[6]["weight"] for row in rows) == [0.9, 0.9, 0.9]
+    found = await TraversalService(services.ctx).neighbours(project, "hub", direction="outbound", limit=4)
+    assert [n.via.weight for n in found.neighbours] == [0.9, 0.9, 0.9, 0.8]
+
+
+async def test_a_capped_context_keeps_what_lies_nearest_the_first_start(services: Services, project: str) -> None:
+    """Start nodes are expanded in the order given: when the row cap cuts a layer, it cuts the
+    relationships of the later ones (here a hub made first, so the database meets it first)."""
+    await services.ctx.write(
+        project,
+        "CREATE (h:Entity {id: 'hub'}), (a:Entity {id: 'a'}) WITH h, a UNWIND range(0, 39) AS i "
+        "CREATE (h)-[:USES {id: 'h' + toString(i)}]->(:Entity {id: 'hx' + toString(i)})",
+    )
+    await services.ctx.write(
+        project,
+        "MATCH (a:Entity {id: 'a'}) UNWIND range(0, 2) AS i "
+        "CREATE (a)-[:USES {id: 'a' + toString(i)}]->(:Entity {id: 'ax' + toString(i)})",
+    )
+    context = await TraversalService(services.ctx).surroundings(project, ["a", "hub"], 1, layer_cap=10)
+    rows = await q.nodes_by_internal_id(services.ctx, project, list(context.nodes))
+    assert {"a", "hub", "ax0", "ax1", "ax2"} <= {row[1] for row in rows}
+    assert context.truncated
+    # The hub first: the cap cuts its relationships, and still every start node is in the context.
+    context = await TraversalService(services.ctx).surroundings(project, ["hub", "a"], 1, layer_cap=10)
+    rows = await q.nodes_by_internal_id(services.ctx, project, list(context.nodes))
+    assert {"a", "hub"} <= {row[1] for row in rows}
+    assert len(context.nodes) == 12

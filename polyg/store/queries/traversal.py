@@ -84,7 +84,9 @@ async def expand(
     """One breadth-first layer: [from internal id, *EDGE, *NODE of the node reached], at most
     `cap` rows (each way, for both), with `heaviest` the first in HEAVIEST_FIRST's order. An
     edge without a `weight` weighs 1.0 (spec 004's default)."""
-    order = f" ORDER BY {HEAVIEST_FIRST}" if heaviest else ""
+    # Ordered and cut before the columns are made: a hub's rows are sorted on the order's keys,
+    # and properties and labels are read only for the rows returned.
+    order = f"WITH fid, r, o ORDER BY {HEAVIEST_FIRST} LIMIT $cap " if heaviest else ""
     return await runner.read(
         project,
         _each_way(
@@ -92,7 +94,7 @@ async def expand(
             types,
             "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) "
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
-            f"RETURN fid, {EDGE.format(v='r')}, {NODE.format(v='o')}{order} LIMIT $cap",
+            f"{order}RETURN fid, {EDGE.format(v='r')}, {NODE.format(v='o')} LIMIT $cap",
         ),
         {"frontier": list(frontier), "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
     )
@@ -108,21 +110,25 @@ CONTEXT_ROW = "id(r), id(o), r.weight, 'Entity' IN labels(o)"
 async def context_from(
     runner: Runner, project: str, label: Label, node_ids: Sequence[str], expand_ids: Sequence[str], cap: int
 ) -> list[Row]:
-    """The `label` nodes with the given polyg ids, and the relationships either way (polyg's own
-    types aside) of those among `expand_ids`, at most `cap` rows: [internal id, polyg id, then
-    CONTEXT_ROW, nulls for a node not expanded or without relationships]."""
+    """The `label` nodes with the given polyg ids, each once, [internal id, polyg id, then nulls],
+    then the relationships either way (polyg's own types aside) of those among `expand_ids`, at
+    most `cap` rows, [internal id, polyg id, then CONTEXT_ROW], in the order of `expand_ids`, so
+    the cap cuts the relationships of the nodes named last (never a node)."""
     return await runner.read(
         project,
-        f"MATCH (x:{label}) WHERE x.id IN $ids "
-        "OPTIONAL MATCH (x)-[r]-(o) WHERE x.id IN $expand AND NOT type(r) IN $own "
-        f"RETURN id(x), x.id, {CONTEXT_ROW} LIMIT $cap",
+        f"UNWIND $ids AS nid MATCH (x:{label} {{id: nid}}) "
+        "RETURN id(x) AS node, x.id AS node_id, null AS rel, null AS other, null AS weight, null AS entity "
+        f"UNION ALL UNWIND $expand AS nid MATCH (x:{label} {{id: nid}}) MATCH (x)-[r]-(o) WHERE NOT type(r) IN $own "
+        "RETURN id(x) AS node, x.id AS node_id, id(r) AS rel, id(o) AS other, r.weight AS weight, "
+        "'Entity' IN labels(o) AS entity LIMIT $cap",
         {"ids": list(node_ids), "expand": list(expand_ids), "own": OWN_TYPES, "cap": cap},
     )
 
 
 async def context_layer(runner: Runner, project: str, frontier: Sequence[int], cap: int) -> list[Row]:
     """One breadth-first layer around the given nodes (internal ids), relationships either way
-    (polyg's own types aside), at most `cap` each way: [from, then CONTEXT_ROW]."""
+    (polyg's own types aside), at most `cap` each way: [from, then CONTEXT_ROW], each way's rows
+    in the order of `frontier` (so the cap cuts the relationships of the nodes listed last)."""
     return await runner.read(
         project,
         _each_way(
@@ -159,10 +165,9 @@ async def expand_from(
     types: Sequence[RelType] | None,
     min_weight: float,
     cap: int,
-    heaviest: bool = False,
 ) -> list[Row]:
-    """`expand` from the one node of `label` with polyg id `node_id` (none: no rows)."""
-    order = f" ORDER BY {HEAVIEST_FIRST}" if heaviest else ""
+    """`expand` from the one node of `label` with polyg id `node_id` (none: no rows), heaviest
+    first."""
     return await runner.read(
         project,
         _each_way(
@@ -170,7 +175,8 @@ async def expand_from(
             types,
             f"MATCH (x:{label} {{{{id: $id}}}}) MATCH (x){{hop}}(o) "
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
-            f"RETURN id(x), {EDGE.format(v='r')}, {NODE.format(v='o')}{order} LIMIT $cap",
+            f"WITH x, r, o ORDER BY {HEAVIEST_FIRST} LIMIT $cap "
+            f"RETURN id(x), {EDGE.format(v='r')}, {NODE.format(v='o')}",
         ),
         {"id": node_id, "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
     )
