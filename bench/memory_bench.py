@@ -16,8 +16,11 @@ the measured call; that check is timed again on kept results of each tool ("clie
 it grows with the result (a 50-item timeline).
 
 Each tool's p50 is printed beside its floor, measured in the same run: what no implementation
-could answer faster over this transport, timed after the server stops, in process, through the
-core's store on the same data and arguments (medians of each part, summed):
+could answer faster over this transport. The floor's database work (and query embedding) is
+timed in the benchmark's process through polyg's core attached to the server's own database,
+with the server's embedder, on arguments drawn the same way: after each block of a tool's
+calls, as many floor probes, so both see the same load. The floor is the sum of each part's
+median:
 
 - get_entity: the stdio ping + one read of the entity by its indexed name with its
   relationships (id, type and the other end's id and name), without the observations, the
@@ -49,11 +52,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import json
 import random
 import sys
 import time
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -208,8 +213,8 @@ def arguments(op: str, n: int, rng: random.Random) -> dict[str, Any]:
     raise ValueError(op)
 
 
-async def measure(server: PolygServer, n: int, calls: int, block: int, seed: int) -> dict[str, Any]:
-    rng = random.Random(seed)
+async def measure(server: PolygServer, floors: Floors, n: int, calls: int, block: int, seed: int) -> dict[str, Any]:
+    rng, floor_rng = random.Random(seed), random.Random(seed + 1)
     ends = chain_ends(n)
     # The end events' ids, looked up once (the chain is then asked for by id, as a client does
     # after finding the event).
@@ -226,16 +231,22 @@ async def measure(server: PolygServer, n: int, calls: int, block: int, seed: int
     kept: dict[str, list[Any]] = {op: [] for op in OPS if op != "ping"}
     for op in OPS:  # warm-up
         await one(server, op, n, rng, ids, shapes, {}, {})
+        if op in FLOORED:
+            await floors.probe(op, floor_rng, keep=False)
     while any(len(v) < calls for v in samples.values()):
         for op in OPS:
-            for _ in range(min(block, calls - len(samples[op]))):
+            wanted = min(block, calls - len(samples[op]))
+            for _ in range(wanted):
                 samples[op].append(await one(server, op, n, rng, ids, shapes, inside, kept))
+            for _ in range(wanted if op in FLOORED else 0):  # its floor, right after, as many
+                await floors.probe(op, floor_rng)
     listed = {tool.name: tool.output_schema for tool in (await server.client.list_tools()).tools}
     return {
         "stats": {op: summarize(v) for op, v in samples.items()},
         "server_ms": {op: summarize([ms / 1000 for ms in v]) for op, v in inside.items() if v},
         "client_check": {op: client_check(listed[op], results) for op, results in kept.items() if results},
         "result_sizes": shapes,
+        "floor_parts": floors.summary(),
         "memory": server.memory(),
     }
 
@@ -281,10 +292,10 @@ async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
     pristine, preload = await asyncio.to_thread(ensure_memory_preloaded, workdir, n, args.embed, args.width)
     with common.LoadSampler() as sampler:
         async with common.served_copy(pristine, workdir / f"memory-{n}", workdir) as served:
-            result = await measure(served.server, n, args.calls, args.block, args.seed)
-    run_dir, env, ready_s = served.run_dir, served.env, served.ready_s
-    embedder = env.get("POLYG_EMBEDDING_PROVIDER")  # the server's, for the floor too
-    result["floor_parts"] = await asyncio.to_thread(floors, run_dir, n, args.calls, args.seed, embedder)
+            embedder = served.env.get("POLYG_EMBEDDING_PROVIDER")  # the server's, for the floor too
+            async with Floors.attached(served.run_dir, n, embedder) as floors:
+                result = await measure(served.server, floors, n, args.calls, args.block, args.seed)
+    ready_s = served.ready_s
     result["floors"] = floor_totals(result)
     for op, st in result["stats"].items():
         floor = result["floors"].get(op)
@@ -316,12 +327,6 @@ def client_check(schema: dict[str, Any], results: list[Any], rounds: int = 10) -
     return summarize(times)
 
 
-def floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None) -> dict[str, Any]:
-    """The database work (and the query embedding) each tool cannot answer without, p50 in
-    process on the benchmark's data (the server stopped), with the server's embedder."""
-    return asyncio.run(_floors(data_dir, n, calls, seed, embedder))
-
-
 # The one indexed read of an entity (by name) with its relationships: fewer columns than
 # get_entity shows, none of its ordering, observations or events.
 ENTITY_FLOOR = (
@@ -342,60 +347,72 @@ FACTS_FLOOR = (
 )
 
 
-async def _floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None) -> dict[str, Any]:
-    from polyg.config import load_settings
-    from polyg.core.app import Polyg
-    from polyg.core.temporal import epoch_us
-    from polyg.errors import IndexNotFound
-    from polyg.store.falkor import VectorParam
-    from polyg.store.names import RelType
-    from polyg.store.queries import temporal
+FLOORED = ("get_entity", "query_timeline", "search_semantic")
 
-    chosen = {"embedding_provider": embedder} if embedder else {}
-    core = Polyg(load_settings(None, data_dir=data_dir, log_level="WARNING", **chosen))
-    services = await core.ready()
-    project = common.DEFAULT_PROJECT
-    rng = random.Random(seed)
-    times: dict[str, list[float]] = {part: [] for part in ("entity_read", "window_read", "embed", "knn")}
-    try:
-        for _ in range(600):  # the database rebuilds its vector indexes after it starts
-            try:
-                await services.search.entities(project, "warm up")
-                break
-            except IndexNotFound:
-                await asyncio.sleep(0.5)
-        fact_types = [RelType(t) for t in await temporal.fact_types(services.ctx, project)]
-        window_query = " UNION ALL ".join([EVENTS_FLOOR] + [FACTS_FLOOR.format(type=t) for t in fact_types])
-        for i in range(calls + 5):
-            lookup = arguments("get_entity", n, rng)
-            timeline = arguments("query_timeline", n, rng)
+
+class Floors:
+    """Times each tool's floor queries through a core attached to the server's own database
+    (the embedded store lets a second process attach), so that they run in the same rotation
+    as the tool calls, under the same load. The query is embedded by the server's embedder."""
+
+    def __init__(self, services: Any, n: int, window_query: str) -> None:
+        self.services = services
+        self.n = n
+        self.window_query = window_query
+        self.times: dict[str, list[float]] = {part: [] for part in ("entity_read", "window_read", "embed", "knn")}
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def attached(cls, data_dir: Path, n: int, embedder: str | None) -> AsyncIterator[Floors]:
+        from polyg.config import load_settings
+        from polyg.core.app import Polyg
+        from polyg.store.names import RelType
+        from polyg.store.queries import temporal
+
+        chosen = {"embedding_provider": embedder} if embedder else {}
+        core = Polyg(load_settings(None, data_dir=data_dir, log_level="WARNING", **chosen))
+        try:
+            services = await core.ready()
+            types = [RelType(t) for t in await temporal.fact_types(services.ctx, common.DEFAULT_PROJECT)]
+            yield cls(services, n, " UNION ALL ".join([EVENTS_FLOOR] + [FACTS_FLOOR.format(type=t) for t in types]))
+        finally:
+            await core.close()
+
+    async def probe(self, op: str, rng: random.Random, keep: bool = True) -> None:
+        from polyg.core.temporal import epoch_us
+        from polyg.store.falkor import VectorParam
+
+        ctx, project = self.services.ctx, common.DEFAULT_PROJECT
+        args = arguments(op, self.n, rng)
+        t = time.perf_counter()
+        parts: dict[str, float] = {}
+        if op == "get_entity":
+            await ctx.read(project, ENTITY_FLOOR, {"key": args["name"]})
+            parts["entity_read"] = time.perf_counter() - t
+        elif op == "query_timeline":
             window = {
-                "lo": epoch_us(datetime.fromisoformat(timeline["from"])),
-                "hi": epoch_us(datetime.fromisoformat(timeline["to"])),
-                "limit": timeline["limit"] + 1,
+                "lo": epoch_us(datetime.fromisoformat(args["from"])),
+                "hi": epoch_us(datetime.fromisoformat(args["to"])),
+                "limit": args["limit"] + 1,
             }
-            query = arguments("search_semantic", n, rng)["query"]
-            t = time.perf_counter()
-            await services.ctx.read(project, ENTITY_FLOOR, {"key": lookup["name"]})
-            t_entity = time.perf_counter()
-            await services.ctx.read(project, window_query, window)
-            t_window = time.perf_counter()
-            vector = await services.ctx.embed_query(query)
+            await ctx.read(project, self.window_query, window)
+            parts["window_read"] = time.perf_counter() - t
+        else:
+            vector = await ctx.embed_query(args["query"])
             t_embed = time.perf_counter()
-            await services.ctx.read(
+            await ctx.read(
                 project,
                 "CALL db.idx.vector.queryNodes('Entity', 'embedding', 10, vecf32($v)) YIELD node, score "
                 "RETURN node.id, score",
                 {"v": VectorParam(vector)},
             )
-            if i >= 5:
-                times["entity_read"].append(t_entity - t)
-                times["window_read"].append(t_window - t_entity)
-                times["embed"].append(t_embed - t_window)
-                times["knn"].append(time.perf_counter() - t_embed)
-    finally:
-        await core.close()
-    return {part: summarize(v) for part, v in times.items()}
+            parts = {"embed": t_embed - t, "knn": time.perf_counter() - t_embed}
+        if keep:
+            for part, seconds in parts.items():
+                self.times[part].append(seconds)
+
+    def summary(self) -> dict[str, Any]:
+        return {part: summarize(v) for part, v in self.times.items() if v}
 
 
 def floor_totals(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
