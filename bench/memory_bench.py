@@ -366,6 +366,7 @@ class Floors:
     async def attached(cls, data_dir: Path, n: int, embedder: str | None) -> AsyncIterator[Floors]:
         from polyg.config import load_settings
         from polyg.core.app import Polyg
+        from polyg.errors import IndexNotFound
         from polyg.store.names import RelType
         from polyg.store.queries import temporal
 
@@ -373,6 +374,12 @@ class Floors:
         core = Polyg(load_settings(None, data_dir=data_dir, log_level="WARNING", **chosen))
         try:
             services = await core.ready()
+            for _ in range(600):  # the database rebuilds its indexes after it starts: measure after
+                try:
+                    await services.search.entities(common.DEFAULT_PROJECT, "warm up")
+                    break
+                except IndexNotFound:
+                    await asyncio.sleep(0.5)
             types = [RelType(t) for t in await temporal.fact_types(services.ctx, common.DEFAULT_PROJECT)]
             yield cls(services, n, " UNION ALL ".join([EVENTS_FLOOR] + [FACTS_FLOOR.format(type=t) for t in types]))
         finally:
