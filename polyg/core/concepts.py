@@ -126,7 +126,7 @@ class SemanticGraph:
         try:
             ranked, event_rows = await asyncio.gather(
                 self.search_service.search(
-                    project, query, "default", min(wanted, limits.MAX_LIMIT), query_vector=embedding
+                    project, query, "semantic", min(wanted, limits.MAX_LIMIT), query_vector=embedding
                 ),
                 self._events(project, embedding, wanted) if events else _empty(),
             )

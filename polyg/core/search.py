@@ -128,6 +128,11 @@ DEFAULT = SearchConfig()
 # Document chunks are many and long: a word in more than 1,000 of them is left to the vector
 # side (its idf is then at most log(total / 1000); the figures are in bench/README.md).
 CHUNK_SEARCH = replace(DEFAULT, max_term_matches=1000)
+# Memory's semantic search keeps only hits similar to the query (its threshold), so the words
+# reorder what the vectors find rather than find more: each word's best `candidates` texts, not
+# 200, and a word more than 300 texts hold is left to the vector side. Its full-text work then
+# ends before the query's embedding does (the figures are in bench/README.md).
+SEMANTIC_SEARCH = replace(DEFAULT, term_candidates=DEFAULT.candidates, max_term_matches=300)
 
 
 @dataclass(frozen=True)
@@ -149,13 +154,15 @@ class SearchPreset:
     config: SearchConfig | None = None  # None: the service's own
 
 
-PresetName = Literal["default", "vector_only", "text_only", "chunks", "events"]
+PresetName = Literal["default", "semantic", "vector_only", "text_only", "chunks", "events"]
 PRESETS: dict[str, SearchPreset] = {
     preset.name: preset
     for preset in (
         # Entities by meaning and words, an exact name first: memory-compat's search_nodes,
-        # memory's semantic search, graphrag's seeds, knowledge's `combined` strategy.
+        # graphrag's seeds, knowledge's `combined` strategy.
         SearchPreset("default", ENTITY, exact_names=True),
+        # The same with a lighter full-text side: memory's search_semantic (SEMANTIC_SEARCH).
+        SearchPreset("semantic", ENTITY, exact_names=True, config=SEMANTIC_SEARCH),
         # Knowledge's `vector` and `text` strategies: one kind of evidence, no name rule (text
         # alone neither embeds the query nor waits for pending vectors).
         SearchPreset("vector_only", ENTITY, text=False),

@@ -1,7 +1,7 @@
 """Named search presets (`polyg.core.search.PRESETS`) do what their names say, on the embedded
-store: `default` fuses meaning and words with an exact name first, `vector_only` and `text_only`
-use one kind of evidence, `chunks` searches document chunks, which get their vectors from the
-vectorizer by being declared embeddable.
+store: `default` fuses meaning and words with an exact name first, `semantic` does so with a
+lighter full-text side, `vector_only` and `text_only` use one kind of evidence, `chunks` searches
+document chunks, which get their vectors from the vectorizer by being declared embeddable.
 
 The embedder hashes words, except that "automobile" is embedded as "car": a query can then
 match by meaning a text that holds none of its words.
@@ -10,11 +10,12 @@ match by meaning a text that holds none of its words.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from polyg.core.app import Polyg, Services
-from polyg.core.search import PRESETS
+from polyg.core.search import PRESETS, SEMANTIC_SEARCH
 from polyg.embed.hashing import HashingEmbedder
 from polyg.errors import InvalidParams
 from polyg.store.names import CHUNK
@@ -70,7 +71,7 @@ async def _ids(s: Services, query: str, preset: str) -> list[str]:
 
 
 async def test_the_presets_are_the_ones_the_toolsets_name() -> None:
-    assert set(PRESETS) == {"default", "vector_only", "text_only", "chunks", "events"}
+    assert set(PRESETS) == {"default", "semantic", "vector_only", "text_only", "chunks", "events"}
 
 
 async def test_vector_only_finds_by_meaning_and_text_only_by_words(s: Services) -> None:
@@ -96,6 +97,43 @@ async def test_default_ranks_an_exact_name_first_and_the_one_kind_presets_do_not
         hits = await s.search.search(P, "trumpet", preset, 10)  # type: ignore[arg-type]
         assert {"trumpet", "Miles Davis", "Brass band"} <= set(await _ids(s, "trumpet", preset))
         assert all(hit.fused < 1.0 for hit in hits)
+
+
+async def test_semantic_fuses_meaning_and_words_with_an_exact_name_first(s: Services) -> None:
+    assert (await _ids(s, "automobile", "semantic"))[0] == "Garage"  # by meaning alone
+    hits = await s.search.search(P, "trumpet", "semantic", 10)
+    assert (await _ids(s, "trumpet", "semantic"))[0] == "trumpet" and hits[0].fused > 1.0
+    trombone = await s.search.search(P, "trombone", "semantic", 10)
+    assert trombone[0].text is not None and trombone[0].vector is not None  # both kinds of evidence
+    assert (await _ids(s, "trombone", "semantic"))[0] == "Brass band"
+
+
+async def test_semantic_leaves_a_word_many_texts_hold_to_the_vectors(tmp_path: Path) -> None:
+    # A word more texts hold than SEMANTIC_SEARCH.max_term_matches (yet fewer than half of
+    # them, which `default` still ranks): `default` votes for its holders by text,
+    # `semantic` leaves it to the vector side.
+    many = SEMANTIC_SEARCH.max_term_matches
+    assert many is not None
+    core = Polyg(isolated_settings(tmp_path), embedder=SynonymEmbedder())
+    try:
+        services = await core.ready()
+        rows = [
+            {"name": f"gizmo part {i}" if i <= many else f"spare item {i}", "entityType": "part", "observations": []}
+            for i in range(2 * many + 2)
+        ]
+        await services.named.create_entities(P, rows)
+        assert await services.ctx.vectors.settle(P, 60)
+        default = await services.search.search(P, "gizmo", "default", 10)
+        semantic = await services.search.search(P, "gizmo", "semantic", 10)
+        holders = {
+            row[0]
+            for row in await services.store.ro_query(P, "MATCH (e:Entity) WHERE e.name STARTS WITH 'gizmo' RETURN e.id")
+        }
+        voted = {hit.node_id for hit in default if hit.text is not None}
+        assert voted and voted <= holders
+        assert semantic and all(hit.text is None and hit.vector is not None for hit in semantic)
+    finally:
+        await core.close()
 
 
 async def test_chunks_searches_chunks_only_and_entity_presets_never_return_them(s: Services) -> None:
