@@ -118,7 +118,7 @@ class SearchConfig:
     fuzzy2_min_len: int = 7
     # Vector candidates more than this (cosine) below the best one are not evidence: a tennis
     # player must not add a vote for "saxophone player" when a saxophonist scores far higher.
-    vector_margin: float | None = 0.2
+    vector_margin: float | None = 0.25
     # Below this cosine a vector hit is noise for all-MiniLM-L6-v2 (unrelated short texts score
     # 0.0-0.3). -1 disables it.
     min_similarity: float = 0.3
