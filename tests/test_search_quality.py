@@ -19,7 +19,16 @@ import pytest
 
 from polyg.config import load_settings
 from polyg.core.app import Polyg, Services
-from polyg.core.search import DEFAULT, SearchConfig, agent_noun, fuzzy_candidates, query_terms, stem
+from polyg.core.search import (
+    DEFAULT,
+    SearchConfig,
+    agent_noun,
+    background_weights,
+    fuzzy_candidates,
+    query_terms,
+    stem,
+)
+from polyg.core.word_prior import informativeness
 from polyg.errors import EmptyQuery
 from tests.mcp_helpers import reap_embedded
 
@@ -334,6 +343,20 @@ def test_query_words_reach_the_index_as_plain_words() -> None:
     ]
 
 
+def test_background_prior_weighs_common_words_less_in_small_projects() -> None:
+    # The commonest word is worth nothing, a word the vocabulary splits (rare, a name, a typo)
+    # the most; in between, by frequency rank.
+    assert informativeness("the") == 0.0
+    assert informativeness("player") < informativeness("saxophone") < informativeness("bebop") == 1.0
+    assert informativeness("played") < informativeness("drummer")
+    small = background_weights(["player", "saxophone"], texts=14)
+    assert small["player"] < small["saxophone"] <= 1.0
+    # A large project's own counts decide: the prior fades.
+    large = background_weights(["player", "saxophone"], texts=100_000)
+    assert all(0.99 < weight <= 1.0 for weight in large.values())
+    assert background_weights(["player"], texts=14, config=SearchConfig(background_texts=0)) == {}
+
+
 @pytest.mark.anyio
 async def test_projects_are_isolated(services: Services) -> None:
     mine = await names(services, "jazz trumpet player", limit=10)
@@ -385,8 +408,8 @@ async def musician_names(services: Services, query: str, limit: int = 8) -> list
 async def test_accidental_shared_word_does_not_outweigh_the_meaning(musicians: Services) -> None:
     # "player" is in a trumpeter's text, "played" in a saxophonist's; before: Armstrong 2nd,
     # Miles Davis 5th, Parker 8th. "saxophone" now also finds "saxophonist" (by its stem).
-    # Parker's "saxophonist" ties with Rollins's and Coltrane's text, and the vector ranks him
-    # 9th: 5th or 6th, as equal text sums fall.
+    # Parker, whom the vector ranks 9th, is found by "saxophonist" alone
+    # (`test_the_four_saxophonists_come_first`).
     found = await musician_names(musicians, "saxophone player")
     assert found[0] == "Ornette Coleman"
     assert SAXOPHONISTS <= set(found[:6])
@@ -408,8 +431,9 @@ async def test_piano_reaches_the_pianists(musicians: Services) -> None:
 @pytest.mark.anyio
 @pytest.mark.xfail(
     strict=True,
-    reason="Louis Armstrong's 'trumpet player' still ranks above Charlie Parker, whom the vector ranks "
-    "9th; score-aware votes that fix it cost about 1 point of LoCoMo recall@10 (bench/README.md)",
+    reason="Louis Armstrong ('trumpet player') ranks above Charlie Parker, whom the vector ranks 9th: the "
+    "background prior puts Parker above him in the text list, but Armstrong's cosine, 0.24 below the best, "
+    "is a second vote; a 0.2 cut fixes this and LoCoMo but drops vector hits other tests need (bench/README.md)",
 )
 async def test_the_four_saxophonists_come_first(musicians: Services) -> None:
     assert set((await musician_names(musicians, "saxophone player"))[:4]) == SAXOPHONISTS
@@ -627,4 +651,81 @@ async def roles(services: Services) -> Services:
 )
 async def test_roles_held_out(roles: Services, query: str, expected: set[str]) -> None:
     found = await names(roles, query, limit=8, project=ROLES_PROJECT)
+    assert set(found[: len(expected)]) == expected
+
+
+# --- A fifth corpus, written down before the ranking change of issue 9's item 16 and not tuned on
+# People known for a craft or a feat, each told by one specific word ("sculptor", "aviator")
+# and often a generic one ("designer", "painter", "who made", "television") that a distractor
+# shares; a typo of a name or a trade must still find its entity.
+
+CRAFTS_PROJECT = "searchq_crafts"
+
+CRAFTS: list[dict[str, Any]] = [
+    {"name": "Ansel Adams", "entityType": "person", "observations": ["Photographer of Yosemite landscapes"]},
+    {"name": "Frida Kahlo", "entityType": "person", "observations": ["Mexican painter of self-portraits"]},
+    {"name": "Auguste Rodin", "entityType": "person", "observations": ["French sculptor who made The Thinker"]},
+    {"name": "Frank Lloyd Wright", "entityType": "person", "observations": ["Architect who designed Fallingwater"]},
+    {"name": "Coco Chanel", "entityType": "person", "observations": ["Fashion designer who founded a Paris house"]},
+    {
+        "name": "Julia Child",
+        "entityType": "person",
+        "observations": ["Cook who brought French cuisine to American television"],
+    },
+    {"name": "Neil Armstrong", "entityType": "person", "observations": ["Astronaut who first walked on the Moon"]},
+    {"name": "Amelia Earhart", "entityType": "person", "observations": ["Aviator who flew solo across the Atlantic"]},
+    {"name": "Jacques Cousteau", "entityType": "person", "observations": ["Ocean explorer and filmmaker"]},
+    {"name": "Charles Darwin", "entityType": "person", "observations": ["Naturalist who wrote about evolution"]},
+    {"name": "Harry Houdini", "entityType": "person", "observations": ["Escape artist and magician"]},
+    {"name": "Bob Ross", "entityType": "person", "observations": ["Television painter of happy little trees"]},
+    {"name": "Steinway", "entityType": "company", "observations": ["Company that builds pianos in New York"]},
+    {"name": "Blue Whale", "entityType": "animal", "observations": ["The largest animal that ever lived"]},
+    {"name": "Model T", "entityType": "car", "observations": ["Ford car made on an assembly line"]},
+]
+
+
+@pytest.fixture(scope="module")
+async def crafts(services: Services) -> Services:
+    assert len(await services.named.create_entities(CRAFTS_PROJECT, CRAFTS)) == len(CRAFTS)
+    return services
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("landscape photographer", {"Ansel Adams"}),
+        ("portrait painter", {"Frida Kahlo"}),
+        ("statue maker", {"Auguste Rodin"}),
+        pytest.param(
+            "building designer",
+            {"Frank Lloyd Wright"},
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="'building' is in no text, 'design*' finds Wright's 'designed' and Chanel's 'designer' "
+                "alike, and the vector ranks the fashion designer first: a miss left",
+            ),
+        ),
+        ("clothing designer", {"Coco Chanel"}),
+        ("French cooking", {"Julia Child"}),
+        ("television cook", {"Julia Child"}),
+        ("moon astronaut", {"Neil Armstrong"}),
+        ("who walked on the moon", {"Neil Armstrong"}),
+        ("pilot who flew the ocean", {"Amelia Earhart"}),
+        ("underwater explorer", {"Jacques Cousteau"}),
+        ("evolution scientist", {"Charles Darwin"}),
+        ("magician", {"Harry Houdini"}),
+        ("tree painter", {"Bob Ross"}),
+        ("piano maker", {"Steinway"}),
+        ("biggest animal", {"Blue Whale"}),
+        ("car factory", {"Model T"}),
+        ("Houdni", {"Harry Houdini"}),
+        ("Earheart", {"Amelia Earhart"}),
+        ("sculpter", {"Auguste Rodin"}),
+        ("photografer", {"Ansel Adams"}),
+        ("painter", {"Frida Kahlo", "Bob Ross"}),
+    ],
+)
+async def test_crafts_held_out(crafts: Services, query: str, expected: set[str]) -> None:
+    found = await names(crafts, query, limit=8, project=CRAFTS_PROJECT)
     assert set(found[: len(expected)]) == expected

@@ -8,10 +8,12 @@ its observations, so that no kind of evidence votes twice for the same entity:
 - vector: KNN over entity and observation embeddings, ranked by each entity's best cosine
   similarity, cut where the similarity falls far below the best one or below a noise floor;
 - text: full-text matches of the query's words, ranked by the summed idf of the words an
-  entity holds. A word also matches the words it is a stem of ("saxophone" finds
-  "saxophonist", "drums" finds "drummer"), and an "-o" word its "-ist" noun ("piano" finds
-  "pianist"); a word that occurs nowhere in the project is replaced by its one- and two-typo
-  variants, which count less.
+  entity holds. In a small project, whose few texts make an idf noisy, each idf leans on how
+  informative the word is in English at large (`polyg.core.word_prior`): among 14 musicians
+  "player" is held by fewer texts than "saxophonist", yet says less. A word also matches the
+  words it is a stem of ("saxophone" finds "saxophonist", "drums" finds "drummer"), and an
+  "-o" word its "-ist" noun ("piano" finds "pianist"); a word that occurs nowhere in the
+  project is replaced by its one- and two-typo variants, which count less.
 
 Reciprocal rank fusion needs no calibration between cosine and text scores, which is why it is
 used rather than a weighted sum. Its blind spot is that it ignores score gaps: an entity found
@@ -34,7 +36,7 @@ import math
 import re
 import time
 import unicodedata
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -42,6 +44,7 @@ from polyg.core import limits
 from polyg.core.embeddable import REGISTRY, SearchTarget
 from polyg.core.graph import GraphContext
 from polyg.core.model import Hit
+from polyg.core.word_prior import informativeness
 from polyg.errors import EmptyQuery, InvalidParams, StoreError
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import CHUNK, ENTITY, EVENT, Label
@@ -96,6 +99,12 @@ class SearchConfig:
     # against the word as written; 0 disables stem lookups. Shorter stems match too much.
     stem_weight: float = 1.0
     stem_min_len: int = 4
+    # The project's idf is blended with each word's background informativeness
+    # (`polyg.core.word_prior`) as if the background were this many texts: in a project of N
+    # texts a word's idf is scaled by 1 - a + a * informativeness, a = this / (N + this), so
+    # the prior settles a small project's noisy counts and fades as the project grows. 0: the
+    # project's idf alone.
+    background_texts: int = 50
     # An "-o" word also matches its "-ist" agent noun ("piano" -> "pianist", "cello" ->
     # "cellist"), at `stem_weight`: its stem ("piano*") does not reach it.
     agent_nouns: bool = True
@@ -230,7 +239,11 @@ def idf(total: int, df: int) -> float:
     return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
 
 
-def rank_text(evidence: Sequence[tuple[Sequence[TermHits], float]], limit: int) -> list[str]:
+def rank_text(
+    evidence: Sequence[tuple[Sequence[TermHits], float]],
+    limit: int,
+    term_weights: Mapping[str, float] | None = None,
+) -> list[str]:
     """The `limit` entities with the highest summed idf of the distinct query words they hold,
     best first. `evidence` is one (hits per label, weight) per kind of match: as written, by
     stem, by typo; a match counts its idf times its kind's weight.
@@ -239,12 +252,14 @@ def rank_text(evidence: Sequence[tuple[Sequence[TermHits], float]], limit: int) 
     entity is one bag of words whatever node holds them: "davis trumpet" ranks Miles Davis
     (name + observation) above the Davis Cup (name only). The index's own score is not used:
     it does not add up the words of an any-word query, and ranked worse on LoCoMo.
+    `term_weights`: a factor per query word (1 for a word it does not name).
     """
+    weights = term_weights or {}
     per_term: dict[str, dict[str, float]] = {}  # term -> entity -> its best value for that term
     for lists, weight in evidence:
         for hits in lists:
             for term, (term_idf, ids) in hits.items():
-                value = weight * term_idf
+                value = weight * term_idf * weights.get(term, 1.0)
                 best = per_term.setdefault(term, {})
                 for entity_id in ids:
                     if best.get(entity_id, 0.0) < value:
@@ -254,6 +269,16 @@ def rank_text(evidence: Sequence[tuple[Sequence[TermHits], float]], limit: int) 
         for entity_id, value in per_term[term].items():
             scores[entity_id] = scores.get(entity_id, 0.0) + value
     return heapq.nsmallest(limit, scores, key=lambda entity_id: (-scores[entity_id], entity_id))
+
+
+def background_weights(terms: Sequence[str], texts: int, config: SearchConfig = DEFAULT) -> dict[str, float]:
+    """Each query word's factor on its idf in a project of `texts` texts
+    (`SearchConfig.background_texts`): how informative the word is in English at large, the
+    more so the fewer texts the project's own counts rest on."""
+    if config.background_texts <= 0:
+        return {}
+    share = config.background_texts / (texts + config.background_texts)
+    return {t: 1.0 - share + share * informativeness(t) for t in terms}
 
 
 def best_similarity(lists: Sequence[Sequence[tuple[str, float]]]) -> dict[str, float]:
@@ -450,7 +475,8 @@ class SearchService:
             typos = await self._term_hits(project, [*near.values(), *far.values()], per_term, totals, targets, cfg)
             for variants, weight in ((near, cfg.fuzzy_weight), (far, cfg.fuzzy2_weight)):
                 evidence.append(([{t: hits[v] for t, v in variants.items() if v in hits} for hits in typos], weight))
-        return rank_text(evidence, k)
+        texts = max((totals.get(str(target.label), 0) for target in targets), default=0)
+        return rank_text(evidence, k, background_weights(terms, texts, cfg))
 
     async def _totals(self, project: str, wanted: Sequence[str] = ()) -> dict[str, int]:
         """Nodes per searchable label: what a word's document frequency is measured against.
