@@ -188,9 +188,7 @@ def analyse(
                 }
             )
             for e in q["evidence"]:
-                best = min(
-                    (r.index(position[e]) + 1 for r in ranks.values() if position[e] in r), default=10**9
-                )
+                best = min((r.index(position[e]) + 1 for r in ranks.values() if position[e] in r), default=10**9)
                 band = next(f"{lo}-{hi}" if hi < 10**9 else f">{lo - 1}" for lo, hi in BANDS if lo <= best <= hi)
                 bands[band] += 1
                 if q["category"] == 1:
@@ -258,7 +256,9 @@ def markdown(result: dict[str, Any], command: str) -> str:
     ]
     for name, res in result["signals"].items():
         by_cat = res["by_category"]
-        cells = [f"{by_cat[c]['recall@10']:.1f} / {by_cat[c]['all_evidence@10']:.1f}" if c in by_cat else "" for c in cats]
+        cells = [
+            f"{by_cat[c]['recall@10']:.1f} / {by_cat[c]['all_evidence@10']:.1f}" if c in by_cat else "" for c in cats
+        ]
         lines.append(f"| {name} | {res['recall@10']:.1f} | {res['all_evidence@10']:.1f} | " + " | ".join(cells) + " |")
     bands = result["best_rank_of_evidence"]
     total = sum(v for k, v in bands.items() if not k.startswith("multi-hop"))
