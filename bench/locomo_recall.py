@@ -62,6 +62,7 @@ STORE_CODE = (
     "polyg/store/queries/temporal.py",
     "polyg/store/queries/causal.py",
     "polyg/embed/minilm.py",
+    "polyg/core/embeddable.py",
     "polyg/store/schema.py",
 )
 TARGETS = {"recall@10": 80.0, "multi-hop all_evidence@10": 40.0}

@@ -122,6 +122,31 @@ async def test_memory_neighbours_read_through_the_time_index(services: Services,
     assert scans_nothing(plan, "Node By Index Scan | (o:Event)"), plan
 
 
+async def test_similar_memories_are_the_nearest_memories_by_their_stored_vectors(
+    services: Services, project: str
+) -> None:
+    """recall's meaning-level links: for each memory, the memories nearest to its own stored
+    vector (itself and extracted events left out), each with its cosine, in one query."""
+    temporal = services.memory.temporal
+    texts = ["pottery class with the kids", "the kids loved the pottery class", "fixed the car brakes"]
+    ids = []
+    for i, text in enumerate(texts):
+        added = await temporal.add_event(
+            project, description=text, occurred_at=f"2025-03-0{i + 1}T10:00:00Z", origin="memory"
+        )
+        ids.append(added.event.id)
+    await temporal.add_event(project, description="pottery class with the kids", occurred_at="2025-03-04T10:00:00Z")
+    assert await services.ctx.vectors.settle(project, 60)
+    runner = Counting(services)
+    rows = await temporal_q.similar_memories(runner, project, [ids[0]], 1)
+    assert len(runner.reads) == 1
+    assert [row[:2] for row in rows] == [[ids[0], ids[1]]]
+    assert 0.0 < rows[0][2] < 1.0
+    far = await temporal_q.similar_memories(runner, project, [ids[0]], 3)
+    assert {row[1] for row in far} == {ids[1], ids[2]}
+    assert far[0][2] > far[-1][2]
+
+
 async def test_an_events_exact_text_is_found_without_reading_every_event(services: Services, project: str) -> None:
     """remember's duplicate check (a memory's exact text) and a causal reference's exact and
     case-insensitive lookups go through the full-text index, even for a text full of short

@@ -47,6 +47,16 @@ class MemoryRanking:
     neighbour_window_s: int = 3600
     # A memory from the time the query names (its day, its month) counts this much more.
     in_time_boost: float = 2.0
+    # The `similar_k` memories closest in meaning (by their stored vectors) to each of the best
+    # `similar_of` hits count `similar_share` of that hit times their cosine to it, when it is
+    # at least `similar_min`: what a person said about the same subject elsewhere, in words
+    # the query does not use. 0: off.
+    similar_of: int = 0
+    similar_k: int = 5
+    similar_share: float = 0.5
+    similar_min: float = 0.5
+    # Only memories of the hit's own context (its speaker) count as close to it.
+    similar_same_context: bool = False
 
 
 DEFAULT_RANKING = MemoryRanking()
@@ -98,6 +108,8 @@ class MemorySearch:
                         texts[memory] = event
                     elif memory not in texts:
                         missing.append(memory)
+        if ranking.similar_of > 0:
+            missing += await self._similar(ranking, scores)
         if ranking.neighbour_share > 0:
             best = sorted(scores, key=lambda m: (-scores[m], m))[: ranking.neighbours_of]
             rows = await q.memory_neighbours(
@@ -126,6 +138,24 @@ class MemorySearch:
             MemoryHit(m, texts[m].description, texts[m].occurred_at, round(TOP_SCORE * scores[m] / top, 6))
             for m in ranked
         ]
+
+    async def _similar(self, ranking: MemoryRanking, scores: dict[str, float]) -> list[str]:
+        """Raise `scores` of the memories close in meaning to the best ones; returns those
+        added."""
+        best = sorted(scores, key=lambda m: (-scores[m], m))[: ranking.similar_of]
+        rows = await q.similar_memories(
+            self.graphs.temporal.ctx, self.project, best, ranking.similar_k, same_context=ranking.similar_same_context
+        )
+        added: list[str] = []
+        for memory, near, cosine in rows:
+            if cosine < ranking.similar_min:
+                continue
+            score = scores[memory] * ranking.similar_share * cosine
+            if score > scores.get(near, 0.0):
+                if near not in scores:
+                    added.append(near)
+                scores[near] = score
+        return added
 
 
 def _boost(ranking: MemoryRanking, event: Event, wanted: set[str]) -> float:

@@ -361,3 +361,30 @@ async def memory_neighbours(run: Runner, project: str, ids: list[str], window_us
         "CASE WHEN size(after) > 0 THEN after[0].id END",
         {"ids": ids, "w": window_us},
     )
+
+
+async def similar_memories(
+    run: Runner, project: str, ids: list[str], k: int, *, same_context: bool = False
+) -> list[Row]:
+    """(id, a memory close to it in meaning, their cosine similarity) for each memory id: the
+    `k` nearest memories by its stored vector (through the events' vector index), best first,
+    itself and other events left out; with `same_context`, only memories of its own context
+    (said by the same speaker). A memory without a vector yet has none."""
+    # The index is cosine: `score` is the distance 1 - cos. Events extracted from a memory
+    # repeat its words, so more than k are asked for to keep k memories.
+    rows = await run.read(
+        project,
+        "UNWIND $ids AS i MATCH (m:Event {id: i}) WHERE m.embedding IS NOT NULL "
+        "CALL db.idx.vector.queryNodes('Event', 'embedding', $k, m.embedding) YIELD node, score "
+        "WITH m, node, score WHERE node.origin = 'memory' AND node.id <> m.id "
+        "AND (NOT $same OR node.context = m.context) "
+        "RETURN m.id, node.id, 1.0 - score ORDER BY m.id, score",
+        {"ids": ids, "k": (6 if same_context else 3) * k + 1, "same": same_context},
+    )
+    kept: dict[str, int] = {}
+    out = []
+    for row in rows:
+        if kept.get(row[0], 0) < k:
+            kept[row[0]] = kept.get(row[0], 0) + 1
+            out.append(row)
+    return out
