@@ -332,7 +332,7 @@ class TraversalService:
         # The start node and its first layer are read at once, both by the start's polyg id.
         def first_layer(cap: int) -> Awaitable[list[Row]]:
             return q.expand_from(
-                self.ctx, project, label, node_id, direction=way, types=rels, min_weight=min_weight, cap=cap
+                self.ctx, project, label, node_id, direction=way, types=rels, min_weight=min_weight, cap=cap, light=True
             )
 
         start_row, rows = await asyncio.gather(
@@ -351,7 +351,7 @@ class TraversalService:
             truncated = truncated or len(rows) >= LAYER_CAP
             by_id = {n.internal_id: n for n in frontier}
             next_frontier: list[NodeRef] = []
-            for row in sorted(rows, key=_layer_order):
+            for row in await self._shown(project, rows, reached, limit - len(found)):
                 here = by_id[int(row[0])]
                 node = node_from(row[7:])
                 if node.internal_id in reached:
@@ -371,6 +371,19 @@ class TraversalService:
             if not frontier:
                 break
         return Neighbourhood(start, tuple(found), truncated)
+
+    async def _shown(self, project: str, rows: Sequence[Row], reached: Mapping[int, object], need: int) -> list[Row]:
+        """The layer's first `need` hops to new nodes (each reached once, by its heaviest
+        relationship, in the layer's order), read whole (`q.hops_by_internal_id`)."""
+        chosen: dict[int, tuple[int, int, int]] = {}
+        for row in sorted(rows, key=_layer_order):
+            node = int(row[4])
+            if node in reached or node in chosen:
+                continue
+            chosen[node] = (int(row[0]), int(row[1]), node)
+            if len(chosen) >= need:
+                break
+        return await q.hops_by_internal_id(self.ctx, project, list(chosen.values())) if chosen else []
 
     async def _heaviest(
         self,
@@ -395,6 +408,7 @@ class TraversalService:
                 min_weight=min_weight,
                 cap=cap,
                 heaviest=True,
+                light=True,
             )
 
         return await heaviest_rows(layer, reached, need)
@@ -753,7 +767,7 @@ def _distances(steps: Mapping[int, list[tuple[float, int, int]]], start: int, li
 
 
 async def heaviest_rows(read: Callable[[int], Awaitable[list[Row]]], reached: Collection[int], need: int) -> list[Row]:
-    """Enough of a layer's rows (`read(cap)`: `q.expand` rows, heaviest first, at most `cap`
+    """Enough of a layer's rows (`read(cap)`: light `q.expand` rows, heaviest first, at most `cap`
     each way) to reach `need` nodes neither in `reached` nor the row's own start, if the layer
     has them. Rows to nodes already reached are passed over, so more are asked for until
     enough new nodes come or the layer is read to its end (or to LAYER_CAP). Past the first
@@ -767,16 +781,17 @@ async def heaviest_rows(read: Callable[[int], Awaitable[list[Row]]], reached: Co
             return rows  # the whole layer (or as much as a layer may read)
         # Each way's first `take` rows hold the layer's first `take` in the shared order.
         first = sorted(rows, key=_layer_order)[:take]
-        if len({int(row[7]) for row in first if row[7] != row[0]} - set(reached)) >= need:
+        if len({int(row[4]) for row in first if row[4] != row[0]} - set(reached)) >= need:
             return first
         take = min(READ_AHEAD * take, LAYER_CAP)
 
 
 def _layer_order(row: Row) -> tuple[Any, ...]:
-    """Heavier relationships first, then a stable order (type, polyg ids)."""
-    weight = row[6].get("weight") if isinstance(row[6], dict) else None
+    """A light layer row (`q.LIGHT_ROW`) in HEAVIEST_FIRST's order: heavier relationships first,
+    then a stable order (type, polyg ids of the node reached and of the relationship)."""
+    weight = row[3]
     heavy = -float(weight) if isinstance(weight, (int, float)) else -1.0
-    return (heavy, row[5], str(row[8] or ""), str(row[4] or ""))
+    return (heavy, row[2], str(row[5] or ""), str(row[6] or ""))
 
 
 def _direction(value: str) -> Direction:

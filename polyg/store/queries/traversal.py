@@ -32,6 +32,13 @@ def _hop(direction: Direction, types: Sequence[RelType] | None, var: str = "r") 
     return _PATTERNS[direction].format(r=typed), condition
 
 
+# A layer row before the few shown are chosen: what ordering a layer and telling new nodes
+# from reached ones needs (from, relationship and node reached by internal id, the
+# relationship's type and weight, the polyg ids that break ties), none of the maps and lists
+# the client would parse for each of a hub's rows; the rows shown are then read whole
+# (`hops_by_internal_id`).
+LIGHT_ROW = "{f}, id(r), type(r), coalesce(r.weight, 1.0), id(o), coalesce(o.id, ''), coalesce(r.id, '')"
+
 # The order a neighbourhood takes a layer in (heavier relationship first, then type, then the
 # polyg ids of the node reached and of the relationship), as `traversal._layer_order` sorts.
 HEAVIEST_FIRST = "coalesce(r.weight, 1.0) DESC, type(r), coalesce(o.id, ''), coalesce(r.id, '')"
@@ -80,10 +87,11 @@ async def expand(
     min_weight: float,
     cap: int,
     heaviest: bool = False,
+    light: bool = False,
 ) -> list[Row]:
-    """One breadth-first layer: [from internal id, *EDGE, *NODE of the node reached], at most
-    `cap` rows (each way, for both), with `heaviest` the first in HEAVIEST_FIRST's order. An
-    edge without a `weight` weighs 1.0 (spec 004's default)."""
+    """One breadth-first layer: [from internal id, *EDGE, *NODE of the node reached] (with
+    `light`, LIGHT_ROW), at most `cap` rows (each way, for both), with `heaviest` the first in
+    HEAVIEST_FIRST's order. An edge without a `weight` weighs 1.0 (spec 004's default)."""
     # Ordered and cut before the columns are made: a hub's rows are sorted on the order's keys,
     # and properties and labels are read only for the rows returned.
     order = f"WITH fid, r, o ORDER BY {HEAVIEST_FIRST} LIMIT $cap " if heaviest else ""
@@ -94,7 +102,7 @@ async def expand(
             types,
             "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) "
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
-            f"{order}RETURN fid, {EDGE.format(v='r')}, {NODE.format(v='o')} LIMIT $cap",
+            f"{order}RETURN {_layer_columns('fid', light)} LIMIT $cap",
         ),
         {"frontier": list(frontier), "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
     )
@@ -165,6 +173,7 @@ async def expand_from(
     types: Sequence[RelType] | None,
     min_weight: float,
     cap: int,
+    light: bool = False,
 ) -> list[Row]:
     """`expand` from the one node of `label` with polyg id `node_id` (none: no rows), heaviest
     first."""
@@ -176,10 +185,32 @@ async def expand_from(
             f"MATCH (x:{label} {{{{id: $id}}}}) MATCH (x){{hop}}(o) "
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
             f"WITH x, r, o ORDER BY {HEAVIEST_FIRST} LIMIT $cap "
-            f"RETURN id(x), {EDGE.format(v='r')}, {NODE.format(v='o')}",
+            f"RETURN {_layer_columns('id(x)', light)}",
         ),
         {"id": node_id, "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
     )
+
+
+def _layer_columns(start: str, light: bool) -> str:
+    return LIGHT_ROW.format(f=start) if light else f"{start}, {EDGE.format(v='r')}, {NODE.format(v='o')}"
+
+
+async def hops_by_internal_id(runner: Runner, project: str, hops: Sequence[tuple[int, int, int]]) -> list[Row]:
+    """[from internal id, *EDGE, *NODE of the node reached] of hops given as (internal id of
+    the node left, of the relationship, of the node reached), in the order given; a hop whose
+    relationship is gone is left out. The relationship is found between its two nodes, not
+    among all of a hub's."""
+    rows = await runner.read(
+        project,
+        "UNWIND range(0, size($hops) - 1) AS i WITH i, $hops[i] AS h "
+        "MATCH (x) WHERE id(x) = h[0] MATCH (o) WHERE id(o) = h[2] "
+        # Two directed matches: FalkorDB finds an undirected one several times slower.
+        "OPTIONAL MATCH (x)-[fwd]->(o) WHERE id(fwd) = h[1] OPTIONAL MATCH (o)-[back]->(x) WHERE id(back) = h[1] "
+        "WITH i, x, o, coalesce(fwd, back) AS r WHERE r IS NOT NULL "
+        f"RETURN i, id(x), {EDGE.format(v='r')}, {NODE.format(v='o')}",
+        {"hops": [list(hop) for hop in hops]},
+    )
+    return [row[1:] for row in sorted(rows, key=lambda row: int(row[0]))]
 
 
 @dataclass(frozen=True)
