@@ -448,6 +448,7 @@ async def test_path_strengths_by_hand(kn: KG, project: str) -> None:
         "strongest_path_strength": 0.4,
         "average_path_strength": round((0.4 + 0.14 + 0.042) / 3, 6),
         "relationship_types_used": ["CHILD_OF", "COLLABORATED_WITH", "INFLUENCED_BY"],
+        "search_truncated": False,
     }
     # The default minimum (0.3) keeps the longer strong path and drops the direct weak one.
     default = await paths(kn, project, "Source", "Target")
@@ -750,3 +751,38 @@ async def test_explore_neighborhoods(kn: KG, project: str) -> None:
         {"node_id": made["Miles Davis"], "node_name": "Miles Davis", "confidence": 0.325},
         {"node_id": made["New York"], "node_name": "New York", "confidence": 0.195},
     ]
+
+
+async def test_paths_say_when_a_hub_was_not_read_whole(kn: KG, project: str) -> None:
+    """A hub with more relationships than the path search reads (FANOUT): the best path is still
+    found, and the summary says the search was cut there."""
+    from polyg.core.traversal import FANOUT
+
+    leaves = [{"name": f"Leaf {i}", "summary": "a leaf"} for i in range(FANOUT + 4)]
+    hub_links = [{"target_id": leaf["name"], "relationship_type": "COLLABORATED_WITH"} for leaf in leaves]
+    items = [
+        *leaves,
+        {"name": "Goal", "summary": "the goal"},
+        {
+            "name": "Hub",
+            "summary": "the hub",
+            "relationships": [
+                *hub_links,
+                {"target_id": "Goal", "relationship_type": "COLLABORATED_WITH", "relevance_strength": "strong"},
+            ],
+        },
+        {
+            "name": "Start",
+            "summary": "the start",
+            "relationships": [
+                {"target_id": "Hub", "relationship_type": "COLLABORATED_WITH", "relevance_strength": "strong"}
+            ],
+        },
+    ]
+    results = await nodes(kn, project, "create", items)
+    assert {r["status"] for r in results} == {"success"}, results
+    small = await paths(kn, project, "Leaf 0", "Leaf 1", min_path_strength=0.0, max_path_length=2)
+    assert not small["summary"]["search_truncated"]  # the hub is met, never expanded
+    found = await paths(kn, project, "Start", "Goal", min_path_strength=0.0)
+    assert [n["name"] for n in found["paths"][0]["nodes"]] == ["Start", "Hub", "Goal"]
+    assert found["summary"]["search_truncated"]

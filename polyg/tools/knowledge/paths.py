@@ -62,6 +62,10 @@ class PathSummary(BaseModel):
     strongest_path_strength: float
     average_path_strength: float
     relationship_types_used: list[str]
+    search_truncated: bool = Field(
+        description="A node on the way had more relationships than the search reads (its strongest "
+        "32 for the path), so a stronger path through the others may exist."
+    )
 
 
 class PairResult(BaseModel):
@@ -144,6 +148,7 @@ async def find_relationship_paths(s: Services, p: FindRelationshipPaths) -> dict
                     "strongest_path_strength": max(strengths, default=0.0),
                     "average_path_strength": rounded(sum(strengths) / len(strengths)) if strengths else 0.0,
                     "relationship_types_used": sorted({r["type"] for path in paths for r in path["relationships"]}),
+                    "search_truncated": found.truncated,
                 },
             }
         )
