@@ -22,10 +22,11 @@ with the server's embedder, on arguments drawn the same way: after each block of
 calls, as many floor probes, so both see the same load. The floor is the sum of each part's
 median:
 
-- get_entity: the stdio ping + one read of the entity by its indexed name with its
-  relationships (id, type and the other end's id and name), without the observations, the
-  recent events or any ordering get_entity adds: no answer needs less than finding the node
-  and its relationships, and one round trip is the least that takes.
+- get_entity: the stdio ping + one read of the entity by its indexed name with what the tool
+  shows of it (its relationships, its 10 latest events, its first 100 observations) in fewer
+  columns, without the ordering of relationships or the validity check of facts get_entity
+  adds: no answer needs less than finding the node and what it shows, and one round trip is
+  the least that takes.
 - query_timeline: the ping + one read of the window (the events in it through their range
   index, the first limit+1 in time order with the names of the entities they involve, and the
   facts that began in it, each fact type through its range index) + the client's own schema
@@ -327,11 +328,16 @@ def client_check(schema: dict[str, Any], results: list[Any], rounds: int = 10) -
     return summarize(times)
 
 
-# The one indexed read of an entity (by name) with its relationships: fewer columns than
-# get_entity shows, none of its ordering, observations or events.
+# The one indexed read of an entity (by name) with what get_entity shows of it: its
+# relationships, its latest events and its first observations, in fewer columns and with none
+# of the ordering of relationships or the validity check of facts the tool adds.
 ENTITY_FLOOR = (
-    "MATCH (e:Entity {name: $key}) OPTIONAL MATCH (e)-[r]-(o:Entity) "
-    "RETURN e {.id, .name, .type, .summary}, collect([r.id, type(r), o.id, o.name])"
+    "MATCH (e:Entity {name: $key}) "
+    "OPTIONAL MATCH (e)-[r]-(o:Entity) WITH e, collect([r.id, type(r), o.id, o.name]) AS rels "
+    "OPTIONAL MATCH (e)<-[:INVOLVES]-(ev:Event) "
+    "WITH e, rels, collect([ev.id, ev.description, ev.occurred_at])[0..10] AS evs "
+    "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(ob:Observation) "
+    "RETURN e {.id, .name, .type, .summary}, rels, evs, collect([ob.id, ob.text])[0..100]"
 )
 # The events that occurred in the window through their range index, the first $limit in time
 # order with the names of the entities they involve, and the facts that began in it, each fact
