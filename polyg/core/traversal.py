@@ -353,9 +353,7 @@ class TraversalService:
             next_frontier: list[NodeRef] = []
             for row in await self._shown(project, rows, reached, limit - len(found)):
                 here = by_id[int(row[0])]
-                node = node_from(row[7:])
-                if node.internal_id in reached:
-                    continue
+                node = node_from(row[7:])  # a new node: `_shown` passed over those reached
                 ends = {here.internal_id: here, node.internal_id: node}
                 edge = _edge_from(row[1:7], ends, forward=int(row[2]) == here.internal_id)
                 before = reached[here.internal_id]
