@@ -110,26 +110,35 @@ def question(n: int, rng: random.Random) -> str:
 # --- preload ------------------------------------------------------------------------------
 
 
-def ensure_memories(workdir: Path, n: int) -> tuple[Path, dict[str, Any]]:
+def ensure_memories(workdir: Path, n: int, embed: str) -> tuple[Path, dict[str, Any]]:
     pristine = workdir / f"recall-{n}" / "pristine"
     meta = common.cached_build(
         pristine,
-        [sys.executable, str(Path(__file__).resolve()), "preload", str(pristine), str(n)],
-        fits=lambda m: m.get("version") == PRELOAD_VERSION and m.get("memories") == n,
+        [sys.executable, str(Path(__file__).resolve()), "preload", str(pristine), str(n), embed],
+        fits=lambda m: (
+            m.get("version") == PRELOAD_VERSION and m.get("memories") == n and m.get("embed_mode", "minilm") == embed
+        ),
         workdir=workdir,
         log=log,
     )
     return pristine, meta
 
 
-async def preload(data_dir: Path, n: int) -> dict[str, Any]:
+async def preload(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
     """Child process: remember n memories through polyg's core (no MCP; `remember_many`, which
-    makes the model's vectors ahead of the writes), then wait for vectors."""
+    makes the model's vectors ahead of the writes), then wait for vectors (`embed`: minilm, or
+    hashing for a latency-only run)."""
     from polyg.config import load_settings
     from polyg.core.app import Polyg
     from polyg.core.memory_write import Memory
 
-    settings = load_settings(None, data_dir=data_dir, log_dir=data_dir.parent / "preload-logs", log_level="WARNING")
+    settings = load_settings(
+        None,
+        data_dir=data_dir,
+        log_dir=data_dir.parent / "preload-logs",
+        log_level="WARNING",
+        embedding_provider=embed,
+    )
     core = Polyg(settings)
     services = await core.ready()
     project = settings.project
@@ -154,7 +163,7 @@ async def preload(data_dir: Path, n: int) -> dict[str, Any]:
         await services.ctx.vectors.settle(project, 3600)
     finally:
         await core.close()
-    return {"version": PRELOAD_VERSION, **counts, "remember_s": round(remember_s, 1)}
+    return {"version": PRELOAD_VERSION, **counts, "remember_s": round(remember_s, 1), "embed_mode": embed}
 
 
 # --- measure ------------------------------------------------------------------------------
@@ -440,7 +449,8 @@ def report(results: list[dict[str, Any]], machine: dict[str, Any], args: argpars
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["preload"]:
-        print(json.dumps(asyncio.run(preload(Path(argv[1]), int(argv[2])))))
+        embed = argv[3] if len(argv) > 3 else "minilm"
+        print(json.dumps(asyncio.run(preload(Path(argv[1]), int(argv[2]), embed))))
         return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000")
