@@ -105,8 +105,8 @@ class MemoryBulk:
         *,
         progress: Progress | None = None,
     ) -> BulkReport:
-        keys = [e.key for e in events]
-        if len(set(keys)) != len(keys):
+        keys = {e.key for e in events}
+        if len(keys) != len(events):
             raise InvalidParams("two events of the batch have the same key.")
         for e in events:
             limits.text(e.description, "description", max_len=limits.MAX_TEXT)
@@ -116,7 +116,7 @@ class MemoryBulk:
             check_confidence(link.confidence)
         names = [n for e in events for n in e.entities]
         names += [n for f in facts for n in (f.subject, f.object)]
-        names += [end for link in links for end in (link.cause, link.effect) if end not in set(keys)]
+        names += [end for link in links for end in (link.cause, link.effect) if end not in keys]
         ids = await self._entity_ids(project, names)
         checked = [self._fact(f, ids) for f in facts]
         written, duplicate = await self._new_facts(project, checked)
