@@ -39,10 +39,12 @@ Each operation runs in rotating blocks (noise spreads over all of them); p50, p9
 operation, and peak RSS of the server and of its database.
 
 The data: entities are preloaded straight into the store by bench/common.py (cached under
---workdir); events, facts and causal links are then written through polyg's own services in a
-child process (`preload-memory`, --width calls in flight), with the entities' kind of vectors
-(MiniLM, or hashing where the entity preload judged MiniLM too slow: 100k), and that directory
-is cached too.
+--workdir); events, facts and causal links are then written in a child process
+(`preload-memory`) through polyg's bulk path (`polyg.core.memory_bulk.MemoryBulk`: the data
+model add_event, add_fact and add_causal_link write, T_BEFORE chain included, in batched
+writes), and the vectorizer makes the events' vectors with the entities' kind of vectors
+(MiniLM, or hashing where the entity preload judged MiniLM too slow: 100k; the result says
+which). That directory is cached too.
 
 Usage: .venv/bin/python bench/memory_bench.py [--sizes 1000,10000] [--calls 200] [--no-save]
        .venv/bin/python bench/memory_bench.py --smoke     # 60 entities, hashing vectors: it runs
