@@ -438,12 +438,25 @@ def floor_totals(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
+def vectors(results: list[dict[str, Any]]) -> str:
+    """What made the vectors: MiniLM, or the hashing embedder (latency, not relevance)."""
+    modes = {r["preload"].get("embed_mode", "minilm") for r in results}
+    if modes == {"minilm"}:
+        return "MiniLM"
+    hashed = ", ".join(f"{r['entities']:,}" for r in results if r["preload"].get("embed_mode") == "hashing")
+    return (
+        f"**hashed vectors** at {hashed} entities (the hashing embedder for entities, events and "
+        "queries: latency, not relevance)"
+    )
+
+
 def report(results: list[dict[str, Any]], machine: dict[str, Any], args: argparse.Namespace) -> str:
     lines = [
         "# memory toolset latency (spec 003, direct tools)",
         "",
         common.describe_machine(machine),
-        f"Over MCP stdio, embedded store, MiniLM; {args.calls} calls per operation in blocks of {args.block}.",
+        f"Over MCP stdio, embedded store, {vectors(results)}; {args.calls} calls per operation in blocks of "
+        f"{args.block}.",
         "",
         "| entities | operation | p50 ms | p95 ms | p99 ms | x ping | floor p50 ms | x floor | in polyg p50 ms | "
         "client check p50 ms | spec p50 | polyg p50 (10k) |",
