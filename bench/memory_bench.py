@@ -156,7 +156,11 @@ async def _preload_memory(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
         write_s = time.perf_counter() - t
         log(f"bulk: {report.written} nodes and relationships in {write_s:.0f} s; vectors ...")
         t_vec = time.perf_counter()
-        await services.ctx.vectors.settle(project, 3600.0)
+        vectors, waiting = services.ctx.vectors, services.ctx.vectors.pending(project)
+        while not await vectors.settle(project, 10.0):
+            if time.perf_counter() - t_vec > 3600:
+                raise RuntimeError("the vectorizer did not store the events' vectors within an hour")
+            log(f"vectors: {waiting - vectors.pending(project)}/{waiting} ({time.perf_counter() - t_vec:.0f} s)")
         vectors_s = time.perf_counter() - t_vec
         log(f"vectors ({embed}) in {vectors_s:.0f} s")
         stats = await graphs.views.statistics(project)
