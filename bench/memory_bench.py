@@ -113,6 +113,7 @@ async def _preload_memory(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
     from polyg.config import load_settings
     from polyg.core.app import Polyg
     from polyg.core.memory_bulk import BulkEvent, BulkFact, BulkLink, MemoryBulk
+    from polyg.store.embedded import EmbeddedFalkor
 
     size = counts(n)
     core = Polyg(load_settings(None, data_dir=data_dir, log_level="WARNING", embedding_provider=embed))
@@ -164,6 +165,9 @@ async def _preload_memory(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
         vectors_s = time.perf_counter() - t_vec
         log(f"vectors ({embed}) in {vectors_s:.0f} s")
         stats = await graphs.views.statistics(project)
+        # Restarts then load a snapshot (as the entity preload's do), not a replay of every write.
+        if not await asyncio.to_thread(EmbeddedFalkor(data_dir / "db").compact, 600):
+            raise RuntimeError("compacting the preloaded store's AOF failed")
     finally:
         await core.close()
     return {
