@@ -120,6 +120,10 @@ class MemoryBulk:
         ids = await self._entity_ids(project, names)
         checked = [self._fact(f, ids) for f in facts]
         written, duplicate = await self._new_facts(project, checked)
+        link_ends = [tuple(end if end in keys else ids[end] for end in (link.cause, link.effect)) for link in links]
+        for link, (cause_end, effect_end) in zip(links, link_ends, strict=True):
+            if cause_end == effect_end:
+                raise InvalidParams(f"cause and effect are the same node ({link.cause!r}); a link needs two.")
         # Everything is checked: now the graph the tools would have written.
         now = now_iso()
         report = BulkReport(event_ids={e.key: new_id("evt") for e in events})
@@ -132,14 +136,12 @@ class MemoryBulk:
         graph.edges += [Edge(T_BEFORE, (EVENT, a), (EVENT, b), {}) for a, b in chain]
         graph.edges += [_fact_edge(f, now) for f in written]
         for link in links:
-            ends = [
-                (EVENT, report.event_ids[end]) if end in report.event_ids else (ENTITY, ids[end])
+            cause, effect = (
+                (EVENT, report.event_ids[end]) if end in keys else (ENTITY, ids[end])
                 for end in (link.cause, link.effect)
-            ]
-            if ends[0] == ends[1]:
-                raise InvalidParams(f"cause and effect are the same node ({link.cause!r}); a link needs two.")
+            )
             props = {"id": new_id("cau"), "confidence": float(link.confidence), "evidence": link.evidence}
-            graph.edges.append(Edge(CAUSES, ends[0], ends[1], {**props, "created_at": now}))
+            graph.edges.append(Edge(CAUSES, cause, effect, {**props, "created_at": now}))
         if stale:
             await q.unlink_chain(self.ctx, project, [{"a": a, "b": b} for a, b in stale])
         restored = await self.importer.restore(project, graph, progress=progress)

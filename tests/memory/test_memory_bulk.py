@@ -241,6 +241,8 @@ async def test_a_batch_the_tools_would_write_otherwise_is_refused_whole(tmp_path
             await bulk.load("p", [BulkEvent("b", "kickoff", T0, ("Nobody",))])
         with pytest.raises(InvalidParams, match="confidence"):
             await bulk.load("p", [event], [], [BulkLink("a", "Alice", confidence=1.5)])
+        with pytest.raises(InvalidParams, match="same node"):
+            await bulk.load("p", [event], [], [BulkLink("Alice", "alice")])
         rows = await services.ctx.read("p", "MATCH (ev:Event) RETURN count(ev)", {})
         assert rows[0][0] == 0
         # A fact that holds already is not written twice.
