@@ -724,14 +724,17 @@ class ServedCopy:
 
 
 @contextlib.asynccontextmanager
-async def served_copy(pristine: Path, base: Path, workdir: Path, toolsets: str = "memory") -> AsyncIterator[ServedCopy]:
+async def served_copy(
+    pristine: Path, base: Path, workdir: Path, toolsets: str = "memory", embedder: str | None = None
+) -> AsyncIterator[ServedCopy]:
     """Copy `pristine` to `base`/run, serve it (`toolsets`) over stdio, its log in
-    `base`/server.log, and wait until the store and its indexes answer (`ready_s`)."""
+    `base`/server.log, and wait until the store and its indexes answer (`ready_s`). `embedder`:
+    the one the preload made the vectors with, when not the default (queries are embedded alike)."""
     run_dir = base / "run"
     await asyncio.to_thread(fresh_copy, pristine, run_dir)
     log_path = base / "server.log"
     log_path.write_text("")
-    env = clean_env(workdir)
+    env = clean_env(workdir, {"POLYG_EMBEDDING_PROVIDER": embedder} if embedder else None)
     async with PolygServer(run_dir, log_path=log_path, env=env, extra_args=["--toolsets", toolsets]) as server:
         t = time.perf_counter()
         await server.call("get_statistics", {})  # waits for the store and its indexes

@@ -39,10 +39,12 @@ Each operation runs in rotating blocks (noise spreads over all of them); p50, p9
 operation, and peak RSS of the server and of its database.
 
 The data: entities are preloaded straight into the store by bench/common.py (cached under
---workdir); events, facts and causal links are then written through polyg's own services in a
-child process (`preload-memory`, --width calls in flight), with the entities' kind of vectors
-(MiniLM, or hashing where the entity preload judged MiniLM too slow: 100k), and that directory
-is cached too.
+--workdir); events, facts and causal links are then written in a child process
+(`preload-memory`) through polyg's bulk path (`polyg.core.memory_bulk.MemoryBulk`: the data
+model add_event, add_fact and add_causal_link write, T_BEFORE chain included, in batched
+writes), and the vectorizer makes the events' vectors with the entities' kind of vectors
+(MiniLM, or hashing where the entity preload judged MiniLM too slow: 100k; the result says
+which). That directory is cached too.
 
 Usage: .venv/bin/python bench/memory_bench.py [--sizes 1000,10000] [--calls 200] [--no-save]
        .venv/bin/python bench/memory_bench.py --smoke     # 60 entities, hashing vectors: it runs
@@ -54,7 +56,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import functools
 import json
 import random
 import sys
@@ -70,7 +71,7 @@ import common
 from common import AREAS, WORDS, PolygServer, fmt_ms, generated_entity, summarize
 
 KEPT_RESULTS = 20  # results of each tool whose schema check is timed again
-MEMORY_VERSION = 1  # bump when the generated events, facts or links change
+MEMORY_VERSION = 2  # bump when the generated events, facts or links change
 EVENT_START = datetime(2025, 1, 1, tzinfo=UTC)
 EVENT_STEP = timedelta(minutes=17)
 CHAIN = 5  # events per causal chain: four links each
@@ -105,12 +106,14 @@ def chain_ends(n: int) -> list[int]:
 # --- preloading events, facts and causal links ---------------------------------------------------
 
 
-async def _preload_memory(data_dir: Path, n: int, embed: str, width: int) -> dict[str, Any]:
-    """Events, facts and causal links through polyg's own services, `width` calls at once (the
-    store and the model work while Python prepares the next; events still enter the time chain
-    one at a time), with the vectors of the entity preload (`embed`: minilm or hashing)."""
+async def _preload_memory(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
+    """Events, facts and causal links through polyg's bulk path (`MemoryBulk`: the data model
+    add_event, add_fact and add_causal_link write, in batched writes), then the vectorizer's
+    vectors (`embed`: minilm or hashing, as the entity preload made them)."""
     from polyg.config import load_settings
     from polyg.core.app import Polyg
+    from polyg.core.memory_bulk import BulkEvent, BulkFact, BulkLink, MemoryBulk
+    from polyg.store.embedded import EmbeddedFalkor
 
     size = counts(n)
     core = Polyg(load_settings(None, data_dir=data_dir, log_level="WARNING", embedding_provider=embed))
@@ -118,76 +121,76 @@ async def _preload_memory(data_dir: Path, n: int, embed: str, width: int) -> dic
     project = common.DEFAULT_PROJECT
     graphs = services.memory
     t = time.perf_counter()
-
-    async def event(i: int) -> str:
-        entity = generated_entity(i % n)
-        result = await graphs.temporal.add_event(
-            project,
-            description=f"{entity['name']} {random.Random(i).choice(WORDS)} check {i}",
-            occurred_at=event_at(i).isoformat(),
-            entities=[entity["name"]],
-            find_entities=False,
+    events = [
+        BulkEvent(
+            str(i),
+            f"{generated_entity(i % n)['name']} {random.Random(i).choice(WORDS)} check {i}",
+            event_at(i),
+            (generated_entity(i % n)["name"],),
         )
-        if i % 5000 == 4999:
-            log(f"events: {i + 1}/{size['events']} ({time.perf_counter() - t:.0f} s)")
-        return result.event.id
-
-    async def fact(j: int) -> None:
+        for i in range(size["events"])
+    ]
+    facts = []
+    for j in range(size["facts"]):
         r = random.Random(10_000_000 + j)
-        subject = generated_entity(j % n)["name"]
         predicate = PREDICATES[j % len(PREDICATES)]
         obj = r.choice(STATUSES) if predicate == "status" else generated_entity(r.randrange(n))["name"]
-        await graphs.temporal.add_fact(
-            project,
-            subject=subject,
-            predicate=predicate,
-            object_=obj,
-            valid_from=(EVENT_START + timedelta(days=j % 300)).isoformat(),
-        )
+        facts.append(BulkFact(generated_entity(j % n)["name"], predicate, obj, EVENT_START + timedelta(days=j % 300)))
+    links = [
+        BulkLink(str(c * CHAIN + k), str(c * CHAIN + k + 1), confidence=0.9)
+        for c in range(size["causal_links"] // (CHAIN - 1))
+        for k in range(CHAIN - 1)
+    ]
+    total = len(events) * 3 + len(facts) + len(links)  # an event is a node, a link to its entity, a chain link
+    done = [0, 0.0]
+
+    def progress(k: int) -> None:
+        done[0] += k
+        if time.perf_counter() - done[1] > 10:
+            done[1] = time.perf_counter()
+            log(f"bulk: {done[0]}/~{total} items ({time.perf_counter() - t:.0f} s)")
 
     try:
-        # The first event and the first fact of each predicate alone: they create the indexes
-        # and the relationship types the others then find.
-        first = min(len(PREDICATES), size["facts"])
-        event_ids = [await event(0)]
-        event_ids += await common.bounded([functools.partial(event, i) for i in range(1, size["events"])], width)
-        for j in range(first):
-            await fact(j)
-        await common.bounded([functools.partial(fact, j) for j in range(first, size["facts"])], width)
-        log(f"facts: {size['facts']} ({time.perf_counter() - t:.0f} s)")
-        pairs = [
-            (event_ids[c * CHAIN + k], event_ids[c * CHAIN + k + 1])
-            for c in range(size["causal_links"] // (CHAIN - 1))
-            for k in range(CHAIN - 1)
-        ]
-        links = [
-            functools.partial(graphs.causal.add_link, project, cause=cause, effect=effect, confidence=0.9)
-            for cause, effect in pairs
-        ]
-        await common.bounded(links, width)
+        # The status values are entities, as add_fact would create them.
+        await graphs.entities.ensure(project, list(STATUSES), None)
+        report = await MemoryBulk(graphs.temporal).load(project, events, facts, links, progress=progress)
         write_s = time.perf_counter() - t
-        await services.ctx.vectors.settle(project, 3600.0)
+        log(f"bulk: {report.written} nodes and relationships in {write_s:.0f} s; vectors ...")
+        t_vec = time.perf_counter()
+        vectors, waiting = services.ctx.vectors, services.ctx.vectors.pending(project)
+        while not await vectors.settle(project, 10.0):
+            if time.perf_counter() - t_vec > 3600:
+                raise RuntimeError("the vectorizer did not store the events' vectors within an hour")
+            log(f"vectors: {waiting - vectors.pending(project)}/{waiting} ({time.perf_counter() - t_vec:.0f} s)")
+        vectors_s = time.perf_counter() - t_vec
+        log(f"vectors ({embed}) in {vectors_s:.0f} s")
         stats = await graphs.views.statistics(project)
+        # Restarts then load a snapshot (as the entity preload's do), not a replay of every write.
+        if not await asyncio.to_thread(EmbeddedFalkor(data_dir / "db").compact, 600):
+            raise RuntimeError("compacting the preloaded store's AOF failed")
     finally:
         await core.close()
     return {
         "version": MEMORY_VERSION,
         "entities": n,
         **{k: v for k, v in size.items() if k != "entities"},
-        "causal_links_made": len(pairs),
+        "causal_links_made": report.causal_links_added,
         "embed_mode": embed,
+        "path": "bulk",
         "write_s": round(write_s, 1),
+        "items_per_s": round((len(events) + len(facts) + len(links)) / write_s, 1),
+        "vectors_s": round(vectors_s, 1),
         "stats": {"temporal": stats.temporal, "causal": stats.causal},
     }
 
 
-def ensure_memory_preloaded(workdir: Path, n: int, embed: str, width: int) -> tuple[Path, dict[str, Any]]:
+def ensure_memory_preloaded(workdir: Path, n: int, embed: str) -> tuple[Path, dict[str, Any]]:
     """A pristine data dir with the kg preload plus events, facts and causal links (cached)."""
     kg_pristine, kg_meta = common.ensure_preloaded(workdir, n, embed=embed, log=log)
     pristine = workdir / f"memory-{n}" / "pristine"
     mode = str(kg_meta.get("embed_mode", "minilm"))
     cmd = [sys.executable, str(Path(__file__).resolve()), "preload-memory", "--data-dir", str(pristine)]
-    cmd += ["--n", str(n), "--embed", mode, "--width", str(width)]
+    cmd += ["--n", str(n), "--embed", mode]
     meta = common.cached_build(
         pristine,
         cmd,
@@ -290,9 +293,10 @@ async def one(
 
 async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
     workdir: Path = args.workdir
-    pristine, preload = await asyncio.to_thread(ensure_memory_preloaded, workdir, n, args.embed, args.width)
+    pristine, preload = await asyncio.to_thread(ensure_memory_preloaded, workdir, n, args.embed)
     with common.LoadSampler() as sampler:
-        async with common.served_copy(pristine, workdir / f"memory-{n}", workdir) as served:
+        mode = str(preload.get("embed_mode", "minilm"))  # the server embeds queries as the preload did
+        async with common.served_copy(pristine, workdir / f"memory-{n}", workdir, embedder=mode) as served:
             embedder = served.env.get("POLYG_EMBEDDING_PROVIDER")  # the server's, for the floor too
             async with Floors.attached(served.run_dir, n, embedder) as floors:
                 result = await measure(served.server, floors, n, args.calls, args.block, args.seed)
@@ -442,12 +446,25 @@ def floor_totals(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
+def vectors(results: list[dict[str, Any]]) -> str:
+    """What made the vectors: MiniLM, or the hashing embedder (latency, not relevance)."""
+    modes = {r["preload"].get("embed_mode", "minilm") for r in results}
+    if modes == {"minilm"}:
+        return "MiniLM"
+    hashed = ", ".join(f"{r['entities']:,}" for r in results if r["preload"].get("embed_mode") == "hashing")
+    return (
+        f"**hashed vectors** at {hashed} entities (the hashing embedder for entities, events and "
+        "queries: latency, not relevance)"
+    )
+
+
 def report(results: list[dict[str, Any]], machine: dict[str, Any], args: argparse.Namespace) -> str:
     lines = [
         "# memory toolset latency (spec 003, direct tools)",
         "",
         common.describe_machine(machine),
-        f"Over MCP stdio, embedded store, MiniLM; {args.calls} calls per operation in blocks of {args.block}.",
+        f"Over MCP stdio, embedded store, {vectors(results)}; {args.calls} calls per operation in blocks of "
+        f"{args.block}.",
         "",
         "| entities | operation | p50 ms | p95 ms | p99 ms | x ping | floor p50 ms | x floor | in polyg p50 ms | "
         "client check p50 ms | spec p50 | polyg p50 (10k) |",
@@ -526,9 +543,8 @@ def main() -> None:
         parser.add_argument("--data-dir", type=Path, required=True)
         parser.add_argument("--n", type=int, required=True)
         parser.add_argument("--embed", choices=("minilm", "hashing"), required=True)
-        parser.add_argument("--width", type=int, required=True)
         ns = parser.parse_args()
-        print(json.dumps(asyncio.run(_preload_memory(ns.data_dir, ns.n, ns.embed, ns.width))))
+        print(json.dumps(asyncio.run(_preload_memory(ns.data_dir, ns.n, ns.embed))))
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000", help="entity counts, comma-separated")
@@ -536,7 +552,6 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=20, help="calls of one operation in a row")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--embed", default="auto", choices=("auto", "minilm", "hashing"), help="preload vectors")
-    parser.add_argument("--width", type=int, default=8, help="preload: tool calls in flight at once")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/polyg-bench"), help="cache of preloaded dirs")
     parser.add_argument("--no-save", action="store_true", help="print only; do not write bench/results")
     parser.add_argument("--smoke", action="store_true", help=common.SMOKE_HELP)

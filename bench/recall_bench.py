@@ -53,6 +53,7 @@ PRELOAD_VERSION = 1  # bump when the generated memories change
 OPS = ("ping", "recall", "remember")
 TARGETS_P50_MS = {"recall": 30.0, "remember": 20.0}  # at 10k memories, offline
 HTTP_CLIENTS = 10
+VECTORS = {"minilm": "MiniLM", "hashing": "**hashed vectors**: latency, not relevance"}
 START = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 PEOPLE = "Alice Bruno Chen Dana Emil Farah Goran Hana Ivan Jun Kira Luis Mona Nils Omar Pia".split()
 SERVICES = "auth billing search ingest mailer scheduler gateway payments reports ledger".split()
@@ -110,26 +111,35 @@ def question(n: int, rng: random.Random) -> str:
 # --- preload ------------------------------------------------------------------------------
 
 
-def ensure_memories(workdir: Path, n: int) -> tuple[Path, dict[str, Any]]:
+def ensure_memories(workdir: Path, n: int, embed: str) -> tuple[Path, dict[str, Any]]:
     pristine = workdir / f"recall-{n}" / "pristine"
     meta = common.cached_build(
         pristine,
-        [sys.executable, str(Path(__file__).resolve()), "preload", str(pristine), str(n)],
-        fits=lambda m: m.get("version") == PRELOAD_VERSION and m.get("memories") == n,
+        [sys.executable, str(Path(__file__).resolve()), "preload", str(pristine), str(n), embed],
+        fits=lambda m: (
+            m.get("version") == PRELOAD_VERSION and m.get("memories") == n and m.get("embed_mode", "minilm") == embed
+        ),
         workdir=workdir,
         log=log,
     )
     return pristine, meta
 
 
-async def preload(data_dir: Path, n: int) -> dict[str, Any]:
+async def preload(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
     """Child process: remember n memories through polyg's core (no MCP; `remember_many`, which
-    makes the model's vectors ahead of the writes), then wait for vectors."""
+    makes the model's vectors ahead of the writes), then wait for vectors (`embed`: minilm, or
+    hashing for a latency-only run)."""
     from polyg.config import load_settings
     from polyg.core.app import Polyg
     from polyg.core.memory_write import Memory
 
-    settings = load_settings(None, data_dir=data_dir, log_dir=data_dir.parent / "preload-logs", log_level="WARNING")
+    settings = load_settings(
+        None,
+        data_dir=data_dir,
+        log_dir=data_dir.parent / "preload-logs",
+        log_level="WARNING",
+        embedding_provider=embed,
+    )
     core = Polyg(settings)
     services = await core.ready()
     project = settings.project
@@ -154,7 +164,7 @@ async def preload(data_dir: Path, n: int) -> dict[str, Any]:
         await services.ctx.vectors.settle(project, 3600)
     finally:
         await core.close()
-    return {"version": PRELOAD_VERSION, **counts, "remember_s": round(remember_s, 1)}
+    return {"version": PRELOAD_VERSION, **counts, "remember_s": round(remember_s, 1), "embed_mode": embed}
 
 
 # --- measure ------------------------------------------------------------------------------
@@ -267,7 +277,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def http_clients(data_dir: Path, workdir: Path, n: int, calls_each: int, seed: int) -> dict[str, Any]:
+async def http_clients(
+    data_dir: Path, workdir: Path, n: int, calls_each: int, seed: int, embedder: str | None
+) -> dict[str, Any]:
     """HTTP_CLIENTS MCP sessions at once against one `polyg serve --transport http`."""
     import httpx
     from mcp import Client
@@ -287,7 +299,12 @@ async def http_clients(data_dir: Path, workdir: Path, n: int, calls_each: int, s
     ]
     errlog = (workdir / "http-server.log").open("w")
     proc = await asyncio.to_thread(
-        subprocess.Popen, cmd, stdin=subprocess.DEVNULL, stdout=errlog, stderr=errlog, env=common.clean_env(workdir)
+        subprocess.Popen,
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=errlog,
+        stderr=errlog,
+        env=common.clean_env(workdir, {"POLYG_EMBEDDING_PROVIDER": embedder} if embedder else None),
     )
     try:
         deadline = time.monotonic() + 600
@@ -346,16 +363,17 @@ async def http_clients(data_dir: Path, workdir: Path, n: int, calls_each: int, s
 
 async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
     workdir: Path = args.workdir
-    pristine, preload_meta = await asyncio.to_thread(ensure_memories, workdir, n)
+    pristine, preload_meta = await asyncio.to_thread(ensure_memories, workdir, n, args.embed)
     base = workdir / f"recall-{n}"
+    served_embedder = None if args.embed == "minilm" else args.embed
     with common.LoadSampler() as sampler:
-        async with common.served_copy(pristine, base, workdir) as served:
+        async with common.served_copy(pristine, base, workdir, embedder=served_embedder) as served:
             stdio = await stdio_calls(served.server, n, args.calls, args.block, args.seed)
         run_dir, ready_s = served.run_dir, served.ready_s
         embedder = served.env.get("POLYG_EMBEDDING_PROVIDER")  # the server's, for the floors too
         steps = await asyncio.to_thread(floors, run_dir, n, args.calls, args.seed, embedder)
         await asyncio.to_thread(common.fresh_copy, pristine, run_dir)
-        http = await http_clients(run_dir, base, n, max(1, args.calls // HTTP_CLIENTS), args.seed)
+        http = await http_clients(run_dir, base, n, max(1, args.calls // HTTP_CLIENTS), args.seed, embedder)
     for op, st in stdio["stats"].items():
         log(f"n={n} {op:9s} p50 {st['p50_ms']:7.2f}  p95 {st['p95_ms']:7.2f}  p99 {st['p99_ms']:7.2f} ms")
     floor = with_floors(stdio, steps)
@@ -378,7 +396,7 @@ def report(results: list[dict[str, Any]], machine: dict[str, Any], args: argpars
         "# recall / remember latency (spec 003)",
         "",
         common.describe_machine(machine),
-        f"Offline (rules, MiniLM), embedded store. stdio: {args.calls} calls per operation in blocks of "
+        f"Offline (rules, {VECTORS[args.embed]}), embedded store. stdio: {args.calls} calls per operation in blocks of "
         f"{args.block}, one in flight. HTTP: {HTTP_CLIENTS} clients at once, recall only.",
         "",
         "| memories | operation | p50 ms | p95 ms | p99 ms | x ping | floor p50 ms | x floor | in server p50 ms "
@@ -440,7 +458,8 @@ def report(results: list[dict[str, Any]], machine: dict[str, Any], args: argpars
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["preload"]:
-        print(json.dumps(asyncio.run(preload(Path(argv[1]), int(argv[2])))))
+        embed = argv[3] if len(argv) > 3 else "minilm"
+        print(json.dumps(asyncio.run(preload(Path(argv[1]), int(argv[2]), embed))))
         return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000")
@@ -448,12 +467,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--block", type=int, default=20)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/polyg-bench"))
+    parser.add_argument(
+        "--embed",
+        default="minilm",
+        choices=("minilm", "hashing"),
+        help="vectors of the preload and the server: MiniLM, or the hashing embedder (latency only, labelled so)",
+    )
     parser.add_argument("--no-save", action="store_true")
     parser.add_argument("--smoke", action="store_true", help=common.SMOKE_HELP)
     args = parser.parse_args(argv)
     if args.smoke:
         args.workdir, args.no_save = common.smoke_workdir("recall"), True
-        args.sizes, args.calls, args.block = "40", 6, 3
+        args.sizes, args.calls, args.block, args.embed = "40", 6, 3, "hashing"
     machine = common.machine_info()
     results = [asyncio.run(bench_size(args, int(size))) for size in args.sizes.split(",")]
     text = report(results, machine, args)

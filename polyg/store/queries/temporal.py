@@ -388,3 +388,29 @@ async def similar_memories(
             kept[row[0]] = kept.get(row[0], 0) + 1
             out.append(row)
     return out
+
+
+async def dated_events(run: Runner, project: str) -> list[Row]:
+    """(id, occurred_us) of every dated event: the T_BEFORE chain's members (a bulk write
+    places its events among them)."""
+    return await run.read(project, "MATCH (ev:Event) WHERE ev.occurred_us IS NOT NULL RETURN ev.id, ev.occurred_us", {})
+
+
+async def unlink_chain(run: Runner, project: str, pairs: list[dict[str, str]]) -> None:
+    """Remove the T_BEFORE links between these (a, b) event ids: a bulk write put events between them."""
+    await run.write(
+        project,
+        "UNWIND $pairs AS p MATCH (:Event {id: p.a})-[b:T_BEFORE]->(:Event {id: p.b}) DELETE b",
+        {"pairs": pairs},
+    )
+
+
+async def facts_of_subjects(run: Runner, project: str, rel_type: RelType, subjects: list[str]) -> list[Row]:
+    """(subject id, predicate, object id, valid_from, valid_to) of the facts of one type whose
+    subject is one of these entities."""
+    return await run.read(
+        project,
+        f"UNWIND $ids AS sid MATCH (s:Entity {{id: sid}})-[r:{rel_type}]->(o:Entity) WHERE {IS_FACT} "
+        "RETURN s.id, coalesce(r.label, type(r)), o.id, r.valid_from, r.valid_to",
+        {"ids": subjects},
+    )
