@@ -429,12 +429,6 @@ async def test_piano_reaches_the_pianists(musicians: Services) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason="Louis Armstrong ('trumpet player') ranks above Charlie Parker, whom the vector ranks 9th: the "
-    "background prior puts Parker above him in the text list, but Armstrong's cosine, 0.24 below the best, "
-    "is a second vote; a 0.2 cut fixes this and LoCoMo but drops vector hits other tests need (bench/README.md)",
-)
 async def test_the_four_saxophonists_come_first(musicians: Services) -> None:
     assert set((await musician_names(musicians, "saxophone player"))[:4]) == SAXOPHONISTS
 

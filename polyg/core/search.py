@@ -115,9 +115,11 @@ class SearchConfig:
     fuzzy_min_len: int = 5
     fuzzy2_weight: float = 0.5
     fuzzy2_min_len: int = 7
-    # Vector candidates more than this (cosine) below the best one are not evidence: a tennis
-    # player must not add a vote for "saxophone player" when a saxophonist scores far higher.
-    vector_margin: float | None = 0.25
+    # Vector candidates more than this (cosine) below the best one get no vote in the fusion
+    # (they are listed after every voted entity): a tennis player must not add a vote for
+    # "saxophone player" when a saxophonist scores far higher. Not applied when the vector
+    # list is the only one (nothing to add a second vote to).
+    vector_margin: float | None = 0.2
     # Below this cosine a vector hit is noise for all-MiniLM-L6-v2 (unrelated short texts score
     # 0.0-0.3). -1 disables it.
     min_similarity: float = 0.3
@@ -290,20 +292,30 @@ def best_similarity(lists: Sequence[Sequence[tuple[str, float]]]) -> dict[str, f
     return best
 
 
-def vector_ranking(similarity: dict[str, float], config: SearchConfig = DEFAULT) -> list[tuple[str, float]]:
-    """Vector hits above the cut, best first, each with its vote (`SearchConfig.solid_similarity`)."""
+def vector_ranking(
+    similarity: dict[str, float], config: SearchConfig = DEFAULT, *, fused: bool = True
+) -> list[tuple[str, float]]:
+    """Vector hits above the noise floor, best first, each with its vote
+    (`SearchConfig.solid_similarity`). With `fused` (another list is fused with this one), a
+    hit more than `vector_margin` below the best gets no vote: it is a near miss, kept as a
+    candidate but never a second vote for an entity the other list found."""
     ranked = sorted(similarity, key=lambda entity_id: (-similarity[entity_id], entity_id))
     if not ranked:
         return []
     best = similarity[ranked[0]]
     floor = config.min_similarity
-    if config.vector_margin is not None:
-        floor = max(floor, best - config.vector_margin)
+    voting = floor
+    if fused and config.vector_margin is not None:
+        voting = max(floor, best - config.vector_margin)
     vote = config.vector_weight
     solid = config.solid_similarity
     if solid is not None and solid > config.min_similarity:
         vote *= min(1.0, max(0.0, (best - config.min_similarity) / (solid - config.min_similarity)))
-    return [(entity_id, vote) for entity_id in ranked if similarity[entity_id] >= floor]
+    return [
+        (entity_id, vote if similarity[entity_id] >= voting else 0.0)
+        for entity_id in ranked
+        if similarity[entity_id] >= floor
+    ]
 
 
 def rrf(rankings: Sequence[Sequence[tuple[str, float]]], k: int) -> dict[str, float]:
@@ -396,7 +408,13 @@ class SearchService:
             self._text(project, query_terms(query, cfg), k, targets, cfg) if by_text else _no_words(),
         )
         votes = [(entity_id, cfg.text_weight) for entity_id in text]
-        scores = rrf([vector_ranking(similarity, cfg), votes], cfg.rrf_k)
+        vector = vector_ranking(similarity, cfg, fused=by_text)
+        scores = rrf([vector, votes], cfg.rrf_k)
+        # Vector hits without a vote (near misses, or all hits when the best is near noise)
+        # follow every voted entity, by cosine: a caller that expands from the hits (graph
+        # search) or wants more than the votes found still sees them.
+        for entity_id, _ in vector:
+            scores.setdefault(entity_id, 0.0)
         top = max(scores.values(), default=0.0) + 1.0
         for entity_id, found in exact:
             if found == name:
