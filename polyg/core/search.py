@@ -6,7 +6,8 @@ once, whether it was found through the entity's own node (name, type, descriptio
 its observations, so that no kind of evidence votes twice for the same entity:
 
 - vector: KNN over entity and observation embeddings, ranked by each entity's best cosine
-  similarity, cut where the similarity falls far below the best one or below a noise floor;
+  similarity, cut below a noise floor; a near miss (far below the best hit) is listed without
+  a vote;
 - text: full-text matches of the query's words, ranked by the summed idf of the words an
   entity holds. In a small project, whose few texts make an idf noisy, each idf leans on how
   informative the word is in English at large (`polyg.core.word_prior`): among 14 musicians
@@ -17,10 +18,12 @@ its observations, so that no kind of evidence votes twice for the same entity:
 
 Reciprocal rank fusion needs no calibration between cosine and text scores, which is why it is
 used rather than a weighted sum. Its blind spot is that it ignores score gaps: an entity found
-by both lists wins over one that only one list found, however clear that list's verdict. The
-vector cut keeps weak vector evidence from becoming such a second vote, and when even the best
-vector hit is near noise (a misspelt name is close to nothing) the vector list's votes shrink,
-so that a typo match is not outvoted by noise.
+by both lists wins over one that only one list found, however clear that list's verdict. A
+near miss of the vector list therefore gets no vote ("New Orleans trumpet player" for
+"saxophone player", 0.24 below the saxophonist's cosine, must not add a vote to the text
+list's "player"), yet stays a candidate after every voted entity, for callers that expand
+from the hits; and when even the best vector hit is near noise (a misspelt name is close to
+nothing) the vector list's votes shrink, so that a typo match is not outvoted by noise.
 
 The constants of `DEFAULT` are measured on the LoCoMo dev split (bench/locomo_eval.py; the
 figures are in bench/README.md) and held to the corpora of tests/test_search_quality.py, some
