@@ -157,7 +157,7 @@ class SearchPreset:
     `counts_for`: the label whose nodes are returned (the registry's targets that count for
     it are searched: an entity search reads observations too); `vector` / `text`: which kinds
     of evidence are gathered and fused (one alone ranks by it: cosine similarity above the
-    vector cut, or the summed idf of the words); `exact_names`: an entity named exactly as the
+    noise floor, or the summed idf of the words); `exact_names`: an entity named exactly as the
     query ranks first."""
 
     name: str
