@@ -6,7 +6,8 @@ once, whether it was found through the entity's own node (name, type, descriptio
 its observations, so that no kind of evidence votes twice for the same entity:
 
 - vector: KNN over entity and observation embeddings, ranked by each entity's best cosine
-  similarity, cut where the similarity falls far below the best one or below a noise floor;
+  similarity, cut below a noise floor; a near miss (far below the best hit) is listed without
+  a vote;
 - text: full-text matches of the query's words, ranked by the summed idf of the words an
   entity holds. In a small project, whose few texts make an idf noisy, each idf leans on how
   informative the word is in English at large (`polyg.core.word_prior`): among 14 musicians
@@ -17,10 +18,12 @@ its observations, so that no kind of evidence votes twice for the same entity:
 
 Reciprocal rank fusion needs no calibration between cosine and text scores, which is why it is
 used rather than a weighted sum. Its blind spot is that it ignores score gaps: an entity found
-by both lists wins over one that only one list found, however clear that list's verdict. The
-vector cut keeps weak vector evidence from becoming such a second vote, and when even the best
-vector hit is near noise (a misspelt name is close to nothing) the vector list's votes shrink,
-so that a typo match is not outvoted by noise.
+by both lists wins over one that only one list found, however clear that list's verdict. A
+near miss of the vector list therefore gets no vote ("New Orleans trumpet player" for
+"saxophone player", 0.24 below the saxophonist's cosine, must not add a vote to the text
+list's "player"), yet stays a candidate after every voted entity, for callers that expand
+from the hits; and when even the best vector hit is near noise (a misspelt name is close to
+nothing) the vector list's votes shrink, so that a typo match is not outvoted by noise.
 
 The constants of `DEFAULT` are measured on the LoCoMo dev split (bench/locomo_eval.py; the
 figures are in bench/README.md) and held to the corpora of tests/test_search_quality.py, some
@@ -115,9 +118,11 @@ class SearchConfig:
     fuzzy_min_len: int = 5
     fuzzy2_weight: float = 0.5
     fuzzy2_min_len: int = 7
-    # Vector candidates more than this (cosine) below the best one are not evidence: a tennis
-    # player must not add a vote for "saxophone player" when a saxophonist scores far higher.
-    vector_margin: float | None = 0.25
+    # Vector candidates more than this (cosine) below the best one get no vote in the fusion
+    # (they are listed after every voted entity): a tennis player must not add a vote for
+    # "saxophone player" when a saxophonist scores far higher. Not applied when the vector
+    # list is the only one (nothing to add a second vote to).
+    vector_margin: float | None = 0.2
     # Below this cosine a vector hit is noise for all-MiniLM-L6-v2 (unrelated short texts score
     # 0.0-0.3). -1 disables it.
     min_similarity: float = 0.3
@@ -152,7 +157,7 @@ class SearchPreset:
     `counts_for`: the label whose nodes are returned (the registry's targets that count for
     it are searched: an entity search reads observations too); `vector` / `text`: which kinds
     of evidence are gathered and fused (one alone ranks by it: cosine similarity above the
-    vector cut, or the summed idf of the words); `exact_names`: an entity named exactly as the
+    noise floor, or the summed idf of the words); `exact_names`: an entity named exactly as the
     query ranks first."""
 
     name: str
@@ -290,20 +295,30 @@ def best_similarity(lists: Sequence[Sequence[tuple[str, float]]]) -> dict[str, f
     return best
 
 
-def vector_ranking(similarity: dict[str, float], config: SearchConfig = DEFAULT) -> list[tuple[str, float]]:
-    """Vector hits above the cut, best first, each with its vote (`SearchConfig.solid_similarity`)."""
+def vector_ranking(
+    similarity: dict[str, float], config: SearchConfig = DEFAULT, *, fused: bool = True
+) -> list[tuple[str, float]]:
+    """Vector hits above the noise floor, best first, each with its vote
+    (`SearchConfig.solid_similarity`). With `fused` (another list is fused with this one), a
+    hit more than `vector_margin` below the best gets no vote: it is a near miss, kept as a
+    candidate but never a second vote for an entity the other list found."""
     ranked = sorted(similarity, key=lambda entity_id: (-similarity[entity_id], entity_id))
     if not ranked:
         return []
     best = similarity[ranked[0]]
     floor = config.min_similarity
-    if config.vector_margin is not None:
-        floor = max(floor, best - config.vector_margin)
+    voting = floor
+    if fused and config.vector_margin is not None:
+        voting = max(floor, best - config.vector_margin)
     vote = config.vector_weight
     solid = config.solid_similarity
     if solid is not None and solid > config.min_similarity:
         vote *= min(1.0, max(0.0, (best - config.min_similarity) / (solid - config.min_similarity)))
-    return [(entity_id, vote) for entity_id in ranked if similarity[entity_id] >= floor]
+    return [
+        (entity_id, vote if similarity[entity_id] >= voting else 0.0)
+        for entity_id in ranked
+        if similarity[entity_id] >= floor
+    ]
 
 
 def rrf(rankings: Sequence[Sequence[tuple[str, float]]], k: int) -> dict[str, float]:
@@ -396,7 +411,13 @@ class SearchService:
             self._text(project, query_terms(query, cfg), k, targets, cfg) if by_text else _no_words(),
         )
         votes = [(entity_id, cfg.text_weight) for entity_id in text]
-        scores = rrf([vector_ranking(similarity, cfg), votes], cfg.rrf_k)
+        vector = vector_ranking(similarity, cfg, fused=by_text)
+        scores = rrf([vector, votes], cfg.rrf_k)
+        # Vector hits without a vote (near misses, or all hits when the best is near noise)
+        # follow every voted entity, by cosine: a caller that expands from the hits (graph
+        # search) or wants more than the votes found still sees them.
+        for entity_id, _ in vector:
+            scores.setdefault(entity_id, 0.0)
         top = max(scores.values(), default=0.0) + 1.0
         for entity_id, found in exact:
             if found == name:
