@@ -581,6 +581,21 @@ class PolygServer(McpCalls):
         return out
 
 
+def client_check(schema: dict[str, Any], results: list[Any], rounds: int = 10) -> dict[str, float]:
+    """Time of the Python client's output-schema check of these results (a compiled validator,
+    `best_match` over `iter_errors`, as the client runs it on every call)."""
+    from jsonschema import exceptions, validators
+
+    validator = validators.validator_for(schema)(schema)
+    times = []
+    for _ in range(rounds):
+        for body in results:
+            t = time.perf_counter()
+            exceptions.best_match(validator.iter_errors(body))
+            times.append(time.perf_counter() - t)
+    return summarize(times)
+
+
 async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
     t = time.perf_counter()
     await fn()

@@ -32,6 +32,10 @@ Floors (the project rule: a call within 2x of its floor, measured in the same ro
   these rows (the nearest `limit` nodes, heaviest first); the floor does nothing else: no
   paths, no edge objects, no MCP validation or JSON.
 
+Beside the floor, where get_entity_neighbors' stdio time goes: its time in polyg (the results'
+`polyg/serverMs`) and the Python client's output-schema check of its results (`common.client_check`,
+timed again on 20 of them), each part's own p50 (`neighbours_parts`).
+
 Then `extract_all_relationships` over
 every entity (the first run: all are due; `--extract-page` entities a call, until none is due),
 entities/s, and a second run, which finds nothing due.
@@ -215,16 +219,22 @@ async def bare_neighbours(store: Any, project: str, entity: str, limit: int) -> 
 
 
 async def timed(server: PolygServer, name: str, args: dict[str, Any] | None) -> float:
+    return (await timed_call(server, name, args))[0]
+
+
+async def timed_call(server: PolygServer, name: str, args: dict[str, Any] | None) -> tuple[float, Any]:
+    """Seconds the call (or, without `args`, the ping) took over stdio, and its result."""
     t = time.perf_counter()
     if args is None:
         await server.ping()
-    else:
-        await server.call(name, args)
-    return time.perf_counter() - t
+        return time.perf_counter() - t, None
+    result = await server.call(name, args)
+    return time.perf_counter() - t, result
 
 
 OPS = ("ping", "search_nodes", "graph_enhanced_search_d2", "get_entity_neighbors_d2", "bare_neighbours_d2")
 NEIGHBOURS_LIMIT = 50  # get_entity_neighbors' default, which the bench calls with
+KEPT_RESULTS = 20  # get_entity_neighbors results whose output-schema check is timed again
 
 
 async def extract_all(server: PolygServer, page: int | None) -> tuple[dict[str, int], float]:
@@ -256,6 +266,8 @@ async def measure(
     search graph_enhanced_search starts from), graph_enhanced_search and get_entity_neighbors."""
     rng = random.Random(3)
     times: dict[str, list[float]] = {op: [] for op in OPS}
+    inside: list[float] = []  # get_entity_neighbors' time in polyg (its result's polyg/serverMs)
+    kept: list[Any] = []
     from polyg.store.embedded import socket_path_for
     from polyg.store.falkor import FalkorStore
 
@@ -275,13 +287,17 @@ async def measure(
                     await timed(server, "graph_enhanced_search", {"query": q, "depth": 2, "limit": 10})
                 )
                 entity = ids[rng.randrange(len(ids))]
-                times["get_entity_neighbors_d2"].append(
-                    await timed(server, "get_entity_neighbors", {"entity_id": entity, "depth": 2})
-                )
+                took, result = await timed_call(server, "get_entity_neighbors", {"entity_id": entity, "depth": 2})
+                times["get_entity_neighbors_d2"].append(took)
+                if (ms := common.server_ms(result)) is not None:
+                    inside.append(ms / 1000)
+                if len(kept) < KEPT_RESULTS:
+                    kept.append(result.structured_content)
                 t = time.perf_counter()
                 await bare_neighbours(store, project, entity, NEIGHBOURS_LIMIT)
                 times["bare_neighbours_d2"].append(time.perf_counter() - t)
         await store.close()
+        listed = {tool.name: tool.output_schema for tool in (await server.client.list_tools()).tools}
         stats, extract_s = await extract_all(server, extract_page)
         second, second_s = await extract_all(server, extract_page)
         health = (await server.call("get_graph_statistics", {})).structured_content["statistics"]
@@ -296,9 +312,17 @@ async def measure(
     }
     for op, floor in floors.items():
         floor["ratio"] = round(summary[op]["p50_ms"] / floor["p50_ms"], 2)
+    parts = {
+        "stdio": summary["get_entity_neighbors_d2"]["p50_ms"],
+        "in_polyg": summarize(inside)["p50_ms"],
+        "client_check": common.client_check(listed["get_entity_neighbors"], kept)["p50_ms"],
+        "ping": ping,
+        "bare_traversal": summary["bare_neighbours_d2"]["p50_ms"],
+    }
     return {
         **summary,
         "floors": floors,
+        "neighbours_parts": {k: round(v, 2) for k, v in parts.items()},
         "ratios": {
             op: {
                 "to_ping": round(summary[op]["p50_ms"] / ping, 2),
@@ -354,11 +378,26 @@ def render_graph(title: str, r: dict[str, Any]) -> list[str]:
             for op, f in r["floors"].items()
         ),
         "",
+        *_parts_line(r),
         f"extract_all_relationships (limit {ex.get('page') or 'none'} a call, until none is due): "
         f"{ex['entities']} entities in {ex['seconds']} s "
         f"({ex['entities_per_s']} entities/s), {ex['relationships_found']} relationships found, "
         f"{ex['relationships_created']} created, {ex['unresolved']} names unresolved; a second run took "
         f"{ex['second_run_entities']} entities in {ex['second_run_s']} s.",
+        "",
+    ]
+
+
+def _parts_line(r: dict[str, Any]) -> list[str]:
+    """Where get_entity_neighbors' stdio time goes (each part's own p50)."""
+    parts = r.get("neighbours_parts")
+    if not parts:
+        return []
+    return [
+        f"get_entity_neighbors_d2 over stdio {fmt_ms(parts['stdio'])} ms: in polyg (the handler, its "
+        f"`polyg/serverMs`) {fmt_ms(parts['in_polyg'])}, the Python client's output-schema check of the "
+        f"result {fmt_ms(parts['client_check'])}, the ping {fmt_ms(parts['ping'])}; the bare traversal "
+        f"{fmt_ms(parts['bare_traversal'])}.",
         "",
     ]
 

@@ -248,7 +248,7 @@ async def measure(server: PolygServer, floors: Floors, n: int, calls: int, block
     return {
         "stats": {op: summarize(v) for op, v in samples.items()},
         "server_ms": {op: summarize([ms / 1000 for ms in v]) for op, v in inside.items() if v},
-        "client_check": {op: client_check(listed[op], results) for op, results in kept.items() if results},
+        "client_check": {op: common.client_check(listed[op], results) for op, results in kept.items() if results},
         "result_sizes": shapes,
         "floor_parts": floors.summary(),
         "memory": server.memory(),
@@ -315,21 +315,6 @@ async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
         "machine_load": sampler.summary(),
         **result,
     }
-
-
-def client_check(schema: dict[str, Any], results: list[Any], rounds: int = 10) -> dict[str, float]:
-    """Time of the Python client's output-schema check of these results (a compiled validator,
-    `best_match` over `iter_errors`, as the client runs it on every call)."""
-    from jsonschema import exceptions, validators
-
-    validator = validators.validator_for(schema)(schema)
-    times = []
-    for _ in range(rounds):
-        for body in results:
-            t = time.perf_counter()
-            exceptions.best_match(validator.iter_errors(body))
-            times.append(time.perf_counter() - t)
-    return summarize(times)
 
 
 # The one indexed read of an entity (by name) with what get_entity shows of it: its

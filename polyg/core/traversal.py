@@ -343,17 +343,34 @@ class TraversalService:
         start = node_from(start_row)
         reached: dict[int, Neighbour | None] = {start.internal_id: None}
         found: list[Neighbour] = []
-        frontier = [start]
+        by_id = {start.internal_id: start}
         truncated = False
         for distance in range(1, depth + 1):
-            if distance > 1:
-                rows = await self._heaviest(project, frontier, reached, limit - len(found), way, rels, min_weight)
             truncated = truncated or len(rows) >= LAYER_CAP
-            by_id = {n.internal_id: n for n in frontier}
-            next_frontier: list[NodeRef] = []
-            for row in await self._shown(project, rows, reached, limit - len(found)):
+            chosen = _chosen(rows, reached, limit - len(found))
+            if not chosen:
+                break
+            # The next layer is read beside this one's hops: it starts from the nodes chosen,
+            # which the hops' rows only confirm, so the two reads share one round trip.
+            following = distance < depth and len(found) + len(chosen) < limit
+            hops, rows = await asyncio.gather(
+                q.hops_by_internal_id(self.ctx, project, chosen),
+                self._heaviest(
+                    project,
+                    [node for _, _, node in chosen],
+                    {*reached, *(node for _, _, node in chosen)},
+                    limit - len(found) - len(chosen),
+                    way,
+                    rels,
+                    min_weight,
+                )
+                if following
+                else _no_rows(),
+            )
+            next_by_id: dict[int, NodeRef] = {}
+            for row in hops:
                 here = by_id[int(row[0])]
-                node = node_from(row[7:])  # a new node: `_shown` passed over those reached
+                node = node_from(row[7:])  # a new node: `_chosen` passed over those reached
                 ends = {here.internal_id: here, node.internal_id: node}
                 edge = _edge_from(row[1:7], ends, forward=int(row[2]) == here.internal_id)
                 before = reached[here.internal_id]
@@ -362,45 +379,34 @@ class TraversalService:
                 neighbour = Neighbour(node, distance, path, edges)
                 reached[node.internal_id] = neighbour
                 found.append(neighbour)
-                next_frontier.append(node)
+                next_by_id[node.internal_id] = node
                 if len(found) >= limit:
                     return Neighbourhood(start, tuple(found), truncated)
-            frontier = next_frontier
-            if not frontier:
-                break
+            # A hop whose relationship went between the two reads reached nothing: the next
+            # layer does not start from its node.
+            rows = [row for row in rows if int(row[0]) in next_by_id]
+            by_id = next_by_id
         return Neighbourhood(start, tuple(found), truncated)
-
-    async def _shown(self, project: str, rows: Sequence[Row], reached: Mapping[int, object], need: int) -> list[Row]:
-        """The layer's first `need` hops to new nodes (each reached once, by its heaviest
-        relationship, in the layer's order), read whole (`q.hops_by_internal_id`)."""
-        chosen: dict[int, tuple[int, int, int]] = {}
-        for row in sorted(rows, key=_layer_order):
-            node = int(row[4])
-            if node in reached or node in chosen:
-                continue
-            chosen[node] = (int(row[0]), int(row[1]), node)
-            if len(chosen) >= need:
-                break
-        return await q.hops_by_internal_id(self.ctx, project, list(chosen.values())) if chosen else []
 
     async def _heaviest(
         self,
         project: str,
-        frontier: Sequence[NodeRef],
-        reached: Mapping[int, object],
+        frontier: Sequence[int],
+        reached: Collection[int],
         need: int,
         way: Direction,
         rels: list[RelType] | None,
         min_weight: float,
     ) -> list[Row]:
-        """Enough of a layer's rows, heaviest first, to reach `need` new nodes (`heaviest_rows`):
-        a hub's hundreds of relationships are not all read (nor parsed) for the few shown."""
+        """Enough of a layer's rows from `frontier` (internal ids), heaviest first, to reach
+        `need` new nodes (`heaviest_rows`): a hub's hundreds of relationships are not all read
+        (nor parsed) for the few shown."""
 
         def layer(cap: int) -> Awaitable[list[Row]]:
             return q.expand(
                 self.ctx,
                 project,
-                [n.internal_id for n in frontier],
+                frontier,
                 direction=way,
                 types=rels,
                 min_weight=min_weight,
@@ -782,6 +788,24 @@ async def heaviest_rows(read: Callable[[int], Awaitable[list[Row]]], reached: Co
         if len({int(row[4]) for row in first if row[4] != row[0]} - set(reached)) >= need:
             return first
         take = min(READ_AHEAD * take, LAYER_CAP)
+
+
+def _chosen(rows: Sequence[Row], reached: Collection[int], need: int) -> list[tuple[int, int, int]]:
+    """A layer's first `need` hops to new nodes, as (node left, relationship, node reached) by
+    internal id: each node once, by its heaviest relationship, in the layer's order."""
+    chosen: dict[int, tuple[int, int, int]] = {}
+    for row in sorted(rows, key=_layer_order):
+        node = int(row[4])
+        if node in reached or node in chosen:
+            continue
+        chosen[node] = (int(row[0]), int(row[1]), node)
+        if len(chosen) >= need:
+            break
+    return list(chosen.values())
+
+
+async def _no_rows() -> list[Row]:
+    return []
 
 
 def _layer_order(row: Row) -> tuple[Any, ...]:

@@ -22,6 +22,7 @@ from falkordb.asyncio import FalkorDB
 
 from polyg.errors import InvalidParams, StoreAuthError, StoreError, StoreTimeout
 from polyg.names import GRAPH_PREFIX, graph_key
+from polyg.store import results
 
 log = logging.getLogger(__name__)
 
@@ -166,9 +167,7 @@ class FalkorStore:
         *,
         timeout_ms: int | None = None,
     ) -> list[Row]:
-        graph = await self._graph(project)
-        result = await self._run(graph.query(cypher, params, timeout=timeout_ms))
-        return list(result.result_set)
+        return (await self._table(project, cypher, params, timeout_ms, read_only=False))[1]
 
     async def ro_query(
         self,
@@ -189,14 +188,26 @@ class FalkorStore:
         timeout_ms: int | None = None,
     ) -> tuple[list[str], list[Row]]:
         """`ro_query` with the names of the columns."""
-        graph = await self._graph(project)
         try:
-            result = await self._run(graph.ro_query(cypher, params, timeout=timeout_ms))
+            return await self._table(project, cypher, params, timeout_ms, read_only=True)
         except StoreError as exc:
             if "Invalid graph operation on empty key" in str(exc):
                 return [], []  # a project nobody has written to yet reads as empty
             raise
-        return [str(column[1]) for column in result.header], list(result.result_set)
+
+    async def _table(
+        self, project: str, cypher: str, params: dict[str, Any] | None, timeout_ms: int | None, *, read_only: bool
+    ) -> tuple[list[str], list[Row]]:
+        # The client's own query method would parse the reply a coroutine a cell (results.py).
+        graph = await self._graph(project)
+        query = graph._build_params_header(params) + cypher
+        command = results.command(graph.name, query, read_only=read_only, timeout_ms=timeout_ms)
+        table: tuple[list[str], list[Row]] = await self._run(self._parsed(graph, command))
+        return table
+
+    @staticmethod
+    async def _parsed(graph: Any, command: list[Any]) -> tuple[list[str], list[Row]]:
+        return await results.table(await graph.execute_command(*command), graph)
 
     async def explain(self, project: str, cypher: str, params: dict[str, Any] | None = None) -> list[str]:
         """The plan FalkorDB would run, one operation a line: compiles the query, runs nothing."""
