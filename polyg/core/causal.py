@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from polyg.core import limits
+from polyg.core.ahead import started
 from polyg.core.graph import GraphContext
 from polyg.core.resolve import NodeRef, Resolver
 from polyg.core.temporal import TemporalGraph
@@ -131,20 +132,37 @@ class CausalGraph:
         limits.text(effect, "effect", max_len=limits.MAX_TEXT)
         limits.text(evidence, "evidence", max_len=limits.MAX_TEXT, allow_empty=True)
         conf = check_confidence(confidence)
-        cause_ref, effect_ref = await asyncio.gather(
-            self.resolver.node(project, cause), self.resolver.node(project, effect)
+        texts = {"cause": cause, "effect": effect}
+        # The entities a text names, for the event it becomes if nothing matches it: looked up
+        # while it is resolved (a name lookup, cheaper than the round trip it saves).
+        named = (
+            {role: started(self.temporal.mentioned_entities(project, text)) for role, text in texts.items()}
+            if create_missing
+            else {}
         )
+        try:
+            cause_ref, effect_ref = await asyncio.gather(
+                self.resolver.node(project, cause), self.resolver.node(project, effect)
+            )
+        except BaseException:
+            for lookup in named.values():
+                lookup.cancel()
+            raise
         refs = {"cause": cause_ref, "effect": effect_ref}
         missing = [role for role, ref in refs.items() if ref is None]
+        for role, lookup in named.items():
+            if role not in missing:
+                lookup.cancel()
         if missing and not create_missing:
             raise NotFound(f"No event or entity matches the {' and the '.join(missing)}.")
         if cause.strip().lower() == effect.strip().lower() or (
             refs["cause"] is not None and refs["effect"] is not None and refs["cause"].id == refs["effect"].id
         ):
+            for lookup in named.values():
+                lookup.cancel()
             raise InvalidParams("cause and effect are the same node; a link needs two different ones.")
         # Everything is checked: now the writes (the missing nodes at once).
-        texts = {"cause": cause, "effect": effect}
-        made = await asyncio.gather(*(self._create_node(project, texts[role], memory) for role in missing))
+        made = await asyncio.gather(*(self._create_node(project, texts[role], memory, named[role]) for role in missing))
         refs.update(zip(missing, made, strict=True))
         cref, eref = refs["cause"], refs["effect"]
         assert cref is not None and eref is not None
@@ -178,9 +196,12 @@ class CausalGraph:
             updated=bool(found),
         )
 
-    async def _create_node(self, project: str, text: str, memory: str | None = None) -> NodeRef:
-        """A cause or effect nothing matched: an undated event about the entities it names."""
-        mentioned = await self.temporal.mentioned_entities(project, text)
+    async def _create_node(
+        self, project: str, text: str, memory: str | None = None, named: Awaitable[dict[str, str]] | None = None
+    ) -> NodeRef:
+        """A cause or effect nothing matched: an undated event about the entities it names
+        (`named`: their lookup, under way)."""
+        mentioned = await (named if named is not None else self.temporal.mentioned_entities(project, text))
         event_id = new_id("evt")
         await temporal_q.create_event(
             self.ctx,

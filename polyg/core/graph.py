@@ -87,6 +87,12 @@ class GraphContext:
             if text.strip():
                 self._start(self._documents, text, self._document)
 
+    def prefetch_query(self, text: str) -> None:
+        """Start making the vector of a query about to be searched (`embed_query` then waits
+        for it): the model runs while the store answers the lookups that come first."""
+        if text.strip():
+            self._start(self._queries, text, self.embedder.embed_query)
+
     async def _document(self, text: str) -> list[float]:
         return (await self.embedder.embed_batch([text]))[0]
 

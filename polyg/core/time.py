@@ -356,6 +356,9 @@ def _parse_point(text: str, ctx: _Context, *, original: str) -> ParsedTime:
     shifted = _parse_shift(lowered, ctx)
     if shifted is not None:
         return shifted
+    common = _parse_common(lowered, ctx)
+    if common is not None:
+        return common
     if _BARE_NUMBER.fullmatch(lowered):
         # dateparser reads "5" as May of some year and "12" as December; nobody means that.
         raise _unreadable(original)
@@ -405,6 +408,28 @@ _SHIFT_GRANULARITY: dict[str, Granularity] = {
     "second": "second", "minute": "minute", "hour": "hour", "day": "day", "week": "week", "month": "day", "year": "day"
 }  # fmt: skip
 _EXACT_UNITS = {"second": timedelta(seconds=1), "minute": timedelta(minutes=1), "hour": timedelta(hours=1)}
+
+
+# The phrases read most often (questions such as "what happened last week", sentences such as
+# "we shipped it yesterday"): each is the calendar day, week, month or year dateparser reads it
+# as (the reference shifted by so many of a unit, then its period; tests compare the two), at
+# a few microseconds instead of dateparser's few milliseconds.
+_COMMON_PHRASES: dict[str, tuple[str, int, Granularity]] = {
+    "today": ("day", 0, "day"), "yesterday": ("day", -1, "day"),
+    "this week": ("day", 0, "week"), "last week": ("day", -7, "week"),
+    "this month": ("month", 0, "month"), "last month": ("month", -1, "month"),
+    "this year": ("month", 0, "year"), "last year": ("month", -12, "year"),
+}  # fmt: skip
+
+
+def _parse_common(lowered: str, ctx: _Context) -> ParsedTime | None:
+    phrase = _COMMON_PHRASES.get(lowered)
+    if phrase is None:
+        return None
+    unit, amount, granularity = phrase
+    wall = ctx.local_reference
+    wall = wall + timedelta(days=amount) if unit == "day" else _add_months(wall, amount)
+    return _calendar(wall, granularity, ctx)
 
 
 def _count(word: str) -> int:

@@ -89,6 +89,7 @@ async def recall(s: Services, p: Recall) -> dict[str, Any]:
         synthesiser=s.synthesiser,
         resolve=graphs.resolve,
         known_names=graphs.known_names,
+        readahead=graphs,
         clock=FixedClock(at),
     )
     result = await service.recall(p.query, max_results=p.max_results, reference=at)

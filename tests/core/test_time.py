@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from polyg.core import time as time_mod
 from polyg.core.time import (
     SYSTEM_CLOCK,
     FixedClock,
@@ -445,3 +447,26 @@ def test_as_strings_round_trips_through_the_parser() -> None:
     start, end = window.as_strings()
     assert (start, end) == ("2024-01-01T12:30:00.000000Z", None)
     assert start is not None and parse_instant(start) == window.start
+
+
+# -- the common phrases read without dateparser ----------------------------------------------
+
+
+@pytest.mark.parametrize("phrase", sorted(time_mod._COMMON_PHRASES))
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"])
+def test_common_phrases_read_as_dateparser_reads_them(phrase: str, zone: str) -> None:
+    rng = random.Random(f"{phrase}/{zone}")
+    # Month and year ends, leap days, daylight-saving changes, and random instants.
+    fixed = [
+        datetime(2024, 2, 29, 12, tzinfo=UTC),
+        datetime(2024, 3, 31, 1, 30, tzinfo=UTC),
+        datetime(2023, 10, 29, 0, 30, tzinfo=UTC),
+        datetime(2024, 1, 1, 0, 0, tzinfo=UTC),
+        datetime(2023, 12, 31, 23, 59, tzinfo=UTC),
+    ]
+    randoms = [datetime(2000, 1, 1, tzinfo=UTC) + timedelta(seconds=rng.randrange(40 * 365 * 86400)) for _ in range(40)]
+    for reference in fixed + randoms:
+        ctx = time_mod._Context.make(reference, zone, SYSTEM_CLOCK)
+        expected = time_mod._parse_phrase(phrase, ctx, original=phrase)
+        assert time_mod._parse_point(phrase, ctx, original=phrase) == expected, (phrase, zone, reference)
+        assert parse_range(phrase.title(), reference=reference, tz=zone) == expected.period

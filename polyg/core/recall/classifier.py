@@ -53,7 +53,7 @@ def rule_classify(
     query: str, reference: datetime, known_names: Sequence[str] = (), context: str | None = None
 ) -> ClassifierOutput:
     """The rules' reading of `query` (see the module docstring for what each field holds)."""
-    text = " ".join(query[:MAX_QUERY_CHARS].split())
+    text = _normalised(query)
     if not text:
         return ClassifierOutput(intents=["semantic"], semantic_query="", confidence=0.0)
     mentions = find_mentions(text, known_names)
@@ -78,6 +78,17 @@ def rule_classify(
         semantic_query=semantic_query(text),
         confidence=_confidence(text, intents, explicit_semantic, direction),
     )
+
+
+def rule_semantic_query(query: str) -> str:
+    """The semantic query the rules form for `query`, known before it is classified (recall
+    starts embedding it while the names it mentions are looked up)."""
+    text = _normalised(query)
+    return semantic_query(text) if text else ""
+
+
+def _normalised(query: str) -> str:
+    return " ".join(query[:MAX_QUERY_CHARS].split())
 
 
 def _type_of(mention: Mention) -> str | None:
@@ -132,7 +143,7 @@ class Classifier:
         self, query: str, reference: datetime, known_names: Sequence[str], context: str | None
     ) -> ClassifierOutput:
         assert self.llm is not None
-        text = " ".join(query[:MAX_QUERY_CHARS].split())
+        text = _normalised(query)
         rules = rule_classify(text, reference, known_names, context)
         if not text:
             return rules

@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from polyg.core.ahead import started
 from polyg.core.causal import Chain
 from polyg.core.entity_graph import EntityView
 from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.memory_write import MEMORY_ORIGIN
+from polyg.core.model import Hit
 from polyg.core.recall.evidence import Evidence, GraphName
 from polyg.core.recall.executor import GraphQuery
 from polyg.core.recall.memories import MemoryHit, MemorySearch, relevance
@@ -68,6 +71,10 @@ class ProjectGraphs:
     _searches: dict[tuple[str, tuple[str, ...], int], asyncio.Future[list[MemoryHit]]] = field(
         default_factory=dict, init=False, repr=False
     )
+    # Reads started ahead of the readers (`prepare`): the search's hits for a query, and the
+    # causal chain from a text, each read once however many readers ask.
+    _found: dict[tuple[str, int], asyncio.Future[list[Hit]]] = field(default_factory=dict, init=False, repr=False)
+    _chains: dict[tuple[str, str], asyncio.Future[Chain | None]] = field(default_factory=dict, init=False, repr=False)
 
     def readers(self) -> dict[GraphName, GraphQuery]:
         return {"semantic": self.semantic, "temporal": self.temporal, "causal": self.causal, "entity": self.entity}
@@ -79,6 +86,41 @@ class ProjectGraphs:
     async def known_names(self, query: str) -> Sequence[str]:
         return list(await self.graphs.temporal.mentioned_entities(self.project, query))
 
+    # --- reads started ahead (RecallService's readahead) -------------------------------------
+
+    def anticipate(self, semantic_query: str) -> None:
+        """Start embedding the query: the search and the causal resolver embed it."""
+        self.graphs.temporal.ctx.prefetch_query(semantic_query)
+
+    def prepare(self, plan: ClassifierOutput, limit: int) -> None:
+        """Start what the readers will read that does not depend on the resolved names: the
+        search for memories, and the causal chain from the query itself."""
+        query = _query(plan)
+        if query.strip() and any(graph in plan.intents for graph in SEARCHING_READERS):
+            self._hits(query, limit)
+        if "causal" in plan.intents and (plan.semantic_query or "").strip():
+            self._walked(plan.semantic_query or "", plan)
+
+    def release(self) -> None:
+        """Stop what was started and not used (a reader timed out, or never asked)."""
+        under_way: list[asyncio.Future[Any]] = [*self._found.values(), *self._chains.values(), *self._searches.values()]
+        for future in under_way:
+            future.cancel()
+
+    def _hits(self, query: str, limit: int) -> asyncio.Future[list[Hit]]:
+        key = (query, limit)
+        if key not in self._found:
+            self._found[key] = started(MemorySearch(self.graphs, self.project).find(query, limit))
+        return self._found[key]
+
+    def _walked(self, text: str, plan: ClassifierOutput) -> asyncio.Future[Chain | None]:
+        key = (text, plan.causal_direction or "upstream")
+        if key not in self._chains:
+            self._chains[key] = started(self._chain(text, plan))
+        return self._chains[key]
+
+    # --- the readers ------------------------------------------------------------------------
+
     async def memories(self, plan: ClassifierOutput, limit: int) -> list[MemoryHit]:
         """The memories for the plan's query, searched once however many readers ask."""
         query = _query(plan)
@@ -87,7 +129,11 @@ class ProjectGraphs:
         if key not in self._searches:
             window = _window(plan)
             asked = window if window.start is not None or window.end is not None else None
-            search = MemorySearch(self.graphs, self.project).search(query, limit=limit, focus=focus, window=asked)
+            # Shielded: one reader's time limit must not cancel what another reader awaits.
+            found = asyncio.shield(self._hits(query, limit)) if query.strip() else None
+            search = MemorySearch(self.graphs, self.project).search(
+                query, limit=limit, focus=focus, window=asked, found=found
+            )
             self._searches[key] = asyncio.ensure_future(search)
         # Shielded: a reader that times out must not cancel the search another reader awaits.
         return await asyncio.shield(self._searches[key])
@@ -145,7 +191,7 @@ class ProjectGraphs:
     async def causal(self, plan: ClassifierOutput, limit: int) -> list[Evidence]:
         starts = [plan.semantic_query or "", *(m.resolved or "" for m in plan.entities)]
         texts = [t for t in dict.fromkeys(starts) if t.strip()][:MAX_CHAIN_STARTS]
-        walked = await asyncio.gather(*(self._chain(text, plan) for text in texts))
+        walked = await asyncio.gather(*(asyncio.shield(self._walked(text, plan)) for text in texts))
         chains = [chain for chain in walked if chain is not None and chain.links]
         out: dict[str, Evidence] = {}
         for chain in chains:
@@ -211,6 +257,10 @@ class ProjectGraphs:
             return []
         memories = await self.memories(plan, limit)
         return _best([*out, *(memory_evidence(m, "entity") for m in memories)], limit)
+
+
+# The readers that search the memories for the plan's query (`ProjectGraphs.memories`).
+SEARCHING_READERS: tuple[GraphName, ...] = ("semantic", "temporal", "entity")
 
 
 def _query(plan: ClassifierOutput) -> str:

@@ -15,11 +15,12 @@ Spreading the results over several moments (`same_moment`) was measured and lost
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 
 from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.memory_write import MEMORY_ORIGIN
+from polyg.core.model import Hit
 from polyg.core.search import STOPWORDS
 from polyg.core.temporal import Event
 from polyg.core.time import Interval, parse_instant
@@ -78,17 +79,27 @@ class MemorySearch:
     project: str
     ranking: MemoryRanking | None = None  # None: DEFAULT_RANKING
 
+    def find(self, query: str, limit: int) -> Awaitable[list[Hit]]:
+        """The search's hits for `query`, which `search` reranks (started early, they are
+        passed to it as `found`)."""
+        ranking = self.ranking or DEFAULT_RANKING
+        return self.graphs.semantic.search_service.search(self.project, query, "events", max(limit, ranking.candidates))
+
     async def search(
-        self, query: str, *, limit: int, focus: Sequence[str] = (), window: Interval | None = None
+        self,
+        query: str,
+        *,
+        limit: int,
+        focus: Sequence[str] = (),
+        window: Interval | None = None,
+        found: Awaitable[list[Hit]] | None = None,
     ) -> list[MemoryHit]:
         """The memories that best answer `query`; `focus`: names of entities the query names;
-        `window`: the time it asks about."""
+        `window`: the time it asks about; `found`: `find(query, limit)` under way."""
         if not query.strip():
             return []
         ranking = self.ranking or DEFAULT_RANKING
-        hits = await self.graphs.semantic.search_service.search(
-            self.project, query, "events", max(limit, ranking.candidates)
-        )
+        hits = await (found if found is not None else self.find(query, limit))
         if not hits:
             return []
         events = {e.id: e for e in await self.graphs.temporal.events(self.project, [h.node_id for h in hits])}

@@ -10,6 +10,7 @@ capitalises every sentence's first word.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -128,9 +129,15 @@ def _known(text: str, names: Iterable[str]) -> list[Mention]:
     for name in names:
         if len(name) < 2:
             continue
-        pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
-        out += [Mention(m.group(0), m.start(), m.end(), "known") for m in pattern.finditer(text)]
+        out += [Mention(m.group(0), m.start(), m.end(), "known") for m in _name_pattern(name).finditer(text)]
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    # Kept apart from the regex module's own cache (512 patterns), which a graph's many names
+    # would keep evicting: the same names are asked about again and again.
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
 
 
 def _is_identifier(word: str) -> bool:

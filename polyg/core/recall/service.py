@@ -13,9 +13,9 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, Protocol
 
-from polyg.core.recall.classifier import Classifier, MentionResolver, resolve_mentions
+from polyg.core.recall.classifier import Classifier, MentionResolver, resolve_mentions, rule_semantic_query
 from polyg.core.recall.evidence import Evidence, GraphName, best_first
 from polyg.core.recall.executor import Execution, Executor
 from polyg.core.recall.model import ClassifierOutput
@@ -30,6 +30,20 @@ MAX_RESULTS = 100
 # Names the graph knows that occur in the query, found before classifying (lower-case mentions
 # such as "pepper" are names only because the graph says so).
 KnownNames = Callable[[str], Awaitable[Sequence[str]]]
+
+
+class Readahead(Protocol):
+    """Reads a recall can start before the step that needs them, to overlap with the steps
+    before it; each must give what the reader would have read itself."""
+
+    def anticipate(self, semantic_query: str) -> None:
+        """The query the rules will form is known: before its names are looked up."""
+
+    def prepare(self, plan: ClassifierOutput, limit: int) -> None:
+        """The query is classified: before its names are resolved."""
+
+    def release(self) -> None:
+        """The recall is done: what was started and not used may stop."""
 
 
 @dataclass
@@ -54,6 +68,7 @@ class RecallService:
         synthesiser: Synthesiser | None = None,
         resolve: MentionResolver | None = None,
         known_names: KnownNames | None = None,
+        readahead: Readahead | None = None,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.executor = executor
@@ -61,16 +76,26 @@ class RecallService:
         self.synthesiser = synthesiser or Synthesiser()
         self.resolve = resolve
         self.known_names = known_names
+        self.readahead = readahead
         self.clock = clock
 
     async def recall(
         self, query: str, *, max_results: int = DEFAULT_MAX_RESULTS, reference: datetime | None = None
     ) -> RecallResult:
-        at = reference or self.clock.now()
-        limit = max(1, min(max_results, MAX_RESULTS))
+        try:
+            return await self._recall(query, max(1, min(max_results, MAX_RESULTS)), reference or self.clock.now())
+        finally:
+            if self.readahead is not None:
+                self.readahead.release()
+
+    async def _recall(self, query: str, limit: int, at: datetime) -> RecallResult:
+        if self.readahead is not None and self.classifier.llm is None:  # an LLM may form another query
+            self.readahead.anticipate(rule_semantic_query(query))
         known = await self._guarded(self.known_names(query), ()) if self.known_names else ()
         classified = await self.classifier.classify(query, reference=at, known_names=known)
         plan = classified.value
+        if self.readahead is not None:
+            self.readahead.prepare(plan, limit)
         if self.resolve is not None and plan.entities:
             plan = await self._guarded(resolve_mentions(plan, self.resolve), plan)
         execution = await self.executor.run(plan, limit)
