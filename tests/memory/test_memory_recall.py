@@ -165,3 +165,31 @@ async def test_the_reply_to_the_turn_that_matched_is_cited_with_it(mem: Memory) 
     out = await mem.ok("recall", query="What was brought back from Lisbon?", reference_time="2024-06-01T00:00:00Z")
     cited = [e["id"] for e in out["evidence"] if e["kind"] == "memory"]
     assert cited[:2] == [asked["memory_id"], reply["memory_id"]]
+
+
+async def test_the_speakers_next_turn_after_the_reply_is_cited_with_the_turn_that_matched(mem: Memory) -> None:
+    """A story goes on in the speaker's own next turn, after the other's reply, in words the
+    question does not use: recall cites the nearest memories of the same context around a hit."""
+    porto = "2024-05-04T20:00:00Z"
+    turns = [
+        ("Eli", "I finally went to the lantern festival in Porto last weekend."),
+        ("Dana", "Oh nice, how was it?"),
+        ("Eli", "Magical. Thousands of lights drifting down the river until midnight."),
+    ]
+    ids = [
+        (await mem.ok("remember", content=text, context=who, reference_time=porto))["memory_id"] for who, text in turns
+    ]
+    for i, other in enumerate(
+        [
+            "I repainted the kitchen walls blue.",
+            "My bike needs new tyres before summer.",
+            "The quarterly report is due on Friday.",
+            "We adopted a rescue dog called Biscuit.",
+            "The new espresso machine at work is great.",
+            "I started learning the cello again.",
+        ]
+    ):
+        await mem.ok("remember", content=other, context="Eli", reference_time=f"2024-0{6 + i % 3}-1{i}T10:00:00Z")
+    out = await mem.ok("recall", query="What did Eli think of the lantern festival in Porto?")
+    cited = [e["id"] for e in out["evidence"] if e["kind"] == "memory"]
+    assert set(cited[:3]) == set(ids)

@@ -8,7 +8,8 @@ bench/README.md):
   involves it, ranks above one that only shares words with the query;
 - time: a memory from the time the query names ranks above others;
 - neighbours: the memories remembered just before and after a good hit in the same
-  conversation are evidence too (the reply to the turn that matched, or the question it answers).
+  conversation are evidence too (the reply to the turn that matched, or the question it answers),
+  and so are the nearest before and after it from the same speaker (where a story goes on).
 Spreading the results over several moments (`same_moment`) was measured and lost: it is off.
 """
 
@@ -45,6 +46,13 @@ class MemoryRanking:
     neighbour_share: float = 0.5
     neighbours_of: int = 10
     neighbour_window_s: int = 3600
+    # Turns each way that count as neighbours, whoever said them.
+    neighbour_reach: int = 1
+    # The nearest memory each way of the hit's own context (its speaker) counts as a neighbour
+    # too, looked for among the `context_reach` nearest: in a dialogue that is the speaker's own
+    # turn before or after the other's reply, where a story goes on.
+    same_context_neighbours: bool = True
+    context_reach: int = 4
     # A memory from the time the query names (its day, its month) counts this much more.
     in_time_boost: float = 2.0
     # The `similar_k` memories closest in meaning (by their stored vectors) to each of the best
@@ -112,18 +120,21 @@ class MemorySearch:
             missing += await self._similar(ranking, scores)
         if ranking.neighbour_share > 0:
             best = sorted(scores, key=lambda m: (-scores[m], m))[: ranking.neighbours_of]
-            rows = await q.memory_neighbours(
-                self.graphs.temporal.ctx, self.project, best, ranking.neighbour_window_s * 1_000_000
+            rows = await q.memories_around(
+                self.graphs.temporal.ctx,
+                self.project,
+                best,
+                ranking.neighbour_window_s * 1_000_000,
+                max(ranking.neighbour_reach, ranking.context_reach if ranking.same_context_neighbours else 0),
             )
-            for memory, before, after in rows:
-                for near in (before, after):
-                    if near is None:
-                        continue
-                    score = scores[memory] * ranking.neighbour_share
-                    if score > scores.get(near, 0.0):
-                        scores[near] = score
-                        if near not in texts:
-                            missing.append(near)
+            for memory, context, before, after in rows:
+                for side in (before, after):
+                    for near in _around(side, context, ranking):
+                        score = scores[memory] * ranking.neighbour_share
+                        if score > scores.get(near, 0.0):
+                            scores[near] = score
+                            if near not in texts:
+                                missing.append(near)
         unread = list(dict.fromkeys(m for m in missing if m not in texts))
         for event in await self.graphs.temporal.events(self.project, unread) if unread else []:
             texts[event.id] = event
@@ -156,6 +167,16 @@ class MemorySearch:
                     added.append(near)
                 scores[near] = score
         return added
+
+
+def _around(side: list[list[str | None]], context: str | None, ranking: MemoryRanking) -> list[str]:
+    """The neighbours of a hit on one side of it (`side`: [id, context] pairs, nearest first)."""
+    out = [str(near) for near, _ in side[: ranking.neighbour_reach]]
+    if ranking.same_context_neighbours and context:
+        own = next((str(near) for near, said_by in side if said_by == context), None)
+        if own is not None and own not in out:
+            out.append(own)
+    return out
 
 
 def _boost(ranking: MemoryRanking, event: Event, wanted: set[str]) -> float:
