@@ -10,6 +10,8 @@ plus " [image: <caption>]" when it shares a photo) is ranked by each signal alon
 - `fused`: the two fused by reciprocal rank (k=10), what polyg's hybrid search does;
 - `speaker`: `fused`, only the turns said by the speaker the question names;
 - `adjacent`: the turns just before and after each of `fused`'s first 10, in that order;
+- `own turn`: the same speaker's nearest turns before and after each of `fused`'s first 10 in
+  the same session (recall's same-context neighbours);
 - `session`: the other turns of the sessions of `fused`'s first 3, ranked by `fused`;
 - `similar`: the turns closest by cosine to any of `fused`'s first 5 (meaning-level links).
 
@@ -17,7 +19,7 @@ Each is scored as bench/locomo_scoring.py scores recall (recall@10, all-evidence
 category). Then two oracles, upper bounds for any combination of these signals: `best single`
 (for each question, the one signal that does best on it) and `union of top-10s` (an evidence
 turn counts when it is in the first 10 of at least one signal; a question is all-found when
-every evidence turn is). The union holds up to 70 turns, so it bounds what a perfect reranker
+every evidence turn is). The union holds up to 90 turns, so it bounds what a perfect reranker
 could put in 10, not what one could reach. Last, where each evidence turn's best rank over all
 signals falls (1-10, 11-20, 21-50, beyond).
 
@@ -134,6 +136,16 @@ def signals(conv: Conversation, question: str, query_vector: Any) -> dict[str, R
         for j in (i - 1, i + 1):
             if 0 <= j < len(conv.turns) and conv.turns[j]["date"] == conv.turns[i]["date"] and j not in adjacent:
                 adjacent.append(j)
+    own: Ranking = []  # the nearest turn each way of the same speaker in the same session
+    for i in fused[:TOP]:
+        for step in (-1, 1):
+            j = i + step
+            while 0 <= j < len(conv.turns) and conv.turns[j]["date"] == conv.turns[i]["date"]:
+                if conv.turns[j]["context"] == conv.turns[i]["context"]:
+                    if j not in own:
+                        own.append(j)
+                    break
+                j += step
     sessions = {conv.turns[i]["date"] for i in fused[:3]}
     session = [i for i in fused if conv.turns[i]["date"] in sessions and i not in fused[:3]]
     similar = conv.similar_rank(fused[:5])
@@ -144,6 +156,7 @@ def signals(conv: Conversation, question: str, query_vector: Any) -> dict[str, R
         "fused": fused,
         "speaker": speaker,
         "adjacent": adjacent,
+        "own turn": own,
         "session": session,
         "similar": similar,
     }
