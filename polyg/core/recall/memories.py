@@ -41,8 +41,10 @@ class MemoryRanking:
     same_moment: float = 1.0
     candidates: int = 60
     # The memories just before and after each of the best `neighbours_of` hits (in the same
-    # conversation: remembered in order within `neighbour_window_s`) count this share of it:
-    # an answer is often the reply to the turn that matched the question, or the other way round.
+    # conversation: remembered in order within `neighbour_window_s`) gain this share of its
+    # score: an answer is often the reply to the turn that matched the question, or the other
+    # way round. The shares add up (to the memory's own score too): a memory among several
+    # good hits is where the conversation is about the question.
     neighbour_share: float = 0.5
     neighbours_of: int = 10
     neighbour_window_s: int = 3600
@@ -127,14 +129,13 @@ class MemorySearch:
                 ranking.neighbour_window_s * 1_000_000,
                 max(ranking.neighbour_reach, ranking.context_reach if ranking.same_context_neighbours else 0),
             )
+            hit = dict(scores)  # what each memory scored itself, before its neighbours count
             for memory, context, before, after in rows:
                 for side in (before, after):
                     for near in _around(side, context, ranking):
-                        score = scores[memory] * ranking.neighbour_share
-                        if score > scores.get(near, 0.0):
-                            scores[near] = score
-                            if near not in texts:
-                                missing.append(near)
+                        scores[near] = scores.get(near, 0.0) + hit[memory] * ranking.neighbour_share
+                        if near not in texts:
+                            missing.append(near)
         unread = list(dict.fromkeys(m for m in missing if m not in texts))
         for event in await self.graphs.temporal.events(self.project, unread) if unread else []:
             texts[event.id] = event
