@@ -24,6 +24,7 @@ from polyg.core.memory_write import MEMORY_ORIGIN
 from polyg.core.search import STOPWORDS
 from polyg.core.temporal import Event
 from polyg.core.time import Interval, parse_instant
+from polyg.store.falkor import Row
 from polyg.store.queries import temporal as q
 
 
@@ -129,13 +130,7 @@ class MemorySearch:
                 ranking.neighbour_window_s * 1_000_000,
                 max(ranking.neighbour_reach, ranking.context_reach if ranking.same_context_neighbours else 0),
             )
-            hit = dict(scores)  # what each memory scored itself, before its neighbours count
-            for memory, context, before, after in rows:
-                for side in (before, after):
-                    for near in _around(side, context, ranking):
-                        scores[near] = scores.get(near, 0.0) + hit[memory] * ranking.neighbour_share
-                        if near not in texts:
-                            missing.append(near)
+            missing += [near for near in add_neighbours(scores, rows, ranking) if near not in texts]
         unread = list(dict.fromkeys(m for m in missing if m not in texts))
         for event in await self.graphs.temporal.events(self.project, unread) if unread else []:
             texts[event.id] = event
@@ -168,6 +163,20 @@ class MemorySearch:
                     added.append(near)
                 scores[near] = score
         return added
+
+
+def add_neighbours(scores: dict[str, float], rows: Sequence[Row], ranking: MemoryRanking) -> list[str]:
+    """Raise `scores` of the memories around the hits (`rows` as `memories_around` reads them):
+    each gains `neighbour_share` of every hit it is a neighbour of, what the hit scored itself.
+    Returns the neighbours."""
+    hit = dict(scores)
+    out: list[str] = []
+    for memory, context, before, after in rows:
+        for side in (before, after):
+            for near in _around(side, context, ranking):
+                scores[near] = scores.get(near, 0.0) + hit[memory] * ranking.neighbour_share
+                out.append(near)
+    return out
 
 
 def _around(side: list[list[str | None]], context: str | None, ranking: MemoryRanking) -> list[str]:
