@@ -9,7 +9,10 @@ bench/README.md):
 - time: a memory from the time the query names ranks above others;
 - neighbours: the memories remembered just before and after a good hit in the same
   conversation are evidence too (the reply to the turn that matched, or the question it answers),
-  and so are the nearest before and after it from the same speaker (where a story goes on).
+  and so are the nearest before and after it from the same speaker (where a story goes on);
+  the shares of several hits add up;
+- meaning links: what the same speaker said closest in meaning to the best hits (by their
+  stored vectors), elsewhere in time, in words the query does not use.
 Spreading the results over several moments (`same_moment`) was measured and lost: it is off.
 """
 
@@ -62,12 +65,12 @@ class MemoryRanking:
     # `similar_of` hits count `similar_share` of that hit times their cosine to it, when it is
     # at least `similar_min`: what a person said about the same subject elsewhere, in words
     # the query does not use. 0: off.
-    similar_of: int = 0
-    similar_k: int = 5
-    similar_share: float = 0.5
-    similar_min: float = 0.5
+    similar_of: int = 5
+    similar_k: int = 3
+    similar_share: float = 0.7
+    similar_min: float = 0.4
     # Only memories of the hit's own context (its speaker) count as close to it.
-    similar_same_context: bool = False
+    similar_same_context: bool = True
 
 
 DEFAULT_RANKING = MemoryRanking()
