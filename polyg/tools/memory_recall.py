@@ -69,7 +69,15 @@ class Recall(Params):
 
 class Remember(Params):
     content: str = Field(min_length=1, max_length=20000)
-    context: str | None = Field(default=None, max_length=200, description="Who or where it is from, e.g. a speaker.")
+    context: str | None = Field(
+        default=None,
+        max_length=200,
+        description=(
+            "Who or where it is from, e.g. a speaker or a channel. The memory is stored, searched and "
+            "embedded as '<context>: <content>', and the context is an entity: a question naming it "
+            "favours what it said, and the memories around it in time."
+        ),
+    )
     reference_time: str | None = Field(default=None, description="When it was said (ISO); times in it read against it.")
 
 

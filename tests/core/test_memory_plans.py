@@ -105,18 +105,25 @@ async def test_get_entity_is_one_query_through_the_name_index(services: Services
 
 
 async def test_memory_neighbours_read_through_the_time_index(services: Services, project: str) -> None:
-    """recall's turns around a hit: the window around each memory is read through the
-    occurred_us index, not by scanning every event once per memory."""
+    """recall's turns around a hit, with who said them: the window around each memory is read
+    through the occurred_us index, not by scanning every event once per memory."""
     temporal = services.memory.temporal
     ids = []
     for i in range(30):  # enough events that a label scan would show in a plan
         added = await temporal.add_event(
-            project, description=f"turn {i}", occurred_at=f"2025-03-01T10:{i:02d}:00Z", origin="memory"
+            project,
+            description=f"turn {i}",
+            occurred_at=f"2025-03-01T10:{i:02d}:00Z",
+            origin="memory",
+            context="Ann" if i % 2 else "Bo",
         )
         ids.append(added.event.id)
     runner = Counting(services)
-    rows = await temporal_q.memory_neighbours(runner, project, [ids[5], ids[0]], 90 * 1_000_000)
-    assert {tuple(row) for row in rows} == {(ids[5], ids[4], ids[6]), (ids[0], None, ids[1])}
+    rows = await temporal_q.memories_around(runner, project, [ids[5], ids[0]], 150 * 1_000_000, 2)
+    assert {row[0]: row[1:] for row in rows} == {
+        ids[5]: ["Ann", [[ids[4], "Bo"], [ids[3], "Ann"]], [[ids[6], "Bo"], [ids[7], "Ann"]]],
+        ids[0]: ["Bo", [], [[ids[1], "Ann"], [ids[2], "Bo"]]],
+    }
     await indexes_operational(services, project)
     plan = await services.store.explain(project, *runner.reads[0])
     assert scans_nothing(plan, "Node By Index Scan | (o:Event)"), plan

@@ -141,16 +141,9 @@ async def test_a_fact_or_link_stated_again_cites_both_memories_and_writes_nothin
     assert cause["memories"] == [link["memory_id"], link_again["memory_id"]]
 
 
-async def test_the_reply_to_the_turn_that_matched_is_cited_with_it(mem: Memory) -> None:
-    """The answer is often the next turn of the conversation, which shares no word with the
-    question: recall cites the memories around a good hit in the same conversation."""
-    lisbon = "2024-03-02T18:00:00Z"
-    asked = await mem.ok(
-        "remember", content="Did you bring anything back from Lisbon?", context="Dana", reference_time=lisbon
-    )
-    reply = await mem.ok(
-        "remember", content="Yes, a tiny ceramic owl for my desk.", context="Eli", reference_time=lisbon
-    )
+async def remember_elsewhere(mem: Memory, *, first_month: int, months: int) -> None:
+    """Six things Eli said on other days (from `first_month`, over `months` months), sharing no
+    word with the questions asked."""
     for i, other in enumerate(
         [
             "I repainted the kitchen walls blue.",
@@ -161,7 +154,39 @@ async def test_the_reply_to_the_turn_that_matched_is_cited_with_it(mem: Memory) 
             "I started learning the cello again.",
         ]
     ):
-        await mem.ok("remember", content=other, context="Eli", reference_time=f"2024-0{4 + i % 5}-1{i}T10:00:00Z")
+        at = f"2024-0{first_month + i % months}-1{i}T10:00:00Z"
+        await mem.ok("remember", content=other, context="Eli", reference_time=at)
+
+
+async def test_the_reply_to_the_turn_that_matched_is_cited_with_it(mem: Memory) -> None:
+    """The answer is often the next turn of the conversation, which shares no word with the
+    question: recall cites the memories around a good hit in the same conversation."""
+    lisbon = "2024-03-02T18:00:00Z"
+    asked = await mem.ok(
+        "remember", content="Did you bring anything back from Lisbon?", context="Dana", reference_time=lisbon
+    )
+    reply = await mem.ok(
+        "remember", content="Yes, a tiny ceramic owl for my desk.", context="Eli", reference_time=lisbon
+    )
+    await remember_elsewhere(mem, first_month=4, months=5)
     out = await mem.ok("recall", query="What was brought back from Lisbon?", reference_time="2024-06-01T00:00:00Z")
     cited = [e["id"] for e in out["evidence"] if e["kind"] == "memory"]
     assert cited[:2] == [asked["memory_id"], reply["memory_id"]]
+
+
+async def test_the_speakers_next_turn_after_the_reply_is_cited_with_the_turn_that_matched(mem: Memory) -> None:
+    """A story goes on in the speaker's own next turn, after the other's reply, in words the
+    question does not use: recall cites the nearest memories of the same context around a hit."""
+    porto = "2024-05-04T20:00:00Z"
+    turns = [
+        ("Eli", "I finally went to the lantern festival in Porto last weekend."),
+        ("Dana", "Oh nice, how was it?"),
+        ("Eli", "Magical. Thousands of lights drifting down the river until midnight."),
+    ]
+    ids = [
+        (await mem.ok("remember", content=text, context=who, reference_time=porto))["memory_id"] for who, text in turns
+    ]
+    await remember_elsewhere(mem, first_month=6, months=3)
+    out = await mem.ok("recall", query="What did Eli think of the lantern festival in Porto?")
+    cited = [e["id"] for e in out["evidence"] if e["kind"] == "memory"]
+    assert set(cited[:3]) == set(ids)

@@ -8,7 +8,11 @@ bench/README.md):
   involves it, ranks above one that only shares words with the query;
 - time: a memory from the time the query names ranks above others;
 - neighbours: the memories remembered just before and after a good hit in the same
-  conversation are evidence too (the reply to the turn that matched, or the question it answers).
+  conversation are evidence too (the reply to the turn that matched, or the question it answers),
+  and so are the nearest before and after it from the same speaker (where a story goes on);
+  the shares of several hits add up;
+- meaning links: what the same speaker said closest in meaning to the best hits (by their
+  stored vectors), elsewhere in time, in words the query does not use.
 Spreading the results over several moments (`same_moment`) was measured and lost: it is off.
 """
 
@@ -24,6 +28,7 @@ from polyg.core.model import Hit
 from polyg.core.search import STOPWORDS
 from polyg.core.temporal import Event
 from polyg.core.time import Interval, parse_instant
+from polyg.store.falkor import Row
 from polyg.store.queries import temporal as q
 
 
@@ -41,23 +46,32 @@ class MemoryRanking:
     same_moment: float = 1.0
     candidates: int = 60
     # The memories just before and after each of the best `neighbours_of` hits (in the same
-    # conversation: remembered in order within `neighbour_window_s`) count this share of it:
-    # an answer is often the reply to the turn that matched the question, or the other way round.
+    # conversation: remembered in order within `neighbour_window_s`) gain this share of its
+    # score: an answer is often the reply to the turn that matched the question, or the other
+    # way round. The shares add up (to the memory's own score too): a memory among several
+    # good hits is where the conversation is about the question.
     neighbour_share: float = 0.5
     neighbours_of: int = 10
     neighbour_window_s: int = 3600
+    # Turns each way that count as neighbours, whoever said them.
+    neighbour_reach: int = 1
+    # The nearest memory each way of the hit's own context (its speaker) counts as a neighbour
+    # too, looked for among the `context_reach` nearest: in a dialogue that is the speaker's own
+    # turn before or after the other's reply, where a story goes on.
+    same_context_neighbours: bool = True
+    context_reach: int = 4
     # A memory from the time the query names (its day, its month) counts this much more.
     in_time_boost: float = 2.0
     # The `similar_k` memories closest in meaning (by their stored vectors) to each of the best
     # `similar_of` hits count `similar_share` of that hit times their cosine to it, when it is
     # at least `similar_min`: what a person said about the same subject elsewhere, in words
     # the query does not use. 0: off.
-    similar_of: int = 0
-    similar_k: int = 5
-    similar_share: float = 0.5
-    similar_min: float = 0.5
+    similar_of: int = 5
+    similar_k: int = 3
+    similar_share: float = 0.7
+    similar_min: float = 0.4
     # Only memories of the hit's own context (its speaker) count as close to it.
-    similar_same_context: bool = False
+    similar_same_context: bool = True
 
 
 DEFAULT_RANKING = MemoryRanking()
@@ -123,18 +137,14 @@ class MemorySearch:
             missing += await self._similar(ranking, scores)
         if ranking.neighbour_share > 0:
             best = sorted(scores, key=lambda m: (-scores[m], m))[: ranking.neighbours_of]
-            rows = await q.memory_neighbours(
-                self.graphs.temporal.ctx, self.project, best, ranking.neighbour_window_s * 1_000_000
+            rows = await q.memories_around(
+                self.graphs.temporal.ctx,
+                self.project,
+                best,
+                ranking.neighbour_window_s * 1_000_000,
+                max(ranking.neighbour_reach, ranking.context_reach if ranking.same_context_neighbours else 0),
             )
-            for memory, before, after in rows:
-                for near in (before, after):
-                    if near is None:
-                        continue
-                    score = scores[memory] * ranking.neighbour_share
-                    if score > scores.get(near, 0.0):
-                        scores[near] = score
-                        if near not in texts:
-                            missing.append(near)
+            missing += [near for near in add_neighbours(scores, rows, ranking) if near not in texts]
         unread = list(dict.fromkeys(m for m in missing if m not in texts))
         for event in await self.graphs.temporal.events(self.project, unread) if unread else []:
             texts[event.id] = event
@@ -167,6 +177,30 @@ class MemorySearch:
                     added.append(near)
                 scores[near] = score
         return added
+
+
+def add_neighbours(scores: dict[str, float], rows: Sequence[Row], ranking: MemoryRanking) -> list[str]:
+    """Raise `scores` of the memories around the hits (`rows` as `memories_around` reads them):
+    each gains `neighbour_share` of every hit it is a neighbour of, what the hit scored itself.
+    Returns the neighbours."""
+    hit = dict(scores)
+    out: list[str] = []
+    for memory, context, before, after in rows:
+        for side in (before, after):
+            for near in _around(side, context, ranking):
+                scores[near] = scores.get(near, 0.0) + hit[memory] * ranking.neighbour_share
+                out.append(near)
+    return out
+
+
+def _around(side: list[list[str | None]], context: str | None, ranking: MemoryRanking) -> list[str]:
+    """The neighbours of a hit on one side of it (`side`: [id, context] pairs, nearest first)."""
+    out = [str(near) for near, _ in side[: ranking.neighbour_reach]]
+    if ranking.same_context_neighbours and context:
+        own = next((str(near) for near, said_by in side if said_by == context), None)
+        if own is not None and own not in out:
+            out.append(own)
+    return out
 
 
 def _boost(ranking: MemoryRanking, event: Event, wanted: set[str]) -> float:

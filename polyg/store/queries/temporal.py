@@ -340,10 +340,11 @@ async def invalidations(run: Runner, project: str, entity_id: str | None, skip: 
     )
 
 
-async def memory_neighbours(run: Runner, project: str, ids: list[str], window_us: int) -> list[Row]:
-    """(id, the memory remembered just before it, just after it) for each memory id: among the
-    memories (origin `memory`) whose time is within `window_us` of its own, in (time, creation)
-    order: the turns around it in the same conversation."""
+async def memories_around(run: Runner, project: str, ids: list[str], window_us: int, reach: int) -> list[Row]:
+    """(id, its context, the `reach` memories remembered just before it, the `reach` just after
+    it, each side nearest first as [id, context] pairs) for each memory id: among the memories
+    (origin `memory`) whose time is within `window_us` of its own, in (time, creation) order:
+    the turns around it in the same conversation, and who said them."""
     return await run.read(
         project,
         "UNWIND $ids AS i MATCH (m:Event {id: i}) WHERE m.occurred_us IS NOT NULL "
@@ -352,14 +353,14 @@ async def memory_neighbours(run: Runner, project: str, ids: list[str], window_us
         "WITH m, m.occurred_us - $w AS lo, m.occurred_us + $w AS hi "
         "MATCH (o:Event) WHERE o.occurred_us >= lo AND o.occurred_us <= hi "
         "AND o.origin = 'memory' AND o.id <> m.id "
-        "WITH m, o ORDER BY o.occurred_us, o.created_at, o.id "
+        "WITH m, o ORDER BY o.occurred_us DESC, o.created_at DESC, o.id DESC "
         "WITH m, collect(o) AS around "
         "WITH m, [x IN around WHERE x.occurred_us < m.occurred_us OR (x.occurred_us = m.occurred_us AND "
-        "x.created_at < m.created_at)] AS before, [x IN around WHERE x.occurred_us > m.occurred_us OR "
-        "(x.occurred_us = m.occurred_us AND x.created_at > m.created_at)] AS after "
-        "RETURN m.id, CASE WHEN size(before) > 0 THEN before[size(before) - 1].id END, "
-        "CASE WHEN size(after) > 0 THEN after[0].id END",
-        {"ids": ids, "w": window_us},
+        "x.created_at < m.created_at) | [x.id, x.context]] AS before, [x IN around WHERE "
+        "x.occurred_us > m.occurred_us OR (x.occurred_us = m.occurred_us AND x.created_at > m.created_at) "
+        "| [x.id, x.context]] AS after "
+        "RETURN m.id, m.context, before[0..$reach], reverse(after)[0..$reach]",
+        {"ids": ids, "w": window_us, "reach": reach},
     )
 
 
