@@ -34,8 +34,8 @@ from polyg.core.causal import check_confidence
 from polyg.core.edges import new_edge_id
 from polyg.core.graph_import import Edge, Graph, GraphImport, Node
 from polyg.core.named import stored_type
-from polyg.core.temporal import SINGLE_VALUED, TemporalGraph, epoch_us, predicate_key
-from polyg.core.time import Interval
+from polyg.core.temporal import SINGLE_VALUED, TemporalGraph, epoch_us, predicate_key, stored_instant
+from polyg.core.time import Interval, to_utc
 from polyg.errors import InvalidParams
 from polyg.names import new_id, now_iso
 from polyg.store.names import CAUSES, ENTITY, EVENT, INVOLVES, T_BEFORE, Label, RelType
@@ -142,16 +142,20 @@ class MemoryBulk:
             )
             props = {"id": new_id("cau"), "confidence": float(link.confidence), "evidence": link.evidence}
             graph.edges.append(Edge(CAUSES, cause, effect, {**props, "created_at": now}))
+        restored = await self.importer.restore(project, graph, progress=progress)
+        # Only once the import took the batch (it can still refuse it): the stored links that
+        # now have a new event between them.
         if stale:
             await q.unlink_chain(self.ctx, project, [{"a": a, "b": b} for a, b in stale])
-        restored = await self.importer.restore(project, graph, progress=progress)
         report.facts_added, report.facts_duplicate = len(written), duplicate
         report.causal_links_added = len(links)
         report.written = restored.nodes_created + restored.edges_created
         return report
 
     async def _entity_ids(self, project: str, names: list[str]) -> dict[str, str]:
-        wanted = list(dict.fromkeys(limits.name(n, "entity") for n in names))
+        """Each name as given -> its entity's id (looked up as `limits.name` writes it)."""
+        clean = {n: limits.name(n, "entity") for n in names}
+        wanted = list(dict.fromkeys(clean.values()))
         ids: dict[str, str] = {}
         for start in range(0, len(wanted), limits.MAX_BATCH):
             ids.update(await self.temporal.resolver.entity_ids(project, wanted[start : start + limits.MAX_BATCH]))
@@ -161,7 +165,7 @@ class MemoryBulk:
                 f"{len(missing)} entity names are not in project {project!r} (first {missing[0]!r}): "
                 "create the entities first."
             )
-        return ids
+        return {n: ids[c] for n, c in clean.items()}
 
     @staticmethod
     def _fact(f: BulkFact, ids: dict[str, str]) -> _Fact:
@@ -210,7 +214,7 @@ class MemoryBulk:
                     self.ctx, project, rel_type, subjects[start : start + limits.MAX_BATCH]
                 )
                 for sid, predicate, oid, valid_from, valid_to in rows:
-                    window = Interval(_instant(valid_from), _instant(valid_to))
+                    window = Interval(stored_instant(valid_from), stored_instant(valid_to) if valid_to else None)
                     out[(sid, rel_type)].append((predicate, oid, window))
         return out
 
@@ -224,17 +228,13 @@ class MemoryBulk:
             return [], []
         stored = [(int(us), str(i)) for i, us in await q.dated_events(self.ctx, project)]
         new = {event_ids[e.key] for e in events}
-        order = sorted(stored + [(epoch_us(e.occurred_at), event_ids[e.key]) for e in events])
+        order = sorted(stored + [(epoch_us(to_utc(e.occurred_at)), event_ids[e.key]) for e in events])
         pairs = [(a[1], b[1]) for a, b in itertools.pairwise(order)]
         made = [(a, b) for a, b in pairs if a in new or b in new]
         kept = set(pairs)
         stored.sort()
         stale = [(a[1], b[1]) for a, b in itertools.pairwise(stored) if (a[1], b[1]) not in kept]
         return made, stale
-
-
-def _instant(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 def _event_node(event_id: str, e: BulkEvent, now: str) -> Node:
@@ -246,7 +246,7 @@ def _event_node(event_id: str, e: BulkEvent, now: str) -> Node:
         "created_at": now,
         "origin": EVENT_ORIGIN,
         "occurred_at": start,
-        "occurred_us": epoch_us(e.occurred_at),
+        "occurred_us": epoch_us(to_utc(e.occurred_at)),
     }
     if end is not None and window.duration is not None:
         props["ended_at"] = end
@@ -259,7 +259,7 @@ def _fact_edge(f: _Fact, now: str) -> Edge:
     props: dict[str, object] = {
         "id": new_edge_id(f.rel_type),
         "valid_from": start,
-        "valid_from_us": epoch_us(f.item.valid_from),
+        "valid_from_us": epoch_us(to_utc(f.item.valid_from)),
         "created_at": now,
         "description": f.item.description,
     }
