@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from polyg.core.ahead import started
 from polyg.embed import Embedder
 from polyg.names import check_project_id
 from polyg.store.falkor import FalkorStore, Row
@@ -104,10 +105,9 @@ class GraphContext:
     ) -> asyncio.Future[list[float]]:
         future = pending.get(text)
         if future is None:
-            future = asyncio.ensure_future(make(text))
+            future = started(make(text))  # a prefetched vector nobody asks for fails quietly
             pending[text] = future
-            # A prefetched vector nobody asks for must not log its failure as unretrieved.
-            future.add_done_callback(lambda done: (pending.pop(text, None), done.cancelled() or done.exception()))
+            future.add_done_callback(lambda _: pending.pop(text, None))
         return future
 
     async def _shared(

@@ -42,9 +42,9 @@ class IndexReadiness:
         if project in self._ready:
             return
         deadline = time.monotonic() + WAIT_S
+        labels = REGISTRY.search_labels()
         while True:
             rows = await q.index_states(self.runner, project)
-            labels = REGISTRY.search_labels()
             building = sorted({label for label, status in rows if label in labels and status != "OPERATIONAL"})
             if not building or time.monotonic() >= deadline:
                 break

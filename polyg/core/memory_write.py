@@ -152,6 +152,7 @@ class MemoryWriter:
             occurred_at=when,
             entities=involved,
             find_entities=False,
+            entity_ids=mentioned,
             entity_types={e.name: e.type for e in found.entities if e.type},
             origin=MEMORY_ORIGIN,
             context=source or None,

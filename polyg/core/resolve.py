@@ -126,16 +126,19 @@ class Resolver:
 
     async def exact(self, project: str, text: str, kind: Kind) -> str | None:
         """The id of the oldest node of `kind` whose text is exactly `text`, or None."""
+        if kind == "event" and all_words_query(text):
+            # Read through the full-text index (below), which finds nothing while it is rebuilt:
+            # "no such event" would be a guess.
+            await self.ctx.indexes.check(project)
         rows = await self._exact_rows(project, kind, text)
         return str(rows[0][0]) if rows else None
 
     async def _exact_rows(self, project: str, kind: Kind, text: str) -> list[Row]:
         # An entity's name has a range index; an event's description only a full-text one,
-        # whose matches are compared (else every event would be read).
+        # whose matches are compared (else every event would be read). The caller checks that
+        # the indexes are built.
         words = all_words_query(text) if kind == "event" else ""
         if words:
-            # While the index is rebuilt it finds nothing: "no such event" would be a guess.
-            await self.ctx.indexes.check(project)
             return await index_rows(q.node_with_text_indexed(self.ctx, project, LABELS[kind], words, text))
         return await q.node_with_text(self.ctx, project, LABELS[kind], text)
 
