@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from polyg.core.app import Services
 from polyg.core.narrative import Step, tell
-from polyg.core.traversal import EdgeRef, ScoredPath
+from polyg.core.traversal import FANOUT, FRONTIER, EdgeRef, ScoredPath
 from polyg.tools.knowledge.shared import knowledge, rounded, visible
 from polyg.tools.registry import Params
 
@@ -63,8 +63,9 @@ class PathSummary(BaseModel):
     average_path_strength: float
     relationship_types_used: list[str]
     search_truncated: bool = Field(
-        description="A node on the way had more relationships than the search reads (its strongest "
-        "32 for the path), so a stronger path through the others may exist."
+        description="The search read only part of the graph on the way (a node's strongest "
+        f"{FANOUT} relationships, the {FRONTIER} best nodes a layer, or a cap on partial paths), so a "
+        "stronger path through what it left unread may exist."
     )
 
 
