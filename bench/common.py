@@ -758,8 +758,9 @@ async def served_copy(
 
 @contextlib.asynccontextmanager
 async def core_on(data_dir: Path, embedder: str | None) -> AsyncIterator[Any]:
-    """polyg's services in process on `data_dir` (its server stopped), with the server's
-    embedder, once the database has rebuilt the default project's search indexes."""
+    """polyg's services in process on `data_dir` (its server stopped, or running: the embedded
+    store lets a second process attach), with the server's embedder, once the database has
+    rebuilt the default project's search indexes."""
     from polyg.config import load_settings
     from polyg.core.app import Polyg
     from polyg.errors import IndexNotFound

@@ -29,11 +29,12 @@ the server's calls. A call's floor is the stdio ping of the same run plus that d
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
 
-from common import summarize
+from common import core_on, summarize
 
 from polyg.store.names import ENTITY
 
@@ -55,21 +56,15 @@ class Floors:
         self.embed = embed
         self.project = project
         self.times: dict[str, list[float]] = {"document_cached": [], "paths": [], "explore": []}
-        self._core: Any = None
+        self._stack = contextlib.AsyncExitStack()
         self._s: Any = None
 
     async def __aenter__(self) -> Floors:
-        from polyg.config import load_settings
-        from polyg.core.app import Polyg
-
-        settings = load_settings(None, data_dir=self.data_dir, log_level="WARNING", embedding_provider=self.embed)
-        self._core = Polyg(settings)
-        self._s = await self._core.ready()
+        self._s = await self._stack.enter_async_context(core_on(self.data_dir, self.embed))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._core is not None:
-            await self._core.close()
+        await self._stack.aclose()
 
     async def _timed(self, name: str, work: Any) -> None:
         t = time.perf_counter()

@@ -369,26 +369,12 @@ class Floors:
     @classmethod
     @contextlib.asynccontextmanager
     async def attached(cls, data_dir: Path, n: int, embedder: str | None) -> AsyncIterator[Floors]:
-        from polyg.config import load_settings
-        from polyg.core.app import Polyg
-        from polyg.errors import IndexNotFound
         from polyg.store.names import RelType
         from polyg.store.queries import temporal
 
-        chosen = {"embedding_provider": embedder} if embedder else {}
-        core = Polyg(load_settings(None, data_dir=data_dir, log_level="WARNING", **chosen))
-        try:
-            services = await core.ready()
-            for _ in range(600):  # the database rebuilds its indexes after it starts: measure after
-                try:
-                    await services.search.entities(common.DEFAULT_PROJECT, "warm up")
-                    break
-                except IndexNotFound:
-                    await asyncio.sleep(0.5)
+        async with common.core_on(data_dir, embedder) as services:
             types = [RelType(t) for t in await temporal.fact_types(services.ctx, common.DEFAULT_PROJECT)]
             yield cls(services, n, " UNION ALL ".join([EVENTS_FLOOR] + [FACTS_FLOOR.format(type=t) for t in types]))
-        finally:
-            await core.close()
 
     async def probe(self, op: str, rng: random.Random, keep: bool = True) -> None:
         from polyg.core.temporal import epoch_us
