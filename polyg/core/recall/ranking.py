@@ -74,7 +74,7 @@ class MemoryRanking:
     # time: one conversation, one meeting), where the talk is about the question. 0: off.
     # Fitted on LoCoMo with leave-one-conversation-out cross-validation (bench/locomo_rerank.py).
     cosine_weight: float = 0.18
-    text_weight: float = 0.44
+    text_weight: float = 0.2
     source_weight: float = 0.24
     moment_weight: float = 0.61
     moment_of: int = 20
