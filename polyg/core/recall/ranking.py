@@ -12,7 +12,10 @@ The signals, each measured on LoCoMo (bench/locomo_recall.py, figures in bench/R
   and so are the nearest before and after it from the same speaker (where a story goes on);
   the shares of several hits add up;
 - meaning links: what the same speaker said closest in meaning to the best hits (by their
-  stored vectors), elsewhere in time, in words the query does not use.
+  stored vectors), elsewhere in time, in words the query does not use;
+- agreement: that graph score blended with what the search saw of the memory itself (cosine,
+  full-text vote), whether the named speaker said it, and how many of the best memories share
+  its moment (a session where several good hits are is where the talk is about the question).
 """
 
 from __future__ import annotations
