@@ -1,7 +1,8 @@
 """recall's memory ranking (`rank_memories`) on a small constructed conversation: the graph's
-score is blended with how the search saw each memory itself (its full-text vote) and where the
-other good memories are (a moment that holds several of them is where the talk is about the
-question: an answer built from several turns needs each of them, not one strong hit's echoes)."""
+score is blended with how the search saw each memory itself (its full-text vote), who said it
+(the speaker the query names, also for a memory found only as a neighbour) and where the other
+good memories are (a moment that holds several of them is where the talk is about the question:
+an answer built from several turns needs each of them, not one strong hit's echoes)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ TURNS = [
     ("z2", "Bo", "2023-06-09T18:00:00Z"),
     ("z3", "Ann", "2023-06-09T18:00:00Z"),
 ]
-WITHOUT_AGREEMENT = replace(DEFAULT_RANKING, cosine_weight=0.0, text_weight=0.0, moment_weight=0.0)
+WITHOUT_AGREEMENT = replace(DEFAULT_RANKING, cosine_weight=0.0, text_weight=0.0, source_weight=0.0, moment_weight=0.0)
 
 
 class Conversation:
@@ -77,6 +78,18 @@ async def test_a_hit_the_words_found_outranks_one_only_the_vectors_found_at_the_
     assert await order([by_vector, by_text]) == ["z3", "a3"]
 
 
-async def test_without_words_or_a_shared_moment_the_graph_order_stands() -> None:
+async def test_a_neighbour_said_by_the_named_speaker_outranks_one_said_by_another() -> None:
+    # b2's neighbours: a2 before it and a3 after it (Ann's), b1 as Bo's own turn before.
+    found = [hit("b2", 1)]
+    neighbours = replace(DEFAULT_RANKING, neighbour_reach=1, same_context_neighbours=True, moment_weight=0.0)
+    before = [
+        m for m, _ in await rank_memories(found, Conversation(), replace(neighbours, source_weight=0.0), focus=["Bo"])
+    ]
+    ranked = [m for m, _ in await rank_memories(found, Conversation(), neighbours, focus=["Bo"])]
+    assert before[1:] == ["a2", "a3", "b1"]  # equal shares: by id
+    assert ranked[1] == "b1"
+
+
+async def test_without_a_named_speaker_or_words_the_graph_order_stands() -> None:
     found = [hit("a1", 1, by_text=False), hit("z2", 2, by_text=False)]
     assert await order(found) == await order(found, WITHOUT_AGREEMENT) == ["a1", "z2"]

@@ -14,8 +14,8 @@ The signals, each measured on LoCoMo (bench/locomo_recall.py, figures in bench/R
 - meaning links: what the same speaker said closest in meaning to the best hits (by their
   stored vectors), elsewhere in time, in words the query does not use;
 - agreement: that graph score blended with what the search saw of the memory itself (cosine,
-  full-text vote) and how many of the best memories share its moment (a session where several
-  good hits are is where the talk is about the question).
+  full-text vote), whether the named speaker said it, and how many of the best memories share
+  its moment (a session where several good hits are is where the talk is about the question).
 """
 
 from __future__ import annotations
@@ -72,12 +72,13 @@ class MemoryRanking:
     # Agreement: the graph's score above (as a share of the best one) is blended with what
     # the search saw of each memory itself and with where the other good memories are, each
     # signal's weight against the graph score's 1.0: its cosine to the query, its full-text
-    # vote (1.0 for the best text match), and the share of the `moment_of` best memories that
-    # are of its moment (remembered at the same time: one conversation, one meeting), where
-    # the talk is about the question. 0: off. Fitted on LoCoMo with leave-one-conversation-out
-    # cross-validation (bench/locomo_rerank.py; figures in bench/README.md).
+    # vote (1.0 for the best text match), whether an entity the query names said it, and the
+    # share of the `moment_of` best memories that are of its moment (remembered at the same
+    # time: one conversation, one meeting), where the talk is about the question. 0: off.
+    # Fitted on LoCoMo with leave-one-conversation-out cross-validation (bench/locomo_rerank.py).
     cosine_weight: float = 0.18
     text_weight: float = 0.2
+    source_weight: float = 0.24
     moment_weight: float = 0.6
     moment_of: int = 20
 
@@ -127,14 +128,14 @@ async def rank_memories(
     reranked for a query that names `focus` and asks about `window`."""
     wanted = {name.lower() for name in focus}
     scores: dict[str, float] = {}
-    # memory -> when it was remembered, where the hits and their neighbours tell.
-    moments: dict[str, str] = {}
+    # memory -> (who said it, when) where the hits and their neighbours tell.
+    known: dict[str, tuple[str | None, str | None]] = {}
     for hit in candidates:
         score = hit.fused * _boost(ranking, hit, wanted) * _in_time(ranking, hit, window)
         for memory in hit.memories:
             scores[memory] = max(score, scores.get(memory, 0.0))
-        if hit.memories == (hit.id,) and hit.at is not None:
-            moments[hit.id] = hit.at
+        if hit.memories == (hit.id,):
+            known[hit.id] = (hit.context, hit.at)
     if ranking.similar_of > 0:
         await _add_similar(scores, reads, ranking)
     if ranking.neighbour_share > 0:
@@ -143,26 +144,26 @@ async def rank_memories(
         rows = await reads.around(best, ranking.neighbour_window_s * 1_000_000, reach)
         add_neighbours(scores, rows, ranking)
         for memory, _, before, after in rows:  # a neighbour is of its hit's moment
-            for near, _ in [*before, *after]:
-                if str(memory) in moments:
-                    moments.setdefault(str(near), moments[str(memory)])
+            for near, said_by in [*before, *after]:
+                known.setdefault(str(near), (said_by, known.get(str(memory), (None, None))[1]))
     if _blends(ranking):
-        scores = _agreement(scores, candidates, moments, ranking)
+        scores = _agreement(scores, candidates, known, ranking, wanted)
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
 def _blends(ranking: MemoryRanking) -> bool:
-    return any((ranking.cosine_weight, ranking.text_weight, ranking.moment_weight))
+    return any((ranking.cosine_weight, ranking.text_weight, ranking.source_weight, ranking.moment_weight))
 
 
 def _agreement(
     scores: dict[str, float],
     candidates: Sequence[Candidate],
-    moments: dict[str, str],
+    known: dict[str, tuple[str | None, str | None]],
     ranking: MemoryRanking,
+    wanted: set[str],
 ) -> dict[str, float]:
-    """`scores` blended with each memory's own search scores and its moment's share of the
-    best memories (MemoryRanking's agreement weights)."""
+    """`scores` blended with each memory's own search scores, who said it and its moment's
+    share of the best memories (MemoryRanking's agreement weights)."""
     top = max(scores.values(), default=0.0) or 1.0
     best_vote = max((hit.text or 0.0 for hit in candidates), default=0.0) or 1.0
     cosine: dict[str, float] = {}
@@ -172,16 +173,16 @@ def _agreement(
             cosine[memory] = max(cosine.get(memory, 0.0), hit.vector or 0.0)
             text[memory] = max(text.get(memory, 0.0), (hit.text or 0.0) / best_vote)
     best = _best(scores, ranking.moment_of)
-    per_moment = Counter(moments[m] for m in best if m in moments)
+    per_moment = Counter(known[m][1] for m in best if m in known and known[m][1] is not None)
 
     def blended(memory: str, score: float) -> float:
-        moment = moments.get(memory)
-        shared: float = per_moment[moment] / max(1, len(best)) if moment is not None else 0.0
+        said_by, moment = known.get(memory, (None, None))
         return (
             score / top
             + ranking.cosine_weight * cosine.get(memory, 0.0)
             + ranking.text_weight * text.get(memory, 0.0)
-            + ranking.moment_weight * shared
+            + ranking.source_weight * ((said_by or "").lower() in wanted)
+            + ranking.moment_weight * per_moment.get(moment, 0) / max(1, len(best))
         )
 
     return {memory: blended(memory, score) for memory, score in scores.items()}
