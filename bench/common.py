@@ -780,16 +780,19 @@ async def core_on(data_dir: Path, embedder: str | None) -> AsyncIterator[Any]:
         await core.close()
 
 
-async def knn(services: Any, label: str, vector: list[float], k: int = 10) -> None:
-    """One KNN over `label`'s vector index of the default project: a floor's read."""
+async def knn(services: Any, label: str, vector: list[float], k: int = 10) -> list[Any]:
+    """One KNN over `label`'s vector index of the default project: a floor's read; (id,
+    distance) rows."""
     from polyg.store.falkor import VectorParam
+    from polyg.store.names import Label
 
-    await services.ctx.read(
+    rows: list[Any] = await services.ctx.read(
         DEFAULT_PROJECT,
-        f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) YIELD node, score "
+        f"CALL db.idx.vector.queryNodes('{Label(label)}', 'embedding', $k, vecf32($v)) YIELD node, score "
         "RETURN node.id, score",
         {"k": k, "v": VectorParam(vector)},
     )
+    return rows
 
 
 async def bounded(calls: Sequence[Callable[[], Awaitable[Any]]], width: int) -> list[Any]:

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 from polyg.config import Settings
+from polyg.core import word_prior
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
 from polyg.core.named import NamedGraph
@@ -242,8 +243,9 @@ class Polyg:
         )
         if settings.embedding_cache_entries:
             embedder = CachingEmbedder(embedder, settings.embedding_cache_entries)
-        # The model loads in a worker thread while the database starts.
-        warm = asyncio.create_task(asyncio.to_thread(embedder.load))
+        # The model, and the vocabulary behind search's word prior, load in worker threads
+        # while the database starts: no request pays for them or waits on the event loop.
+        warm = asyncio.gather(asyncio.to_thread(embedder.load), asyncio.to_thread(word_prior.load))
         store: FalkorStore | None = None
         try:
             store = await self._open_store()

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from polyg.core.recall.mentions import find_mentions, mask
+from polyg.core.recall.mentions import capitalised_mid_sentence, find_mentions, mask
 from polyg.core.recall.timeref import find_time_refs
 from polyg.core.time import parse_instant, parse_range
 from polyg.errors import PolygError
@@ -129,8 +129,9 @@ def extract(content: str, reference: datetime, known_names: tuple[str, ...] = ()
     out = Extraction()
     seen_entities: set[str] = set()
     previous: str | None = None
+    capitalised = capitalised_mid_sentence(content)
     for sentence in _sentences(content):
-        mentions = find_mentions(sentence, known_names, statement=True)
+        mentions = find_mentions(sentence, known_names, statement=True, capitalised=capitalised)
         for m in mentions:
             if m.text.lower() not in seen_entities:
                 seen_entities.add(m.text.lower())

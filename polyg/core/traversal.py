@@ -329,10 +329,22 @@ class TraversalService:
             raise InvalidParams("min_weight must be between 0 and 1.")
         limits.limit(limit)
 
-        # The start node and its first layer are read at once, both by the start's polyg id.
+        # The start node and its first layer are read at once, both by the start's polyg id; a
+        # first layer that is also the last comes whole, so the hops shown need no second read.
+        whole = depth == 1
+
         def first_layer(cap: int) -> Awaitable[list[Row]]:
             return q.expand_from(
-                self.ctx, project, label, node_id, direction=way, types=rels, min_weight=min_weight, cap=cap, light=True
+                self.ctx,
+                project,
+                label,
+                node_id,
+                direction=way,
+                types=rels,
+                min_weight=min_weight,
+                cap=cap,
+                light=True,
+                whole=whole,
             )
 
         start_row, rows = await asyncio.gather(
@@ -354,7 +366,7 @@ class TraversalService:
             # which the hops' rows only confirm, so the two reads share one round trip.
             following = distance < depth and len(found) + len(chosen) < limit
             hops, rows = await asyncio.gather(
-                q.hops_by_internal_id(self.ctx, project, chosen),
+                _whole_hops(rows, chosen) if whole else q.hops_by_internal_id(self.ctx, project, chosen),
                 self._heaviest(
                     project,
                     [node for _, _, node in chosen],
@@ -806,6 +818,15 @@ def _chosen(rows: Sequence[Row], reached: Collection[int], need: int) -> list[tu
 
 async def _no_rows() -> list[Row]:
     return []
+
+
+async def _whole_hops(rows: Sequence[Row], chosen: Sequence[tuple[int, int, int]]) -> list[Row]:
+    """The chosen hops' rows as `q.hops_by_internal_id` reads them, taken from a `whole` layer
+    that holds them already."""
+    by_hop: dict[tuple[int, int, int], Row] = {}
+    for row in rows:
+        by_hop.setdefault((int(row[0]), int(row[1]), int(row[4])), row)
+    return [q.hop_of_whole(by_hop[hop]) for hop in chosen if hop in by_hop]
 
 
 def _layer_order(row: Row) -> tuple[Any, ...]:

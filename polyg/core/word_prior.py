@@ -25,6 +25,22 @@ def _vocab_size() -> int:
     return int(tokenizer().get_vocab_size())
 
 
+def load() -> None:
+    """Read the vocabulary (its checksum verified) now: the server calls this in a worker
+    thread while it starts, so that no search pays for it or blocks the event loop on it."""
+    _vocab_size()
+
+
+def loaded() -> bool:
+    return _vocab_size.cache_info().currsize > 0
+
+
+def forget() -> None:
+    """Forget what was read (the next use reads it again)."""
+    _vocab_size.cache_clear()
+    informativeness.cache_clear()
+
+
 @functools.lru_cache(maxsize=4096)
 def informativeness(word: str) -> float:
     """0 for the commonest words, rising with the log of the word's frequency rank, 1 for words

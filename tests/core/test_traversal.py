@@ -153,6 +153,61 @@ async def test_a_limited_neighbourhood_is_the_start_of_the_whole_one(services: S
                 assert [(n.node.id, n.distance, n.via.id) for n in part.neighbours] == expected[:limit]
 
 
+async def test_a_depth_one_neighbourhood_is_read_in_one_round_trip(services: Services, project: str) -> None:
+    """At depth 1 the first layer is the last: its rows come whole, beside the start node's
+    read, and no second read fetches the hops shown."""
+    t = await build(services, project)
+    reads = 0
+    read = services.ctx.read
+
+    async def counted(*args: object, **kwargs: object) -> object:
+        nonlocal reads
+        reads += 1
+        return await read(*args, **kwargs)  # type: ignore[arg-type]
+
+    services.ctx.read = counted  # type: ignore[method-assign]
+    try:
+        one = await t.neighbours(project, "A")
+    finally:
+        services.ctx.read = read  # type: ignore[method-assign]
+    assert reads == 2  # the start node and its layer, side by side
+    assert [(n.node.id, n.via.id, n.via.weight) for n in one.neighbours] == [
+        ("B", "ab", 0.9),
+        ("C", "ca", 0.5),
+        ("D", "ad", 0.3),
+    ]
+
+
+async def test_a_depth_one_neighbourhood_is_the_first_layer_of_a_deeper_one(services: Services, project: str) -> None:
+    """The whole rows of a depth-1 layer give the answer the deeper walk (which reads the hops
+    shown again) gives for its first layer: the same nodes, relationships with their
+    properties, and paths; loops, parallel relationships and ties of weight included."""
+    rng = random.Random(5)
+    await services.ctx.write(
+        project, "UNWIND range(0, 19) AS i CREATE (:Entity {id: 'n' + toString(i), name: 'n' + toString(i), type: 't'})"
+    )
+    edges = [
+        {"a": f"n{rng.randrange(20)}", "b": f"n{rng.choice([0, 1, rng.randrange(20)])}", "id": f"e{k:03d}"}
+        | {"w": rng.choice([0.2, 0.5, 1.0, None]), "note": rng.choice(["x", "y"])}
+        for k in range(90)
+    ]
+    await services.ctx.write(
+        project,
+        "UNWIND $rows AS row MATCH (a:Entity {id: row.a}), (b:Entity {id: row.b}) "
+        "CREATE (a)-[r:USES {id: row.id, note: row.note}]->(b) SET r.weight = row.w",
+        {"rows": edges},
+    )
+    t = TraversalService(services.ctx)
+    for start in ("n0", "n1", "n7"):
+        for direction in ("both", "outbound", "inbound"):
+            for limit in (1, 4, 50):
+                deeper = await t.neighbours(project, start, direction=direction, depth=2, limit=limit)
+                one = await t.neighbours(project, start, direction=direction, limit=limit)
+                assert one.start == deeper.start
+                assert list(one.neighbours) == [n for n in deeper.neighbours if n.distance == 1]
+                assert all(n.edges[0].properties["note"] for n in one.neighbours)
+
+
 async def test_subgraph_among_given_nodes(services: Services, project: str) -> None:
     t = await build(services, project)
     sub = await t.subgraph(project, ["A", "B", "D", "missing"])

@@ -97,3 +97,43 @@ def test_entities_known_names_code_and_proper_nouns() -> None:
 def test_nothing_to_extract() -> None:
     out = extract("hmm, ok", REF)
     assert (out.entities, out.events, out.facts, out.causes) == ([], [], [], [])
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "Wow, that's amazing! Congrats on the new job.",
+        "Thanks for sharing. Yeah, it was a lot of fun.",
+        "Hey! Sure thing, I'd love to. Awesome!",
+        "Oh no. Well, I guess that happens. Hmm, not sure.",
+        "Really excited about it! Totally worth the wait.",
+        "They're so cute. We've been there twice. Knowing I'm not alone helps.",
+        "Last Fri I went hiking. Sounds great to me.",
+    ],
+)
+def test_sentence_openers_that_are_not_names_are_no_entities(turn: str) -> None:
+    assert [e.name for e in extract(turn, REF).entities] == []
+
+
+@pytest.mark.parametrize(
+    ("turn", "names"),
+    [
+        ("Alice deployed the new build.", ["Alice"]),
+        ("Caroline went to the support group yesterday.", ["Caroline"]),
+        ("Rafael also fixed the login page.", ["Rafael"]),
+        ("Mel is painting again. Wow, Mel, that is lovely.", ["Mel"]),
+        ("Oliver loves the beach. Luna and Oliver chased a ball.", ["Oliver", "Luna and Oliver"]),
+        ("Wow Caroline, that's great! Thanks Mel.", ["Caroline", "Mel"]),
+        ("Sweden was lovely.", ["Sweden"]),
+        ("Oscar has a new cage. Luna and Oscar share it.", ["Oscar", "Luna and Oscar"]),
+        ("Anthony and I went to a charity quiz.", ["Anthony"]),
+        ("Rowling is such an inspiring writer.", ["Rowling"]),
+        ("Painting helps me relax.", ["Painting"]),
+    ],
+)
+def test_names_opening_a_sentence_are_still_found(turn: str, names: list[str]) -> None:
+    assert [e.name for e in extract(turn, REF).entities] == names
+
+
+def test_an_opener_the_graph_knows_is_a_name() -> None:
+    assert [e.name for e in extract("Bailey! Come back here.", REF, known_names=("Bailey",)).entities] == ["Bailey"]

@@ -5,14 +5,18 @@ services, capitalised names (with the head noun that is part of how a thing is c
 Words that name times (weekdays, months, holidays) are never mentions: "Tuesday's deploy" is
 a time reference. A capitalised word opening a sentence counts only with another sign that it
 is a name (a possessive, a second capitalised word, a "topic:" heading), since English
-capitalises every sentence's first word.
+capitalises every sentence's first word. In a statement a subject is such a sign: the word is
+followed by a verb ("Caroline went", "Alice has"), or the text capitalises it again mid-sentence,
+or the graph knows it; "Wow", "Thanks for...", "Sounds great" and "They're" are none of these.
+Interjections and greetings are a closed backstop list: they never start a name ("Thanks Mel"
+names Mel).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 TIME_WORDS = frozenset(
@@ -20,7 +24,7 @@ TIME_WORDS = frozenset(
     "fridays saturdays sundays january february march april may june july august september october "
     "november december jan feb mar apr jun jul aug sep sept oct nov dec christmas easter "
     "thanksgiving halloween eve new year year's day spring summer autumn fall winter today "
-    "yesterday tomorrow tonight now".split()
+    "yesterday tomorrow tonight now tues thurs fri".split()
 )
 # Openers of questions and requests: never the start of a name.
 STARTERS = frozenset(
@@ -33,6 +37,38 @@ STARTERS = frozenset(
     "during until between on in at by for from with about of to because then also however meanwhile "
     "later finally first next".split()
 )
+# Interjections, greetings and discourse words: never (the start of) a name.
+INTERJECTIONS = frozenset(
+    "wow thanks thank thx hey hi hello yo bye goodbye yeah yea yes yep yup nope nah sure congrats glad sorry anytime "
+    "congratulations awesome oh ohh ah ahh aw aww oops whoa woah woohoo yay hooray hmm hm mm haha "
+    "hahaha lol omg ugh phew ok okay well anyway anyways alright cheers absolutely definitely totally "
+    "really actually honestly seriously literally basically obviously clearly probably hopefully "
+    "thankfully luckily unfortunately fortunately recently lately especially indeed".split()
+)
+# Words that open a statement without being its named subject: pronouns, quantifiers, numbers,
+# conjunctions ("Everyone was...", "Lots has...", "Plus pets are...").
+_NOT_SUBJECT_NAMES = frozenset(
+    "everyone everybody everything someone somebody something nobody nothing anybody mine yours ours "
+    "some all each every many most few both several such lots plenty much more less one two three four "
+    "five six seven eight nine ten plus while although though whenever wherever unless once".split()
+)
+# Verbs a singular subject's name is followed by that no suffix rule finds: auxiliaries,
+# modals and common irregular past tenses ("Caroline went", "Mel has").
+_FINITE_VERBS = frozenset(
+    "is was has had will would can could should shall may might must does did "
+    "isn't wasn't hasn't hadn't won't can't couldn't doesn't didn't wouldn't shouldn't "
+    "went got made said took gave came saw found told felt left kept thought bought brought built ran "
+    "began wrote met sent spent lost won became held heard knew paid sold taught caught drove ate "
+    "drank flew grew sang swam sat stood fell broke chose spoke rode threw wore hid led let put set "
+    "quit read cut hit hurt shut".split()
+)
+# Adverbs between a subject and its verb ("Rafael also fixed").
+_VERB_ADVERBS = frozenset(
+    "also just never always still already often then now finally even recently once later soon "
+    "sometimes usually really actually again".split()
+)
+_CONTRACTION = re.compile(r"['’](?:re|ve|ll|d|m)$|n['’]t$", re.IGNORECASE)
+
 # Nouns that are part of a thing's name when they follow it ("Mobile team", "Kestrel project").
 HEAD_NOUNS = frozenset(
     "team service project api app repo repository library module cluster band company group squad "
@@ -88,10 +124,14 @@ class Mention:
     kind: str  # quoted, code, service, name, known
 
 
-def find_mentions(text: str, known_names: Iterable[str] = (), *, statement: bool = False) -> list[Mention]:
+def find_mentions(
+    text: str, known_names: Iterable[str] = (), *, statement: bool = False, capitalised: Collection[str] = ()
+) -> list[Mention]:
     """The mentions in `text`, left to right, each once (case-insensitively); a mention inside
     a longer one is dropped. In a `statement` (a memory, not a question) a capitalised first
-    word that is no sentence opener counts as a name: statements start with their subject."""
+    word counts as a name when it reads as the sentence's subject: followed by a verb, or one of
+    the lower-cased words `capitalised` (those the whole memory capitalises mid-sentence, see
+    `capitalised_mid_sentence`)."""
     found: list[Mention] = []
     found += [Mention(m.group(1).strip(), m.start(1), m.end(1), "quoted") for m in _QUOTED.finditer(text)]
     found += _known(text, known_names)
@@ -107,7 +147,7 @@ def find_mentions(text: str, known_names: Iterable[str] = (), *, statement: bool
         for m in _SERVICE.finditer(text)
         if m.group(1) not in _NOT_SERVICE_NAMES and m.group(1) not in TIME_WORDS
     ]
-    found += _names(text, statement)
+    found += _names(text, statement, frozenset(capitalised))
     return _dedupe(found)
 
 
@@ -147,7 +187,25 @@ def _is_identifier(word: str) -> bool:
     return parts[0] not in _COMPOUND_FIRST and parts[-1] not in _COMPOUND_LAST
 
 
-def _names(text: str, statement: bool = False) -> list[Mention]:
+def capitalised_mid_sentence(text: str) -> frozenset[str]:
+    """The words (lower-cased) `text` capitalises somewhere other than at a sentence's start:
+    a sign that the same word opening a sentence is a name."""
+    return frozenset(
+        bare.lower()
+        for match in _WORD.finditer(text)
+        if _name_word(bare := _bare(match.group(0)), first=False) and not _opens_sentence(text, match.start())
+    )
+
+
+def _name_word(bare: str, *, first: bool) -> bool:
+    """Whether a word can be part of a name; `first`: can start one."""
+    lowered = bare.lower()
+    if not _capitalised(bare) or lowered in TIME_WORDS or bare == "I" or _CONTRACTION.search(bare):
+        return False
+    return not first or (lowered not in STARTERS and lowered not in INTERJECTIONS)
+
+
+def _names(text: str, statement: bool = False, capitalised: frozenset[str] = frozenset()) -> list[Mention]:
     """Runs of capitalised words, split at possessives, without time words."""
     out: list[Mention] = []
     run: list[re.Match[str]] = []
@@ -158,29 +216,36 @@ def _names(text: str, statement: bool = False) -> list[Mention]:
         if gap == "" and run and run[-1].group(0).endswith("."):
             gap = " "
         joined = run and gap == " " and not _possessive(run[-1].group(0))
-        if _capitalised(bare) and bare.lower() not in TIME_WORDS and not (bare.lower() in STARTERS and not run):
+        if _name_word(bare, first=not run):
             if joined or not run:
                 run.append(match)
                 continue
         elif joined and bare.lower() in _CONNECTORS and _next_capitalised(text, match.end()):
             run.append(match)
             continue
-        out += _finish(text, run, statement)
+        out += _finish(text, run, statement, capitalised)
         run = []
-        if _capitalised(bare) and bare.lower() not in TIME_WORDS and bare.lower() not in STARTERS:
+        if _name_word(bare, first=True):
             run.append(match)
-    out += _finish(text, run, statement)
+    out += _finish(text, run, statement, capitalised)
     return out
 
 
-def _finish(text: str, run: list[re.Match[str]], statement: bool = False) -> list[Mention]:
+def _finish(
+    text: str, run: list[re.Match[str]], statement: bool = False, capitalised: frozenset[str] = frozenset()
+) -> list[Mention]:
     while run and _bare(run[-1].group(0)).lower() in _CONNECTORS:
         run = run[:-1]
     if not run:
         return []
     start, end = run[0].start(), run[-1].start() + len(_bare(run[-1].group(0)))
     words = [_bare(m.group(0)) for m in run]
-    if _opens_sentence(text, start) and len(words) == 1 and not statement and not _named_anyway(text, run[0]):
+    if (
+        _opens_sentence(text, start)
+        and len(words) == 1
+        and not _named_anyway(text, run[0])
+        and not (statement and _subject_name(words[0], capitalised, text[run[0].end() :]))
+    ):
         return []
     head = re.match(r" ([a-z]+)\b", text[end:]) if not _possessive(run[-1].group(0)) else None
     if head and head.group(1) in HEAD_NOUNS:
@@ -203,6 +268,37 @@ def _named_anyway(text: str, match: re.Match[str]) -> bool:
     if not match.group(0).endswith("s") and _REPORTING_VERB.match(text[match.end() :]):
         return True  # "Ravi said...": a person doing something (a plural noun would end in s)
     return re.match(r"(?: [a-z][\w-]*){0,5}(?: on the \w+)?:", text[match.end() :]) is not None
+
+
+def _subject_name(word: str, capitalised: frozenset[str], after: str) -> bool:
+    """Whether a statement's capitalised first word is a name: the memory capitalises it
+    mid-sentence too, or it is a subject (no pronoun or quantifier) followed by its verb, or
+    by "and I" ("Anthony and I went")."""
+    lowered = word.lower()
+    if lowered in capitalised:
+        return True
+    if lowered in _NOT_SUBJECT_NAMES:
+        return False
+    return _followed_by_verb(after) or re.match(r" (?:and|&) (?:I|me)\b", after) is not None
+
+
+def _followed_by_verb(after: str) -> bool:
+    """Whether the words of `after` read as a singular subject's verb ("went", "has", "also
+    fixed", "loves"): a name followed by what it did, not an exclamation ("Wow!"), a thanks
+    ("Thanks for..."), an adjective before its noun ("Sure thing") or a plural's verb ("Kids
+    are")."""
+    words = re.match(r"(?: [a-z][a-z'’]*){1,3}", after)
+    if words is None:
+        return False
+    for word in words.group(0).split():
+        if word in _VERB_ADVERBS or (word.endswith("ly") and len(word) > 4):
+            continue
+        if word in _FINITE_VERBS:
+            return True
+        if "'" in word or "’" in word or len(word) <= 3:
+            return False
+        return word.endswith("ed") or (word.endswith("s") and not word.endswith(("ss", "us", "is", "ous")))
+    return False
 
 
 def _opens_sentence(text: str, start: int) -> bool:

@@ -38,6 +38,16 @@ def _hop(direction: Direction, types: Sequence[RelType] | None, var: str = "r") 
 # the client would parse for each of a hub's rows; the rows shown are then read whole
 # (`hops_by_internal_id`).
 LIGHT_ROW = "{f}, id(r), type(r), coalesce(r.weight, 1.0), id(o), coalesce(o.id, ''), coalesce(r.id, '')"
+# What a `whole` layer row adds to LIGHT_ROW so that it holds the hop's EDGE and NODE (a column
+# may not come twice: `hop_of_whole` puts them back together).
+WHOLE_EXTRA = "id(startNode(r)), id(endNode(r)), r.id, properties(r), o.id, o.name, o.type, labels(o)"
+
+
+def hop_of_whole(row: Row) -> Row:
+    """A `whole` layer row as `hops_by_internal_id` gives a hop: [from, *EDGE, *NODE]."""
+    start, rel, type_, _, node, _, _, source, target, rel_id, props, node_id, name, kind, labels = row
+    return [start, rel, source, target, rel_id, type_, props, node, node_id, name, kind, labels]
+
 
 # The order a neighbourhood takes a layer in (heavier relationship first, then type, then the
 # polyg ids of the node reached and of the relationship), as `traversal._layer_order` sorts.
@@ -174,9 +184,11 @@ async def expand_from(
     min_weight: float,
     cap: int,
     light: bool = False,
+    whole: bool = False,
 ) -> list[Row]:
     """`expand` from the one node of `label` with polyg id `node_id` (none: no rows), heaviest
-    first."""
+    first. With `light` and `whole`, each LIGHT_ROW goes on with WHOLE_EXTRA (`hop_of_whole`): a
+    layer that is also the last is chosen from and shown in one read."""
     return await runner.read(
         project,
         _each_way(
@@ -185,14 +197,16 @@ async def expand_from(
             f"MATCH (x:{label} {{{{id: $id}}}}) MATCH (x){{hop}}(o) "
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
             f"WITH x, r, o ORDER BY {HEAVIEST_FIRST} LIMIT $cap "
-            f"RETURN {_layer_columns('id(x)', light)}",
+            f"RETURN {_layer_columns('id(x)', light, whole)}",
         ),
         {"id": node_id, "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
     )
 
 
-def _layer_columns(start: str, light: bool) -> str:
-    return LIGHT_ROW.format(f=start) if light else f"{start}, {EDGE.format(v='r')}, {NODE.format(v='o')}"
+def _layer_columns(start: str, light: bool, whole: bool = False) -> str:
+    if not light:
+        return f"{start}, {EDGE.format(v='r')}, {NODE.format(v='o')}"
+    return f"{LIGHT_ROW.format(f=start)}, {WHOLE_EXTRA}" if whole else LIGHT_ROW.format(f=start)
 
 
 async def hops_by_internal_id(runner: Runner, project: str, hops: Sequence[tuple[int, int, int]]) -> list[Row]:
