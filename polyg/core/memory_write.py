@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from polyg.core import limits
+from polyg.core.ahead import started
 from polyg.core.event_chain import ChainRead, NewEvent
 from polyg.core.extract_memory import Extraction, MemoryExtractor, extract
 from polyg.core.memory_graphs import MemoryGraphs
@@ -81,14 +82,18 @@ class MemoryWriter:
         text = memory_text(content, context)
         temporal.ctx.prefetch([text])
         source = _as_name(context)
+        duplicate = started(resolver.exact(project, text, "event"))
+        mentioned_ = started(temporal.mentioned_entities(project, content))
+        # Both sent before the rules run (one turn of the loop): the store answers meanwhile.
+        await asyncio.sleep(0)
         # What the rules find without the graph's names (the extraction proper needs them):
-        # the names and the times it will most likely write, looked up and placed in time
-        # with the duplicate check and the names the memory mentions, in one round trip.
+        # the names and the times the memory most likely writes, looked up and placed in time
+        # while the store answers those two.
         likely = extract(content, at)
         likely_names = list(dict.fromkeys([*([source] if source else []), *(e.name for e in likely.entities)]))
         existing, mentioned, named, chain = await asyncio.gather(
-            resolver.exact(project, text, "event"),
-            temporal.mentioned_entities(project, content),
+            duplicate,
+            mentioned_,
             resolver.entity_ids(project, likely_names) if likely_names else _no_names(),
             temporal.chain.read(project, [epoch_us(at), *(epoch_us(e.occurred_at) for e in likely.events)]),
         )
@@ -193,24 +198,31 @@ class MemoryWriter:
                 for e, event_names in zip(found.events, in_events, strict=True)
             ),
         ]
-        await temporal.chain.write(project, events, known.chain)
+        # The facts it states read what they may replace while it is written; each is written
+        # once it is.
+        write = started(temporal.chain.write(project, events, known.chain))
         out = Remembered(memory_id=memory, duplicate=False)
+        try:
+            for fact in found.facts:
+                added = await temporal.add_fact(
+                    project,
+                    subject=fact.subject,
+                    predicate=fact.predicate,
+                    object_=fact.object,
+                    reference_time=when,
+                    memory=memory,
+                    entity_ids=ids,
+                    after=write,
+                )
+                if not added.duplicate:
+                    out.facts_added.append(added.fact.id)
+                out.facts_invalidated += [f.id for f in added.invalidated]
+        finally:
+            # Never left running unseen: its failure is the remember's.
+            await write
         out.entities_created = [ids[n] for n in created]
         out.entities_merged = [ids[n] for n in names if n not in created]
         out.events_logged = [e.id for e in events[1:]]
-        for fact in found.facts:
-            added = await temporal.add_fact(
-                project,
-                subject=fact.subject,
-                predicate=fact.predicate,
-                object_=fact.object,
-                reference_time=when,
-                memory=memory,
-                entity_ids=ids,
-            )
-            if not added.duplicate:
-                out.facts_added.append(added.fact.id)
-            out.facts_invalidated += [f.id for f in added.invalidated]
         for cause in found.causes:
             link = await self.graphs.causal.add_link(
                 project,

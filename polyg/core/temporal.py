@@ -19,6 +19,7 @@ import asyncio
 import functools
 import re
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -395,10 +396,13 @@ class TemporalGraph:
         tz: str | None = None,
         memory: str | None = None,
         entity_ids: dict[str, str] | None = None,
+        after: Awaitable[object] | None = None,
     ) -> FactResult:
         """A fact; `memory`: the id of the memory that stated it (remember). The same fact
         stated again by another memory is not written twice: that memory is added to its own.
-        `entity_ids`: names' ids the caller looked up already (`Resolver.entity_ids`)."""
+        `entity_ids`: names' ids the caller looked up already (`Resolver.entity_ids`);
+        `after`: a write the fact's own must follow (the memory's), awaited once the facts it
+        may replace are read."""
         limits.name(subject, "subject")
         limits.name(object_, "object")
         limits.text(predicate, "predicate", max_len=limits.MAX_TYPE)
@@ -423,6 +427,8 @@ class TemporalGraph:
         async with self.ctx.entity_locks(project, [sid]):
             existing = [fact_from(r) for r in await q.facts_of(self.ctx, project, sid, rel_type, None)]
             same = [f for f in existing if f.object_id == oid and f.predicate == predicate]
+            if after is not None:
+                await after
             for fact in same:
                 if fact.window.covers(window):
                     if memory and memory not in fact.memories:
