@@ -425,7 +425,10 @@ class TemporalGraph:
         await self._mark_fact_type(project, rel_type)
         sid, oid = ids[subject], ids[object_]
         async with self.ctx.entity_locks(project, [sid]):
-            existing = [fact_from(r) for r in await q.facts_of(self.ctx, project, sid, rel_type, None)]
+            # Only facts that end after the new one begins can hold over its window or overlap it.
+            start = format_utc(window.start) if window.start is not None else None
+            rows = await q.facts_of(self.ctx, project, sid, rel_type, None, ending_after=start)
+            existing = [fact_from(r) for r in rows]
             same = [f for f in existing if f.object_id == oid and f.predicate == predicate]
             if after is not None:
                 await after

@@ -289,17 +289,24 @@ async def facts_of(
     as_of: str | None,
     skip: int = 0,
     limit: int | None = None,
+    *,
+    ending_after: str | None = None,
 ) -> list[Row]:
     """Facts whose subject is the entity, of one predicate or all; only those valid at `as_of`
-    when given, else every fact (current, closed and invalidated); a page when `limit` is given."""
+    when given, else every fact (current, closed and invalidated); a page when `limit` is given;
+    `ending_after`: only those still open at that time or closed at or after it (what a new fact from
+    then on can duplicate or replace: not the subject's whole history)."""
     typed = f":{rel_type}" if rel_type is not None else ""
     window = " AND r.valid_from <= $at AND (r.valid_to IS NULL OR r.valid_to > $at)" if as_of is not None else ""
+    if ending_after is not None:
+        # Stored times are fixed-width text, whose order is time order; any other form is kept.
+        window += f" AND (r.valid_to IS NULL OR r.valid_to >= $after OR size(r.valid_to) <> {len(ending_after)})"
     page = " SKIP $skip LIMIT $limit" if limit is not None else ""
     return await run.read(
         project,
         f"MATCH (s:Entity {{id: $s}})-[r{typed}]->(o:Entity) WHERE {IS_FACT}{window} "
         f"RETURN {FACT_FIELDS} ORDER BY r.valid_from, r.id{page}",
-        {"s": subject_id, "at": as_of, "skip": skip, "limit": limit},
+        {"s": subject_id, "at": as_of, "skip": skip, "limit": limit, "after": ending_after},
     )
 
 
