@@ -96,6 +96,11 @@ class EventChain:
             limits.text(event.description, "description", max_len=limits.MAX_TEXT)
             Interval(event.at, event.end)  # refuses an end before the start
         dated = [(us, e.id) for e in events if (us := e.at_us) is not None]
+        rows = [_row(e) for e in events]
+        if not dated:  # no place in the chain to keep
+            await q.create_events(self.ctx, project, rows)
+            self.ctx.vectors.mark(project, [e.id for e in events], EVENT)
+            return
         lock = self._locks.setdefault(project, asyncio.Lock())
         async with lock:
             around = dict(read.around) if read is not None and read.writes == self._writes.get(project, 0) else {}
@@ -107,7 +112,7 @@ class EventChain:
             # whatever it saw, is stale.
             self._writes[project] = self._writes.get(project, 0) + 1
             try:
-                await q.create_events(self.ctx, project, [_row(e) for e in events], links=links, unlinks=unlinks)
+                await q.create_events(self.ctx, project, rows, links=links, unlinks=unlinks)
             finally:
                 self._writes[project] += 1
         self.ctx.vectors.mark(project, [e.id for e in events], EVENT)

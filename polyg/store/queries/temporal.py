@@ -77,17 +77,6 @@ async def create_events(
     )
 
 
-async def create_event(
-    run: Runner, project: str, event: dict[str, Any], *, before: str | None = None, after: str | None = None
-) -> None:
-    """One event (`create_events`' fields), put between the ids of its neighbours in time
-    (`before`, `after`) in the T_BEFORE chain."""
-    links = [(before, event["id"])] if before is not None else []
-    links += [(event["id"], after)] if after is not None else []
-    unlinks = [(before, after)] if before is not None and after is not None else []
-    await create_events(run, project, [event], links=links, unlinks=unlinks)
-
-
 # How far from an event its neighbours in time are looked for first: a bounded range reads only
 # the events inside it, an open one every event on that side (sorted to take one). New events
 # are usually near the latest ones, so the window almost always answers.
@@ -152,11 +141,6 @@ def pick_neighbours(found: InstantNeighbours, event_id: str) -> tuple[str | None
     before = max(lower) if lower else (found["before"][0] if found["before"] else None)
     after = min(higher) if higher else (found["after"][0] if found["after"] else None)
     return before, after
-
-
-async def neighbours_in_time(run: Runner, project: str, at_us: int, event_id: str) -> tuple[str | None, str | None]:
-    """Ids of the dated events just before and just after (at_us, event_id) in time order."""
-    return pick_neighbours(await neighbours_at(run, project, at_us), event_id)
 
 
 async def events_by_ids(run: Runner, project: str, ids: list[str]) -> list[Row]:
