@@ -4,6 +4,10 @@ The memory itself is an event of origin `memory` (searchable at once, involving 
 it names), so nothing is lost when extraction finds nothing. Every event, fact and causal link
 extracted from it records the memory's id in its `memories` list, so recall can cite the memory
 behind every piece of evidence. The same memory (same text, same context) twice writes nothing.
+
+The memory's event and the events extracted from it are one write (with their links and places
+in time: all of it or nothing), after one round trip of reads (the duplicate check, the names,
+their places in time); its facts and causal links follow it.
 """
 
 from __future__ import annotations
