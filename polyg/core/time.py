@@ -140,8 +140,9 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def epoch_us(at: datetime) -> int:
-    """Microseconds since the epoch: the integer events are filtered and ordered by."""
-    return (at - EPOCH) // timedelta(microseconds=1)
+    """Microseconds since the epoch: the integer events are filtered and ordered by (a naive
+    time is read as UTC, as `format_utc` reads it)."""
+    return (to_utc(at) - EPOCH) // timedelta(microseconds=1)
 
 
 # -- intervals -----------------------------------------------------------------------------
