@@ -19,15 +19,14 @@ from typing import Literal
 
 from polyg.core import limits
 from polyg.core.ahead import started
+from polyg.core.event_chain import NewEvent
 from polyg.core.graph import GraphContext
 from polyg.core.resolve import NodeRef, Resolver
 from polyg.core.temporal import TemporalGraph
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row
-from polyg.store.names import EVENT
 from polyg.store.queries import causal as q
-from polyg.store.queries import temporal as temporal_q
 
 Direction = Literal["upstream", "downstream", "both"]
 LABEL = {"entity": "Entity", "event": "Event"}
@@ -203,24 +202,9 @@ class CausalGraph:
         (`named`: their lookup, under way)."""
         mentioned = await (named if named is not None else self.temporal.mentioned_entities(project, text))
         event_id = new_id("evt")
-        await temporal_q.create_event(
-            self.ctx,
-            project,
-            {
-                "id": event_id,
-                "description": text,
-                "occurred_at": None,
-                "occurred_us": None,
-                "ended_at": None,
-                "duration_s": None,
-                "origin": "causal",
-                "now": now_iso(),
-                "involves": sorted(set(mentioned.values())),
-                "memories": [memory] if memory else None,
-                "context": None,
-            },
-        )
-        self.ctx.vectors.mark(project, [event_id], EVENT)
+        memories = (memory,) if memory else ()
+        new = NewEvent(event_id, text, None, involves=tuple(mentioned.values()), origin="causal", memories=memories)
+        await self.temporal.chain.write(project, [new])
         return NodeRef(event_id, "event", "created")
 
     async def _node(self, project: str, ref: NodeRef) -> CausalNode:

@@ -30,8 +30,8 @@ from polyg.core import limits
 from polyg.core.embeddable import REGISTRY
 from polyg.core.graph import GraphContext
 from polyg.core.mentions import follow_chunks, follow_entities
-from polyg.core.temporal import TemporalGraph, epoch_us
-from polyg.core.time import parse_instant
+from polyg.core.temporal import TemporalGraph
+from polyg.core.time import epoch_us, parse_instant
 from polyg.core.views import VECTOR_KEYS
 from polyg.errors import InvalidParams, PolygError
 from polyg.store.falkor import VectorParam

@@ -34,8 +34,8 @@ from polyg.core.causal import check_confidence
 from polyg.core.edges import new_edge_id
 from polyg.core.graph_import import Edge, Graph, GraphImport, Node
 from polyg.core.named import stored_type
-from polyg.core.temporal import SINGLE_VALUED, TemporalGraph, epoch_us, predicate_key, stored_instant
-from polyg.core.time import Interval, to_utc
+from polyg.core.temporal import SINGLE_VALUED, TemporalGraph, predicate_key, stored_instant
+from polyg.core.time import Interval, epoch_us, to_utc
 from polyg.errors import InvalidParams
 from polyg.names import new_id, now_iso
 from polyg.store.names import CAUSES, ENTITY, EVENT, INVOLVES, T_BEFORE, Label, RelType

@@ -4,23 +4,30 @@ The memory itself is an event of origin `memory` (searchable at once, involving 
 it names), so nothing is lost when extraction finds nothing. Every event, fact and causal link
 extracted from it records the memory's id in its `memories` list, so recall can cite the memory
 behind every piece of evidence. The same memory (same text, same context) twice writes nothing.
+
+The memory's event and the events extracted from it are one write (with their links and places
+in time: all of it or nothing), after one round trip of reads (the duplicate check, the names,
+their places in time); its facts and causal links follow it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from polyg.core import limits
+from polyg.core.ahead import started
+from polyg.core.event_chain import ChainRead, NewEvent
 from polyg.core.extract_memory import Extraction, MemoryExtractor, extract
 from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.temporal import mentions
-from polyg.core.time import format_utc
+from polyg.core.time import epoch_us, format_utc
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import InvalidParams
+from polyg.names import new_id
 
 # What `remember` stores the memory itself as: an event of this origin (search finds it).
 MEMORY_ORIGIN = "memory"
@@ -75,24 +82,33 @@ class MemoryWriter:
         self.extractor = extractor or MemoryExtractor()
 
     async def remember(self, project: str, content: str, context: str | None, at: datetime) -> Remembered:
+        temporal, resolver = self.graphs.temporal, self.graphs.resolver
         text = memory_text(content, context)
-        self.graphs.temporal.ctx.prefetch([text])
-        # Both read at once: the names it mentions are wasted only on a duplicate (rare).
-        existing, mentioned = await asyncio.gather(
-            self.graphs.resolver.exact(project, text, "event"),
-            self.graphs.temporal.mentioned_entities(project, content),
+        temporal.ctx.prefetch([text])
+        source = _as_name(context)
+        duplicate = started(resolver.exact(project, text, "event"))
+        mentioned_ = started(temporal.mentioned_entities(project, content))
+        # Both sent before the rules run (one turn of the loop): the store answers meanwhile.
+        await asyncio.sleep(0)
+        # What the rules find without the graph's names (the extraction proper needs them):
+        # the names and the times the memory most likely writes, looked up and placed in time
+        # while the store answers those two.
+        likely = extract(content, at)
+        likely_names = list(dict.fromkeys([*([source] if source else []), *(e.name for e in likely.entities)]))
+        existing, mentioned, named, chain = await asyncio.gather(
+            duplicate,
+            mentioned_,
+            resolver.entity_ids(project, likely_names) if likely_names else _no_names(),
+            temporal.chain.read(project, [epoch_us(at), *(epoch_us(e.occurred_at) for e in likely.events)]),
         )
-        if existing is not None and any(
-            e.origin == MEMORY_ORIGIN for e in await self.graphs.temporal.events(project, [existing])
-        ):
+        if existing is not None and any(e.origin == MEMORY_ORIGIN for e in await temporal.events(project, [existing])):
             return Remembered(memory_id=existing, duplicate=True)
-        known = tuple(mentioned)
-        found = await self.extractor.extract(content, at, known)
+        found = await self.extractor.extract(content, at, tuple(mentioned))
         extracted = found.value
-        self.graphs.temporal.ctx.prefetch(
+        temporal.ctx.prefetch(
             [*(e.description for e in extracted.events), *(t for c in extracted.causes for t in (c.cause, c.effect))]
         )
-        out = await self._write(project, text, context, at, found.value, mentioned)
+        out = await self._write(project, text, source, at, extracted, Known(mentioned, named, chain))
         out.extracted_by = found.source
         return out
 
@@ -135,61 +151,82 @@ class MemoryWriter:
         await self.graphs.temporal.ctx.embedder.embed_batch([t for t in dict.fromkeys(texts) if t.strip()])
 
     async def _write(
-        self, project: str, text: str, context: str | None, at: datetime, found: Extraction, mentioned: dict[str, str]
+        self, project: str, text: str, source: str, at: datetime, found: Extraction, known: Known
     ) -> Remembered:
         temporal, when = self.graphs.temporal, format_utc(at)
         # Who or where the memory is from is a thing in the graph too (a speaker, a channel):
         # what it said is found through it.
-        source = _as_name(context)
-        names = list(dict.fromkeys([*([source] if source else []), *(e.name for e in found.entities)]))
-        involved = list(dict.fromkeys([*names, *mentioned]))
-        # The memory itself, involving every entity it names (those it extracted, created when
-        # new, and those the graph knew in it, looked up while its place in time is read):
-        # recall's search and the entities' events find it, whatever else was extracted.
-        stored = await temporal.add_event(
-            project,
-            description=text,
-            occurred_at=when,
-            entities=involved,
-            find_entities=False,
-            entity_ids=mentioned,
-            entity_types={e.name: e.type for e in found.entities if e.type},
-            origin=MEMORY_ORIGIN,
-            context=source or None,
+        names = _names([*([source] if source else []), *(e.name for e in found.entities)])
+        # The memory involves every entity it names: those it extracted, and those the graph
+        # knew in it.
+        involved = _names([*names, *known.mentioned])
+        # An extracted event involves those its sentence names, among the memory's (found
+        # here, not by another full-text query on the sentence); a name spelled in another
+        # case than the memory's is the memory's.
+        spelled = {n.lower(): n for n in reversed(involved)}
+        in_events = [
+            _names(
+                [
+                    *(spelled.get(n.lower(), n) for n in e.entities),
+                    *(n for n in involved if mentions(e.description, n)),
+                ]
+            )
+            for e in found.events
+        ]
+        every = _names([*involved, *(n for event_names in in_events for n in event_names)])
+        ids = {**known.named, **known.mentioned}
+        # A name no lookup has seen yet (the extraction proper found it with the graph's
+        # names) is looked up; the unknown ones are made, of the type extraction gave them.
+        unseen = [n for n in every if n not in ids]
+        if unseen:
+            ids.update(await self.graphs.resolver.entity_ids(project, unseen))
+        types = {limits.name(e.name): e.type for e in found.entities if e.type}
+        ids, created = await temporal.entities.ensure(
+            project, every, types, known={n: ids[n] for n in every if n in ids}
         )
-        memory = stored.event.id
-        ids = stored.entity_ids
+        # The memory itself and the events extracted from it, each citing it: one write, with
+        # their links and places in time.
+        memory = new_id("evt")
+        events = [
+            NewEvent(
+                memory, text, at, involves=tuple(ids[n] for n in involved), origin=MEMORY_ORIGIN, context=source or None
+            ),
+            *(
+                NewEvent(
+                    new_id("evt"),
+                    e.description,
+                    e.occurred_at,
+                    involves=tuple(ids[n] for n in event_names),
+                    memories=(memory,),
+                )
+                for e, event_names in zip(found.events, in_events, strict=True)
+            ),
+        ]
+        # The facts it states read what they may replace while it is written; each is written
+        # once it is.
+        write = started(temporal.chain.write(project, events, known.chain))
         out = Remembered(memory_id=memory, duplicate=False)
-        out.entities_created = [ids[n] for n in stored.entities_created]
-        out.entities_merged = [ids[n] for n in names if n not in stored.entities_created]
-        # Every entity this memory names, with its id: an extracted event involves those its
-        # sentence names (found here, not by another full-text query on the sentence).
-        named = {**mentioned, **ids}
-        for event in found.events:
-            in_sentence = [name for name in named if mentions(event.description, name)]
-            logged = await temporal.add_event(
-                project,
-                description=event.description,
-                occurred_at=format_utc(event.occurred_at),
-                entities=list(dict.fromkeys([*event.entities, *in_sentence])),
-                find_entities=False,
-                entity_ids=named,
-                memory=memory,
-            )
-            out.events_logged.append(logged.event.id)
-        for fact in found.facts:
-            added = await temporal.add_fact(
-                project,
-                subject=fact.subject,
-                predicate=fact.predicate,
-                object_=fact.object,
-                reference_time=when,
-                memory=memory,
-                entity_ids=named,
-            )
-            if not added.duplicate:
-                out.facts_added.append(added.fact.id)
-            out.facts_invalidated += [f.id for f in added.invalidated]
+        try:
+            for fact in found.facts:
+                added = await temporal.add_fact(
+                    project,
+                    subject=fact.subject,
+                    predicate=fact.predicate,
+                    object_=fact.object,
+                    reference_time=when,
+                    memory=memory,
+                    entity_ids=ids,
+                    after=write,
+                )
+                if not added.duplicate:
+                    out.facts_added.append(added.fact.id)
+                out.facts_invalidated += [f.id for f in added.invalidated]
+        finally:
+            # Never left running unseen: its failure is the remember's.
+            await write
+        out.entities_created = [ids[n] for n in created]
+        out.entities_merged = [ids[n] for n in names if n not in created]
+        out.events_logged = [e.id for e in events[1:]]
         for cause in found.causes:
             link = await self.graphs.causal.add_link(
                 project,
@@ -201,3 +238,22 @@ class MemoryWriter:
             )
             (out.causal_links_updated if link.updated else out.causal_links_added).append(link.link.id)
         return out
+
+
+@dataclass(frozen=True)
+class Known:
+    """What remember read before its extraction: the entities its content mentions and those
+    it was likely to name (name -> id each), and the timeline around its likely times."""
+
+    mentioned: dict[str, str]
+    named: dict[str, str]
+    chain: ChainRead
+
+
+def _names(names: Iterable[str]) -> list[str]:
+    """Entity names as stored (`limits.name`), each once, in order."""
+    return list(dict.fromkeys(limits.name(n, "entity name") for n in names))
+
+
+async def _no_names() -> dict[str, str]:
+    return {}

@@ -19,12 +19,14 @@ import asyncio
 import functools
 import re
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from polyg.core import limits
 from polyg.core.edges import new_edge_id, type_of
 from polyg.core.entity_graph import EntityGraph
+from polyg.core.event_chain import EventChain, NewEvent
 from polyg.core.graph import GraphContext
 from polyg.core.named import stored_type
 from polyg.core.reltypes import RelTypeService
@@ -32,6 +34,7 @@ from polyg.core.resolve import Resolver, fulltext_query, index_rows
 from polyg.core.time import (
     Clock,
     Interval,
+    epoch_us,
     format_utc,
     parse_instant,
     parse_range,
@@ -43,7 +46,7 @@ from polyg.core.time import (
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row
-from polyg.store.names import ENTITY, EVENT, RelType
+from polyg.store.names import ENTITY, RelType
 from polyg.store.queries import resolve as resolve_q
 from polyg.store.queries import temporal as q
 
@@ -107,14 +110,6 @@ def parse_duration(text: str) -> timedelta:
             f"Cannot read the duration {text[:80]!r}: use ISO 8601 (PT30M, P2D) or a phrase such as '90 minutes'."
         )
     return timedelta(seconds=total)
-
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def epoch_us(at: datetime) -> int:
-    """Microseconds since the epoch: the integer events are filtered and ordered by."""
-    return (at - EPOCH) // timedelta(microseconds=1)
 
 
 def mentions(text: str, name: str) -> bool:
@@ -279,7 +274,7 @@ class TemporalGraph:
         self._fact_types_checked: set[str] = set()
         self._fact_types_cache: dict[str, tuple[int, float, list[RelType]]] = {}  # (writes, when, types)
         self._indexed: dict[str, set[str]] = {}  # fact types whose valid_from_us index this process made
-        self._chain_locks: dict[str, asyncio.Lock] = {}
+        self.chain = EventChain(self.ctx)  # events' places in time
 
     def reference(self, reference_time: str | None, tz: str | None = None) -> datetime:
         """The instant relative phrases are read against: the caller's, else the clock's now."""
@@ -347,42 +342,23 @@ class TemporalGraph:
         window = Interval(at, end)  # refuses an end before the start
         # Everything is checked: now the writes.
         event_id = new_id("evt")
+        # The lookups and its neighbours in time at once; the write only once all of them
+        # succeeded, and one write: the event, its links and its place in the chain, all or
+        # nothing. The vector is the vectorizer's (searches wait for it), so that an event
+        # costs no model run here.
+        ids, mentioned, chain = await asyncio.gather(
+            self._entity_ids(project, names, entity_ids or {}),
+            self.mentioned_entities(project, description) if find_entities else _no_names(),
+            self.chain.read(project, [epoch_us(at)]),
+        )
+        ids, created = await self.entities.ensure(project, names, entity_types, known=ids)
+        for name, entity_id in mentioned.items():
+            ids.setdefault(name, entity_id)
+        memories = (memory,) if memory else ()
+        new = NewEvent(event_id, description, at, end, tuple(ids.values()), origin, memories, context)
+        await self.chain.write(project, [new], chain)
         start_s, end_s = window.as_strings()
         duration_s = window.duration.total_seconds() if window.duration is not None else None
-        lock = self._chain_locks.setdefault(project, asyncio.Lock())
-        async with lock:
-            # The lookups and its neighbours in time at once (the neighbours exclude it); the
-            # write only once all of them succeeded, and one write: the event, its links and
-            # its place in the chain, all or nothing. The vector is the vectorizer's (searches
-            # wait for it), so that an event costs no model run here.
-            ids, mentioned, (before, after) = await asyncio.gather(
-                self._entity_ids(project, names, entity_ids or {}),
-                self.mentioned_entities(project, description) if find_entities else _no_names(),
-                q.neighbours_in_time(self.ctx, project, epoch_us(at), event_id),
-            )
-            ids, created = await self.entities.ensure(project, names, entity_types, known=ids)
-            for name, entity_id in mentioned.items():
-                ids.setdefault(name, entity_id)
-            await q.create_event(
-                self.ctx,
-                project,
-                {
-                    "id": event_id,
-                    "description": description,
-                    "occurred_at": start_s,
-                    "occurred_us": epoch_us(at),
-                    "ended_at": end_s,
-                    "duration_s": duration_s,
-                    "origin": origin,
-                    "now": now_iso(),
-                    "involves": sorted(set(ids.values())),
-                    "memories": [memory] if memory else None,
-                    "context": context,
-                },
-                before=before,
-                after=after,
-            )
-            self.ctx.vectors.mark(project, [event_id], EVENT)
         event = Event(
             event_id,
             description,
@@ -391,7 +367,7 @@ class TemporalGraph:
             duration_s,
             sorted(ids),
             origin,
-            memories=[memory] if memory else [],
+            memories=list(memories),
             context=context,
         )
         return EventResult(event, created, ids)
@@ -420,10 +396,13 @@ class TemporalGraph:
         tz: str | None = None,
         memory: str | None = None,
         entity_ids: dict[str, str] | None = None,
+        after: Awaitable[object] | None = None,
     ) -> FactResult:
         """A fact; `memory`: the id of the memory that stated it (remember). The same fact
         stated again by another memory is not written twice: that memory is added to its own.
-        `entity_ids`: names' ids the caller looked up already (`Resolver.entity_ids`)."""
+        `entity_ids`: names' ids the caller looked up already (`Resolver.entity_ids`);
+        `after`: a write the fact's own must follow (the memory's), awaited once the facts it
+        may replace are read."""
         limits.name(subject, "subject")
         limits.name(object_, "object")
         limits.text(predicate, "predicate", max_len=limits.MAX_TYPE)
@@ -446,8 +425,13 @@ class TemporalGraph:
         await self._mark_fact_type(project, rel_type)
         sid, oid = ids[subject], ids[object_]
         async with self.ctx.entity_locks(project, [sid]):
-            existing = [fact_from(r) for r in await q.facts_of(self.ctx, project, sid, rel_type, None)]
+            # Only facts that end after the new one begins can hold over its window or overlap it.
+            start = format_utc(window.start) if window.start is not None else None
+            rows = await q.facts_of(self.ctx, project, sid, rel_type, None, ending_after=start)
+            existing = [fact_from(r) for r in rows]
             same = [f for f in existing if f.object_id == oid and f.predicate == predicate]
+            if after is not None:
+                await after
             for fact in same:
                 if fact.window.covers(window):
                     if memory and memory not in fact.memories:

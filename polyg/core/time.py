@@ -25,13 +25,14 @@ The rules every caller can rely on:
 Range indexes for time filters: not on these strings. FalkorDB's range index answers `<` and
 `<=` on a string property with every node or edge, so a filter that must use an index goes
 through an integer twin in microseconds since the epoch (`Event.occurred_us`, a fact's
-`valid_from_us`; `polyg.core.temporal.epoch_us`), indexed on the label, or per relationship
+`valid_from_us`; `epoch_us`), indexed on the label, or per relationship
 type for edges (`CREATE INDEX FOR ()-[r:works_on]-() ON (r.valid_from_us)`). Strings are fine
 where no index is involved (an entity's own facts, read from its relationships).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
@@ -133,6 +134,15 @@ def to_utc(value: datetime | date, tz: tzinfo = UTC) -> datetime:
 def format_utc(value: datetime) -> str:
     """The stored form: UTC, microseconds, `Z`; fixed width so text order is time order."""
     return to_utc(value).strftime(_FORMAT)
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def epoch_us(at: datetime) -> int:
+    """Microseconds since the epoch: the integer events are filtered and ordered by (a naive
+    time is read as UTC, as `format_utc` reads it)."""
+    return (to_utc(at) - EPOCH) // timedelta(microseconds=1)
 
 
 # -- intervals -----------------------------------------------------------------------------
@@ -474,6 +484,9 @@ _CLOCK_TIME = re.compile(r"\d:\d\d|\d\s*[ap]\.?m\b|\bnoon\b|\bmidnight\b", re.IG
 _PERIOD_TO_GRANULARITY: dict[str, Granularity] = {"day": "day", "week": "week", "month": "month", "year": "year"}
 
 
+# Kept: dateparser takes milliseconds a phrase, and remember reads a memory's phrases twice (a
+# first guess, then with the graph's names).
+@functools.lru_cache(maxsize=1024)
 def _parse_phrase(text: str, ctx: _Context, *, original: str) -> ParsedTime:
     data = _dateparser(ctx.local_reference).get_date_data(text)
     value = data.date_obj

@@ -13,7 +13,8 @@ from polyg.core.app import Services
 from polyg.core.entity_graph import OWN_KEYS
 from polyg.core.graph import GraphContext
 from polyg.core.resolve import all_words_query
-from polyg.core.temporal import TemporalGraph, epoch_us
+from polyg.core.temporal import TemporalGraph
+from polyg.core.time import epoch_us
 from polyg.embed.hashing import HashingEmbedder
 from polyg.store.falkor import Row
 from polyg.store.names import EVENT, RelType

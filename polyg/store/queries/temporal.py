@@ -41,37 +41,39 @@ def _facts_touching(entity_id: str | None, where: str) -> str:
     )
 
 
-async def create_event(
-    run: Runner, project: str, event: dict[str, Any], *, before: str | None = None, after: str | None = None
+async def create_events(
+    run: Runner,
+    project: str,
+    events: Sequence[dict[str, Any]],
+    *,
+    links: Sequence[tuple[str, str]] = (),
+    unlinks: Sequence[tuple[str, str]] = (),
 ) -> None:
-    """Create an event (id, description, occurred_at, ended_at, duration_s, origin, now,
-    memories: the ids of the memories it was extracted from, or None; context: who or where a
-    memory is from, or None) and its INVOLVES links to the entity ids in `event["involves"]`,
-    and put it between the ids of its neighbours in time (`before`, `after`) in the T_BEFORE
-    chain, in one write. It gets a new text revision and no vector: the vectorizer embeds it
-    (`polyg.core.vectorizer`)."""
-    chain = ["WITH ev"]
-    # Only the neighbours that exist are matched: FalkorDB matched `{id: $prev}` with a null
-    # $prev to the event itself. One deleted meanwhile is skipped, not the whole write.
-    if before is not None and after is not None:
-        chain.append("OPTIONAL MATCH (:Event {id: $prev})-[b:T_BEFORE]->(:Event {id: $next}) DELETE b WITH DISTINCT ev")
-    if before is not None:
-        chain.append(
-            "OPTIONAL MATCH (p:Event {id: $prev}) "
-            "FOREACH (x IN CASE WHEN p IS NULL THEN [] ELSE [p] END | CREATE (x)-[:T_BEFORE]->(ev)) WITH DISTINCT ev"
-        )
-    if after is not None:
-        chain.append(
-            "OPTIONAL MATCH (n:Event {id: $next}) "
-            "FOREACH (x IN CASE WHEN n IS NULL THEN [] ELSE [n] END | CREATE (ev)-[:T_BEFORE]->(x)) WITH DISTINCT ev"
-        )
+    """Create events (each: id, description, occurred_at, occurred_us, ended_at, duration_s,
+    origin, now, memories: the ids of the memories it was extracted from, or None; context:
+    who or where a memory is from, or None; involves: the ids of the entities it involves),
+    their INVOLVES links, and their places in the T_BEFORE chain (`unlinks`: the (earlier,
+    later) links they go between, removed; `links`: the (earlier, later) links to make, new
+    events and their neighbours), in one write: all of it or nothing. Each gets a new text
+    revision and no vector: the vectorizer embeds it (`polyg.core.vectorizer`)."""
+    # Each step ends in an aggregate, so that a step with nothing to do (an empty list) still
+    # hands one row to the next. A neighbour deleted meanwhile matches nothing: its link is
+    # skipped, not the whole write.
     await run.write(
         project,
-        f"CREATE (ev:Event {{id: $id, description: $description, created_at: $now, origin: $origin, rev: {NEW_REV}}}) "
-        "SET ev.occurred_at = $occurred_at, ev.occurred_us = $occurred_us, ev.ended_at = $ended_at, "
-        "ev.duration_s = $duration_s, ev.memories = $memories, ev.context = $context "
-        f"{' '.join(chain)} UNWIND $involves AS eid MATCH (e:Entity {{id: eid}}) CREATE (ev)-[:INVOLVES]->(e)",
-        {**event, "prev": before, "next": after},
+        "UNWIND $events AS e "
+        "CREATE (ev:Event {id: e.id, description: e.description, created_at: e.now, origin: e.origin, "
+        f"rev: {NEW_REV}}}) "
+        "SET ev.occurred_at = e.occurred_at, ev.occurred_us = e.occurred_us, ev.ended_at = e.ended_at, "
+        "ev.duration_s = e.duration_s, ev.memories = e.memories, ev.context = e.context "
+        "WITH count(ev) AS made "
+        "UNWIND $unlinks AS u OPTIONAL MATCH (:Event {id: u[0]})-[b:T_BEFORE]->(:Event {id: u[1]}) DELETE b "
+        "WITH count(*) AS unlinked "
+        "UNWIND $links AS l MATCH (a:Event {id: l[0]}), (z:Event {id: l[1]}) CREATE (a)-[:T_BEFORE]->(z) "
+        "WITH count(*) AS linked "
+        "UNWIND $events AS e UNWIND e.involves AS eid MATCH (ev:Event {id: e.id}), (x:Entity {id: eid}) "
+        "CREATE (ev)-[:INVOLVES]->(x)",
+        {"events": list(events), "links": [list(p) for p in links], "unlinks": [list(p) for p in unlinks]},
     )
 
 
@@ -89,14 +91,20 @@ def _nearest(side: str, bound: str) -> str:
     )
 
 
-async def neighbours_in_time(run: Runner, project: str, at_us: int, event_id: str) -> tuple[str | None, str | None]:
-    """Ids of the dated events just before and just after (at_us, event_id) in time order.
+# What is read around one instant: the events nearest before it, at it, and after it.
+InstantNeighbours = dict[str, list[str]]
+
+
+async def neighbours_at(run: Runner, project: str, at_us: int) -> InstantNeighbours:
+    """The dated events around the instant `at_us`, for `pick_neighbours` to place an event
+    there ("before": the nearest earlier, "same": all at it, "after": the nearest later).
 
     Only plain comparisons reach the range index: with `p.occurred_us <= $at AND (p.occurred_us
     < $at OR p.id < $id)` FalkorDB kept the index's bound and dropped the rest, returning the
-    event itself. Events at the same instant are ordered by id here instead. Each side is looked
-    for within `NEIGHBOUR_WINDOW_US` first, with whether any event lies beyond it (one unsorted
-    row); only a side with none inside and some beyond is read again, unbounded."""
+    event itself. Events at the same instant are ordered by id in `pick_neighbours` instead.
+    Each side is looked for within `NEIGHBOUR_WINDOW_US` first, with whether any event lies
+    beyond it (one unsorted row); only a side with none inside and some beyond is read again,
+    unbounded."""
     params = {"at": at_us, "low": at_us - NEIGHBOUR_WINDOW_US, "high": at_us + NEIGHBOUR_WINDOW_US}
     rows = await run.read(
         project,
@@ -122,6 +130,12 @@ async def neighbours_in_time(run: Runner, project: str, at_us: int, event_id: st
     if further:
         for kind, node_id in await run.read(project, " UNION ALL ".join(further), params):
             found[kind].append(node_id)
+    return {"before": found["before"], "same": found["same"], "after": found["after"]}
+
+
+def pick_neighbours(found: InstantNeighbours, event_id: str) -> tuple[str | None, str | None]:
+    """Ids of the dated events just before and just after (its instant, `event_id`) in time
+    order, from what `neighbours_at` read at its instant (the event itself left out)."""
     same = [i for i in found["same"] if i != event_id]
     lower, higher = [i for i in same if i < event_id], [i for i in same if i > event_id]
     before = max(lower) if lower else (found["before"][0] if found["before"] else None)
@@ -259,17 +273,24 @@ async def facts_of(
     as_of: str | None,
     skip: int = 0,
     limit: int | None = None,
+    *,
+    ending_after: str | None = None,
 ) -> list[Row]:
     """Facts whose subject is the entity, of one predicate or all; only those valid at `as_of`
-    when given, else every fact (current, closed and invalidated); a page when `limit` is given."""
+    when given, else every fact (current, closed and invalidated); a page when `limit` is given;
+    `ending_after`: only those still open at that time or closed at or after it (what a new fact from
+    then on can duplicate or replace: not the subject's whole history)."""
     typed = f":{rel_type}" if rel_type is not None else ""
     window = " AND r.valid_from <= $at AND (r.valid_to IS NULL OR r.valid_to > $at)" if as_of is not None else ""
+    if ending_after is not None:
+        # Stored times are fixed-width text, whose order is time order; any other form is kept.
+        window += f" AND (r.valid_to IS NULL OR r.valid_to >= $after OR size(r.valid_to) <> {len(ending_after)})"
     page = " SKIP $skip LIMIT $limit" if limit is not None else ""
     return await run.read(
         project,
         f"MATCH (s:Entity {{id: $s}})-[r{typed}]->(o:Entity) WHERE {IS_FACT}{window} "
         f"RETURN {FACT_FIELDS} ORDER BY r.valid_from, r.id{page}",
-        {"s": subject_id, "at": as_of, "skip": skip, "limit": limit},
+        {"s": subject_id, "at": as_of, "skip": skip, "limit": limit, "after": ending_after},
     )
 
 

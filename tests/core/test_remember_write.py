@@ -1,0 +1,117 @@
+"""remember's write: the memory and the events extracted from it go into the graph in one write
+(all or nothing), in their places in the T_BEFORE chain, however many remember at once. Real
+embedded store."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from polyg.core.app import Services
+from polyg.core.event_chain import NewEvent, chain_links
+from polyg.core.time import epoch_us
+from polyg.errors import StoreError
+from polyg.names import new_id
+from polyg.store.falkor import Row
+
+pytestmark = pytest.mark.anyio
+
+AT = datetime(2026, 1, 9, 12, 0, tzinfo=UTC)
+
+
+async def chain_order(services: Services, project: str) -> tuple[list[str], list[tuple[int, str]]]:
+    """The dated events followed along T_BEFORE from the first, and all of them in (time, id)
+    order: equal when the chain is whole and in order."""
+    rows = await services.ctx.read(
+        project, "MATCH (e:Event) WHERE e.occurred_us IS NOT NULL RETURN e.occurred_us, e.id", {}
+    )
+    links = await services.ctx.read(project, "MATCH (a:Event)-[:T_BEFORE]->(b:Event) RETURN a.id, b.id", {})
+    after = dict((a, b) for a, b in links)
+    assert len(after) == len(links), "an event with two successors"
+    firsts = {i for _, i in rows} - set(after.values())
+    assert len(firsts) == 1, f"the chain starts at {len(firsts)} events"
+    order = [firsts.pop()]
+    while order[-1] in after:
+        order.append(after[order[-1]])
+    return order, sorted((us, i) for us, i in rows)
+
+
+def test_new_events_between_the_same_two_are_chained_to_each_other() -> None:
+    around = {
+        10: {"before": ["a"], "same": [], "after": ["b"]},
+        20: {"before": ["a"], "same": [], "after": ["b"]},
+        30: {"before": ["b"], "same": [], "after": []},
+        5: {"before": [], "same": ["a0"], "after": ["a"]},
+    }
+    links, unlinks = chain_links([(20, "n2"), (30, "n3"), (10, "n1"), (5, "n0")], around)
+    assert unlinks == [("a0", "a"), ("a", "b")]
+    assert links == [("a0", "n0"), ("n0", "a"), ("a", "n1"), ("n1", "n2"), ("n2", "b"), ("b", "n3")]
+    assert chain_links([(1, "x"), (1, "w")], {1: {"before": [], "same": [], "after": []}}) == ([("w", "x")], [])
+
+
+async def test_a_remember_whose_write_fails_leaves_nothing_and_can_be_told_again(
+    services: Services, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sentence = "We migrated the database on Monday."
+    query = services.store.query
+
+    def carries(value: Any) -> bool:
+        if isinstance(value, dict):
+            return value.get("description") == sentence or any(carries(v) for v in value.values())
+        return isinstance(value, list) and any(carries(v) for v in value)
+
+    async def failing(project_: str, cypher: str, params: dict[str, Any] | None = None, **kw: Any) -> list[Row]:
+        if carries(params):  # the write of the event the memory states
+            raise StoreError("the store went away")
+        return await query(project_, cypher, params, **kw)
+
+    monkeypatch.setattr(services.store, "query", failing)
+    with pytest.raises(StoreError):
+        await services.memory_writer.remember(project, sentence, "Dana", AT)
+    assert await services.ctx.read(project, "MATCH (e:Event) RETURN count(e)", {}) == [[0]]
+
+    monkeypatch.setattr(services.store, "query", query)
+    again = await services.memory_writer.remember(project, sentence, "Dana", AT)
+    assert not again.duplicate and len(again.events_logged) == 1
+    rows = await services.ctx.read(
+        project, "MATCH (e:Event) OPTIONAL MATCH (e)-[:INVOLVES]->(x) RETURN e.id, e.memories, collect(x.name)", {}
+    )
+    by_id = {row[0]: row[1:] for row in rows}
+    assert set(by_id) == {again.memory_id, *again.events_logged}
+    assert by_id[again.events_logged[0]][0] == [again.memory_id]
+    assert by_id[again.memory_id][1] == ["Dana"]
+
+
+async def test_memories_remembered_at_once_keep_one_chain_in_time_order(services: Services, project: str) -> None:
+    said = [
+        "We deployed billing-3 yesterday.",
+        "Alice works on ledger-2.",
+        "The search-4 service crashed on Monday because the disk filled up.",
+        "We migrated the database on Monday.",
+        "Nothing happened today, honestly.",
+    ]
+    memories = [(said[i % len(said)] + f" Note {i}.", AT + timedelta(hours=i % 4)) for i in range(16)]
+    done, _ = await asyncio.gather(
+        asyncio.gather(*(services.memory_writer.remember(project, text, "Bo", at) for text, at in memories)),
+        services.memory.temporal.add_event(project, description="an outage", occurred_at="2026-01-05T00:00:00Z"),
+    )
+    assert not any(r.duplicate for r in done)
+    order, expected = await chain_order(services, project)
+    assert order == [i for _, i in expected]
+    assert len(order) == len(memories) + sum(len(r.events_logged) for r in done) + 1
+
+
+async def test_a_place_in_time_read_before_another_write_is_read_again(services: Services, project: str) -> None:
+    temporal = services.memory.temporal
+    await temporal.add_event(project, description="first", occurred_at="2026-01-01T00:00:00Z")
+    await temporal.add_event(project, description="last", occurred_at="2026-01-31T00:00:00Z")
+    at = datetime(2026, 1, 20, tzinfo=UTC)
+    read = await temporal.chain.read(project, [epoch_us(at)])
+    # Written since the read, in the same gap: the read no longer says where the next one goes.
+    await temporal.add_event(project, description="between", occurred_at="2026-01-10T00:00:00Z")
+    await temporal.chain.write(project, [NewEvent(new_id("evt"), "later", at)], read)
+    order, expected = await chain_order(services, project)
+    assert order == [i for _, i in expected] and len(order) == 4
