@@ -633,7 +633,7 @@ async def get_entity(s: Services, p: GetEntity) -> dict[str, Any] | str:
         observation_offset=p.observation_offset,
         observation_limit=p.observation_limit,
     )
-    answer = {
+    answer: dict[str, Any] = {
         "entity": {**kg.observation_page(view.observations), **entity_out(view.entity)},
         "relationships": [relation_out(r) for r in view.relations],
         "has_more": view.has_more,
