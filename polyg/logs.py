@@ -5,12 +5,17 @@ stdout belongs to the MCP protocol in stdio mode, so no handler here ever writes
 Records are formatted and written by a listener thread: a tool call's log line (JSON encoding,
 two writes and flushes, the rotating file's size check) cost about 0.2 ms on the event loop,
 a tenth of a get_entity round trip. The calling thread only stamps the record with its request
-id and queues it. `flush_logs()` (also run at exit) writes out whatever is queued.
+id and queues it. A record logged on an event loop is queued once the loop has finished the
+step it was logged in: queueing wakes the listener, which then takes the interpreter lock
+while the step is still serialising and writing the call's response (the tool call's log line
+is written just before). `flush_logs()` (also run at exit) writes out whatever is queued.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import collections
 import contextvars
 import json
 import logging
@@ -70,11 +75,37 @@ def new_request_id() -> str:
 
 
 class _QueueingHandler(logging.handlers.QueueHandler):
-    """Queues records unformatted (the listener formats them), stamped with the request id."""
+    """Queues records unformatted (the listener formats them), stamped with the request id; on
+    an event loop, after the loop's current step (see the module's docstring)."""
+
+    def __init__(self, records: queue.SimpleQueue[logging.LogRecord]) -> None:
+        super().__init__(records)
+        self._held: collections.deque[logging.LogRecord] = collections.deque()
 
     def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
         record._polyg_rid = request_id.get()
         return record
+
+    def enqueue(self, record: logging.LogRecord) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop in this thread: queued now, after any held records
+            self.hand_over()
+            self.queue.put_nowait(record)
+            return
+        self._held.append(record)
+        # One callback a record, on the loop it was logged on: a loop that stops before running
+        # it leaves its records to the next hand-over (any later record, or flush_logs).
+        loop.call_soon(self.hand_over)
+
+    def hand_over(self) -> None:
+        """Queue the held records, oldest first."""
+        while True:
+            try:
+                record = self._held.popleft()
+            except IndexError:
+                return
+            self.queue.put_nowait(record)
 
 
 _listener: logging.handlers.QueueListener | None = None
@@ -84,6 +115,9 @@ _listener_lock = threading.Lock()
 def flush_logs() -> None:
     """Write out every queued record and stop the listener (records logged later are dropped)."""
     global _listener
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, _QueueingHandler):
+            handler.hand_over()
     with _listener_lock:
         if _listener is not None:
             _listener.stop()

@@ -13,9 +13,11 @@ from functools import cached_property, partial
 from typing import Any
 
 from mcp import types
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from opentelemetry import trace
 from pydantic import ValidationError
 
 from polyg import __version__
@@ -172,6 +174,13 @@ async def get_prompt(
     )
 
 
+def spans_recorded(provider: trace.TracerProvider) -> bool:
+    """Whether a tracer provider has been set that can record spans (by the host, or by running
+    polyg under OpenTelemetry's auto-instrumentation). Until one is, the default provider
+    drops every span."""
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+
+
 def build_server(core: Polyg) -> tuple[Server[Any], Dispatcher]:
     names = core.settings.toolsets
     serving = toolsets.load(names)  # only the enabled toolsets' modules are imported
@@ -186,4 +195,8 @@ def build_server(core: Polyg) -> tuple[Server[Any], Dispatcher]:
         on_list_prompts=partial(list_prompts, prompts),
         on_get_prompt=partial(get_prompt, prompts),
     )
+    if not spans_recorded(trace.get_tracer_provider()):
+        # The SDK wraps every request (pings too) in a span by default; with nobody recording
+        # them, making and closing each span is pure cost on every call's path.
+        server.middleware = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
     return server, dispatcher

@@ -24,12 +24,13 @@ from polyg.core.resolve import Resolver
 from polyg.core.time import SYSTEM_CLOCK, Clock, format_utc
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import now_iso
+from polyg.store.falkor import TextListParam
 from polyg.store.names import RelType
 from polyg.store.queries import entity_graph as q
 
 DEFAULT_TYPE = "entity"
 RECENT_EVENTS = 10  # the events get_entity shows, latest first
-OWN_KEYS = sorted(OWN_PROPERTY_KEYS)
+OWN_KEYS = TextListParam(sorted(OWN_PROPERTY_KEYS))
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,14 @@ class GetEntityResult(BaseModel):
     entity: EntityOut
     relationships: list[RelationshipOut] = []
     has_more: bool = False
-    events: list[EventRef] = []
+    next_offset: int | None = Field(
+        default=None, description="When has_more: pass as offset to get_entity to see the next relationships."
+    )
+    events: list[EventRef] = Field(
+        default=[],
+        description="Its latest events (10 at most; fewer if the response budget is reached first: "
+        "query_timeline with the entity lists them all).",
+    )
 
 
 class AddEntityResult(BaseModel):
@@ -626,12 +633,40 @@ async def get_entity(s: Services, p: GetEntity) -> dict[str, Any] | str:
         observation_offset=p.observation_offset,
         observation_limit=p.observation_limit,
     )
-    return {
+    answer: dict[str, Any] = {
         "entity": {**kg.observation_page(view.observations), **entity_out(view.entity)},
         "relationships": [relation_out(r) for r in view.relations],
         "has_more": view.has_more,
         "events": view.events,
     }
+    if limits.size(answer) > limits.RESPONSE_BUDGET:
+        _cut_to_budget(answer, view.observations.observations_total, p.observation_offset)
+    if answer["has_more"]:
+        answer["next_offset"] = p.offset + len(answer["relationships"])
+    return answer
+
+
+def _cut_to_budget(answer: dict[str, Any], observations_total: int, observation_offset: int) -> None:
+    """Cut an entity's answer to the response budget: its latest events first, then its
+    observations, then its relationships each get what room is left (the entity itself always
+    shows); what was cut says where its next page starts."""
+    entity, relationships = answer["entity"], answer["relationships"]
+    observations, events = entity["observations"], answer["events"]
+    bare = {**answer, "entity": {**entity, "observations": []}, "relationships": [], "events": []}
+    room = limits.RESPONSE_BUDGET - 1_000 - limits.size(bare)
+    answer["events"] = events[: limits.fit(events, room)]
+    room -= limits.size(answer["events"])
+    # At least one of each, so that paging on from the next offset always moves.
+    shown = max(limits.fit(observations, room), 1 if observations else 0)
+    if shown < len(observations):
+        entity["observations"] = observations[:shown]
+        entity["observations_total"] = observations_total
+        entity["next_observation_offset"] = observation_offset + shown
+    room -= limits.size(entity["observations"])
+    kept = max(limits.fit(relationships, room), 1 if relationships else 0)
+    if kept < len(relationships):
+        answer["relationships"] = relationships[:kept]
+        answer["has_more"] = True
 
 
 # --- temporal graph ------------------------------------------------------------------------

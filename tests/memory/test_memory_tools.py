@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from falkordb import FalkorDB
 
+from polyg.core import limits
 from tests.falkor_server import FalkorServer
 from tests.mcp_helpers import KG, kg_session
 from tests.memory.conftest import Memory, seed
@@ -115,10 +117,38 @@ async def test_get_entity_pages_relationships(mem: Memory) -> None:
     first = await mem.ok("get_entity", name="hub", limit=5)
     second = await mem.ok("get_entity", name="hub", limit=5, offset=5)
     assert first["has_more"] is True and second["has_more"] is False
+    assert first["next_offset"] == 5 and second.get("next_offset") is None
     names = [r["entity"]["name"] for r in first["relationships"] + second["relationships"]]
     assert sorted(names) == [f"leaf-{i}" for i in range(7)]
     bare = await mem.ok("get_entity", name="hub", include_relationships=False)
     assert bare["relationships"] == []
+
+
+async def test_get_entity_answers_within_the_response_budget_and_pages_on(mem: Memory) -> None:
+    """Twelve relationships with the longest descriptions do not fit in one answer: the first
+    page holds what fits, and paging on from next_offset gives the rest, in the same order as
+    one relationship a page."""
+    await mem.ok("add_entity", name="big-hub", entity_type="Service")
+    for i in range(12):
+        await mem.ok(
+            "link_entities",
+            source="big-hub",
+            target=f"far-{i:02d}",
+            relationship="feeds",
+            description=f"{i:02d}" + "d" * (limits.MAX_TEXT - 2),
+            create_missing=True,
+        )
+    one_by_one = [
+        (await mem.ok("get_entity", name="big-hub", limit=1, offset=i))["relationships"][0]["id"] for i in range(12)
+    ]
+    pages: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None:
+        pages.append(await mem.ok("get_entity", name="big-hub", offset=offset))
+        offset = pages[-1].get("next_offset")
+    assert len(pages) > 1 and all(len(json.dumps(page)) <= limits.RESPONSE_BUDGET for page in pages)
+    assert all(page["has_more"] for page in pages[:-1]) and not pages[-1]["has_more"]
+    assert [r["id"] for page in pages for r in page["relationships"]] == one_by_one
 
 
 # --- bad input: clear 4002 errors, nothing written ------------------------------------------

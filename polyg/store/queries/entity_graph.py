@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from polyg.store.falkor import Row
+from polyg.store.falkor import Row, TextListParam
 from polyg.store.queries import Runner
 from polyg.store.queries.entities import OBSERVATIONS
 
@@ -21,7 +21,7 @@ RELATION = (
 HOLDS = "$at IS NULL OR r.valid_from IS NULL OR (r.valid_from <= $at AND (r.valid_to IS NULL OR r.valid_to > $at))"
 
 
-async def entity(run: Runner, project: str, entity_id: str, own: list[str]) -> list[Row]:
+async def entity(run: Runner, project: str, entity_id: str, own: TextListParam) -> list[Row]:
     """(fields, properties other than `own` as [key, value] pairs) of the entity."""
     return await run.read(
         project,
@@ -36,7 +36,7 @@ async def entity_view(
     *,
     by: str,
     key: str,
-    own: list[str],
+    own: TextListParam,
     observations: tuple[int, int],
     relationships: tuple[int, int] | None,
     at: str | None,
