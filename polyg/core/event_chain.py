@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from polyg.core import limits
@@ -44,13 +45,23 @@ class NewEvent:
         return epoch_us(self.at) if self.at is not None else None
 
 
+# How long a chain read taken before the write lock may stand in for one taken under it.
+FRESH_S = 0.25
+
+
 @dataclass(frozen=True)
 class ChainRead:
     """The chain around some instants (epoch microseconds), and this process's count of chain
-    writes when the read began: the read holds while that count has not moved."""
+    writes when the read began: the read holds while that count has not moved and for at most
+    FRESH_S (another process's writes move no count: a read is used only as soon after it as
+    one under the lock would be, never after a slow step such as a model's extraction)."""
 
     writes: int
     around: dict[int, InstantNeighbours]
+    taken: float = field(default_factory=time.monotonic)
+
+    def holds(self, writes: int) -> bool:
+        return self.writes == writes and time.monotonic() - self.taken <= FRESH_S
 
 
 def chain_links(
@@ -103,7 +114,7 @@ class EventChain:
             return
         lock = self._locks.setdefault(project, asyncio.Lock())
         async with lock:
-            around = dict(read.around) if read is not None and read.writes == self._writes.get(project, 0) else {}
+            around = dict(read.around) if read is not None and read.holds(self._writes.get(project, 0)) else {}
             missing = [us for us, _ in dated if us not in around]
             if missing:
                 around.update((await self.read(project, missing)).around)

@@ -5,13 +5,14 @@ embedded store."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from polyg.core.app import Services
-from polyg.core.event_chain import NewEvent, chain_links
+from polyg.core.event_chain import FRESH_S, EventChain, NewEvent, chain_links
 from polyg.core.time import epoch_us
 from polyg.errors import StoreError
 from polyg.names import new_id
@@ -113,5 +114,21 @@ async def test_a_place_in_time_read_before_another_write_is_read_again(services:
     # Written since the read, in the same gap: the read no longer says where the next one goes.
     await temporal.add_event(project, description="between", occurred_at="2026-01-10T00:00:00Z")
     await temporal.chain.write(project, [NewEvent(new_id("evt"), "later", at)], read)
+    order, expected = await chain_order(services, project)
+    assert order == [i for _, i in expected] and len(order) == 4
+
+
+async def test_a_place_in_time_read_too_long_ago_is_read_again(services: Services, project: str) -> None:
+    """Another process's writes move no count of this one: a read older than FRESH_S (a slow
+    extraction in between) is not trusted, so the chain does not fork."""
+    temporal = services.memory.temporal
+    await temporal.add_event(project, description="first", occurred_at="2026-01-01T00:00:00Z")
+    await temporal.add_event(project, description="last", occurred_at="2026-01-31T00:00:00Z")
+    at = datetime(2026, 1, 20, tzinfo=UTC)
+    read = await temporal.chain.read(project, [epoch_us(at)])
+    other_process = EventChain(temporal.chain.ctx)
+    await other_process.write(project, [NewEvent(new_id("evt"), "between", datetime(2026, 1, 10, tzinfo=UTC))])
+    old = dataclasses.replace(read, taken=read.taken - FRESH_S - 1)
+    await temporal.chain.write(project, [NewEvent(new_id("evt"), "later", at)], old)
     order, expected = await chain_order(services, project)
     assert order == [i for _, i in expected] and len(order) == 4
