@@ -54,8 +54,8 @@ class VectorParam:
 
 class TextListParam:
     """A constant list of strings passed as a query parameter, written in the `CYPHER` header's
-    form once. The client quotes each string of a list on every call (~100 us for the 19 keys
-    of polyg's own properties, which every read of an entity by name passes)."""
+    form once. The client would quote each string of the list again on every call, and every
+    read of an entity by name passes polyg's own property keys."""
 
     __slots__ = ("text", "values")
 

@@ -75,7 +75,9 @@ class MemoryRanking:
     # vote (1.0 for the best text match), whether an entity the query names said it, and the
     # share of the `moment_of` best memories that are of its moment (remembered at the same
     # time: one conversation, one meeting), where the talk is about the question. 0: off.
-    # Fitted on LoCoMo with leave-one-conversation-out cross-validation (bench/locomo_rerank.py).
+    # A moment is the memory's `occurred_at` as stored: memories told with one reference time
+    # (a session's) share it; memories each stamped at their own instant do not, and then the
+    # moment weight adds only a small bonus for being among the best. Fitted on LoCoMo with leave-one-conversation-out cross-validation (bench/locomo_rerank.py).
     cosine_weight: float = 0.18
     text_weight: float = 0.2
     source_weight: float = 0.24
