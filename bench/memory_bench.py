@@ -429,7 +429,11 @@ def floor_totals(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return float(result["client_check"].get(op, {}).get("p50_ms", 0.0))
 
     made_of = {
-        "get_entity": {"ping": ping, "entity read": parts["entity_read"]["p50_ms"], "client check": check("get_entity")},
+        "get_entity": {
+            "ping": ping,
+            "entity read": parts["entity_read"]["p50_ms"],
+            "client check": check("get_entity"),
+        },
         "query_timeline": {
             "ping": ping,
             "window read": parts["window_read"]["p50_ms"],

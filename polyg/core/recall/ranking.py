@@ -77,7 +77,8 @@ class MemoryRanking:
     # time: one conversation, one meeting), where the talk is about the question. 0: off.
     # A moment is the memory's `occurred_at` as stored: memories told with one reference time
     # (a session's) share it; memories each stamped at their own instant do not, and then the
-    # moment weight adds only a small bonus for being among the best. Fitted on LoCoMo with leave-one-conversation-out cross-validation (bench/locomo_rerank.py).
+    # moment weight adds only a small bonus for being among the best. Fitted on LoCoMo with
+    # leave-one-conversation-out cross-validation (bench/locomo_rerank.py).
     cosine_weight: float = 0.18
     text_weight: float = 0.2
     source_weight: float = 0.24
