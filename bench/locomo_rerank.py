@@ -16,6 +16,7 @@ sample, and with leave-one-conversation-out cross-validation for the few weights
 
     .venv/bin/python bench/locomo_rerank.py dump --workdir /tmp/polyg-locomo-recall --out /tmp/pool.json
     .venv/bin/python bench/locomo_rerank.py score --pool-file /tmp/pool.json
+    .venv/bin/python bench/locomo_rerank.py --smoke     # four turns, hashing vectors: it runs
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import common
 import locomo_eval
 import locomo_recall
 import locomo_scoring
@@ -102,7 +104,10 @@ async def dump(args: argparse.Namespace) -> None:
     recorder.install()
     samples = json.loads(args.data.read_text())
     load_info = json.loads((args.workdir / "meta.json").read_text())["load"]
-    settings = load_settings(None, data_dir=args.workdir / "data", log_dir=args.workdir / "logs", log_level="WARNING")
+    overrides = {"embedding_provider": "hashing"} if args.smoke else {}
+    settings = load_settings(
+        None, data_dir=args.workdir / "data", log_dir=args.workdir / "logs", log_level="WARNING", **overrides
+    )
     core = Polyg(settings)
     out: dict[str, Any] = {"projects": {}, "questions": []}
     try:
@@ -354,7 +359,8 @@ def score(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--smoke", action="store_true", help=common.SMOKE_HELP)
+    sub = parser.add_subparsers(dest="command")
     d = sub.add_parser("dump")
     d.add_argument("--data", type=Path, default=locomo_eval.DATA)
     d.add_argument("--workdir", type=Path, default=Path("/tmp/polyg-locomo-recall"))
@@ -366,6 +372,17 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--set", nargs="*", default=[], help="MemoryRanking overrides, e.g. neighbour_share=0.3")
     s.add_argument("--grid", nargs="*", default=[], help="fit these, e.g. source_boost=2,3,4")
     args = parser.parse_args(argv)
+    if args.smoke:  # remember a four-turn conversation with bench/locomo_recall.py, dump it, score it
+        workdir = common.smoke_workdir("locomo-rerank")
+        data = locomo_eval.smoke_data(common.smoke_workdir("locomo-rerank-data"))
+        locomo_recall.main(["--workdir", str(workdir), "--data", str(data), "--no-save"])
+        pool = workdir / "pool.json"
+        common_args = ["--smoke", "dump", "--workdir", str(workdir), "--data", str(data), "--out", str(pool)]
+        args = parser.parse_args(common_args)
+        asyncio.run(dump(args))
+        args = parser.parse_args(["--smoke", "score", "--pool-file", str(pool)])
+    elif args.command is None:
+        parser.error("a command is required: dump or score")
     if args.command == "dump":
         asyncio.run(dump(args))
     else:
