@@ -168,3 +168,23 @@ def test_a_sentence_opening_name_doing_something_is_a_name_a_plural_noun_is_not(
 def test_acronyms_alone_are_kinds_with_a_head_noun_they_are_names() -> None:
     assert classify("Which PRs got merged two days ago?").entities == []
     assert [e.mention for e in classify("Who runs the EU region?").entities] == ["EU region"]
+
+
+def test_names_the_graph_knows_are_not_joined_into_one_name() -> None:
+    # "Jon and Gina" is two people when the graph knows them, not one firm of that name.
+    out = classify("What do Jon and Gina both have in common?", known=("Jon", "Gina"))
+    assert [e.mention for e in out.entities] == ["Jon", "Gina"]
+    # One side known: the other side is a name of its own (to be resolved, maybe fuzzily).
+    out = classify("Which city have both Jean and John visited?", known=("John",))
+    assert [e.mention for e in out.entities] == ["Jean", "John"]
+    # A known name before a noun that is not a head noun of it here ("team up").
+    out = classify("When did Gina team up with a local artist?", known=("Gina",))
+    assert [e.mention for e in out.entities] == ["Gina"]
+
+
+def test_a_name_the_graph_knows_no_part_of_stays_whole() -> None:
+    assert [e.mention for e in classify("Did Procter and Gamble ship the order?").entities] == ["Procter and Gamble"]
+    assert [e.mention for e in classify("Who leads the Growth team?").entities] == ["Growth team"]
+    # A longer name that holds a known one is still the longer name.
+    out = classify("Did Jon Smith and Gina meet?", known=("Jon", "Gina"))
+    assert [e.mention for e in out.entities] == ["Jon Smith", "Gina"]

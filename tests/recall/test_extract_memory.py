@@ -137,3 +137,8 @@ def test_names_opening_a_sentence_are_still_found(turn: str, names: list[str]) -
 
 def test_an_opener_the_graph_knows_is_a_name() -> None:
     assert [e.name for e in extract("Bailey! Come back here.", REF, known_names=("Bailey",)).entities] == ["Bailey"]
+
+
+def test_people_the_graph_knows_joined_by_and_are_each_an_entity() -> None:
+    found = extract("Yesterday Jon and Gina went to the dance fair.", REF, known_names=("Jon", "Gina"))
+    assert [e.name for e in found.entities] == ["Jon", "Gina"]

@@ -109,6 +109,8 @@ _COMPOUND_LAST = frozenset(
 )
 _WORD = re.compile(r"&|(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr)\.|[A-Za-z](?:[\w&-]|\.(?=\w))*(?:['’][A-Za-z]+)?['’]?")
 _CONNECTORS = frozenset({"of", "de", "van", "von", "da", "del", "la", "le", "&", "and"})
+# What joins two names in a run of capitalised words.
+_JOINT = re.compile(r" (?:and|&) ")
 _REPORTING_VERB = re.compile(
     r" (?:said|says|told|tells|asked|asks|mentioned|thinks|thought|wants|wanted|keeps|kept|started|stopped|"
     r"left|joined|moved|quit|paused|cancelled|canceled|called|emailed|wrote|decided|promised|claims|claimed)\b"
@@ -147,8 +149,35 @@ def find_mentions(
         for m in _SERVICE.finditer(text)
         if m.group(1) not in _NOT_SERVICE_NAMES and m.group(1) not in TIME_WORDS
     ]
-    found += _names(text, statement, frozenset(capitalised))
+    known = [m for m in found if m.kind == "known"]
+    for mention in _names(text, statement, frozenset(capitalised)):
+        found += _around_known(text, mention, known)
     return _dedupe(found)
+
+
+def _around_known(text: str, mention: Mention, known: list[Mention]) -> list[Mention]:
+    """A run of capitalised words as the names it holds: itself, unless it holds a name the
+    graph knows that the run only extends. "Jon and Gina" where the graph knows Jon is two
+    people, not a firm called "Jon and Gina"; "Gina team up" is Gina, not a team. A run the
+    graph knows no part of stays whole ("Procter and Gamble", "Growth team")."""
+    inside = [k for k in known if mention.start <= k.start and k.end <= mention.end]
+    if not inside or any(k.start == mention.start and k.end == mention.end for k in inside):
+        return [mention]
+    parts, start = [], mention.start
+    for joint in _JOINT.finditer(text, mention.start, mention.end):
+        parts.append((start, joint.start()))
+        start = joint.end()
+    parts.append((start, mention.end))
+    if len(parts) == 1:  # the known name and a head noun after it, or a longer name
+        first = inside[0]
+        tail = text[first.end : mention.end]
+        extends = first.start == mention.start and tail[1:] in HEAD_NOUNS and tail.startswith(" ")
+        return [] if extends else [mention]
+    return [
+        Mention(text[start:end], start, end, "name")
+        for start, end in parts
+        if not any(k.start <= start and end <= k.end for k in inside)
+    ]
 
 
 def mask(text: str, mentions: Iterable[Mention], placeholder: str = "X") -> str:
