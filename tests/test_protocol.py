@@ -178,3 +178,84 @@ async def test_every_schema_declares_the_type_its_constraints_apply_to(every_too
     assert problems == []
     for tool in tools:  # and the schemas stay valid JSON Schema
         jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+
+
+# --- what one toolset writes, another reads back through a validating client ------------------
+
+
+async def test_a_node_name_written_by_knowledge_reads_back_through_memory_compat(every_tool: KG, project: str) -> None:
+    """manage_nodes names follow the one name rule (no control character; stripped), so a
+    name it stores never makes memory-compat's results fail their output schema."""
+    made = await every_tool.ok(
+        "manage_nodes",
+        {
+            "project_id": project,
+            "operation": "create",
+            "nodes": [
+                {"name": "Line\nbreak", "summary": "s"},
+                {"name": "  Padded  ", "summary": "s"},
+                {
+                    "name": "Plain",
+                    "summary": "s",
+                    "relationships": [{"target_id": "  Padded  ", "relationship_type": "NEXT_TO"}],
+                },
+            ],
+        },
+    )
+    refused, padded, plain = made["results"]
+    assert refused["status"] == "error" and "control character" in refused["message"], refused
+    assert padded["status"] == plain["status"] == "success", made
+    renamed = await every_tool.ok(
+        "manage_nodes",
+        {"project_id": project, "operation": "update", "nodes": [{"id": plain["node_id"], "name": "Tab\there"}]},
+    )
+    assert renamed["results"][0]["status"] == "error", renamed
+    graph = await every_tool.ok("read_graph", {"project_id": project})  # validated against the output schema
+    assert [e["name"] for e in graph["entities"]] == ["Padded", "Plain"]
+    assert graph["relations"] == [{"from": "Plain", "to": "Padded", "relationType": "NEXT_TO"}]
+    opened = await every_tool.ok("open_nodes", {"project_id": project, "names": ["Padded"]})
+    assert [e["name"] for e in opened["entities"]] == ["Padded"]
+
+
+async def test_relationship_properties_that_polyg_reads_keep_their_types(every_tool: KG, project: str) -> None:
+    """A knowledge relationship's properties named as the fields memory reads (validity times,
+    confidence, score) cannot carry another type: memory's views of the entity stay valid and
+    its fact queries do not crash."""
+
+    async def relate(properties: dict[str, Any]) -> dict[str, Any]:
+        result = await every_tool.ok(
+            "manage_relationships",
+            {
+                "project_id": project,
+                "operation": "create",
+                "relationships": [
+                    {
+                        "source_id": "Alpha",
+                        "target_id": "Beta",
+                        "relationship_type": "LINKS_TO",
+                        "properties": properties,
+                    }
+                ],
+            },
+        )
+        return dict(result["results"][0])
+
+    await every_tool.ok(
+        "manage_nodes",
+        {
+            "project_id": project,
+            "operation": "create",
+            "nodes": [{"name": "Alpha", "summary": "first"}, {"name": "Beta", "summary": "second"}],
+        },
+    )
+    for refused in ({"valid_from": 5}, {"valid_to": "2020-01-01"}, {"Invalidated_By": "x"}, {"confidence": "high"}):
+        outcome = await relate(refused)
+        assert outcome["status"] == "error", (refused, outcome)
+    kept = await relate({"confidence": 0.4, "score": 2, "weight": 0.5, "note": "kept"})
+    assert kept["status"] == "success", kept
+    entity = await every_tool.ok("get_entity", {"project_id": project, "name": "Alpha"})
+    [relationship] = entity["relationships"]
+    assert (relationship["confidence"], relationship["valid_from"]) == (0.4, None), relationship
+    assert (await every_tool.ok("get_facts", {"project_id": project, "subject": "Alpha"}))["facts"] == []
+    timeline = await every_tool.ok("query_timeline", {"project_id": project, "entity": "Alpha", "include_facts": True})
+    assert timeline["items"] == []

@@ -18,7 +18,14 @@ from typing import Any
 from polyg.core import limits
 from polyg.core.embeddable import REGISTRY, EmbeddableRegistry
 from polyg.core.graph import GraphContext
-from polyg.core.model import OWN_PROPERTY_KEYS, Edge, Outcome, check_text, decode_properties, encode_properties
+from polyg.core.model import (
+    OWN_PROPERTY_KEYS,
+    Edge,
+    Outcome,
+    check_text,
+    decode_properties,
+    encode_edge_properties,
+)
 from polyg.core.reltypes import RelTypeService
 from polyg.errors import InvalidParams, NotFound, PayloadTooLarge, PolygError
 from polyg.names import now_iso
@@ -148,7 +155,7 @@ class EdgeService:
         where = f"relationships[{index}]"
         rel_type = user_rel_type(draft.type, f"{where}.type")
         description = check_text(draft.description, f"{where}.description", max_len=limits.MAX_TEXT)
-        props = encode_properties(draft.properties, f"{where}.properties")
+        props = encode_edge_properties(draft.properties, f"{where}.properties")
         for end in ("source", "target"):
             if not isinstance(getattr(draft, end), str) or not getattr(draft, end):
                 raise InvalidParams(f"{where}.{end} must be a node id or name.")
@@ -190,7 +197,7 @@ class EdgeService:
                 description = None
                 if change.description is not None:
                     description = check_text(change.description, f"{where}.description", max_len=limits.MAX_TEXT)
-                props = encode_properties(change.properties, f"{where}.properties")
+                props = encode_edge_properties(change.properties, f"{where}.properties")
                 rel_type = await self.type_of_id(project, change.id)
                 rows = await q.update_edge(
                     self.ctx, project, rel_type, change.id, description, props, now_iso(), OWN_KEYS

@@ -146,6 +146,33 @@ def encode_properties(value: object, field: str = "properties") -> dict[str, Pro
     return encoded
 
 
+# Relationship fields polyg's readers take with a type (the fact queries, `memory`'s view of
+# an entity's relationships): a user property of that name would reach them with any type.
+# Validity times make a relationship a fact; only add_fact writes them, normalised.
+FACT_KEYS = frozenset({"valid_from", "valid_from_us", "valid_to", "invalidated_by", "invalidated_at"})
+NUMBER_EDGE_KEYS = frozenset({"confidence", "score"})
+
+
+def encode_edge_properties(value: object, field: str = "properties") -> dict[str, PropertyValue | None]:
+    """`encode_properties` for a relationship: also refuses the fact keys, and a confidence or
+    score that is not a number."""
+    encoded = encode_properties(value, field)
+    for key, item in encoded.items():
+        folded = key.casefold()
+        if folded in FACT_KEYS:
+            raise InvalidParams(
+                f"Invalid property name {key!r} in {field}: validity times make a relationship a fact; "
+                "add facts with add_fact."
+            )
+        if (
+            folded in NUMBER_EDGE_KEYS
+            and item is not None
+            and (isinstance(item, bool) or not isinstance(item, int | float))
+        ):
+            raise InvalidParams(f"{field}.{key} must be a number.")
+    return encoded
+
+
 def property_key(key: object, field: str = "properties") -> str:
     if not isinstance(key, str) or NAME.fullmatch(key) is None:
         raise InvalidParams(
@@ -218,10 +245,18 @@ def _encode_string(value: str, field: str) -> str:
 
 
 def check_text(value: object, field: str, *, max_len: int = MAX_STRING, allow_empty: bool = True) -> str:
-    """A text field of polyg's own (name, summary, ...): the limits, and the codec's string rules."""
+    """A text field of polyg's own (summary, description, ...): the limits, and the codec's string rules."""
     if not isinstance(value, str):
         raise InvalidParams(f"{field} must be a string.")
     return _encode_string(limits.text(value, field, max_len=max_len, allow_empty=allow_empty), field)
+
+
+def check_name(value: object, field: str) -> str:
+    """A node's name as every toolset stores it (`limits.name`: stripped, NFC, no control
+    character), so that a name written through one toolset reads back through the others."""
+    if not isinstance(value, str):
+        raise InvalidParams(f"{field} must be a string.")
+    return _encode_string(limits.name(value, field), field)
 
 
 def decode_properties(stored: Mapping[str, Any]) -> Properties:

@@ -18,7 +18,15 @@ from polyg.core import limits
 from polyg.core.edges import OWN_KEYS, EdgeService, Resolved, check_batch, new_edge_id, resolve
 from polyg.core.embeddable import ENTITY, REGISTRY, Embeddable, EmbeddableRegistry
 from polyg.core.graph import GraphContext
-from polyg.core.model import Node, Outcome, check_text, decode_properties, encode_properties
+from polyg.core.model import (
+    Node,
+    Outcome,
+    check_name,
+    check_text,
+    decode_properties,
+    encode_edge_properties,
+    encode_properties,
+)
 from polyg.errors import InvalidParams, NotFound, PayloadTooLarge, PolygError
 from polyg.names import new_id, now_iso, timestamps
 from polyg.store.falkor import Row
@@ -127,7 +135,7 @@ class NodeService:
                 outcomes[index] = Outcome.failed(index, exc)
                 continue
             pending.append((index, shape, row))
-            pending_names.add(row["name"])
+            pending_names.update((row["name"], draft.name))  # as stored, and as given
         await self._write(project, pending, drafts, outcomes, made)
         created = [o.id for o in outcomes.values() if o.id is not None and o.status == "created"]
         self.ctx.vectors.mark(project, created)
@@ -173,7 +181,11 @@ class NodeService:
         for index, _, _ in pending:  # in batch order: the first of a name is the one it means
             node = outcomes[index].node
             if node is not None:
-                made.setdefault(drafts[index].name, Resolved(node.id, self.kind.label, node.labels, node.type))
+                resolved = Resolved(node.id, self.kind.label, node.labels, node.type)
+                # By the name as given and as stored (`check_name` strips and normalises it).
+                for name in (drafts[index].name, node.name):
+                    if name is not None:
+                        made.setdefault(name, resolved)
 
     def _prepare(
         self, index: int, draft: NodeDraft, known: Mapping[str, Resolved]
@@ -193,7 +205,7 @@ class NodeService:
         for i, edge in enumerate(draft.edges):
             at = f"{where}.relationships[{i}]"
             rel_type = user_rel_type(edge.type, f"{at}.type")
-            props = encode_properties(edge.properties, f"{at}.properties")
+            props = encode_edge_properties(edge.properties, f"{at}.properties")
             other = self._endpoint(known, edge.target, f"{at}.target")
             description = check_text(edge.description, f"{at}.description", max_len=limits.MAX_TEXT)
             shape = q.EdgeShape(rel_type, other.label, edge.outgoing)
@@ -215,7 +227,7 @@ class NodeService:
         props = encode_properties(draft.properties, f"{where}.properties")
         return {
             "id": new_id("ent"),
-            "name": check_text(draft.name, f"{where}.name", max_len=limits.MAX_NAME, allow_empty=False),
+            "name": check_name(draft.name, f"{where}.name"),
             "type": check_text(draft.type, f"{where}.type", max_len=limits.MAX_TYPE, allow_empty=False),
             "summary": check_text(draft.summary, f"{where}.summary", max_len=limits.MAX_TEXT),
             "parent_id": None,
@@ -254,7 +266,7 @@ class NodeService:
         where = f"nodes[{index}]"
         sets: dict[str, str] = {}
         if change.name is not None:
-            sets["name"] = check_text(change.name, f"{where}.name", max_len=limits.MAX_NAME, allow_empty=False)
+            sets["name"] = check_name(change.name, f"{where}.name")
         if change.type is not None:
             sets["type"] = check_text(change.type, f"{where}.type", max_len=limits.MAX_TYPE, allow_empty=False)
         if change.summary is not None:
