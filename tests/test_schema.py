@@ -106,3 +106,20 @@ def test_data_values_are_not_rewritten() -> None:
 
     flat = output_schema(WithData)
     assert flat["properties"]["shape"]["default"] == {"anyOf": [{"type": "string"}]}
+
+
+def test_memory_compat_results_show_stored_names_the_input_rules_would_refuse() -> None:
+    """Input limits describe what a call may write, not what a result may show: a name stored
+    before a toolset checked it (a control character, over 512 characters) reads back."""
+    entity = {"name": "Line\nbreak", "entityType": "t", "observations": ["x" * 20_000]}
+    relation = {"from": "Line\nbreak", "to": "L" * 600, "relationType": "NEXT_TO"}
+    for tool, value in (
+        ("read_graph", {"entities": [entity], "relations": [relation]}),
+        ("open_nodes", {"entities": [entity], "relations": [relation]}),
+        ("create_entities", {"entities": [entity]}),
+        ("create_relations", {"relations": [relation]}),
+    ):
+        assert _valid(BY_NAME[tool].output_schema, value), tool
+    # The shape itself is kept: an unknown key or a missing field is still refused.
+    assert not _valid(BY_NAME["read_graph"].output_schema, {"entities": [{**entity, "extra": 1}], "relations": []})
+    assert not _valid(BY_NAME["create_entities"].output_schema, {"entities": [{"name": "a", "entityType": "t"}]})

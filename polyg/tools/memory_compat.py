@@ -71,20 +71,35 @@ class ObservationDeletion(Item):
 
 
 # --- results -------------------------------------------------------------------------------
+# The official server's shapes, without the input limits: a result shows what is stored, and
+# a name another toolset (or an older polyg) let in must not make a validating client refuse
+# the whole result.
 
 
-class EntityOut(Entity):
+class EntityShown(Item):
+    name: str = Field(description="The name of the entity")
+    entityType: str = Field(description="The type of the entity")
+    observations: list[str] = Field(description="An array of observation contents associated with the entity")
+
+
+class RelationShown(Item):
+    from_: str = Field(alias="from", description="The name of the entity where the relation starts")
+    to: str = Field(description="The name of the entity where the relation ends")
+    relationType: str = Field(description="The type of the relation")
+
+
+class EntityOut(EntityShown):
     observationsTotal: int | None = Field(
         default=None, description="How many observations the entity has, when not all are shown."
     )
 
 
 class EntitiesOut(BaseModel):
-    entities: list[Entity]
+    entities: list[EntityShown]
 
 
 class RelationsOut(BaseModel):
-    relations: list[Relation]
+    relations: list[RelationShown]
 
 
 class AddedObservations(BaseModel):
@@ -103,7 +118,7 @@ class Done(BaseModel):
 
 class GraphOut(BaseModel):
     entities: list[EntityOut]
-    relations: list[Relation]
+    relations: list[RelationShown]
     relationsTruncated: bool = Field(
         default=False,
         description="True when the entities have more relations than one result carries.",
