@@ -142,3 +142,16 @@ def test_an_opener_the_graph_knows_is_a_name() -> None:
 def test_people_the_graph_knows_joined_by_and_are_each_an_entity() -> None:
     found = extract("Yesterday Jon and Gina went to the dance fair.", REF, known_names=("Jon", "Gina"))
     assert [e.name for e in found.entities] == ["Jon", "Gina"]
+
+
+@pytest.mark.parametrize(
+    ("turn", "names"),
+    [
+        ("J.K. Rowling wrote Harry Potter.", ["J.K. Rowling", "Harry Potter"]),
+        ("George R. R. Martin wrote it.", ["George R. R. Martin"]),
+        ("I met Dr. Smith. He was late.", ["Dr. Smith"]),
+        ("We flew to St. Louis on Friday.", ["St. Louis"]),
+    ],
+)
+def test_initials_and_titles_stay_in_the_name(turn: str, names: list[str]) -> None:
+    assert [e.name for e in extract(turn, REF).entities] == names

@@ -19,6 +19,8 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
+from polyg.core import sentences
+
 TIME_WORDS = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays "
     "fridays saturdays sundays january february march april may june july august september october "
@@ -107,7 +109,11 @@ _COMPOUND_LAST = frozenset(
     "facing wide up down off out in over back run made driven aware safe proof ready ended bound "
     "term known time way year day week month hour minute".split()
 )
-_WORD = re.compile(r"&|(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr)\.|[A-Za-z](?:[\w&-]|\.(?=\w))*(?:['’][A-Za-z]+)?['’]?")
+# Titles and initials keep their full stop when a capitalised word follows ("Dr. Smith", "J.K.
+# Rowling"), so that they join the name.
+_WORD = re.compile(
+    r"&|(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr)\.|(?:[A-Z]\.)+(?= [A-Z])|[A-Za-z](?:[\w&-]|\.(?=\w))*(?:['’][A-Za-z]+)?['’]?"
+)
 _CONNECTORS = frozenset({"of", "de", "van", "von", "da", "del", "la", "le", "&", "and"})
 # What joins two names in a run of capitalised words.
 _JOINT = re.compile(r" (?:and|&) ")
@@ -244,7 +250,7 @@ def _names(text: str, statement: bool = False, capitalised: frozenset[str] = fro
         gap = text[run[-1].end() : match.start()] if run else ""
         if gap == "" and run and run[-1].group(0).endswith("."):
             gap = " "
-        joined = run and gap == " " and not _possessive(run[-1].group(0))
+        joined = run and gap == " " and not _possessive(run[-1].group(0)) and not _opens_sentence(text, match.start())
         if _name_word(bare, first=not run):
             if joined or not run:
                 run.append(match)
@@ -332,6 +338,8 @@ def _followed_by_verb(after: str) -> bool:
 
 def _opens_sentence(text: str, start: int) -> bool:
     before = text[:start].rstrip("\"'“‘( ")
+    if before.endswith("."):
+        return sentences.ends_sentence(before, text[start:])
     return not before or _SENTENCE_END.search(before) is not None
 
 
