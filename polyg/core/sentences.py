@@ -32,6 +32,9 @@ OPENERS = frozenset(
     "what who where why how which yes no not we're they're he's she's that's there's let's "
     "as at in on for with from by to of".split()
 )
+# How much text either side of a full stop decides whether it ends a sentence (an abbreviation
+# and the word after it are short): long texts are not copied at every full stop.
+WINDOW = 48
 _GAP = re.compile(r"(?<=[.!?])\s+|\n\s*")
 _LAST_WORD = re.compile(r"([A-Za-z](?:[A-Za-z]*|(?:\.[A-Za-z])*))\.$")
 _INITIALS = re.compile(r"[A-Za-z](?:\.[A-Za-z])*")
@@ -45,7 +48,8 @@ def split(text: str, *, any_start: bool = False) -> list[str]:
     out: list[str] = []
     start = 0
     for gap in _GAP.finditer(text):
-        if "\n" in gap.group(0) or ends_sentence(text[: gap.start()], text[gap.end() :], any_start):
+        before, after = text[max(0, gap.start() - WINDOW) : gap.start()], text[gap.end() : gap.end() + WINDOW]
+        if "\n" in gap.group(0) or ends_sentence(before, after, any_start):
             out.append(text[start : gap.start()])
             start = gap.end()
     out.append(text[start:])
@@ -54,7 +58,7 @@ def split(text: str, *, any_start: bool = False) -> list[str]:
 
 def ends_sentence(before: str, after: str, any_start: bool = False) -> bool:
     """Whether a sentence ends between `before` (ending in its punctuation) and `after` (what
-    follows the white space after it)."""
+    follows the white space after it); `WINDOW` characters of each are enough."""
     if not after:
         return True
     first = after[0]

@@ -256,7 +256,9 @@ def _names(text: str, statement: bool = False, capitalised: frozenset[str] = fro
         gap = text[run[-1].end() : match.start()] if run else ""
         if gap == "" and run and run[-1].group(0).endswith("."):
             gap = " "
-        joined = run and gap == " " and not _possessive(run[-1].group(0)) and not _opens_sentence(text, match.start())
+        # A title's or an initial's full stop joins the name unless a new sentence starts there.
+        after_stop = bool(run) and run[-1].group(0).endswith(".") and _opens_sentence(text, match.start())
+        joined = run and gap == " " and not _possessive(run[-1].group(0)) and not after_stop
         if _name_word(bare, first=not run, after=text[match.end() :]):
             if joined or not run:
                 run.append(match)
@@ -354,9 +356,9 @@ def _followed_by_verb(after: str) -> bool:
 
 
 def _opens_sentence(text: str, start: int) -> bool:
-    before = text[:start].rstrip("\"'“‘( ")
+    before = text[max(0, start - sentences.WINDOW) : start].rstrip("\"'“‘( ")
     if before.endswith("."):
-        return sentences.ends_sentence(before, text[start:])
+        return sentences.ends_sentence(before, text[start : start + sentences.WINDOW])
     return not before or _SENTENCE_END.search(before) is not None
 
 
