@@ -115,6 +115,14 @@ def test_lists_coordinated_verbs_and_several_sentences() -> None:
     ]
 
 
+def test_a_title_or_initials_do_not_end_the_sentence() -> None:
+    assert said("Dr. Smith uses Redis. It depends on Kafka.") == [
+        ("uses", "active", "Dr. Smith", ("Redis",), False),
+        ("depends_on", "active", None, ("Kafka",), False),
+    ]
+    assert said("The U.S. team uses Go.") == [("uses", "active", "U.S. team", ("Go",), False)]
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from polyg.core import sentences
 from polyg.core.recall.mentions import capitalised_mid_sentence, find_mentions, mask
 from polyg.core.recall.timeref import find_time_refs
 from polyg.core.time import parse_instant, parse_range
@@ -62,7 +63,6 @@ class Extraction:
     causes: list[ExtractedCause] = field(default_factory=list)
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“])|\n+")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|n['’]t|cannot|no)\b", re.IGNORECASE)
 
 # Fact verbs, longest first, with the predicate they store.
@@ -130,7 +130,7 @@ def extract(content: str, reference: datetime, known_names: tuple[str, ...] = ()
     seen_entities: set[str] = set()
     previous: str | None = None
     capitalised = capitalised_mid_sentence(content)
-    for sentence in _sentences(content):
+    for sentence in sentences.split(content):
         mentions = find_mentions(sentence, known_names, statement=True, capitalised=capitalised)
         for m in mentions:
             if m.text.lower() not in seen_entities:
@@ -152,10 +152,6 @@ def extract(content: str, reference: datetime, known_names: tuple[str, ...] = ()
             out.causes.append(cause)
         previous = _clause(sentence)
     return out
-
-
-def _sentences(content: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(content) if s and s.strip()]
 
 
 def _entity_type(kind: str) -> str | None:
@@ -316,12 +312,12 @@ def checked(content: str, proposed: LLMExtraction, reference: datetime) -> Extra
         if fact.subject.strip().lower() in lowered:
             predicate = "_".join(re.findall(r"\w+", fact.predicate.lower()))
             out.facts.append(ExtractedFact(fact.subject.strip(), predicate, fact.object.strip()))
-    sentences = _sentences(content)
+    in_content = sentences.split(content)
     for link in proposed.causal_links:
         if link.cause.strip().lower() == link.effect.strip().lower():
             continue
         source = next(
-            (s for s in sentences if link.cause.lower() in s.lower() or link.effect.lower() in s.lower()), content
+            (s for s in in_content if link.cause.lower() in s.lower() or link.effect.lower() in s.lower()), content
         )
         out.causes.append(ExtractedCause(_clip(link.cause), _clip(link.effect), link.confidence, _clip(source)))
     return out

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from polyg.core.sentences import split as split_sentences
+
 RELATIONS = ("relates_to", "causes", "part_of", "implements", "extends", "uses", "depends_on")
 Voice = Literal["active", "passive"]
 
@@ -60,7 +62,8 @@ SUBJECT_TAIL = frozenset(
     currently primarily partly largely really actually does do did is are was were has have had
     can could will would should may might""".split()
 )
-SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
+# A semicolon ends a statement too ("uses Redis; depends on Kafka").
+CLAUSE_END = re.compile(r"(?<=;)\s+")
 LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+")
 WORD = re.compile(r"[\w'-]+|[^\w\s]", re.UNICODE)
 MAX_OBJECTS = 10
@@ -95,7 +98,9 @@ PATTERNS = _compile()
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in SENTENCE_END.split(text) if s and s.strip()]
+    """The sentences (and semicolon-separated clauses) of an observation, which may be a
+    terse lowercase note."""
+    return [c.strip() for s in split_sentences(text, any_start=True) for c in CLAUSE_END.split(s) if c.strip()]
 
 
 def _words(text: str) -> list[str]:

@@ -1,4 +1,5 @@
-"""The search's word prior is read while the server starts, not by the first search."""
+"""The word prior: read while the server starts, not by the first search; how informative a word
+is; whether it is an ordinary English word or a name."""
 
 from __future__ import annotations
 
@@ -32,3 +33,16 @@ def test_informativeness_ranks_rare_words_above_common_ones() -> None:
     word_prior.load()
     assert word_prior.informativeness("the") == 0.0
     assert 0.0 < word_prior.informativeness("player") < word_prior.informativeness("saxophonist") <= 1.0
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["Art", "Family", "Running", "Painting", "Pottery", "Volunteering", "Adoption", "Great", "Mixed", "Mentors"],
+)
+def test_ordinary_words_are_common(word: str) -> None:
+    assert word_prior.common_word(word)
+
+
+@pytest.mark.parametrize("word", ["Caroline", "Melanie", "Sweden", "Postgres", "Kubernetes", "Oliver", "Williams"])
+def test_names_are_not_common_words(word: str) -> None:
+    assert not word_prior.common_word(word)

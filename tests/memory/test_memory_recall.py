@@ -193,3 +193,13 @@ async def test_the_speakers_next_turn_after_the_reply_is_cited_with_the_turn_tha
     cited = [e["id"] for e in out["evidence"] if e["kind"] == "memory"]
     assert set(cited[:2]) == {ids[0], ids[2]}
     assert ids[1] in cited
+
+
+async def created_names(mem: Memory, content: str) -> list[str]:
+    stored = await mem.ok("remember", content=content, reference_time=REF)
+    return [(await mem.ok("get_entity", entity_id=i))["entity"]["name"] for i in stored["entities_created"]]
+
+
+async def test_remember_keeps_initials_in_a_name_and_makes_no_entity_of_a_topic_noun(mem: Memory) -> None:
+    assert await created_names(mem, "J.K. Rowling wrote Harry Potter.") == ["J.K. Rowling", "Harry Potter"]
+    assert await created_names(mem, "Art is my passion.") == []

@@ -5,9 +5,11 @@ services, capitalised names (with the head noun that is part of how a thing is c
 Words that name times (weekdays, months, holidays) are never mentions: "Tuesday's deploy" is
 a time reference. A capitalised word opening a sentence counts only with another sign that it
 is a name (a possessive, a second capitalised word, a "topic:" heading), since English
-capitalises every sentence's first word. In a statement a subject is such a sign: the word is
-followed by a verb ("Caroline went", "Alice has"), or the text capitalises it again mid-sentence,
-or the graph knows it; "Wow", "Thanks for...", "Sounds great" and "They're" are none of these.
+capitalises every sentence's first word. In a statement the signs are: the graph knows it, the
+text capitalises it again mid-sentence, a person's verb follows it ("Melanie said"), or it is no
+ordinary English word by the word prior (`polyg.core.word_prior.common_word`) and is followed by
+its verb ("Caroline went", "Postgres is down"); "Art is my passion", "Running helps", "Wow",
+"Thanks for...", "Sounds great" and "They're" have none.
 Interjections and greetings are a closed backstop list: they never start a name ("Thanks Mel"
 names Mel).
 """
@@ -18,6 +20,8 @@ import functools
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+
+from polyg.core import sentences, word_prior
 
 TIME_WORDS = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays "
@@ -46,11 +50,12 @@ INTERJECTIONS = frozenset(
     "thankfully luckily unfortunately fortunately recently lately especially indeed".split()
 )
 # Words that open a statement without being its named subject: pronouns, quantifiers, numbers,
-# conjunctions ("Everyone was...", "Lots has...", "Plus pets are...").
+# conjunctions, adverbs ("Everyone was...", "Lots has...", "Plus pets are...", "Never had...").
 _NOT_SUBJECT_NAMES = frozenset(
     "everyone everybody everything someone somebody something nobody nothing anybody mine yours ours "
     "some all each every many most few both several such lots plenty much more less one two three four "
-    "five six seven eight nine ten plus while although though whenever wherever unless once".split()
+    "five six seven eight nine ten plus while although though whenever wherever unless once never ever even "
+    "been".split()
 )
 # Verbs a singular subject's name is followed by that no suffix rule finds: auxiliaries,
 # modals and common irregular past tenses ("Caroline went", "Mel has").
@@ -107,7 +112,11 @@ _COMPOUND_LAST = frozenset(
     "facing wide up down off out in over back run made driven aware safe proof ready ended bound "
     "term known time way year day week month hour minute".split()
 )
-_WORD = re.compile(r"&|(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr)\.|[A-Za-z](?:[\w&-]|\.(?=\w))*(?:['’][A-Za-z]+)?['’]?")
+# Titles and initials keep their full stop when a capitalised word follows ("Dr. Smith", "J.K.
+# Rowling"), so that they join the name.
+_WORD = re.compile(
+    r"&|(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr)\.|(?:[A-Z]\.)+(?= [A-Z])|[A-Za-z](?:[\w&-]|\.(?=\w))*(?:['’][A-Za-z]+)?['’]?"
+)
 _CONNECTORS = frozenset({"of", "de", "van", "von", "da", "del", "la", "le", "&", "and"})
 # What joins two names in a run of capitalised words.
 _JOINT = re.compile(r" (?:and|&) ")
@@ -222,14 +231,17 @@ def capitalised_mid_sentence(text: str) -> frozenset[str]:
     return frozenset(
         bare.lower()
         for match in _WORD.finditer(text)
-        if _name_word(bare := _bare(match.group(0)), first=False) and not _opens_sentence(text, match.start())
+        if _name_word(bare := _bare(match.group(0)), first=False, after=text[match.end() :])
+        and not _opens_sentence(text, match.start())
     )
 
 
-def _name_word(bare: str, *, first: bool) -> bool:
-    """Whether a word can be part of a name; `first`: can start one."""
+def _name_word(bare: str, *, first: bool, after: str = "") -> bool:
+    """Whether a word can be part of a name; `first`: can start one; `after`: the text after
+    it ("New" is a time word only in "New Year": "New York" is a name)."""
     lowered = bare.lower()
-    if not _capitalised(bare) or lowered in TIME_WORDS or bare == "I" or _CONTRACTION.search(bare):
+    time_word = lowered in TIME_WORDS and not (lowered == "new" and not after.startswith((" Year", " year")))
+    if not _capitalised(bare) or time_word or bare == "I" or _CONTRACTION.search(bare):
         return False
     return not first or (lowered not in STARTERS and lowered not in INTERJECTIONS)
 
@@ -244,8 +256,10 @@ def _names(text: str, statement: bool = False, capitalised: frozenset[str] = fro
         gap = text[run[-1].end() : match.start()] if run else ""
         if gap == "" and run and run[-1].group(0).endswith("."):
             gap = " "
-        joined = run and gap == " " and not _possessive(run[-1].group(0))
-        if _name_word(bare, first=not run):
+        # A title's or an initial's full stop joins the name unless a new sentence starts there.
+        after_stop = bool(run) and run[-1].group(0).endswith(".") and _opens_sentence(text, match.start())
+        joined = run and gap == " " and not _possessive(run[-1].group(0)) and not after_stop
+        if _name_word(bare, first=not run, after=text[match.end() :]):
             if joined or not run:
                 run.append(match)
                 continue
@@ -254,7 +268,7 @@ def _names(text: str, statement: bool = False, capitalised: frozenset[str] = fro
             continue
         out += _finish(text, run, statement, capitalised)
         run = []
-        if _name_word(bare, first=True):
+        if _name_word(bare, first=True, after=text[match.end() :]):
             run.append(match)
     out += _finish(text, run, statement, capitalised)
     return out
@@ -269,12 +283,7 @@ def _finish(
         return []
     start, end = run[0].start(), run[-1].start() + len(_bare(run[-1].group(0)))
     words = [_bare(m.group(0)) for m in run]
-    if (
-        _opens_sentence(text, start)
-        and len(words) == 1
-        and not _named_anyway(text, run[0])
-        and not (statement and _subject_name(words[0], capitalised, text[run[0].end() :]))
-    ):
+    if _opens_sentence(text, start) and len(words) == 1 and not _first_word_named(text, run[0], statement, capitalised):
         return []
     head = re.match(r" ([a-z]+)\b", text[end:]) if not _possessive(run[-1].group(0)) else None
     if head and head.group(1) in HEAD_NOUNS:
@@ -290,24 +299,40 @@ def _acronym(word: str) -> bool:
     return stem.isupper() and len(stem) <= 5
 
 
-def _named_anyway(text: str, match: re.Match[str]) -> bool:
-    """A sentence's first word is a name when it is possessive or heads a "topic:" line."""
-    if _possessive(match.group(0)):
+def _first_word_named(text: str, match: re.Match[str], statement: bool, capitalised: frozenset[str]) -> bool:
+    """Whether a single capitalised word opening a sentence is a name. In a question: when it
+    is possessive, reports ("Ravi said") or heads a "topic:" line. In a statement, whose first
+    word is most often its subject, a subject is a name when the memory capitalises it
+    mid-sentence too, when a person's verb follows it ("Melanie said"), or when it is no
+    ordinary English word (`word_prior.common_word`: "Caroline", "Postgres", not "Art",
+    "Running", "Family") and is possessive, heads a "topic:" line or is followed by its verb."""
+    word = _bare(match.group(0))
+    after = text[match.end() :]
+    if not statement:
+        return _possessive(match.group(0)) or _reports(match.group(0), after) or _heads_topic(after)
+    if word.lower() in capitalised:
         return True
-    if not match.group(0).endswith("s") and _REPORTING_VERB.match(text[match.end() :]):
-        return True  # "Ravi said...": a person doing something (a plural noun would end in s)
-    return re.match(r"(?: [a-z][\w-]*){0,5}(?: on the \w+)?:", text[match.end() :]) is not None
-
-
-def _subject_name(word: str, capitalised: frozenset[str], after: str) -> bool:
-    """Whether a statement's capitalised first word is a name: the memory capitalises it
-    mid-sentence too, or it is a subject (no pronoun or quantifier) followed by its verb, or
-    by "and I" ("Anthony and I went")."""
-    lowered = word.lower()
-    if lowered in capitalised:
-        return True
-    if lowered in _NOT_SUBJECT_NAMES:
+    if word.lower() in _NOT_SUBJECT_NAMES:
         return False
+    if _reports(match.group(0), after):
+        return True
+    if word_prior.common_word(word):
+        return False
+    return _possessive(match.group(0)) or _heads_topic(after) or _subject(after)
+
+
+def _reports(word: str, after: str) -> bool:
+    """ "Ravi said...": a person doing something (a plural noun would end in s)."""
+    return not word.endswith("s") and _REPORTING_VERB.match(after) is not None
+
+
+def _heads_topic(after: str) -> bool:
+    return re.match(r"(?: [a-z][\w-]*){0,5}(?: on the \w+)?:", after) is not None
+
+
+def _subject(after: str) -> bool:
+    """Whether a statement's first word reads as its subject: followed by its verb, or by "and
+    I" ("Anthony and I went")."""
     return _followed_by_verb(after) or re.match(r" (?:and|&) (?:I|me)\b", after) is not None
 
 
@@ -331,7 +356,9 @@ def _followed_by_verb(after: str) -> bool:
 
 
 def _opens_sentence(text: str, start: int) -> bool:
-    before = text[:start].rstrip("\"'“‘( ")
+    before = text[max(0, start - sentences.WINDOW) : start].rstrip("\"'“‘( ")
+    if before.endswith("."):
+        return sentences.ends_sentence(before, text[start : start + sentences.WINDOW])
     return not before or _SENTENCE_END.search(before) is not None
 
 
