@@ -1,0 +1,48 @@
+"""Memories (remember's `:Event`s of origin `memory`) whose extraction is not all written yet.
+
+A memory with facts or causal links to follow is written with `unfinished: true` (in the same
+write as the memory itself); the write of its last fact or causal link also clears the mark
+(`settling`), so finishing costs no round trip of its own. A mark that stays tells a failed
+remember from a finished one: remembering the same memory again writes what is missing.
+"""
+
+from __future__ import annotations
+
+from polyg.store.falkor import Row
+from polyg.store.queries import Runner
+
+MEMORY_ORIGIN = "memory"
+
+
+def settling(settles: str | None) -> str:
+    """What a write appends (after its own clauses, before any RETURN) to also clear the mark
+    of the memory `$settles`: nothing when it settles none. A write whose own match found
+    nothing still hands one row on (the count), so the mark is cleared all the same."""
+    if settles is None:
+        return ""
+    return " WITH count(*) AS written MATCH (settled:Event {id: $settles}) SET settled.unfinished = NULL"
+
+
+async def memory_state(run: Runner, project: str, memory_id: str) -> list[Row]:
+    """(whether the node is a memory, whether it is unfinished) of the event with this id."""
+    return await run.read(
+        project,
+        "MATCH (m:Event {id: $id}) RETURN m.origin = $origin, coalesce(m.unfinished, false)",
+        {"id": memory_id, "origin": MEMORY_ORIGIN},
+    )
+
+
+async def settle(run: Runner, project: str, memory_id: str) -> None:
+    """Clear a memory's mark by a write of its own (its last item needed no write)."""
+    await run.write(project, "MATCH (m:Event {id: $settles}) SET m.unfinished = NULL", {"settles": memory_id})
+
+
+async def count_unfinished(run: Runner, project: str) -> int:
+    """How many memories have facts or causal links not written yet (one scan of the events:
+    for a status report, not a hot path)."""
+    rows = await run.read(
+        project,
+        "MATCH (m:Event) WHERE m.unfinished = true AND m.origin = $origin RETURN count(m)",
+        {"origin": MEMORY_ORIGIN},
+    )
+    return int(rows[0][0]) if rows else 0
