@@ -17,6 +17,7 @@ from polyg.core.time import epoch_us
 from polyg.errors import StoreError
 from polyg.names import new_id
 from polyg.store.falkor import Row
+from polyg.store.queries import temporal as temporal_q
 
 pytestmark = pytest.mark.anyio
 
@@ -132,3 +133,53 @@ async def test_a_place_in_time_read_too_long_ago_is_read_again(services: Service
     await temporal.chain.write(project, [NewEvent(new_id("evt"), "later", at)], old)
     order, expected = await chain_order(services, project)
     assert order == [i for _, i in expected] and len(order) == 4
+
+
+async def marks(services: Services, project: str) -> dict[str, bool | None]:
+    """Each memory's `unfinished` mark: True, or None when it has no such property at all."""
+    rows = await services.ctx.read(
+        project,
+        "MATCH (e:Event {origin: 'memory'}) RETURN e.description, CASE WHEN 'unfinished' IN keys(e) "
+        "THEN e.unfinished ELSE NULL END",
+        {},
+    )
+    return {text: mark for text, mark in rows}
+
+
+async def test_a_memory_is_marked_unfinished_until_its_last_fact_or_link_is_written(
+    services: Services, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = services.memory_writer
+    plain, both, twice = (
+        "the coffee machine makes odd noises",
+        "Alice works on Payments. The queue filled up because the worker crashed.",
+        # Its last item needs no write of its own (its first wrote it): the mark is cleared all the same.
+        "Bo works on Search. Bo works on Search.",
+    )
+    assert not (await writer.remember(project, plain, None, AT)).facts_added
+    done = await writer.remember(project, both, None, AT)
+    assert done.facts_added and done.causal_links_added
+    assert len((await writer.remember(project, twice, None, AT)).facts_added) == 1
+    # Written whole: no mark left, and none written at all on a memory with nothing to follow.
+    assert await marks(services, project) == {plain: None, both: None, twice: None}
+    assert await writer.unfinished(project) == 0
+
+    create_fact = temporal_q.create_fact
+
+    async def failing(*args: Any, **kwargs: Any) -> None:
+        raise StoreError("the store went away")
+
+    monkeypatch.setattr(temporal_q, "create_fact", failing)
+    half = "Chen works on Ledger."
+    with pytest.raises(StoreError):
+        await writer.remember(project, half, "Dana", AT)
+    assert (await marks(services, project))[f"Dana: {half}"] is True
+    assert await writer.unfinished(project) == 1
+
+    monkeypatch.setattr(temporal_q, "create_fact", create_fact)
+    retry = await writer.remember(project, half, "Dana", AT)
+    assert not retry.duplicate and len(retry.facts_added) == 1
+    assert (await marks(services, project))[f"Dana: {half}"] is None
+    assert await writer.unfinished(project) == 0
+    again = await writer.remember(project, half, "Dana", AT)
+    assert again.duplicate and again.memory_id == retry.memory_id and not again.facts_added

@@ -1,0 +1,108 @@
+"""A remember that fails half-way is finished by its retry, through the MCP client.
+
+The server is the real `polyg serve` over stdio, with one store write made to fail on demand
+(`store_faults.py`: the function that writes a fact, or the one that writes a causal link,
+raises a StoreError once): the memory is written, what follows it is not. Remembering the same
+memory again writes what is missing, and says so; a third time writes nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from polyg.errors import StoreError
+from tests.mcp_helpers import KG, open_log, reap_embedded, serve_args, server_env
+from tests.memory.conftest import Memory
+
+pytestmark = pytest.mark.anyio
+REF = "2026-01-09T12:00:00Z"
+FAULTS = Path(__file__).with_name("store_faults.py")
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+async def faulty_server(servers_root: Path) -> AsyncIterator[KG]:
+    root = servers_root / "memory-retry-stdio"
+    armed = root / "faults"
+    armed.mkdir(parents=True)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[str(FAULTS), *serve_args(root / "data", "--toolsets", "memory")],
+        env=server_env(root, STORE_FAULTS_DIR=str(armed), PYTHONPATH=str(REPO)),
+    )
+    with open_log(root / "stderr.log") as errlog:
+        try:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                yield KG(client, "stdio", root)
+        finally:
+            reap_embedded(root / "data")
+
+
+@pytest.fixture
+def mem(faulty_server: KG, project: str) -> Memory:
+    return Memory(faulty_server, project)
+
+
+def arm(mem: Memory, write: str) -> None:
+    """The next call of the query function `write` in the server fails."""
+    (mem.server.root / "faults" / write).touch()
+
+
+def counts(stats: dict[str, Any]) -> tuple[int, int, int, int]:
+    temporal, causal = stats["graphs"]["temporal"], stats["graphs"]["causal"]
+    return temporal["events"], causal["undated_events"], temporal["facts"], causal["causal_links"]
+
+
+async def test_a_fact_whose_write_failed_is_written_by_the_retry(mem: Memory) -> None:
+    said = {"content": "Alice works on Payments.", "context": "Dana", "reference_time": REF}
+    arm(mem, "create_fact")
+    failed = await mem.fails("remember", code=StoreError.code, **said)
+    assert "store went away" in failed.message
+    # The memory was written; its fact was not.
+    assert counts(await mem.stats()) == (1, 0, 0, 0)
+
+    retry = await mem.ok("remember", **said)
+    assert retry["duplicate"] is False and str(retry["memory_id"]).startswith("evt")
+    assert len(retry["facts_added"]) == 1 and retry["events_logged"] == []
+    assert counts(await mem.stats()) == (1, 0, 1, 0)
+    out = await mem.ok("recall", query="What does Alice work on?", reference_time=REF)
+    fact = next(e for e in out["evidence"] if e["id"] == retry["facts_added"][0])
+    assert fact["memories"] == [retry["memory_id"]]
+
+    before = await mem.stats()
+    third = await mem.ok("remember", **said)
+    assert third["duplicate"] is True and third["memory_id"] == retry["memory_id"]
+    assert all(not third[k] for k in ("entities_created", "facts_added", "causal_links_added", "causal_links_updated"))
+    assert await mem.stats() == before
+
+
+async def test_a_causal_link_whose_write_failed_is_written_by_the_retry(mem: Memory) -> None:
+    said = {"content": "Bo works on Search. The queue filled up because the worker crashed.", "reference_time": REF}
+    arm(mem, "create_link")
+    await mem.fails("remember", code=StoreError.code, **said)
+    # The memory, its fact, and the cause and effect (events made for the link) were written;
+    # the link was not.
+    assert counts(await mem.stats()) == (1, 2, 1, 0)
+
+    retry = await mem.ok("remember", **said)
+    assert retry["duplicate"] is False
+    # The fact written before the failure is not written again, nor reported.
+    assert retry["facts_added"] == [] and retry["causal_links_updated"] == []
+    assert len(retry["causal_links_added"]) == 1
+    assert counts(await mem.stats()) == (1, 2, 1, 1)
+    why = await mem.ok("recall", query="Why did the queue fill up?", reference_time=REF)
+    link = next(e for e in why["evidence"] if e["id"] == retry["causal_links_added"][0])
+    assert link["memories"] == [retry["memory_id"]]
+
+    before = await mem.stats()
+    third = await mem.ok("remember", **said)
+    assert third["duplicate"] is True and third["memory_id"] == retry["memory_id"]
+    assert all(not third[k] for k in ("facts_added", "causal_links_added", "causal_links_updated"))
+    assert await mem.stats() == before
