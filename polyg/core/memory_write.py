@@ -147,7 +147,9 @@ class MemoryWriter:
         same content twice is stored once, names resolve to what was written before). The
         vectors of the next `ahead` memories' texts are made while the store answers the
         writes of these, so a large batch (an import, a benchmark's store) waits for the
-        model only at its start."""
+        model only at its start. A batch that failed on the way, given again, writes what it
+        did not: the memories stored whole are duplicates, the one that failed half-way is
+        finished."""
         # Vectors made ahead are found again only through the embedder's cache.
         caching = isinstance(self.graphs.temporal.ctx.embedder, CachingEmbedder)
         batches = [memories[i : i + ahead] for i in range(0, len(memories), max(1, ahead))]

@@ -160,8 +160,12 @@ async def test_a_memory_is_marked_unfinished_until_its_last_fact_or_link_is_writ
     done = await writer.remember(project, both, None, AT)
     assert done.facts_added and done.causal_links_added
     assert len((await writer.remember(project, twice, None, AT)).facts_added) == 1
+    # Their last writes cite a fact, and update a link, that other memories stated first.
+    cites, updates = "Alice works on Payments, as before.", "The queue filled up because the worker crashed!"
+    assert (await writer.remember(project, cites, None, AT)).facts_added == []
+    assert (await writer.remember(project, updates, None, AT)).causal_links_updated == done.causal_links_added
     # Written whole: no mark left, and none written at all on a memory with nothing to follow.
-    assert await marks(services, project) == {plain: None, both: None, twice: None}
+    assert await marks(services, project) == {m: None for m in (plain, both, twice, cites, updates)}
     assert await writer.unfinished(project) == 0
 
     create_fact = temporal_q.create_fact
