@@ -8,21 +8,29 @@ memory again writes what is missing, and says so; a third time writes nothing.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from polyg.core.app import Polyg
+from polyg.embed import create_embedder
 from polyg.errors import StoreError
-from tests.mcp_helpers import KG, open_log, reap_embedded, serve_args, server_env
+from polyg.store.queries import temporal as temporal_q
+from tests.core.conftest import isolated_settings
+from tests.mcp_helpers import KG, open_log, polyg_command, reap_embedded, serve_args, server_env
 from tests.memory.conftest import Memory
 
 pytestmark = pytest.mark.anyio
 REF = "2026-01-09T12:00:00Z"
+AT = datetime(2026, 1, 9, 12, 0, tzinfo=UTC)
 FAULTS = Path(__file__).with_name("store_faults.py")
 REPO = Path(__file__).resolve().parents[2]
 
@@ -106,3 +114,25 @@ async def test_a_causal_link_whose_write_failed_is_written_by_the_retry(mem: Mem
     assert third["duplicate"] is True and third["memory_id"] == retry["memory_id"]
     assert all(not third[k] for k in ("facts_added", "causal_links_added", "causal_links_updated"))
     assert await mem.stats() == before
+
+
+async def test_polyg_status_counts_the_unfinished_memories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    core = Polyg(isolated_settings(tmp_path), embedder=create_embedder("hashing"))
+    try:
+        services = await core.ready()
+
+        async def failing(*args: Any, **kwargs: Any) -> None:
+            raise StoreError("the store went away")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(temporal_q, "create_fact", failing)
+            with pytest.raises(StoreError):
+                await services.memory_writer.remember("team", "Alice works on Payments.", None, AT)
+        await services.memory_writer.remember("team", "Bo works on Search.", None, AT)
+    finally:
+        await core.close()
+    status = [*polyg_command(), "status", "--data-dir", str(tmp_path / "data")]
+    done = await anyio.run_process(status, env=server_env(tmp_path / "cli"), stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 0, done.stderr
+    said = "memories whose facts or causal links were not all written (remember them again): team 1"
+    assert said in done.stdout.decode()
