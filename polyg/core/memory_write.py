@@ -109,11 +109,10 @@ class MemoryWriter:
             resolver.entity_ids(project, likely_names) if likely_names else _no_names(),
             temporal.chain.read(project, [epoch_us(at), *(epoch_us(e.occurred_at) for e in likely.events)]),
         )
-        state = await q.memory_state(temporal.ctx, project, existing) if existing is not None else []
-        if existing is not None and state and state[0][0]:
-            if not state[0][1]:
-                return Remembered(memory_id=existing, duplicate=True)
-            return await self._finish(project, existing, content, at, Known(mentioned, named, chain))
+        if existing is not None and (state := await q.memory_state(temporal.ctx, project, existing)) is not None:
+            if state == "unfinished":
+                return await self._finish(project, existing, content, at, Known(mentioned, named, chain))
+            return Remembered(memory_id=existing, duplicate=True)
         found = await self.extractor.extract(content, at, tuple(mentioned))
         extracted = found.value
         temporal.ctx.prefetch(

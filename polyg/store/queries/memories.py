@@ -8,10 +8,12 @@ remember from a finished one: remembering the same memory again writes what is m
 
 from __future__ import annotations
 
-from polyg.store.falkor import Row
+from typing import Literal
+
 from polyg.store.queries import Runner
 
 MEMORY_ORIGIN = "memory"
+MemoryState = Literal["whole", "unfinished"]
 
 
 def settling(settles: str | None) -> str:
@@ -23,13 +25,17 @@ def settling(settles: str | None) -> str:
     return " WITH count(*) AS written MATCH (settled:Event {id: $settles}) SET settled.unfinished = NULL"
 
 
-async def memory_state(run: Runner, project: str, memory_id: str) -> list[Row]:
-    """(whether the node is a memory, whether it is unfinished) of the event with this id."""
-    return await run.read(
+async def memory_state(run: Runner, project: str, event_id: str) -> MemoryState | None:
+    """Whether the event with this id is a memory written whole or unfinished; None when it
+    is no memory (or no event)."""
+    rows = await run.read(
         project,
-        "MATCH (m:Event {id: $id}) RETURN m.origin = $origin, coalesce(m.unfinished, false)",
-        {"id": memory_id, "origin": MEMORY_ORIGIN},
+        "MATCH (m:Event {id: $id}) WHERE m.origin = $origin RETURN coalesce(m.unfinished, false)",
+        {"id": event_id, "origin": MEMORY_ORIGIN},
     )
+    if not rows:
+        return None
+    return "unfinished" if rows[0][0] else "whole"
 
 
 async def settle(run: Runner, project: str, memory_id: str) -> None:
