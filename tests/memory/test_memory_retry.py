@@ -68,6 +68,16 @@ def counts(stats: dict[str, Any]) -> tuple[int, int, int, int]:
     return temporal["events"], causal["undated_events"], temporal["facts"], causal["causal_links"]
 
 
+async def a_third_time_writes_nothing(mem: Memory, said: dict[str, str], memory_id: str) -> None:
+    """The memory, finished, told again: a duplicate, and the graph as it was."""
+    before = await mem.stats()
+    third = await mem.ok("remember", **said)
+    assert third["duplicate"] is True and third["memory_id"] == memory_id
+    written = ("entities_created", "facts_added", "facts_invalidated", "causal_links_added", "causal_links_updated")
+    assert all(not third[k] for k in written)
+    assert await mem.stats() == before
+
+
 async def test_a_fact_whose_write_failed_is_written_by_the_retry(mem: Memory) -> None:
     said = {"content": "Alice works on Payments.", "context": "Dana", "reference_time": REF}
     arm(mem, "create_fact")
@@ -84,11 +94,7 @@ async def test_a_fact_whose_write_failed_is_written_by_the_retry(mem: Memory) ->
     fact = next(e for e in out["evidence"] if e["id"] == retry["facts_added"][0])
     assert fact["memories"] == [retry["memory_id"]]
 
-    before = await mem.stats()
-    third = await mem.ok("remember", **said)
-    assert third["duplicate"] is True and third["memory_id"] == retry["memory_id"]
-    assert all(not third[k] for k in ("entities_created", "facts_added", "causal_links_added", "causal_links_updated"))
-    assert await mem.stats() == before
+    await a_third_time_writes_nothing(mem, said, retry["memory_id"])
 
 
 async def test_a_causal_link_whose_write_failed_is_written_by_the_retry(mem: Memory) -> None:
@@ -109,11 +115,7 @@ async def test_a_causal_link_whose_write_failed_is_written_by_the_retry(mem: Mem
     link = next(e for e in why["evidence"] if e["id"] == retry["causal_links_added"][0])
     assert link["memories"] == [retry["memory_id"]]
 
-    before = await mem.stats()
-    third = await mem.ok("remember", **said)
-    assert third["duplicate"] is True and third["memory_id"] == retry["memory_id"]
-    assert all(not third[k] for k in ("facts_added", "causal_links_added", "causal_links_updated"))
-    assert await mem.stats() == before
+    await a_third_time_writes_nothing(mem, said, retry["memory_id"])
 
 
 async def test_polyg_status_counts_the_unfinished_memories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ from polyg.store.queries import Runner
 from polyg.store.queries.memories import settling
 
 ENDPOINTS = (ENTITY, EVENT)
+End = tuple[str, str]  # a cause's or an effect's (label, id)
 # What a chain shows of a node: id, labels, its text (an event's description, an entity's
 # name), its time and its type.
 NODE = "{n}.id, labels({n}), coalesce({n}.description, {n}.name), {n}.occurred_at, {n}.type"
@@ -22,7 +23,7 @@ def _label(label: str) -> Label:
     return Label(label)
 
 
-async def existing_link(run: Runner, project: str, cause: tuple[str, str], effect: tuple[str, str]) -> list[Row]:
+async def existing_link(run: Runner, project: str, cause: End, effect: End) -> list[Row]:
     """(id, confidence, evidence, memories) of the link from cause to effect ((label, id) each), if any."""
     a, b = _label(cause[0]), _label(effect[0])
     return await run.read(
@@ -34,13 +35,7 @@ async def existing_link(run: Runner, project: str, cause: tuple[str, str], effec
 
 
 async def create_link(
-    run: Runner,
-    project: str,
-    cause: tuple[str, str],
-    effect: tuple[str, str],
-    link: dict[str, Any],
-    *,
-    settles: str | None = None,
+    run: Runner, project: str, cause: End, effect: End, link: dict[str, Any], *, settles: str | None = None
 ) -> None:
     """Create the link (id, confidence, evidence, now, memories); `settles`: a memory whose
     `unfinished` mark the write clears too."""
@@ -54,13 +49,7 @@ async def create_link(
 
 
 async def update_link(
-    run: Runner,
-    project: str,
-    cause: tuple[str, str],
-    effect: tuple[str, str],
-    link: dict[str, Any],
-    *,
-    settles: str | None = None,
+    run: Runner, project: str, cause: End, effect: End, link: dict[str, Any], *, settles: str | None = None
 ) -> None:
     """Update the link `id` (as `create_link`); `settles` as there."""
     a, b = _label(cause[0]), _label(effect[0])
