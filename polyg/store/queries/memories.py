@@ -4,6 +4,11 @@ A memory with facts or causal links to follow is written with `unfinished: true`
 write as the memory itself); the write of its last fact or causal link also clears the mark
 (`settling`), so finishing costs no round trip of its own. A mark that stays tells a failed
 remember from a finished one: remembering the same memory again writes what is missing.
+
+The mark is a property of the memory, not a node or relationship of its own: clearing it is
+then one indexed lookup and one SET in a write that happens anyway. Any update of a node that
+has its vector re-indexes the node, so a memory whose vector the vectorizer stored before its
+last item (causal links, written after their ends are resolved) pays that in its last write.
 """
 
 from __future__ import annotations
