@@ -15,6 +15,7 @@ write fails on the way, the memory stays with what was written before it; rememb
 (same text, same context) finds it unfinished and writes what is missing: facts and links it
 stated already are found as its own and not written again, nor reported. Entities made before
 a failed write stay too: the retry finds them by name (reported as merged then, not created).
+Told again while its first remember still writes (in this process), a memory waits for it.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ class MemoryWriter:
     def __init__(self, graphs: MemoryGraphs, extractor: MemoryExtractor | None = None) -> None:
         self.graphs = graphs
         self.extractor = extractor or MemoryExtractor()
+        # Memories whose first remember is still writing in this process: set once it ends.
+        self._writing: dict[str, asyncio.Event] = {}
 
     async def remember(self, project: str, content: str, context: str | None, at: datetime) -> Remembered:
         temporal, resolver = self.graphs.temporal, self.graphs.resolver
@@ -110,6 +113,11 @@ class MemoryWriter:
             temporal.chain.read(project, [epoch_us(at), *(epoch_us(e.occurred_at) for e in likely.events)]),
         )
         if existing is not None and (state := await q.memory_state(temporal.ctx, project, existing)) is not None:
+            if state == "unfinished" and (writing := self._writing.get(existing)) is not None:
+                # Told again while its first remember still writes what follows it (a client
+                # that gave up waiting): not finished twice at once. Looked at again after it.
+                await writing.wait()
+                state = await q.memory_state(temporal.ctx, project, existing) or "whole"
             if state == "unfinished":
                 return await self._finish(project, existing, content, at, Known(mentioned, named, chain))
             return Remembered(memory_id=existing, duplicate=True)
@@ -241,12 +249,17 @@ class MemoryWriter:
         ]
         # The facts it states read what they may replace while it is written; each is written
         # once it is.
-        write = started(temporal.chain.write(project, events, known.chain))
-        out = Remembered(memory_id=memory, duplicate=False)
-        out.entities_created = [ids[n] for n in created]
-        out.entities_merged = [ids[n] for n in names if n not in created]
-        out.events_logged = [e.id for e in events[1:]]
-        await self._facts_and_links(project, memory, at, found, ids, out, after=write)
+        writing = self._writing[memory] = asyncio.Event()
+        try:
+            write = started(temporal.chain.write(project, events, known.chain))
+            out = Remembered(memory_id=memory, duplicate=False)
+            out.entities_created = [ids[n] for n in created]
+            out.entities_merged = [ids[n] for n in names if n not in created]
+            out.events_logged = [e.id for e in events[1:]]
+            await self._facts_and_links(project, memory, at, found, ids, out, after=write)
+        finally:
+            del self._writing[memory]
+            writing.set()
         return out
 
     async def _facts_and_links(

@@ -17,6 +17,7 @@ from polyg.core.time import epoch_us
 from polyg.errors import StoreError
 from polyg.names import new_id
 from polyg.store.falkor import Row
+from polyg.store.queries import memories as memories_q
 from polyg.store.queries import temporal as temporal_q
 
 pytestmark = pytest.mark.anyio
@@ -187,3 +188,37 @@ async def test_a_memory_is_marked_unfinished_until_its_last_fact_or_link_is_writ
     assert await writer.unfinished(project) == 0
     again = await writer.remember(project, half, "Dana", AT)
     assert again.duplicate and again.memory_id == retry.memory_id and not again.facts_added
+
+
+async def test_a_memory_told_again_while_its_links_are_written_waits_and_writes_nothing_twice(
+    services: Services, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that gave up waiting tells the memory again while its first remember is still
+    writing its causal link: the second waits for the first instead of finishing it too."""
+    writer, causal = services.memory_writer, services.memory.causal
+    add_link, memory_state = causal.add_link, memories_q.memory_state
+    linking, seen_unfinished = asyncio.Event(), asyncio.Event()
+
+    async def held_link(*args: Any, **kwargs: Any) -> Any:
+        linking.set()
+        await seen_unfinished.wait()
+        return await add_link(*args, **kwargs)
+
+    async def state(*args: Any) -> Any:
+        found = await memory_state(*args)
+        if found == "unfinished":
+            seen_unfinished.set()
+        return found
+
+    monkeypatch.setattr(causal, "add_link", held_link)
+    monkeypatch.setattr(memories_q, "memory_state", state)
+    said = "The queue filled up because the worker crashed."
+    first = asyncio.create_task(writer.remember(project, said, "Dana", AT))
+    await linking.wait()  # the memory is written, its link is not
+    second = await writer.remember(project, said, "Dana", AT)
+    done = await first
+    assert second.duplicate and second.memory_id == done.memory_id and not second.causal_links_added
+    assert len(done.causal_links_added) == 1
+    links = await services.ctx.read(project, "MATCH ()-[r:CAUSES]->() RETURN count(r)", {})
+    events = await services.ctx.read(project, "MATCH (e:Event) RETURN count(e)", {})
+    assert (links, events) == ([[1]], [[3]])  # the memory, the cause and the effect
