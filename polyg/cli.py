@@ -187,14 +187,15 @@ def status(store: StoreOpt = None, data_dir: DataDirOpt = None, config: ConfigOp
     """Show the store and its projects."""
     settings = _settings(config, store=store, data_dir=data_dir, embedding_provider="hashing")
 
-    async def run(services: Any) -> tuple[list[Any], dict[str, int]]:
+    async def run(services: Any) -> tuple[list[Any], dict[str, int], dict[str, int]]:
         projects = await services.projects.names()
         stats = [await services.projects.stats(name) for name in projects]
         parked = {p: await services.ctx.vectors.parked(p) for p in projects}
-        return stats, {p: n for p, n in parked.items() if n}
+        unfinished = {p: await services.memory_writer.unfinished(p) for p in projects}
+        return stats, {p: n for p, n in parked.items() if n}, {p: n for p, n in unfinished.items() if n}
 
     try:
-        stats, parked = asyncio.run(_with_core(settings, run, sweep=False))
+        stats, parked, unfinished = asyncio.run(_with_core(settings, run, sweep=False))
     except PolygError as exc:
         _fail(exc)
     from polyg.core.app import Polyg
@@ -209,6 +210,9 @@ def status(store: StoreOpt = None, data_dir: DataDirOpt = None, config: ConfigOp
     if parked:
         counts = ", ".join(f"{p} {n}" for p, n in parked.items())
         print(f"entities whose text the embedder rejects (no vectors until it changes): {counts}")
+    if unfinished:
+        counts = ", ".join(f"{p} {n}" for p, n in unfinished.items())
+        print(f"memories whose facts or causal links were not all written (remember them again): {counts}")
 
 
 def _counts(total: int, what: str, by_name: dict[str, int]) -> str:

@@ -27,6 +27,7 @@ from polyg.errors import InvalidParams, NotFound
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row
 from polyg.store.queries import causal as q
+from polyg.store.queries import memories as memories_q
 
 Direction = Literal["upstream", "downstream", "both"]
 LABEL = {"entity": "Entity", "event": "Event"}
@@ -61,6 +62,8 @@ class LinkResult:
     effect: CausalNode
     resolved: dict[str, str]  # "cause"/"effect" -> how it was found (exact, fuzzy, ..., created)
     updated: bool = False
+    # The memory stated this link already (its remember failed after writing it): nothing written.
+    restated: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,9 +127,12 @@ class CausalGraph:
         evidence: str = "",
         create_missing: bool = True,
         memory: str | None = None,
+        settles: str | None = None,
     ) -> LinkResult:
         """A link from cause to effect (each resolved, or made an event); `memory`: the id of
-        the memory that stated it (remember), added to those of a link that exists already."""
+        the memory that stated it (remember), added to those of a link that exists already (a
+        link that memory stated already is left as it is: `restated`); `settles`: a memory
+        whose `unfinished` mark this call's write clears too (remember's last item)."""
         limits.text(cause, "cause", max_len=limits.MAX_TEXT)
         limits.text(effect, "effect", max_len=limits.MAX_TEXT)
         limits.text(evidence, "evidence", max_len=limits.MAX_TEXT, allow_empty=True)
@@ -172,13 +178,18 @@ class CausalGraph:
         values = {"confidence": conf, "evidence": evidence, "now": now, "memories": [memory] if memory else None}
         memories: tuple[str, ...] = (memory,) if memory else ()
         write: Awaitable[object]
-        if found:
+        restated = bool(found) and memory is not None and memory in (found[0][3] or [])
+        if restated:
+            link_id = found[0][0]
+            memories = tuple(found[0][3])
+            write = memories_q.settle(self.ctx, project, settles) if settles is not None else _nothing()
+        elif found:
             link_id = found[0][0]
             memories = tuple(dict.fromkeys([*(found[0][3] or []), *memories]))
-            write = q.update_link(self.ctx, project, *ends, {"id": link_id, **values})
+            write = q.update_link(self.ctx, project, *ends, {"id": link_id, **values}, settles=settles)
         else:
             link_id = new_id("cau")
-            write = q.create_link(self.ctx, project, *ends, {"id": link_id, **values})
+            write = q.create_link(self.ctx, project, *ends, {"id": link_id, **values}, settles=settles)
         # A node just made is what was written (an undated event with that text): not read back.
         made_nodes = {role: CausalNode(ref.id, "event", texts[role]) for role, ref in zip(missing, made, strict=True)}
 
@@ -192,7 +203,8 @@ class CausalGraph:
             cause_node,
             effect_node,
             {"cause": cref.how, "effect": eref.how},
-            updated=bool(found),
+            updated=bool(found) and not restated,
+            restated=restated,
         )
 
     async def _create_node(
@@ -335,3 +347,7 @@ def _is_ancestor(best: dict[str, ChainNode], candidate: str, node_id: str) -> bo
             return True
         current = best[current].via if current in best else None
     return False
+
+
+async def _nothing() -> None:
+    return None

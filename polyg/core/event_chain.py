@@ -29,7 +29,8 @@ from polyg.store.queries.temporal import InstantNeighbours, pick_neighbours
 @dataclass(frozen=True)
 class NewEvent:
     """An event to write: `involves` the ids of its entities; `memories` the ids of the memories
-    it was extracted from; `context` a memory's, who or where it is from."""
+    it was extracted from; `context` a memory's, who or where it is from; `unfinished` a
+    memory's whose facts or causal links are still to be written (`polyg.store.queries.memories`)."""
 
     id: str
     description: str
@@ -39,6 +40,7 @@ class NewEvent:
     origin: str = "event"
     memories: tuple[str, ...] = ()
     context: str | None = None
+    unfinished: bool = False
 
     @property
     def at_us(self) -> int | None:
@@ -144,4 +146,5 @@ def _row(event: NewEvent) -> dict[str, object]:
         "involves": sorted(set(event.involves)),
         "memories": list(event.memories) or None,
         "context": event.context,
+        "unfinished": True if event.unfinished else None,  # no property at all on most events
     }

@@ -7,7 +7,15 @@ behind every piece of evidence. The same memory (same text, same context) twice 
 
 The memory's event and the events extracted from it are one write (with their links and places
 in time: all of it or nothing), after one round trip of reads (the duplicate check, the names,
-their places in time); its facts and causal links follow it.
+their places in time); its facts and causal links follow it, one write each.
+
+Nothing is left half-written for good: a memory with facts or causal links to follow is written
+`unfinished`, and the write of its last one clears the mark (no round trip of its own). When a
+write fails on the way, the memory stays with what was written before it; remembering it again
+(same text, same context) finds it unfinished and writes what is missing: facts and links it
+stated already are found as its own and not written again, nor reported. Entities made before
+a failed write stay too: the retry finds them by name (reported as merged then, not created).
+Told again while its first remember still writes (in this process), a memory waits for it.
 """
 
 from __future__ import annotations
@@ -28,9 +36,10 @@ from polyg.core.time import epoch_us, format_utc
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import InvalidParams
 from polyg.names import new_id
+from polyg.store.queries import memories as q
 
 # What `remember` stores the memory itself as: an event of this origin (search finds it).
-MEMORY_ORIGIN = "memory"
+MEMORY_ORIGIN = q.MEMORY_ORIGIN
 
 
 @dataclass
@@ -80,6 +89,8 @@ class MemoryWriter:
     def __init__(self, graphs: MemoryGraphs, extractor: MemoryExtractor | None = None) -> None:
         self.graphs = graphs
         self.extractor = extractor or MemoryExtractor()
+        # Memories whose first remember is still writing in this process: set once it ends.
+        self._writing: dict[str, asyncio.Event] = {}
 
     async def remember(self, project: str, content: str, context: str | None, at: datetime) -> Remembered:
         temporal, resolver = self.graphs.temporal, self.graphs.resolver
@@ -101,7 +112,14 @@ class MemoryWriter:
             resolver.entity_ids(project, likely_names) if likely_names else _no_names(),
             temporal.chain.read(project, [epoch_us(at), *(epoch_us(e.occurred_at) for e in likely.events)]),
         )
-        if existing is not None and any(e.origin == MEMORY_ORIGIN for e in await temporal.events(project, [existing])):
+        if existing is not None and (state := await q.memory_state(temporal.ctx, project, existing)) is not None:
+            if state == "unfinished" and (writing := self._writing.get(existing)) is not None:
+                # Told again while its first remember still writes what follows it (a client
+                # that gave up waiting): not finished twice at once. Looked at again after it.
+                await writing.wait()
+                state = await q.memory_state(temporal.ctx, project, existing) or "whole"
+            if state == "unfinished":
+                return await self._finish(project, existing, content, at, Known(mentioned, named, chain))
             return Remembered(memory_id=existing, duplicate=True)
         found = await self.extractor.extract(content, at, tuple(mentioned))
         extracted = found.value
@@ -112,12 +130,33 @@ class MemoryWriter:
         out.extracted_by = found.source
         return out
 
+    async def _finish(self, project: str, memory: str, content: str, at: datetime, known: Known) -> Remembered:
+        """An unfinished memory told again: its extraction again, and the facts and causal
+        links of it that are not written yet (its events were written with it). `duplicate`
+        only when none was missing (another remember finished it meanwhile): the lists say
+        what this call added."""
+        found = await self.extractor.extract(content, at, tuple(known.mentioned))
+        out = Remembered(memory_id=memory, duplicate=False, extracted_by=found.source)
+        if not (found.value.facts or found.value.causes):  # a model's extraction this time: nothing follows
+            await q.settle(self.graphs.temporal.ctx, project, memory)
+        await self._facts_and_links(project, memory, at, found.value, {**known.named, **known.mentioned}, out)
+        added = (out.entities_created, out.facts_added, out.facts_invalidated, out.causal_links_added)
+        out.duplicate = not any((*added, out.causal_links_updated))
+        return out
+
+    async def unfinished(self, project: str) -> int:
+        """How many memories of the project have facts or causal links not written (their
+        remember failed half-way; remembering each again finishes it)."""
+        return await q.count_unfinished(self.graphs.temporal.ctx, project)
+
     async def remember_many(self, project: str, memories: Sequence[Memory], *, ahead: int = AHEAD) -> list[Remembered]:
         """Each memory as `remember` stores it, in order (each one sees those before it: the
         same content twice is stored once, names resolve to what was written before). The
         vectors of the next `ahead` memories' texts are made while the store answers the
         writes of these, so a large batch (an import, a benchmark's store) waits for the
-        model only at its start."""
+        model only at its start. A batch that failed on the way, given again, writes what it
+        did not: the memories stored whole are duplicates, the one that failed half-way is
+        finished."""
         # Vectors made ahead are found again only through the embedder's cache.
         caching = isinstance(self.graphs.temporal.ctx.embedder, CachingEmbedder)
         batches = [memories[i : i + ahead] for i in range(0, len(memories), max(1, ahead))]
@@ -153,7 +192,7 @@ class MemoryWriter:
     async def _write(
         self, project: str, text: str, source: str, at: datetime, found: Extraction, known: Known
     ) -> Remembered:
-        temporal, when = self.graphs.temporal, format_utc(at)
+        temporal = self.graphs.temporal
         # Who or where the memory is from is a thing in the graph too (a speaker, a channel):
         # what it said is found through it.
         names = _names([*([source] if source else []), *(e.name for e in found.entities)])
@@ -189,7 +228,13 @@ class MemoryWriter:
         memory = new_id("evt")
         events = [
             NewEvent(
-                memory, text, at, involves=tuple(ids[n] for n in involved), origin=MEMORY_ORIGIN, context=source or None
+                memory,
+                text,
+                at,
+                involves=tuple(ids[n] for n in involved),
+                origin=MEMORY_ORIGIN,
+                context=source or None,
+                unfinished=bool(found.facts or found.causes),
             ),
             *(
                 NewEvent(
@@ -204,10 +249,37 @@ class MemoryWriter:
         ]
         # The facts it states read what they may replace while it is written; each is written
         # once it is.
-        write = started(temporal.chain.write(project, events, known.chain))
-        out = Remembered(memory_id=memory, duplicate=False)
+        writing = self._writing[memory] = asyncio.Event()
         try:
-            for fact in found.facts:
+            write = started(temporal.chain.write(project, events, known.chain))
+            out = Remembered(memory_id=memory, duplicate=False)
+            out.entities_created = [ids[n] for n in created]
+            out.entities_merged = [ids[n] for n in names if n not in created]
+            out.events_logged = [e.id for e in events[1:]]
+            await self._facts_and_links(project, memory, at, found, ids, out, after=write)
+        finally:
+            del self._writing[memory]
+            writing.set()
+        return out
+
+    async def _facts_and_links(
+        self,
+        project: str,
+        memory: str,
+        at: datetime,
+        found: Extraction,
+        ids: dict[str, str],
+        out: Remembered,
+        *,
+        after: asyncio.Future[None] | None = None,
+    ) -> None:
+        """The memory's facts, then its causal links, each citing it, into `out`; the last
+        one's write also clears the memory's `unfinished` mark. `after`: the memory's own
+        write, under way (the facts read what they may replace meanwhile)."""
+        temporal, when = self.graphs.temporal, format_utc(at)
+        last = len(found.facts) + len(found.causes) - 1
+        try:
+            for i, fact in enumerate(found.facts):
                 added = await temporal.add_fact(
                     project,
                     subject=fact.subject,
@@ -216,18 +288,19 @@ class MemoryWriter:
                     reference_time=when,
                     memory=memory,
                     entity_ids=ids,
-                    after=write,
+                    after=after,
+                    settles=memory if i == last else None,
                 )
+                made = {fact.subject: added.fact.subject_id, fact.object: added.fact.object_id}
+                out.entities_created += [made[n] for n in added.entities_created if n in made]
                 if not added.duplicate:
                     out.facts_added.append(added.fact.id)
                 out.facts_invalidated += [f.id for f in added.invalidated]
         finally:
-            # Never left running unseen: its failure is the remember's.
-            await write
-        out.entities_created = [ids[n] for n in created]
-        out.entities_merged = [ids[n] for n in names if n not in created]
-        out.events_logged = [e.id for e in events[1:]]
-        for cause in found.causes:
+            if after is not None:
+                # Never left running unseen: its failure is the remember's.
+                await after
+        for i, cause in enumerate(found.causes, start=len(found.facts)):
             link = await self.graphs.causal.add_link(
                 project,
                 cause=cause.cause,
@@ -235,9 +308,10 @@ class MemoryWriter:
                 confidence=cause.confidence,
                 evidence=cause.evidence,
                 memory=memory,
+                settles=memory if i == last else None,
             )
-            (out.causal_links_updated if link.updated else out.causal_links_added).append(link.link.id)
-        return out
+            if not link.restated:
+                (out.causal_links_updated if link.updated else out.causal_links_added).append(link.link.id)
 
 
 @dataclass(frozen=True)

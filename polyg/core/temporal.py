@@ -47,6 +47,7 @@ from polyg.errors import InvalidParams, NotFound
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row
 from polyg.store.names import ENTITY, RelType
+from polyg.store.queries import memories as memories_q
 from polyg.store.queries import resolve as resolve_q
 from polyg.store.queries import temporal as q
 
@@ -397,12 +398,16 @@ class TemporalGraph:
         memory: str | None = None,
         entity_ids: dict[str, str] | None = None,
         after: Awaitable[object] | None = None,
+        settles: str | None = None,
     ) -> FactResult:
         """A fact; `memory`: the id of the memory that stated it (remember). The same fact
-        stated again by another memory is not written twice: that memory is added to its own.
+        stated again by another memory is not written twice: that memory is added to its own;
+        nor is one this memory stated already (its remember failed after writing it, and is
+        told again), whatever happened to its window since.
         `entity_ids`: names' ids the caller looked up already (`Resolver.entity_ids`);
         `after`: a write the fact's own must follow (the memory's), awaited once the facts it
-        may replace are read."""
+        may replace are read; `settles`: a memory whose `unfinished` mark this call's write
+        clears too (by a write of its own when the fact needs none): remember's last item."""
         limits.name(subject, "subject")
         limits.name(object_, "object")
         limits.text(predicate, "predicate", max_len=limits.MAX_TYPE)
@@ -432,12 +437,15 @@ class TemporalGraph:
             same = [f for f in existing if f.object_id == oid and f.predicate == predicate]
             if after is not None:
                 await after
-            for fact in same:
-                if fact.window.covers(window):
-                    if memory and memory not in fact.memories:
-                        await q.cite_fact(self.ctx, project, rel_type, fact.id, memory)
-                        fact = replace(fact, memories=[*fact.memories, memory])
-                    return FactResult(fact, created, [], duplicate=True)
+            held = next((f for f in same if memory and memory in f.memories), None)
+            held = held or next((f for f in same if f.window.covers(window)), None)
+            if held is not None:
+                if memory and memory not in held.memories:
+                    await q.cite_fact(self.ctx, project, rel_type, held.id, memory, settles=settles)
+                    held = replace(held, memories=[*held.memories, memory])
+                elif settles is not None:
+                    await memories_q.settle(self.ctx, project, settles)
+                return FactResult(held, created, [], duplicate=True)
             closes, closed_by = self._replacements(existing, oid, window) if single else ([], None)
             new_end = window.end
             if closed_by is not None:
@@ -466,6 +474,7 @@ class TemporalGraph:
                     "memories": [memory] if memory else None,
                 },
                 closes=[{"id": f.id, "at": start_s} for f in closes],
+                settles=settles,
             )
         fact = Fact(
             new_id_,

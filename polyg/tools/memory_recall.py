@@ -47,7 +47,12 @@ class RecallResult(SynthesizerOutput):
 
 class RememberResult(BaseModel):
     memory_id: str
-    duplicate: bool = Field(description="The same memory was already stored: nothing was written.")
+    duplicate: bool = Field(
+        description=(
+            "The same memory was already stored whole: nothing was written. A memory stored by a "
+            "remember that failed half-way is finished instead (false; the lists say what was added)."
+        )
+    )
     entities_created: list[str] = []
     entities_merged: list[str] = Field(default=[], description="Existing entities the memory names.")
     events_logged: list[str] = []
@@ -129,7 +134,8 @@ async def recall(s: Services, p: Recall) -> dict[str, Any]:
 async def remember(s: Services, p: Remember) -> dict[str, Any]:
     """Store a memory (searchable at once), then what it says: entities, events with their times,
     facts (a new value of a single-valued fact closes the old one) and causal links, each citing
-    the memory it came from. The same memory twice writes nothing."""
+    the memory it came from. The same memory twice writes nothing; told again after a remember
+    that failed half-way, it writes what that one did not."""
     project = s.project(p.project_id)
     at = s.memory.temporal.reference(p.reference_time)
     done = await s.memory_writer.remember(project, p.content, p.context, at)

@@ -17,6 +17,8 @@ from polyg.core.time import epoch_us
 from polyg.errors import StoreError
 from polyg.names import new_id
 from polyg.store.falkor import Row
+from polyg.store.queries import memories as memories_q
+from polyg.store.queries import temporal as temporal_q
 
 pytestmark = pytest.mark.anyio
 
@@ -132,3 +134,91 @@ async def test_a_place_in_time_read_too_long_ago_is_read_again(services: Service
     await temporal.chain.write(project, [NewEvent(new_id("evt"), "later", at)], old)
     order, expected = await chain_order(services, project)
     assert order == [i for _, i in expected] and len(order) == 4
+
+
+async def marks(services: Services, project: str) -> dict[str, bool | None]:
+    """Each memory's `unfinished` mark: True, or None when it has no such property at all."""
+    rows = await services.ctx.read(
+        project,
+        "MATCH (e:Event {origin: 'memory'}) RETURN e.description, CASE WHEN 'unfinished' IN keys(e) "
+        "THEN e.unfinished ELSE NULL END",
+        {},
+    )
+    return {text: mark for text, mark in rows}
+
+
+async def test_a_memory_is_marked_unfinished_until_its_last_fact_or_link_is_written(
+    services: Services, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = services.memory_writer
+    plain, both, twice = (
+        "the coffee machine makes odd noises",
+        "Alice works on Payments. The queue filled up because the worker crashed.",
+        # Its last item needs no write of its own (its first wrote it): the mark is cleared all the same.
+        "Bo works on Search. Bo works on Search.",
+    )
+    assert not (await writer.remember(project, plain, None, AT)).facts_added
+    done = await writer.remember(project, both, None, AT)
+    assert done.facts_added and done.causal_links_added
+    assert len((await writer.remember(project, twice, None, AT)).facts_added) == 1
+    # Their last writes cite a fact, and update a link, that other memories stated first.
+    cites, updates = "Alice works on Payments, as before.", "The queue filled up because the worker crashed!"
+    assert (await writer.remember(project, cites, None, AT)).facts_added == []
+    assert (await writer.remember(project, updates, None, AT)).causal_links_updated == done.causal_links_added
+    # Written whole: no mark left, and none written at all on a memory with nothing to follow.
+    assert await marks(services, project) == {m: None for m in (plain, both, twice, cites, updates)}
+    assert await writer.unfinished(project) == 0
+
+    create_fact = temporal_q.create_fact
+
+    async def failing(*args: Any, **kwargs: Any) -> None:
+        raise StoreError("the store went away")
+
+    monkeypatch.setattr(temporal_q, "create_fact", failing)
+    half = "Chen works on Ledger."
+    with pytest.raises(StoreError):
+        await writer.remember(project, half, "Dana", AT)
+    assert (await marks(services, project))[f"Dana: {half}"] is True
+    assert await writer.unfinished(project) == 1
+
+    monkeypatch.setattr(temporal_q, "create_fact", create_fact)
+    retry = await writer.remember(project, half, "Dana", AT)
+    assert not retry.duplicate and len(retry.facts_added) == 1
+    assert (await marks(services, project))[f"Dana: {half}"] is None
+    assert await writer.unfinished(project) == 0
+    again = await writer.remember(project, half, "Dana", AT)
+    assert again.duplicate and again.memory_id == retry.memory_id and not again.facts_added
+
+
+async def test_a_memory_told_again_while_its_links_are_written_waits_and_writes_nothing_twice(
+    services: Services, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that gave up waiting tells the memory again while its first remember is still
+    writing its causal link: the second waits for the first instead of finishing it too."""
+    writer, causal = services.memory_writer, services.memory.causal
+    add_link, memory_state = causal.add_link, memories_q.memory_state
+    linking, seen_unfinished = asyncio.Event(), asyncio.Event()
+
+    async def held_link(*args: Any, **kwargs: Any) -> Any:
+        linking.set()
+        await seen_unfinished.wait()
+        return await add_link(*args, **kwargs)
+
+    async def state(*args: Any) -> Any:
+        found = await memory_state(*args)
+        if found == "unfinished":
+            seen_unfinished.set()
+        return found
+
+    monkeypatch.setattr(causal, "add_link", held_link)
+    monkeypatch.setattr(memories_q, "memory_state", state)
+    said = "The queue filled up because the worker crashed."
+    first = asyncio.create_task(writer.remember(project, said, "Dana", AT))
+    await linking.wait()  # the memory is written, its link is not
+    second = await writer.remember(project, said, "Dana", AT)
+    done = await first
+    assert second.duplicate and second.memory_id == done.memory_id and not second.causal_links_added
+    assert len(done.causal_links_added) == 1
+    links = await services.ctx.read(project, "MATCH ()-[r:CAUSES]->() RETURN count(r)", {})
+    events = await services.ctx.read(project, "MATCH (e:Event) RETURN count(e)", {})
+    assert (links, events) == ([[1]], [[3]])  # the memory, the cause and the effect

@@ -8,8 +8,10 @@ from typing import Any
 from polyg.store.falkor import Row
 from polyg.store.names import ENTITY, EVENT, Label
 from polyg.store.queries import Runner
+from polyg.store.queries.memories import settling
 
 ENDPOINTS = (ENTITY, EVENT)
+End = tuple[str, str]  # a cause's or an effect's (label, id)
 # What a chain shows of a node: id, labels, its text (an event's description, an entity's
 # name), its time and its type.
 NODE = "{n}.id, labels({n}), coalesce({n}.description, {n}.name), {n}.occurred_at, {n}.type"
@@ -21,7 +23,7 @@ def _label(label: str) -> Label:
     return Label(label)
 
 
-async def existing_link(run: Runner, project: str, cause: tuple[str, str], effect: tuple[str, str]) -> list[Row]:
+async def existing_link(run: Runner, project: str, cause: End, effect: End) -> list[Row]:
     """(id, confidence, evidence, memories) of the link from cause to effect ((label, id) each), if any."""
     a, b = _label(cause[0]), _label(effect[0])
     return await run.read(
@@ -33,20 +35,23 @@ async def existing_link(run: Runner, project: str, cause: tuple[str, str], effec
 
 
 async def create_link(
-    run: Runner, project: str, cause: tuple[str, str], effect: tuple[str, str], link: dict[str, Any]
-) -> list[Row]:
+    run: Runner, project: str, cause: End, effect: End, link: dict[str, Any], *, settles: str | None = None
+) -> None:
+    """Create the link (id, confidence, evidence, now, memories); `settles`: a memory whose
+    `unfinished` mark the write clears too."""
     a, b = _label(cause[0]), _label(effect[0])
-    return await run.write(
+    await run.write(
         project,
         f"MATCH (a:{a} {{id: $a}}), (b:{b} {{id: $b}}) CREATE (a)-[r:CAUSES {{id: $id, confidence: $confidence, "
-        "evidence: $evidence, created_at: $now}]->(b) SET r.memories = $memories RETURN r.id",
-        {"a": cause[1], "b": effect[1], **link},
+        "evidence: $evidence, created_at: $now}]->(b) SET r.memories = $memories" + settling(settles),
+        {"a": cause[1], "b": effect[1], **link, "settles": settles},
     )
 
 
 async def update_link(
-    run: Runner, project: str, cause: tuple[str, str], effect: tuple[str, str], link: dict[str, Any]
+    run: Runner, project: str, cause: End, effect: End, link: dict[str, Any], *, settles: str | None = None
 ) -> None:
+    """Update the link `id` (as `create_link`); `settles` as there."""
     a, b = _label(cause[0]), _label(effect[0])
     await run.write(
         project,
@@ -54,8 +59,8 @@ async def update_link(
         "SET r.confidence = $confidence, r.evidence = $evidence, r.updated_at = $now "
         # A memory that states the link again is added to those that stated it.
         "WITH r WHERE $memories IS NOT NULL SET r.memories = coalesce(r.memories, []) + "
-        "[m IN $memories WHERE NOT m IN coalesce(r.memories, [])]",
-        {"a": cause[1], "b": effect[1], **link},
+        "[m IN $memories WHERE NOT m IN coalesce(r.memories, [])]" + settling(settles),
+        {"a": cause[1], "b": effect[1], **link, "settles": settles},
     )
 
 

@@ -21,6 +21,7 @@ from polyg.store.falkor import Row
 from polyg.store.names import RelType
 from polyg.store.queries import Runner
 from polyg.store.queries.entities import NEW_REV
+from polyg.store.queries.memories import settling
 
 EVENT_FIELDS = "ev {.id, .description, .occurred_at, .ended_at, .duration_s, .created_at, .origin, .memories, .context}"
 FACT_FIELDS = (
@@ -51,7 +52,8 @@ async def create_events(
 ) -> None:
     """Create events (each: id, description, occurred_at, occurred_us, ended_at, duration_s,
     origin, now, memories: the ids of the memories it was extracted from, or None; context:
-    who or where a memory is from, or None; involves: the ids of the entities it involves),
+    who or where a memory is from, or None; unfinished: true for a memory whose facts or
+    causal links follow, else None; involves: the ids of the entities it involves),
     their INVOLVES links, and their places in the T_BEFORE chain (`unlinks`: the (earlier,
     later) links they go between, removed; `links`: the (earlier, later) links to make, new
     events and their neighbours), in one write: all of it or nothing. Each gets a new text
@@ -65,7 +67,8 @@ async def create_events(
         "CREATE (ev:Event {id: e.id, description: e.description, created_at: e.now, origin: e.origin, "
         f"rev: {NEW_REV}}}) "
         "SET ev.occurred_at = e.occurred_at, ev.occurred_us = e.occurred_us, ev.ended_at = e.ended_at, "
-        "ev.duration_s = e.duration_s, ev.memories = e.memories, ev.context = e.context "
+        "ev.duration_s = e.duration_s, ev.memories = e.memories, ev.context = e.context, "
+        "ev.unfinished = e.unfinished "
         "WITH count(ev) AS made "
         "UNWIND $unlinks AS u OPTIONAL MATCH (:Event {id: u[0]})-[b:T_BEFORE]->(:Event {id: u[1]}) DELETE b "
         "WITH count(*) AS unlinked "
@@ -295,13 +298,19 @@ async def facts_of(
 
 
 async def create_fact(
-    run: Runner, project: str, rel_type: RelType, fact: dict[str, Any], closes: list[dict[str, Any]] | None = None
+    run: Runner,
+    project: str,
+    rel_type: RelType,
+    fact: dict[str, Any],
+    closes: list[dict[str, Any]] | None = None,
+    *,
+    settles: str | None = None,
 ) -> None:
     """Create a fact (id, s, o, label, valid_from, valid_from_us, valid_to, invalidated_by,
     invalidated_at, now, memories: the ids of the memories that stated it, or None), and close
     the windows of the subject's facts it replaces (`closes`: id, at: valid_to = at, recording
     which fact did it and when; the former end is kept for an undo) in the same write: both
-    happen or neither."""
+    happen or neither. `settles`: a memory whose `unfinished` mark the write clears too."""
     cypher = (
         f"MATCH (s:Entity {{id: $s}}), (o:Entity {{id: $o}}) CREATE (s)-[r:{rel_type} "
         "{id: $id, valid_from: $valid_from, valid_from_us: $valid_from_us, created_at: $now, "
@@ -315,16 +324,19 @@ async def create_fact(
             "SET old.prior_valid_to = old.valid_to, old.valid_to = c.at, old.invalidated_by = r.id, "
             "old.invalidated_at = $now"
         )
-    await run.write(project, cypher, {**fact, "closes": closes or []})
+    await run.write(project, cypher + settling(settles), {**fact, "closes": closes or [], "settles": settles})
 
 
-async def cite_fact(run: Runner, project: str, rel_type: RelType, fact_id: str, memory: str) -> None:
-    """Add a memory to those a fact was stated by (another memory said it again)."""
+async def cite_fact(
+    run: Runner, project: str, rel_type: RelType, fact_id: str, memory: str, *, settles: str | None = None
+) -> None:
+    """Add a memory to those a fact was stated by (another memory said it again); `settles`:
+    a memory whose `unfinished` mark the write clears too."""
     await run.write(
         project,
         f"MATCH (:Entity)-[r:{rel_type} {{id: $id}}]->(:Entity) WHERE NOT $memory IN coalesce(r.memories, []) "
-        "SET r.memories = coalesce(r.memories, []) + $memory",
-        {"id": fact_id, "memory": memory},
+        "SET r.memories = coalesce(r.memories, []) + $memory" + settling(settles),
+        {"id": fact_id, "memory": memory, "settles": settles},
     )
 
 
