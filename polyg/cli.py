@@ -114,15 +114,15 @@ def serve(
         log_level=log_level,
     )
     _setup_logging(settings)
-    # SIGTERM (what process managers send) takes the same path as Ctrl-C: the server stops,
-    # and the embedded database is shut down cleanly if no other polyg process uses it. This
-    # handler covers the moments no event loop handles it: the stdio server cancels itself from
-    # its loop (polyg.stdio), and uvicorn handles it while the HTTP server runs.
-    signal.signal(signal.SIGTERM, _interrupt)
-    # A parent that ignores SIGINT (a shell starting a background job) hands that on, and Python
-    # then never turns it into Ctrl-C: the client's SIGINT would not stop the server.
-    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    # SIGTERM (what process managers send) and Ctrl-C take one path: the server stops, and the
+    # embedded database is shut down if no other polyg process uses it. This handler covers the
+    # moments no event loop handles them (start-up: it interrupts even a slow import at once):
+    # the stdio server cancels itself from its loop (polyg.stdio), and uvicorn handles them while
+    # the HTTP server runs. It replaces asyncio's own Ctrl-C handler, which only cancels the main
+    # task, so that an import under way runs to its end first; and a SIGINT that a parent ignores
+    # (a shell starting a background job hands that on) stops the server all the same.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _interrupt)
     try:
         asyncio.run(_serve(settings))
     except PolygError as exc:

@@ -60,6 +60,8 @@ class Settings(BaseSettings):
     store_pool_size: int = _env("store_pool_size")
     store_timeout_s: float = _env("store_timeout_s")
     store_open_timeout_s: float = _env("store_open_timeout_s")
+    # How long a tool call waits for a store that is still loading before it says so (2005).
+    store_wait_s: float = Field(gt=0, validation_alias=AliasChoices("POLYG_STORE_WAIT_S"))
 
     embedding_provider: Literal["minilm", "openai", "hashing"] = _env("embedding_provider")
     embedding_model: str | None = _env("embedding_model", "EMBEDDING_MODEL")
@@ -190,6 +192,7 @@ DEFAULTS: dict[str, Any] = {
     "store_pool_size": 16,
     "store_timeout_s": 30.0,
     "store_open_timeout_s": 300.0,
+    "store_wait_s": 30.0,
     "embedding_provider": "minilm",
     "embedding_model": None,
     "embedding_base_url": None,

@@ -22,6 +22,7 @@ import ipaddress
 import logging
 import socket
 import sys
+from types import FrameType
 from typing import Any
 from urllib.parse import urlparse
 
@@ -42,6 +43,9 @@ LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
 PUBLIC_PATHS = {"/health"}
 # /health answers within this even when the store hangs (a server that accepts and never answers).
 HEALTH_STORE_TIMEOUT_S = 2.0
+# On SIGTERM or Ctrl-C, requests under way get this long to finish before they are cancelled:
+# uvicorn would otherwise wait for them without end (a client holding a stream open, say).
+SHUTDOWN_GRACE_S = 5
 
 
 def is_loopback(host: str) -> bool:
@@ -195,9 +199,21 @@ async def serve_http(core: Polyg) -> None:
         file=sys.stderr,
         flush=True,
     )
-    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE_S
+    )
+
+    loop = asyncio.get_running_loop()
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            super().handle_exit(sig, frame)
+            # Tool calls waiting for a loading store answer at once: uvicorn waits for them
+            # before it stops, and the SDK's event streams are cut half a second after a signal.
+            loop.call_soon_threadsafe(core.stop_opening)
+
     try:
-        await uvicorn.Server(config).serve(sockets=[listening])
+        await Server(config).serve(sockets=[listening])
     finally:
         listening.close()
         await close_fully(core)

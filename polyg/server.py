@@ -131,7 +131,7 @@ class Dispatcher:
                 args = tool.params.model_validate(arguments)
             except ValidationError as exc:
                 raise describe_validation(tool.name, exc) from exc
-            services = await self.core.ready()
+            services = await self.core.ready(self.core.settings.store_wait_s)
             result = success_result(await tool.handler(services, args), rid)
             outcome["ok"] = True
             return result

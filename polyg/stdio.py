@@ -252,13 +252,15 @@ async def event_loop_pipes() -> AsyncIterator[tuple[PipeReadStream, PipeWriteStr
 
 async def serve_stdio(core: Polyg) -> None:
     server, _ = build_server(core)
-    # SIGTERM cancels the serving task from the event loop, as asyncio.run does for Ctrl-C.
-    # A KeyboardInterrupt raised in the signal handler itself can land in a weakref callback
-    # or a __del__, where Python prints and ignores it, and the server would run on.
+    # SIGTERM and Ctrl-C cancel the serving task from the event loop, whatever it waits for (the
+    # store loading included). A KeyboardInterrupt raised in the signal handler itself (polyg.cli)
+    # can land in a weakref callback or a __del__, where Python prints and ignores it, and the
+    # server would run on.
     serving = asyncio.current_task()
     if serving is not None:
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals off the main thread
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, serving.cancel)
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                asyncio.get_running_loop().add_signal_handler(signum, serving.cancel)
     core.start()
     stopped_by_signal = False
     try:

@@ -5,20 +5,24 @@ Tests that do not care about embeddings use the hashing embedder (it starts inst
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import anyio
 import anyio.to_thread
+import httpx
 import pytest
 from mcp import Client
 
@@ -38,6 +42,7 @@ from tests.mcp_helpers import (
 pytestmark = pytest.mark.anyio
 
 FAST = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
+STILL_LOADING = re.compile(r"Error: The store is still loading \(\d+ s so far\); try again\.")
 PROTOCOL_VERSION = "2025-06-18"
 
 
@@ -151,6 +156,11 @@ def raw(tmp_path: Path) -> Iterator[list[RawStdio]]:
 
 def json_lines(text: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def log_lines(text: str) -> list[dict[str, Any]]:
+    """The JSON log lines of a server's stderr (over HTTP, it also prints where it listens)."""
+    return json_lines("\n".join(line for line in text.splitlines() if line.startswith("{")))
 
 
 def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr_and_file(servers_root: Path, raw: list[RawStdio]) -> None:
@@ -294,9 +304,10 @@ async def test_initialize_is_answered_while_the_store_is_loading(servers_root: P
         prompts = (await kg.client.list_prompts()).prompts
         handshake_s = time.monotonic() - started
         assert len(tools) == 11 and len(prompts) == 5
-        # The store is still opening: a tool call waits (at most store_open_timeout_s), then says so.
+        # The store is still opening: a tool call waits (at most store_wait_s, and never longer
+        # than the open may take, store_open_timeout_s), then says for how long it has loaded.
         result = await kg.fails("list_entities", {}, code=2005)
-        assert result.text == "Error: The store is still loading after 1 s; try again."
+        assert STILL_LOADING.fullmatch(result.text), result.text
         # Once the store gives up (the server vanishes), tool calls say why.
         black_hole.close()
         error = await poll_until_code(kg, 2001)
@@ -489,6 +500,144 @@ def test_ctrl_c_stops_an_http_server_and_its_database(servers_root: Path) -> Non
         assert redis_servers_under(root) == []
     finally:
         server.stop()
+
+
+# --- signals while the store loads -----------------------------------------------------------
+
+
+def silent_database(data_dir: Path) -> int:
+    """The pid of an embedded FalkorDB for `data_dir`, started by a process that has exited since
+    (as one killed with -9 leaves it: no user holds it), then stopped with SIGSTOP.
+
+    It accepts connections and answers nothing, SHUTDOWN and SIGTERM included: what FalkorDB
+    does while it builds its indexes after a restart (a minute for 100k vectors), and the same
+    code path in polyg (it attaches, waits for a PING, is the only user when it stops), without
+    a store that takes minutes to build for each test."""
+    start = "import sys; from polyg.store.embedded import EmbeddedFalkor; EmbeddedFalkor(sys.argv[1]).start()"
+    subprocess.run([sys.executable, "-c", start, str(data_dir / "db")], check=True, timeout=60)
+    pid = embedded_pid(data_dir)
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    return pid
+
+
+def wait_for_log(read: Callable[[], str], message: str, timeout: float = 60) -> None:
+    """Poll a server's stderr until a JSON log line's message starts with `message`."""
+    deadline = time.monotonic() + timeout
+    while not any(entry.get("msg", "").startswith(message) for entry in log_lines(read())):
+        assert time.monotonic() < deadline, f"no log line {message!r}:\n{read()[-3000:]}"
+        time.sleep(0.05)
+
+
+def is_gone(pid: int) -> bool:
+    """Whether process `pid` has exited (a zombie not yet reaped counts as gone)."""
+    try:
+        return not Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True
+
+
+LOADING = "FalkorDB in "  # "FalkorDB in <dir> is loading its data and building its indexes"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_a_stdio_server_whose_store_is_loading(
+    servers_root: Path, raw: list[RawStdio], signum: signal.Signals
+) -> None:
+    root = servers_root / f"stdio-loading-{signum.name}"
+    first = RawStdio(root, "--toolsets", "kg", **FAST)
+    raw.append(first)
+    first.initialize()
+    entity = first.call_tool("create_entity", {"name": "kept", "type": "t"})["structuredContent"]["entity"]
+    assert first.close() == 0
+    database = silent_database(root / "data")
+    server = RawStdio(root, "--toolsets", "kg", **FAST)
+    raw.append(server)
+    server.initialize()
+    wait_for_log(server.stderr, LOADING)
+    server.proc.send_signal(signum)
+    # Within a few seconds (it waited 30 s for the silent database to answer, then 5 s more for
+    # it to honour a SIGTERM), and the database it was the only user of is gone.
+    assert server.wait(15) == 0, server.stderr()[-3000:]
+    assert embedded_pid(root / "data") is None and is_gone(database)
+    # Loading had only read the files: a new server finds everything.
+    again = RawStdio(root, "--toolsets", "kg", **FAST)
+    raw.append(again)
+    again.initialize()
+    found = again.call_tool("get_entity", {"entity_id": entity["id"]})["structuredContent"]["entity"]
+    assert found["name"] == "kept"
+    assert again.close() == 0
+
+
+def test_a_tool_call_says_the_store_is_loading_then_works(servers_root: Path, raw: list[RawStdio]) -> None:
+    root = servers_root / "stdio-loading-call"
+    database = silent_database(root / "data")
+    server = RawStdio(root, "--toolsets", "kg", POLYG_STORE_WAIT_S="1", **FAST)
+    raw.append(server)
+    server.initialize()
+    wait_for_log(server.stderr, LOADING)
+    # The call waits store_wait_s for the store, then says how long it has been loading.
+    failed = server.call_tool("list_entities", {})
+    assert failed["isError"] is True and failed["_meta"]["polyg/errorCode"] == 2005
+    text = failed["content"][0]["text"]
+    assert STILL_LOADING.fullmatch(text), text
+    os.kill(database, signal.SIGCONT)
+    wait_for_log(server.stderr, "store ready")
+    assert server.call_tool("list_entities", {}).get("isError") is not True
+    assert server.close() == 0
+    # Start-up says the store is opening, that the database is loading, and when it is ready.
+    logs = {entry["msg"]: entry for entry in json_lines(server.stderr()) if entry["logger"] != "polyg.calls"}
+    data = (root / "data" / "db").resolve()
+    assert list(logs)[:5] == [
+        "opening the store",
+        f"FalkorDB in {data} is loading its data and building its indexes",
+        "a call waits for the store",
+        *[m for m in logs if re.fullmatch(rf"FalkorDB in {re.escape(str(data))} loaded in \d+\.\d s", m)],
+        "store ready",
+    ], list(logs)
+    assert logs["store ready"]["seconds"] > 0, logs["store ready"]
+
+
+def call_over_http(url: str, tool: str) -> dict[str, Any]:
+    """A session of one tool call over Streamable HTTP, by hand: the JSON-RPC answer to the call.
+    (The SDK's client would post again as it closes, to a server this test has stopped.)"""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    init = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    with httpx.Client(timeout=60) as http:
+
+        def post(message: dict[str, Any]) -> httpx.Response:
+            return http.post(url, headers=headers, json={"jsonrpc": "2.0", **message})
+
+        opened = post({"id": 1, "method": "initialize", "params": init})
+        headers |= {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": PROTOCOL_VERSION}
+        post({"method": "notifications/initialized"})
+        answer = post({"id": 2, "method": "tools/call", "params": {"name": tool, "arguments": {}}})
+    if answer.headers["content-type"].startswith("application/json"):
+        return dict(answer.json())
+    events = [json.loads(line.removeprefix("data:")) for line in answer.text.splitlines() if line.startswith("data:")]
+    return next(event for event in events if event.get("id") == 2)
+
+
+def test_sigterm_stops_an_http_server_whose_store_is_loading(servers_root: Path) -> None:
+    root = servers_root / "http-loading-sigterm"
+    database = silent_database(root / "data")
+    server = HttpServer(root, args=["--toolsets", "kg"], env=FAST).start()
+    assert server.proc is not None
+    try:
+        server.wait_listening()
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            answer = pool.submit(call_over_http, server.url, "list_entities")
+            wait_for_log(server.stderr_text, "a call waits for the store")
+            server.proc.send_signal(signal.SIGTERM)
+            # The call waiting for the store is answered at once (uvicorn waits for requests
+            # under way before it closes polyg), and polyg stops the database it alone used.
+            assert server.proc.wait(15) == 0, server.stderr_text()[-3000:]
+            result = answer.result(30)["result"]
+    finally:
+        server.stop()
+    assert result["isError"] is True and result["_meta"]["polyg/errorCode"] == 2005, result
+    assert result["content"] == [{"type": "text", "text": "Error: polyg is shutting down."}]
+    assert not server.left_embedded_behind and is_gone(database)
 
 
 # --- nothing blocks the event loop at start ---------------------------------------------------

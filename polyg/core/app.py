@@ -2,7 +2,9 @@
 
 The MCP handshake must never wait for the database (FalkorDB rebuilds its indexes when it
 loads: about a minute for 100k vectors), so `start()` returns at once and every tool call
-awaits `ready()`. `/health` reports `loading` until then.
+awaits `ready()`, at most `store_wait_s`: a call made while the store loads then fails with a
+clear "still loading (N s so far); try again" (2005) rather than hang past the client's own
+time limit. `/health` reports `loading` until then; the log says when loading starts and ends.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
@@ -180,6 +183,8 @@ class Polyg:
         # off for a command that only reports, which must not write while it counts.
         self._sweeps = sweep
         self._task: asyncio.Task[Services] | None = None
+        self._opening_since = 0.0  # time.monotonic() when the current open began
+        self._called_off: asyncio.Future[None] | None = None  # see _called_off_signal
         self._embedded: object | None = None  # EmbeddedFalkor, imported lazily
         self._services: Services | None = None
         self._revive: asyncio.Task[None] | None = None
@@ -218,22 +223,56 @@ class Polyg:
     def start(self) -> None:
         """Open the store in the background; after a failed open, try again (the server may be up now)."""
         if self._task is None or (self._task.done() and self.status == "error" and not self._closing):
+            self._opening_since = time.monotonic()
             self._task = asyncio.create_task(self._open(), name="polyg-open")
 
-    async def ready(self) -> Services:
+    @property
+    def loading_s(self) -> float:
+        """Seconds the store has been opening so far (0 when it is not opening)."""
+        return time.monotonic() - self._opening_since if self.status == "loading" and self._task else 0.0
+
+    async def ready(self, wait_s: float | None = None) -> Services:
+        """The services once the store is open, waiting at most `wait_s` (default: as long as the
+        open may take, `store_open_timeout_s`) for it; StoreNotReady after that."""
         if self._services is not None and not self._closing:
             return self._services  # every tool call asks: no timer, no shield once open
         self.start()
         assert self._task is not None
-        try:
-            return await asyncio.wait_for(asyncio.shield(self._task), self.settings.store_open_timeout_s)
-        except TimeoutError:
-            raise StoreNotReady(
-                f"The store is still loading after {self.settings.store_open_timeout_s:.0f} s; try again."
-            ) from None
+        if not self._task.done():
+            log.info("a call waits for the store", extra={"loading_s": round(self.loading_s, 1)})
+        open_s = self.settings.store_open_timeout_s
+        limit = open_s if wait_s is None else min(wait_s, open_s)
+        # Not `wait_for`: neither a timeout nor this caller's cancellation may cut the open short.
+        called_off = self._called_off_signal()
+        await asyncio.wait((self._task, called_off), timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        if self._task.done() and not self._task.cancelled():
+            return self._task.result()
+        if self._closing:
+            raise StoreNotReady("polyg is shutting down.")
+        raise StoreNotReady(f"The store is still loading ({self.loading_s:.0f} s so far); try again.")
+
+    def _called_off_signal(self) -> asyncio.Future[None]:
+        """Done once `stop_opening` is called: the calls waiting for the store answer then."""
+        if self._called_off is None:
+            self._called_off = asyncio.get_running_loop().create_future()
+            if self._closing:
+                self._called_off.set_result(None)
+        return self._called_off
+
+    def stop_opening(self) -> None:
+        """Begin closing: an open under way is called off, and the calls waiting for it answer
+        at once (an HTTP server waits for its requests before it closes the core)."""
+        if self._closing:
+            return  # once: a second cancellation would cut short the open's own clean-up
+        self._closing = True
+        if self._called_off is not None and not self._called_off.done():
+            self._called_off.set_result(None)
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
 
     async def _open(self) -> Services:
         settings = self.settings
+        log.info("opening the store", extra={"store": self.store_description})
         embedder = self._embedder or create_embedder(
             settings.embedding_provider,
             model=settings.embedding_model,
@@ -272,7 +311,10 @@ class Polyg:
             reltypes,
         )
         self._services = services
-        log.info("store ready", extra={"store": self.store_description})
+        log.info(
+            "store ready",
+            extra={"store": self.store_description, "seconds": round(time.monotonic() - self._opening_since, 2)},
+        )
         if self._sweeps:
             self._sweep = asyncio.create_task(self._queue_stale_vectors(services), name="polyg-sweep")
         return services
@@ -362,9 +404,8 @@ class Polyg:
         return len(await self._services.store.list_projects())
 
     async def close(self) -> None:
-        self._closing = True
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+        self.stop_opening()
+        if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
         if self._sweep is not None:
             self._sweep.cancel()

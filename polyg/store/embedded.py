@@ -11,6 +11,11 @@ Every polyg process that opens the same data directory shares one server on a Un
   down. A process killed with -9 drops its locks, so nothing leaks; a server it leaves behind
   is simply attached to by the next `start()`.
 
+A server still loading its files (replaying the AOF, then FalkorDB building its indexes: about a
+minute for 100k vectors, during which it answers nothing at all, SHUTDOWN and signals included)
+has only read them so far: the last user stops it with a signal, SIGKILL when it does not go at
+once, rather than wait for the load to end. Loading loses nothing when cut short.
+
 The server daemonizes, so it outlives the process that started it and is reaped by init.
 Not thread-safe: use one `EmbeddedFalkor` per owner.
 """
@@ -25,6 +30,7 @@ import os
 import signal
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,6 +136,11 @@ class EmbeddedFalkor:
         self._pidfile = self.data_dir / "falkordb.pid"
         self._config_path = self.data_dir / "falkordb.conf"
         self._users_fd: int | None = None
+        # Whether the server answered PING since we attached or started it: until then it is
+        # loading, as far as this process knows, and a stop need not wait for it (see `stop`).
+        self._seen_ready = False
+        # Set by `stop()`: a `wait_until_loaded()` in another thread gives up at once.
+        self._detached = threading.Event()
 
     def __enter__(self) -> EmbeddedFalkor:
         self.start()
@@ -152,8 +163,10 @@ class EmbeddedFalkor:
         if os.path.dirname(self.socket_path) == short_socket_dir():
             _private_dir(short_socket_dir())
         deadline = time.monotonic() + self.start_timeout
+        self._detached.clear()
         with self._start_lock(deadline):
             if self._state() == "down":
+                self._seen_ready = False
                 self._start_server(deadline)
             if self._users_fd is None:
                 fd = os.open(self.data_dir / "users.lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -164,7 +177,9 @@ class EmbeddedFalkor:
         return self.socket_path
 
     def stop(self) -> None:
-        """Detach; the last process attached shuts the server down (AOF flushed and fsynced)."""
+        """Detach; the last process attached shuts the server down (AOF flushed and fsynced), or
+        kills it when it is still loading (see the module's docstring)."""
+        self._detached.set()
         if self._users_fd is None:
             return
         fd, self._users_fd = self._users_fd, None
@@ -183,14 +198,25 @@ class EmbeddedFalkor:
         return self._state() != "down"
 
     def wait_until_loaded(self, timeout: float) -> None:
-        """Wait while the server replays its AOF (it answers LOADING, or nothing, until done)."""
-        deadline = time.monotonic() + timeout
+        """Wait while the server replays its AOF (it answers LOADING, or nothing, until done).
+
+        Gives up with a StoreError as soon as `stop()` is called (from another thread)."""
+        started = time.monotonic()
+        deadline = started + timeout
+        said = False
         while (state := self._state()) != "ready":
+            if not said:
+                log.info("FalkorDB in %s is loading its data and building its indexes", self.data_dir)
+                said = True
+            if self._detached.is_set():
+                raise StoreError(f"Stopped waiting for FalkorDB in {self.data_dir} to load.")
             if state == "down":
                 raise StoreError(f"FalkorDB in {self.data_dir} stopped while loading.\n{self._log_tail()}")
             if time.monotonic() > deadline:
                 raise StoreTimeout(f"FalkorDB in {self.data_dir} still loading after {timeout:.0f} s.")
             time.sleep(_POLL_S)
+        if said:
+            log.info("FalkorDB in %s loaded in %.1f s", self.data_dir, time.monotonic() - started)
 
     def server_pid(self) -> int | None:
         """The pid of the server answering on the socket, None if none answers."""
@@ -219,6 +245,7 @@ class EmbeddedFalkor:
         client = self._client(_PING_TIMEOUT_S)
         try:
             client.ping()
+            self._seen_ready = True
             return "ready"
         except rexc.BusyLoadingError:  # a ConnectionError subclass, so caught first
             return "loading"
@@ -296,14 +323,21 @@ class EmbeddedFalkor:
         """SHUTDOWN the server (it flushes and fsyncs the AOF), then make sure the pid is gone."""
         pid: int | None = None
         refused = False
-        # A long timeout: a server replaying its AOF reads commands only now and then.
-        client = self._client(max(deadline - time.monotonic(), _PING_TIMEOUT_S))
+        # Never seen ready: loading. A server replaying its AOF answers between batches of
+        # commands, but one building its indexes answers nothing for minutes; either has only
+        # read its files, so one that stays silent is signalled at once (as after a refusal).
+        # Seen ready, it may be finishing a long query: the time left, as SHUTDOWN queues behind it.
+        loading = not self._seen_ready
+        client = self._client(_PING_TIMEOUT_S if loading else max(deadline - time.monotonic(), _PING_TIMEOUT_S))
         try:
             pid = int(client.info("server")["process_id"])
             self._compact_aof(client, COMPACT_WAIT_S, self.compact_min_bytes)
             client.shutdown()  # returns when the server drops the connection as it exits
-        except (rexc.ConnectionError, rexc.TimeoutError, OSError):
-            pass  # nothing listens (it died), or it never answered: the pid checks follow
+        except rexc.TimeoutError:
+            # It never answered: the pid checks follow, and a loading server is signalled at once.
+            refused = loading
+        except (rexc.ConnectionError, OSError):
+            pass  # nothing listens (it died): the pid checks follow
         except rexc.RedisError as exc:
             log.warning("FalkorDB refused SHUTDOWN (%s); sending SIGTERM", exc)
             refused = True
@@ -318,7 +352,7 @@ class EmbeddedFalkor:
             return
         grace = _REFUSED_GRACE_S if refused else _SIGNAL_GRACE_S
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            log.warning("FalkorDB pid %d still running; sending %s", pid, sig.name)
+            log.warning("FalkorDB pid %d still running%s; sending %s", pid, " (loading)" if loading else "", sig.name)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
             if _wait_exit(pid, time.monotonic() + grace):
