@@ -14,7 +14,9 @@ Nothing is left half-written for good: a memory with facts or causal links to fo
 write fails on the way, the memory stays with what was written before it; remembering it again
 (same text, same context) finds it unfinished and writes what is missing: facts and links it
 stated already are found as its own and not written again, nor reported. Entities made before
-a failed write stay too: the retry finds them by name (reported as merged then, not created).
+a failed write stay too: the retry finds them by name (and does not report them). An extracted
+item the graph refuses (a cause that resolves to its own effect) is logged and left out: it
+would be refused on every retry.
 Told again while its first remember still writes (in this process), a memory waits for it.
 """
 
@@ -22,7 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -37,6 +40,8 @@ from polyg.embed.cache import CachingEmbedder
 from polyg.errors import InvalidParams
 from polyg.names import new_id
 from polyg.store.queries import memories as q
+
+log = logging.getLogger(__name__)
 
 # What `remember` stores the memory itself as: an event of this origin (search finds it).
 MEMORY_ORIGIN = q.MEMORY_ORIGIN
@@ -113,12 +118,14 @@ class MemoryWriter:
             temporal.chain.read(project, [epoch_us(at), *(epoch_us(e.occurred_at) for e in likely.events)]),
         )
         if existing is not None and (state := await q.memory_state(temporal.ctx, project, existing)) is not None:
-            if state == "unfinished" and (writing := self._writing.get(existing)) is not None:
-                # Told again while its first remember still writes what follows it (a client
-                # that gave up waiting): not finished twice at once. Looked at again after it.
+            while state == "unfinished" and (writing := self._writing.get(existing)) is not None:
+                # Told again while a remember of it still writes what follows it (a client
+                # that gave up waiting, or retried twice): not finished twice at once. Looked
+                # at again after it.
                 await writing.wait()
                 state = await q.memory_state(temporal.ctx, project, existing) or "whole"
             if state == "unfinished":
+                # No await between the look and `_finish`'s claim: one retry finishes it.
                 return await self._finish(project, existing, content, at, Known(mentioned, named, chain))
             return Remembered(memory_id=existing, duplicate=True)
         found = await self.extractor.extract(content, at, tuple(mentioned))
@@ -135,14 +142,26 @@ class MemoryWriter:
         links of it that are not written yet (its events were written with it). `duplicate`
         only when none was missing (another remember finished it meanwhile): the lists say
         what this call added."""
-        found = await self.extractor.extract(content, at, tuple(known.mentioned))
-        out = Remembered(memory_id=memory, duplicate=False, extracted_by=found.source)
-        if not (found.value.facts or found.value.causes):  # a model's extraction this time: nothing follows
-            await q.settle(self.graphs.temporal.ctx, project, memory)
-        await self._facts_and_links(project, memory, at, found.value, {**known.named, **known.mentioned}, out)
+        with self._claimed(memory):
+            found = await self.extractor.extract(content, at, tuple(known.mentioned))
+            out = Remembered(memory_id=memory, duplicate=False, extracted_by=found.source)
+            if not (found.value.facts or found.value.causes):  # a model's extraction this time: nothing follows
+                await q.settle(self.graphs.temporal.ctx, project, memory)
+            await self._facts_and_links(project, memory, at, found.value, {**known.named, **known.mentioned}, out)
         added = (out.entities_created, out.facts_added, out.facts_invalidated, out.causal_links_added)
         out.duplicate = not any((*added, out.causal_links_updated))
         return out
+
+    @contextlib.contextmanager
+    def _claimed(self, memory: str) -> Iterator[None]:
+        """While a remember writes what follows `memory`: another one told the same memory
+        waits for it (see `remember`)."""
+        writing = self._writing[memory] = asyncio.Event()
+        try:
+            yield
+        finally:
+            del self._writing[memory]
+            writing.set()
 
     async def unfinished(self, project: str) -> int:
         """How many memories of the project have facts or causal links not written (their
@@ -249,17 +268,13 @@ class MemoryWriter:
         ]
         # The facts it states read what they may replace while it is written; each is written
         # once it is.
-        writing = self._writing[memory] = asyncio.Event()
-        try:
+        with self._claimed(memory):
             write = started(temporal.chain.write(project, events, known.chain))
             out = Remembered(memory_id=memory, duplicate=False)
             out.entities_created = [ids[n] for n in created]
             out.entities_merged = [ids[n] for n in names if n not in created]
             out.events_logged = [e.id for e in events[1:]]
             await self._facts_and_links(project, memory, at, found, ids, out, after=write)
-        finally:
-            del self._writing[memory]
-            writing.set()
         return out
 
     async def _facts_and_links(
@@ -280,17 +295,21 @@ class MemoryWriter:
         last = len(found.facts) + len(found.causes) - 1
         try:
             for i, fact in enumerate(found.facts):
-                added = await temporal.add_fact(
-                    project,
-                    subject=fact.subject,
-                    predicate=fact.predicate,
-                    object_=fact.object,
-                    reference_time=when,
-                    memory=memory,
-                    entity_ids=ids,
-                    after=after,
-                    settles=memory if i == last else None,
-                )
+                try:
+                    added = await temporal.add_fact(
+                        project,
+                        subject=fact.subject,
+                        predicate=fact.predicate,
+                        object_=fact.object,
+                        reference_time=when,
+                        memory=memory,
+                        entity_ids=ids,
+                        after=after,
+                        settles=memory if i == last else None,
+                    )
+                except InvalidParams as exc:
+                    await self._refused(project, memory, f"fact {fact.subject} {fact.predicate}", exc, i == last)
+                    continue
                 made = {fact.subject: added.fact.subject_id, fact.object: added.fact.object_id}
                 out.entities_created += [made[n] for n in added.entities_created if n in made]
                 if not added.duplicate:
@@ -301,17 +320,29 @@ class MemoryWriter:
                 # Never left running unseen: its failure is the remember's.
                 await after
         for i, cause in enumerate(found.causes, start=len(found.facts)):
-            link = await self.graphs.causal.add_link(
-                project,
-                cause=cause.cause,
-                effect=cause.effect,
-                confidence=cause.confidence,
-                evidence=cause.evidence,
-                memory=memory,
-                settles=memory if i == last else None,
-            )
+            try:
+                link = await self.graphs.causal.add_link(
+                    project,
+                    cause=cause.cause,
+                    effect=cause.effect,
+                    confidence=cause.confidence,
+                    evidence=cause.evidence,
+                    memory=memory,
+                    settles=memory if i == last else None,
+                )
+            except InvalidParams as exc:
+                await self._refused(project, memory, "causal link", exc, i == last)
+                continue
             if not link.restated:
                 (out.causal_links_updated if link.updated else out.causal_links_added).append(link.link.id)
+
+    async def _refused(self, project: str, memory: str, item: str, exc: InvalidParams, last: bool) -> None:
+        """An extracted item the graph refuses (a cause that resolves to its own effect): it
+        would be refused on every retry, so the memory goes on without it rather than failing,
+        or staying unfinished, for good."""
+        log.warning("remember: %s of memory %s not written: %s", item, memory, exc)
+        if last:
+            await q.settle(self.graphs.temporal.ctx, project, memory)
 
 
 @dataclass(frozen=True)

@@ -327,7 +327,9 @@ class EmbeddedFalkor:
         # commands, but one building its indexes answers nothing for minutes; either has only
         # read its files, so one that stays silent is signalled at once (as after a refusal).
         # Seen ready, it may be finishing a long query: the time left, as SHUTDOWN queues behind it.
-        loading = not self._seen_ready
+        # A server started again (revived) is never waited for, so not seeing it ready does not
+        # mean it is loading: it is asked once.
+        loading = not self._seen_ready and self._state() != "ready"
         client = self._client(_PING_TIMEOUT_S if loading else max(deadline - time.monotonic(), _PING_TIMEOUT_S))
         try:
             pid = int(client.info("server")["process_id"])

@@ -17,6 +17,8 @@ from polyg.core.time import epoch_us
 from polyg.errors import StoreError
 from polyg.names import new_id
 from polyg.store.falkor import Row
+from polyg.store.names import RelType
+from polyg.store.queries import causal as causal_q
 from polyg.store.queries import memories as memories_q
 from polyg.store.queries import temporal as temporal_q
 
@@ -222,3 +224,72 @@ async def test_a_memory_told_again_while_its_links_are_written_waits_and_writes_
     links = await services.ctx.read(project, "MATCH ()-[r:CAUSES]->() RETURN count(r)", {})
     events = await services.ctx.read(project, "MATCH (e:Event) RETURN count(e)", {})
     assert (links, events) == ([[1]], [[3]])  # the memory, the cause and the effect
+
+
+async def test_two_retries_of_an_unfinished_memory_at_once_write_its_link_once(
+    services: Services, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first remember failed at the link; a client then retries twice at once: one retry
+    finishes the memory, the other waits for it and finds nothing missing."""
+    writer, causal = services.memory_writer, services.memory.causal
+    add_link, memory_state = causal.add_link, memories_q.memory_state
+    said = "The queue filled up because the worker crashed."
+
+    async def failing(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError("the store went away")
+
+    monkeypatch.setattr(causal, "add_link", failing)
+    with pytest.raises(StoreError):
+        await writer.remember(project, said, "Dana", AT)
+    linking, release = asyncio.Event(), asyncio.Event()
+
+    async def held_link(*args: Any, **kwargs: Any) -> Any:
+        linking.set()
+        await release.wait()
+        return await add_link(*args, **kwargs)
+
+    looked = asyncio.Event()
+
+    async def state(*args: Any) -> Any:
+        found = await memory_state(*args)
+        if linking.is_set():  # the second retry's look, while the first writes the link
+            looked.set()
+        return found
+
+    monkeypatch.setattr(causal, "add_link", held_link)
+    monkeypatch.setattr(memories_q, "memory_state", state)
+    first = asyncio.create_task(writer.remember(project, said, "Dana", AT))
+    await linking.wait()  # the first retry is writing the link
+    second = asyncio.create_task(writer.remember(project, said, "Dana", AT))
+    await looked.wait()  # the second has seen the memory unfinished
+    release.set()
+    done, waited = await first, await second
+    assert len(done.causal_links_added) == 1 and waited.duplicate and not waited.causal_links_added
+    links = await services.ctx.read(project, "MATCH ()-[r:CAUSES]->() RETURN count(r)", {})
+    assert links == [[1]]
+    assert await writer.unfinished(project) == 0
+
+
+async def test_an_item_the_graph_refuses_is_left_out_and_the_memory_is_whole(services: Services, project: str) -> None:
+    """A cause that resolves to its own effect is refused on every try: the memory is stored
+    whole without it, not failed (or left unfinished) for good."""
+    writer = services.memory_writer
+    await writer.remember(project, "The deploy failed.", None, AT)
+    said = "The deploy failed because the deploy failed again."
+    out = await writer.remember(project, said, None, AT)
+    assert not out.duplicate and out.causal_links_added == []
+    assert await writer.unfinished(project) == 0
+    assert (await writer.remember(project, said, None, AT)).duplicate
+
+
+async def test_a_last_write_that_finds_its_ends_gone_leaves_the_memory_unfinished(
+    services: Services, project: str
+) -> None:
+    """An end deleted between the read and the write: the link is not written, so the mark
+    stays (a retry writes it), while a citation the memory had made already clears it."""
+    await services.ctx.write(project, "CREATE (:Event {id: 'mem', origin: 'memory', unfinished: true})", {})
+    link = {"id": new_id("cl"), "confidence": 0.9, "evidence": "x", "now": "2026-01-09T12:00:00Z", "memories": ["mem"]}
+    await causal_q.create_link(services.ctx, project, ("Event", "gone-a"), ("Event", "gone-b"), link, settles="mem")
+    assert await memories_q.memory_state(services.ctx, project, "mem") == "unfinished"
+    await temporal_q.cite_fact(services.ctx, project, RelType("WORKS_ON"), "no-fact", "mem", settles="mem")
+    assert await memories_q.memory_state(services.ctx, project, "mem") == "whole"

@@ -21,13 +21,16 @@ MEMORY_ORIGIN = "memory"
 MemoryState = Literal["whole", "unfinished"]
 
 
-def settling(settles: str | None) -> str:
+def settling(settles: str | None, *, even_unmatched: bool = False) -> str:
     """What a write appends (after its own clauses, before any RETURN) to also clear the mark
-    of the memory `$settles`: nothing when it settles none. A write whose own match found
-    nothing still hands one row on (the count), so the mark is cleared all the same."""
+    of the memory `$settles`: nothing when it settles none. The mark is cleared only when the
+    write's own match found its rows (an end deleted meanwhile leaves the item unwritten, so
+    the memory stays unfinished), or, with `even_unmatched`, in any case (a citation that
+    matches nothing because the memory cites the item already has nothing left to write)."""
     if settles is None:
         return ""
-    return " WITH count(*) AS written MATCH (settled:Event {id: $settles}) SET settled.unfinished = NULL"
+    written = "" if even_unmatched else " WHERE written > 0"
+    return f" WITH count(*) AS written{written} MATCH (settled:Event {{id: $settles}}) SET settled.unfinished = NULL"
 
 
 async def memory_state(run: Runner, project: str, event_id: str) -> MemoryState | None:

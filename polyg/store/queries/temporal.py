@@ -335,7 +335,7 @@ async def cite_fact(
     await run.write(
         project,
         f"MATCH (:Entity)-[r:{rel_type} {{id: $id}}]->(:Entity) WHERE NOT $memory IN coalesce(r.memories, []) "
-        "SET r.memories = coalesce(r.memories, []) + $memory" + settling(settles),
+        "SET r.memories = coalesce(r.memories, []) + $memory" + settling(settles, even_unmatched=True),
         {"id": fact_id, "memory": memory, "settles": settles},
     )
 
