@@ -231,16 +231,17 @@ def capitalised_mid_sentence(text: str) -> frozenset[str]:
     return frozenset(
         bare.lower()
         for match in _WORD.finditer(text)
-        if _name_word(bare := _bare(match.group(0)), first=False, after=text[match.end() :])
+        if _name_word(bare := _bare(match.group(0)), first=False, text=text, end=match.end())
         and not _opens_sentence(text, match.start())
     )
 
 
-def _name_word(bare: str, *, first: bool, after: str = "") -> bool:
-    """Whether a word can be part of a name; `first`: can start one; `after`: the text after
-    it ("New" is a time word only in "New Year": "New York" is a name)."""
+def _name_word(bare: str, *, first: bool, text: str = "", end: int = 0) -> bool:
+    """Whether a word can be part of a name; `first`: can start one; `text`, `end`: where the
+    word ends in its text ("New" is a time word only in "New Year": "New York" is a name).
+    Read in place, not sliced: this runs for every word of a long memory."""
     lowered = bare.lower()
-    time_word = lowered in TIME_WORDS and not (lowered == "new" and not after.startswith((" Year", " year")))
+    time_word = lowered in TIME_WORDS and not (lowered == "new" and not text.startswith((" Year", " year"), end))
     if not _capitalised(bare) or time_word or bare == "I" or _CONTRACTION.search(bare):
         return False
     return not first or (lowered not in STARTERS and lowered not in INTERJECTIONS)
@@ -259,7 +260,7 @@ def _names(text: str, statement: bool = False, capitalised: frozenset[str] = fro
         # A title's or an initial's full stop joins the name unless a new sentence starts there.
         after_stop = bool(run) and run[-1].group(0).endswith(".") and _opens_sentence(text, match.start())
         joined = run and gap == " " and not _possessive(run[-1].group(0)) and not after_stop
-        if _name_word(bare, first=not run, after=text[match.end() :]):
+        if _name_word(bare, first=not run, text=text, end=match.end()):
             if joined or not run:
                 run.append(match)
                 continue
@@ -268,7 +269,7 @@ def _names(text: str, statement: bool = False, capitalised: frozenset[str] = fro
             continue
         out += _finish(text, run, statement, capitalised)
         run = []
-        if _name_word(bare, first=True, after=text[match.end() :]):
+        if _name_word(bare, first=True, text=text, end=match.end()):
             run.append(match)
     out += _finish(text, run, statement, capitalised)
     return out
