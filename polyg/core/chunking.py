@@ -59,7 +59,7 @@ def tokenizer() -> Any:
     """The embedding model's tokenizer (checksum verified), without truncation or padding."""
     from tokenizers import Tokenizer
 
-    from polyg.embed.checksum import verify_sha256
+    from polyg.checksum import verify_sha256
     from polyg.embed.minilm import TOKENIZER_SHA256, default_tokenizer_path
 
     path = default_tokenizer_path()

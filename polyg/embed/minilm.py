@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from polyg.embed.base import Embedder, check_texts, in_background_thread, lower_priority
-from polyg.embed.checksum import verify_sha256
+from polyg.checksum import verify_sha256
 from polyg.embed.quantize import quantized_copy
 from polyg.errors import EmbeddingError, EmbeddingModelError, TextEncodingError
 

@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from polyg.embed.checksum import file_sha256
+from polyg.checksum import file_sha256
 
 log = logging.getLogger(__name__)
 

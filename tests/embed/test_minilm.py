@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import polyg.embed.checksum as checksum
+import polyg.checksum as checksum
 from polyg.embed.minilm import (
     SUB_BATCH,
     SUB_BATCH_TOKENS,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import polyg.embed.minilm as minilm
-from polyg.embed.checksum import file_sha256
+from polyg.checksum import file_sha256
 from polyg.embed.minilm import MiniLMEmbedder
 
 QUERIES = ["davis trumpet", "saxophone player", "Maria 123 Okafor", "who moved to Lisbon last spring and why?"]

@@ -1,7 +1,8 @@
-"""sha256 verification of model files, hashed once per file version per process.
+"""sha256 verification of shipped files (models, database binaries), hashed once per file
+version per process.
 
 Hashing the 23 MB MiniLM model costs ~50 ms; cheap once, but not worth paying again each
-time an embedder is created (tests create many). The cache key includes mtime and size, so a
+time an embedder or a store is created (tests create many). The cache key includes mtime and size, so a
 file replaced on disk is hashed again. The cache lives in memory only: a checksum cached on
 disk could be tampered with together with the file it vouches for.
 """
@@ -12,7 +13,7 @@ import hashlib
 import threading
 from pathlib import Path
 
-from polyg.errors import EmbeddingModelError
+from polyg.errors import EmbeddingModelError, PolygError
 
 _CHUNK = 1 << 20
 _digests: dict[tuple[str, int, int], str] = {}
@@ -41,19 +42,21 @@ def cached_sha256(path: Path) -> str:
     return digest
 
 
-def verify_sha256(path: Path, expected: str, *, what: str) -> None:
-    """Raise EmbeddingModelError unless `path` exists and its sha256 is `expected`."""
+def verify_sha256(
+    path: Path, expected: str, *, what: str, error: type[PolygError] = EmbeddingModelError
+) -> None:
+    """Raise `error` unless `path` exists and its sha256 is `expected`."""
     try:
         actual = cached_sha256(path)
     except FileNotFoundError as exc:
-        raise EmbeddingModelError(
+        raise error(
             f"{what} not found at {path}; reinstall polyg to restore it",
             details={"path": str(path)},
         ) from exc
     except OSError as exc:
-        raise EmbeddingModelError(f"cannot read {what} at {path}: {exc}", details={"path": str(path)}) from exc
+        raise error(f"cannot read {what} at {path}: {exc}", details={"path": str(path)}) from exc
     if actual != expected:
-        raise EmbeddingModelError(
+        raise error(
             f"{what} at {path} is corrupt or not the pinned version "
             f"(sha256 {actual[:12]}…, expected {expected[:12]}…); reinstall polyg to restore it",
             details={"path": str(path), "sha256": actual, "expected_sha256": expected},
