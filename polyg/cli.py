@@ -267,6 +267,8 @@ def import_(
         if kind == "graph-json":
             pages = graph_import.read_pages(path, files.read_text(path))
             graph = graph_import.check(graph_import.whole_export(pages))
+        elif kind == "json" and (items := files.export_items(document)) is not None:
+            graph = graph_import.check(items)  # `polyg export`'s items are export_graph's
     except PolygError as exc:
         _fail(exc)
 
@@ -333,6 +335,9 @@ def import_(
 def export(
     fmt: FormatOpt = "json",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default stdout).")] = None,
+    embeddings: Annotated[
+        bool, typer.Option("--embeddings", help="Include the vectors (json; by default an import recomputes them).")
+    ] = False,
     project: ProjectOpt = None,
     store: StoreOpt = None,
     data_dir: DataDirOpt = None,
@@ -362,7 +367,7 @@ def export(
             raise ConfigError(f"Cannot write {output}: {exc.strerror or exc}.") from None
         try:
             if fmt == "json":
-                return await transfer.export_json(target, out)
+                return await transfer.export_json(target, out, embeddings=embeddings)
             return await transfer.export_memory_jsonl(target, out)
         finally:
             if output:
