@@ -55,12 +55,14 @@ def succeeds(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def import_file(root: Path, path: Path, project: str) -> tuple[tuple[int, int, int, int], str]:
-    """`polyg import`; returns (entities, relations, observations added, lines skipped) and stderr."""
-    done = succeeds(root, "import", str(path), "--project", project)
+    """`polyg import`; returns (entities, relations, observations added, lines skipped) and stderr.
+    An import that skipped lines exits 1 (it did not do all it was asked), else 0."""
+    done = polyg(root, "import", str(path), "--project", project)
     assert done.stdout == "", "import must leave stdout alone"
     found = REPORT.search(done.stderr)
     assert found, done.stderr
     counts = tuple(int(n) for n in found.groups())
+    assert done.returncode == (1 if counts[3] else 0), f"polyg import exited {done.returncode}:\n{done.stderr}"
     return (counts[0], counts[1], counts[2], counts[3]), done.stderr
 
 
@@ -223,7 +225,8 @@ def test_memory_jsonl_round_trip_is_idempotent_and_exact(root: Path, tmp_path: P
     assert len(source.read_text(encoding="utf-8").splitlines()) == 3500
 
     counts, stderr = import_file(root, source, "imported")
-    assert counts == (2000, 1500, 0, 0), stderr
+    # Every observation is counted, those of the entities created too.
+    assert counts == (2000, 1500, sum(len(e["observations"]) for e in entities), 0), stderr
     assert progress_shown(stderr, "imported"), stderr
 
     again, stderr = import_file(root, source, "imported")
@@ -256,7 +259,7 @@ def test_import_merges_into_what_exists(root: Path, tmp_path: Path) -> None:
             {"type": "relation", "from": "Babbage", "to": "Engine", "relationType": "designed"},
         ],
     )
-    assert import_file(root, first, "p")[0] == (2, 1, 0, 0)
+    assert import_file(root, first, "p")[0] == (2, 1, 2, 0)
     assert import_file(root, second, "p")[0] == (1, 1, 3, 0)
     entities, relations = export_jsonl(root, "p")
     assert entities == {
@@ -268,7 +271,7 @@ def test_import_merges_into_what_exists(root: Path, tmp_path: Path) -> None:
     # The export is itself a memory file: imported into another project, the same graph.
     exported = tmp_path / "exported.jsonl"
     succeeds(root, "export", "--format", "memory-jsonl", "--project", "p", "--output", str(exported))
-    assert import_file(root, exported, "copy")[0] == (3, 2, 0, 0)
+    assert import_file(root, exported, "copy")[0] == (3, 2, 5, 0)
     copied, copied_relations = export_jsonl(root, "copy")
     assert copied == entities and sorted(copied_relations) == sorted(relations)
 
@@ -304,7 +307,7 @@ def test_malformed_lines_are_reported_and_the_rest_imported(root: Path, tmp_path
     path = write_jsonl(tmp_path / "malformed.jsonl", lines)
 
     counts, stderr = import_file(root, path, "messy")
-    assert counts == (2, 1, 0, len(bad)), stderr
+    assert counts == (2, 1, 3, len(bad)), stderr
     reported = {int(n) for n in re.findall(r"skipped line (\d+):", stderr)}
     assert reported == bad, stderr
     assert re.search(r"skipped line 9: .*'Nobody'", stderr), stderr
@@ -546,7 +549,7 @@ def test_a_nul_line_is_reported_by_number_and_the_rest_imported(root: Path, tmp_
     lines.append({"type": "relation", "from": "e001", "to": "e002", "relationType": "knows"})
     path = write_jsonl(tmp_path / "nul.jsonl", lines)
     counts, stderr = import_file(root, path, "nul")
-    assert counts == (599, 1, 0, 2), stderr
+    assert counts == (599, 1, 599, 2), stderr
     assert {int(n) for n in re.findall(r"skipped line (\d+):", stderr)} == {401, 601}, stderr
     assert "NUL" in stderr
     entities, relations = export_jsonl(root, "nul")
@@ -560,7 +563,7 @@ def test_files_are_read_as_written(root: Path, tmp_path: Path) -> None:
     bom = tmp_path / "bom.jsonl"
     bom.write_bytes(b"\xef\xbb\xbf" + (json.dumps(first) + "\n" + json.dumps(second) + "\n").encode())
     counts, stderr = import_file(root, bom, "bom")
-    assert counts == (2, 0, 0, 0), stderr
+    assert counts == (2, 0, 1, 0), stderr
     assert export_jsonl(root, "bom")[0] == {"first": ("t", ['"format": in an observation']), "second": ("t", [])}
 
     mentions_format = write_jsonl(

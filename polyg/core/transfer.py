@@ -236,6 +236,9 @@ class Transfer:
             written = await self.named.write_entities(project, rows) if rows else set()
             created = [e for e, row in zip(new, rows, strict=True) if row["id"] in written]
             report.entities_created += len(created)
+            # A new entity's observations are added too (the summary used to count only those
+            # added to entities the project held).
+            report.observations_added += sum(len(e["observations"]) for e in created)
             made = {e["name"] for e in created}
             extra = [
                 {"entityName": e["name"], "contents": e["observations"]}
@@ -270,12 +273,14 @@ class Transfer:
         (entities done, entities queued) as it goes. False if the embedder is failing: what is
         left is made the next time polyg opens the store."""
         vectors = self.ctx.vectors
-        total = vectors.pending(project)
+        total = vectors.unstored(project)
         while not await vectors.settle(project, PROGRESS_S):
             if vectors.failures:
                 return False
             if progress:
-                progress(total - vectors.pending(project), total)
+                left = vectors.unstored(project)
+                total = max(total, left)
+                progress(total - left, total)
         if progress:
             progress(total, total)
         return True
