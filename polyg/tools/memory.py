@@ -807,7 +807,8 @@ async def undo_invalidation(s: Services, p: UndoInvalidation) -> dict[str, Any]:
 @memory.tool(AddCausalLink, AddCausalLinkResult, idempotent=True, title="Add causal link")
 async def add_causal_link(s: Services, p: AddCausalLink) -> dict[str, Any]:
     """Record that a cause led to an effect, with a confidence (0-1) and evidence. Each is matched to an
-    event or entity (id, exact, case-insensitive, fuzzy, then by meaning) or created as a new event."""
+    event or entity (id, exact, case-insensitive, fuzzy, then by meaning) or created as a new event.
+    Stating a link again updates its confidence and adds new evidence to the evidence it had."""
     result = await s.memory.causal.add_link(
         s.project(p.project_id),
         cause=p.cause,
