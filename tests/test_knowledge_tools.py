@@ -337,7 +337,7 @@ async def test_relationship_types_managed_and_weights_used(kn: KG, project: str)
                 "source_types": ["Person"],
             },
             {"name": "BAD NAME"},
-            {"name": "DEPENDS_ON"},
+            {"name": "HAS_OBSERVATION"},  # DEPENDS_ON was the reserved example: a user's to take now
             {"name": "PARENT_OF"},
         ],
     )

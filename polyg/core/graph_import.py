@@ -44,7 +44,7 @@ from polyg.store.names import (
     RELATIONSHIP_TYPE,
     Label,
     RelType,
-    is_reserved_rel_type,
+    is_own_rel_type,
     short,
 )
 from polyg.store.queries import views as q
@@ -315,7 +315,7 @@ class GraphImport:
                 if progress:
                     progress(len(batch))
         await self.temporal.reltypes.ensure(
-            project, sorted({e.type for e in graph.edges if not is_reserved_rel_type(e.type)})
+            project, sorted({e.type for e in graph.edges if not is_own_rel_type(e.type)})
         )
         by_ends: dict[tuple[RelType, Label, Label], list[Edge]] = defaultdict(list)
         for edge in graph.edges:
@@ -328,9 +328,7 @@ class GraphImport:
                 report.already_there += len(batch) - made
                 if progress:
                     progress(len(batch))
-        fact_types = sorted(
-            {e.type for e in graph.edges if "valid_from" in e.props and not is_reserved_rel_type(e.type)}
-        )
+        fact_types = sorted({e.type for e in graph.edges if "valid_from" in e.props and not is_own_rel_type(e.type)})
         await self.temporal.mark_fact_types(project, fact_types)
         await self._link_mentions(project, graph.nodes)
         queued: dict[Label, list[str]] = defaultdict(list)
