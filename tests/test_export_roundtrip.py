@@ -150,12 +150,16 @@ async def test_cli_json_export_and_import_restore_every_toolset(servers_root: Pa
     exported = file.read_text(encoding="utf-8")
     assert '"embedding"' not in exported, "vectors are left out unless asked"
     assert json.loads(exported)["project"] == "source"
-    with_vectors = json.loads(succeeds(root, "export", "--project", "source", "--embeddings").stdout)
+    vectors_file = tmp_path / "with-vectors.json"
+    succeeds(root, "export", "--project", "source", "--embeddings", "--output", str(vectors_file))
+    with_vectors = json.loads(vectors_file.read_text(encoding="utf-8"))
     assert any("embedding" in item["properties"] for item in with_vectors["items"])
     succeeds(root, "import", str(file), "--project", "restored")
+    succeeds(root, "import", str(vectors_file), "--project", "vectors")  # restored as exported
 
     async with kg_session("stdio", root, "--toolsets", "all", **EMBEDDER) as server:
         after = await whole_graph(server, "restored")
+        assert counts(await whole_graph(server, "vectors")) == (labels, types)
         # The vectors were recomputed: the restored article is found by meaning.
         found = await server.ok("graph_retrieve", {"project_id": "restored", "query": "Fresnel lens beams"})
         assert found["total_results"] >= 1

@@ -285,7 +285,8 @@ class GraphImport:
         if graph.dimension is not None and graph.dimension != dimension:
             raise InvalidParams(
                 f"The export's vectors have {graph.dimension} dimensions but this project's embedder makes "
-                f"{dimension}: export again with include_embeddings: false, and polyg computes them."
+                f"{dimension}: export again without them (include_embeddings: false; `polyg export` without "
+                "--embeddings), and polyg computes them."
             )
         for label, ids in graph.outside_ends().items():
             missing = sorted(ids - set(await q.existing_ids(self.ctx, project, label, sorted(ids))))
