@@ -25,9 +25,18 @@ from typing import Any
 
 from falkordb import Edge, Node, Path
 
-from polyg.core import limits
+from polyg.core import cypher_bounds, limits
 from polyg.core.graph import GraphContext
-from polyg.errors import InvalidParams, NotFound, StoreError, StoreTimeout
+from polyg.errors import (
+    InvalidParams,
+    NotFound,
+    QueryMemoryExceeded,
+    QueryTimedOut,
+    QueryTooCostly,
+    StoreError,
+    StoreTimeout,
+    UserQueryTimeout,
+)
 from polyg.names import check_project_id
 from polyg.store.falkor import Row
 from polyg.store.names import Label
@@ -160,6 +169,8 @@ class UserCypher:
         await self.ctx.schema.ensure(project)
         try:
             ops = await q.plan(self.ctx.store, project, query)
+        except QueryMemoryExceeded as exc:
+            raise _too_much_memory() from exc
         except StoreTimeout:
             raise
         except StoreError as exc:
@@ -194,8 +205,8 @@ class UserCypher:
         limits.limit(max_rows, "max_rows")
         try:
             graph_rows, columns = await self._rows(project, query, node, timeout_ms)
-        except StoreTimeout as exc:
-            raise StoreTimeout(f"The template query ran longer than its limit of {timeout_ms} ms.") from exc
+        except QueryTimedOut as exc:
+            raise _too_long(timeout_ms) from exc
         rows = graph_rows[:max_rows]
         nodes, edges = graph_ids(rows)
         nodes.add(node)
@@ -235,8 +246,10 @@ class UserCypher:
             return await q.run_probe(
                 self.ctx.store, project, q.ids_probe(probe, columns), node, timeout_ms=timeout_ms, cap=MAX_PROBE_ROWS
             )
-        except StoreTimeout as exc:
-            raise StoreTimeout(f"The template query ran longer than its limit of {timeout_ms} ms.") from exc
+        except QueryTimedOut as exc:
+            raise _too_long(timeout_ms) from exc
+        except QueryMemoryExceeded as exc:
+            raise _too_much_memory() from exc
         except StoreError:
             return None  # e.g. no variable left in scope at the final RETURN: the rows are all we know
 
@@ -250,6 +263,8 @@ class UserCypher:
     async def _rows(self, project: str, query: str, node: int, timeout_ms: int) -> tuple[list[Row], tuple[str, ...]]:
         try:
             columns, rows = await q.run(self.ctx.store, project, query, node, timeout_ms=timeout_ms)
+        except QueryMemoryExceeded as exc:
+            raise _too_much_memory() from exc
         except StoreTimeout:
             raise
         except StoreError as exc:
@@ -261,3 +276,13 @@ class UserCypher:
 
 def _check_text(query: str) -> None:
     limits.text(query, "query", max_len=MAX_QUERY)
+    # At render too: a template saved before these checks existed is refused, not run.
+    cypher_bounds.check(query)
+
+
+def _too_long(timeout_ms: int) -> UserQueryTimeout:
+    return UserQueryTimeout(f"The template query ran longer than its limit of {timeout_ms} ms.")
+
+
+def _too_much_memory() -> QueryTooCostly:
+    return QueryTooCostly("The template query needed more memory than one query may use.")
