@@ -70,3 +70,17 @@ async def test_a_variable_past_the_time_limit_is_a_4008_error(kn: KG, project: s
     assert "limit of 1000 ms" in failed.message
     doc = await kn.ok("generate_documents", {"project_id": project, "node_identifiers": [node_id]})
     assert doc["documents"][0]["content"] == "# Deep\n\nx\n"  # the server answers on
+
+
+async def test_a_structure_nested_too_deep_is_refused_on_save(kn: KG, project: str) -> None:
+    deep = "".join(f"{{{{#s{i}}}}}" for i in range(1000)) + "".join(f"{{{{/s{i}}}}}" for i in reversed(range(1000)))
+    out = await kn.ok(
+        "manage_templates",
+        {
+            "project_id": project,
+            "operation": "create",
+            "templates": [{"id": "deep", "name": "deep", "description": "", "structure": deep}],
+        },
+    )
+    assert out["results"][0]["status"] == "error"
+    assert "nest deeper than 100" in out["results"][0]["message"]
