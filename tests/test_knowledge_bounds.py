@@ -4,6 +4,7 @@ limit with a 4xxx error, the server answering on."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -84,3 +85,30 @@ async def test_a_structure_nested_too_deep_is_refused_on_save(kn: KG, project: s
     )
     assert out["results"][0]["status"] == "error"
     assert "nest deeper than 100" in out["results"][0]["message"]
+
+
+async def test_template_ids_are_unique(kn: KG, project: str) -> None:
+    async def create(*items: dict[str, Any]) -> list[dict[str, Any]]:
+        out = await kn.ok("manage_templates", {"project_id": project, "operation": "create", "templates": list(items)})
+        results: list[dict[str, Any]] = out["results"]
+        return results
+
+    def statuses(results: list[dict[str, Any]]) -> list[str]:
+        return [r["status"] for r in results]
+
+    # A duplicate within one batch, then an id that exists.
+    assert statuses(await create(template("t1", {}), template("t1", {}))) == ["success", "error"]
+    [again] = await create(template("t1", {}))
+    assert again["status"] == "error" and "exists already" in again["message"]
+    # Ten creates of one id at once: one template (there were ten).
+    together = await asyncio.gather(*(create(template("t2", {})) for _ in range(10)))
+    assert sorted(r["status"] for [r] in together) == ["error"] * 9 + ["success"]
+    # An entity's id.
+    made = await kn.ok(
+        "manage_nodes", {"project_id": project, "operation": "create", "nodes": [{"name": "E", "summary": "x"}]}
+    )
+    entity_id = made["results"][0]["node_id"]
+    [clash] = await create(template(entity_id, {}))
+    assert clash["status"] == "error" and "entity's id" in clash["message"]
+    listed = (await kn.ok("manage_templates", {"project_id": project, "operation": "list"}))["templates"]
+    assert sorted(t["id"] for t in listed) == ["t1", "t2"]
