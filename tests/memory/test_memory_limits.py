@@ -54,3 +54,18 @@ async def test_clearing_the_entity_graph_takes_its_cached_documents(server: KG, 
     assert await cached_documents() == 3
     await server.ok("clear_graph", {**p, "graph": "entity", "confirm": True})
     assert await cached_documents() == 0
+
+
+async def test_add_concept_does_not_make_a_second_entity_of_a_name(server: KG, project: str) -> None:
+    p = {"project_id": project}
+    await server.ok("add_entity", {**p, "name": "Python", "entity_type": "language"})
+    refused = await server.fails("add_concept", {**p, "name": " Python ", "description": "a topic"}, code=4002)
+    assert "exists already" in refused.message and "'language'" in refused.message
+    page = await server.ok("export_graph", {**p, "format": "json", "limit": 1000})
+    named = [i for i in page["items"] if i["kind"] == "node" and i["properties"].get("name") == "Python"]
+    assert [n["properties"]["type"] for n in named] == ["language"]
+    # A concept of its own name represents it; adding that concept again reuses it.
+    made = await server.ok("add_concept", {**p, "name": "Python programming", "represents": ["Python"]})
+    again = await server.ok("add_concept", {**p, "name": "Python programming"})
+    assert made["created"] and not again["created"]
+    assert again["concept"]["id"] == made["concept"]["id"]
