@@ -252,17 +252,18 @@ class FalkorStore:
         that refuses GRAPH.CONFIG (renamed command, ACL) keeps running without one: polyg's own
         checks of template queries still apply, so this is logged, not raised."""
         try:
-            reply = await self._run(self._graph_config("GET", "QUERY_MEM_CAPACITY"))
+            reply = await self._run(self.graph_config("GET", "QUERY_MEM_CAPACITY"))
             current = int(reply[1])
             if current == 0:
-                await self._run(self._graph_config("SET", "QUERY_MEM_CAPACITY", str(capacity)))
+                await self._run(self.graph_config("SET", "QUERY_MEM_CAPACITY", str(capacity)))
                 current = capacity
         except (StoreError, IndexError, TypeError, ValueError) as exc:
             log.warning("the database's per-query memory capacity could not be set: %s", exc)
             return 0
         return current
 
-    def _graph_config(self, *args: str) -> Awaitable[Any]:
+    def graph_config(self, *args: str) -> Awaitable[Any]:
+        """GRAPH.CONFIG with `args` (GET name, SET name value): the database's settings."""
         command: Callable[..., Awaitable[Any]] = self._client.execute_command
         return command("GRAPH.CONFIG", *args)
 

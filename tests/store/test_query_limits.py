@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import redis
 
+from polyg.core.app import Services
 from polyg.errors import QueryMemoryExceeded
 from polyg.store.falkor import QUERY_MEM_CAPACITY, FalkorStore
 from tests.falkor_server import FalkorServer
@@ -77,3 +78,9 @@ async def test_a_server_that_refuses_graph_config_is_used_without_a_capacity() -
             assert await store.query("g", "CREATE (:N {x: 1}) RETURN 1") == [[1]]
         finally:
             await store.close()
+
+
+async def test_every_store_mode_opens_with_a_query_memory_capacity(services: Services) -> None:
+    """Embedded (the module argument) and server mode (set at open): one capacity in force."""
+    reply = await services.store.graph_config("GET", "QUERY_MEM_CAPACITY")
+    assert int(reply[1]) == QUERY_MEM_CAPACITY
