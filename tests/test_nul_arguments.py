@@ -4,6 +4,7 @@ Walks every tool's published input schema and, for each string it can hold (a pa
 field of an item of a list, a value or a key of a map), calls the tool through the real MCP
 client with that one string holding a NUL and everything else a plain value: each call must be
 refused as invalid parameters (4002) saying so, never reach the database (2004) or crash (4000).
+Where the schema types the string, it says so too (a validating client refuses it first).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from tests.mcp_helpers import KG, kg_session
@@ -19,6 +21,7 @@ from tests.mcp_helpers import KG, kg_session
 pytestmark = pytest.mark.anyio
 
 NUL = "a\x00b"
+TYPED = " (a string)"  # marks a place whose schema says it is a string
 Schema = dict[str, Any]
 
 
@@ -68,7 +71,7 @@ def variants(schema: Any, defs: Schema, where: str) -> Iterator[tuple[str, Any]]
     for branch in branches(resolve(schema, defs), defs):
         kind = branch.get("type")
         if kind == "string" and "enum" not in branch:
-            yield where, NUL
+            yield where + TYPED, NUL
         elif kind == "array":
             for inner, value in variants(branch.get("items", {}), defs, f"{where}[0]"):
                 yield inner, [value]
@@ -103,5 +106,7 @@ async def test_every_string_of_every_tool_refuses_nul(every_tool: KG) -> None:
                 checked.append(f"{tool.name}:{where}")
                 if not (result.is_error and result.error_code == 4002 and "NUL" in result.text):
                     wrong.append(f"{tool.name} {where}: {result.error_code} {result.text[:160]}")
+                if where.endswith(TYPED) and jsonschema.Draft202012Validator(schema).is_valid(args):
+                    wrong.append(f"{tool.name} {where}: the published schema takes the NUL")
     assert wrong == [], "\n".join(wrong)
     assert len(checked) > 150
