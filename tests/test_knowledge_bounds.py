@@ -112,3 +112,27 @@ async def test_template_ids_are_unique(kn: KG, project: str) -> None:
     assert clash["status"] == "error" and "entity's id" in clash["message"]
     listed = (await kn.ok("manage_templates", {"project_id": project, "operation": "list"}))["templates"]
     assert sorted(t["id"] for t in listed) == ["t1", "t2"]
+
+
+async def test_the_variables_of_a_template_share_one_time_budget(kn: KG, project: str) -> None:
+    made = await kn.ok(
+        "manage_nodes", {"project_id": project, "operation": "create", "nodes": [{"name": "Many", "summary": "x"}]}
+    )
+    node_id = made["results"][0]["node_id"]
+    deep = (
+        f"WITH {FIFTY} AS xs UNWIND xs AS a UNWIND xs AS b UNWIND xs AS c UNWIND xs AS d UNWIND xs AS e "
+        "RETURN count([a, b, c, d, e]) AS rows"
+    )
+    # Four variables: 500 ms each (before, 1 s each: 32 slow variables held the database 32 s).
+    variables = {"a": "RETURN n.name AS v", "b": "RETURN n.summary AS v", "c": "RETURN 1 AS v", "deep": deep}
+    out = await kn.ok(
+        "manage_templates",
+        {"project_id": project, "operation": "create", "templates": [template("four", variables)]},
+    )
+    assert out["results"][0]["status"] == "success", out
+    failed = await kn.fails(
+        "generate_documents",
+        {"project_id": project, "node_identifiers": [node_id], "template_override": "four"},
+        code=4008,
+    )
+    assert "limit of 500 ms" in failed.message and "share 2000 ms" in failed.message

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from polyg.core.documents import MAX_IDENTIFIERS
 from polyg.tools.graphrag import DEFAULT_EXTRACT_LIMIT, MAX_EXTRACT_LIMIT
 from polyg.tools.knowledge.paths import MAX_PAIRS
 from polyg.tools.retrieval import MAX_ARTICLE_TEXT
@@ -59,6 +60,8 @@ async def test_export_graph_leaves_vectors_out_unless_asked(server: KG, project:
 async def test_find_relationship_paths_takes_a_bounded_number_of_pairs(server: KG, project: str) -> None:
     schema = (await schemas(server))["find_relationship_paths"]["properties"]["node_pairs"]
     assert schema["maxItems"] == MAX_PAIRS
+    documents = (await schemas(server))["generate_documents"]["properties"]["node_identifiers"]
+    assert documents["maxItems"] == MAX_IDENTIFIERS
     pair = {"source_node_id": "a", "target_node_id": "b"}
     refused = await server.fails(
         "find_relationship_paths", {"project_id": project, "node_pairs": [pair] * (MAX_PAIRS + 1)}, code=4002

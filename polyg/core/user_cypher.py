@@ -44,6 +44,11 @@ from polyg.store.queries import traversal as tq
 from polyg.store.queries import user_cypher as q
 
 DEFAULT_TIMEOUT_MS = 1_000
+# What the variables of one template share when a document is rendered: each runs (and its
+# dependency probe runs) within its share, so a template of 32 slow variables holds the database
+# for about twice this, not 32 x 2 s. A template of one or two variables keeps 1 s each.
+RENDER_BUDGET_MS = 2_000
+MIN_SHARE_MS = 50
 MAX_TIMEOUT_MS = 30_000
 DEFAULT_MAX_ROWS = 1_000
 MAX_PROBE_ROWS = 10_000
@@ -272,6 +277,11 @@ class UserCypher:
                 raise InvalidParams("The query writes; template queries are read-only.") from exc
             raise InvalidParams(f"The query failed: {_reason(exc)}") from exc
         return rows, tuple(columns)
+
+
+def render_share_ms(variables: int) -> int:
+    """The time limit of each of a template's `variables` queries when a document is rendered."""
+    return max(MIN_SHARE_MS, min(DEFAULT_TIMEOUT_MS, RENDER_BUDGET_MS // max(variables, 1)))
 
 
 def _check_text(query: str) -> None:
