@@ -29,6 +29,7 @@ from polyg.store.names import short
 from polyg.tools import toolsets
 from polyg.tools.prompts import PromptSpec, render
 from polyg.tools.registry import ToolSpec, describe_validation
+from polyg.ui import mcp_app as graph_app
 
 log = logging.getLogger("polyg.calls")
 
@@ -86,6 +87,7 @@ class Dispatcher:
                 input_schema=t.input_schema,
                 output_schema=t.output_schema,
                 annotations=t.annotations,
+                _meta=graph_app.tool_meta(t.name),
             )
             for t in self.tools.values()
         ]
@@ -195,6 +197,7 @@ def build_server(core: Polyg) -> tuple[Server[Any], Dispatcher]:
         on_list_prompts=partial(list_prompts, prompts),
         on_get_prompt=partial(get_prompt, prompts),
     )
+    graph_app.install(server)  # the graph view as an MCP App: its resource and the extension
     if not spans_recorded(trace.get_tracer_provider()):
         # The SDK wraps every request (pings too) in a span by default; with nobody recording
         # them, making and closing each span is pure cost on every call's path.
