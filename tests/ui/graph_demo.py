@@ -137,12 +137,21 @@ async def populate_hub(client: Client, project: str, hub: str, spokes: int) -> N
     )
 
 
-def distinct_colours(png: bytes) -> int:
-    """How many colours a screenshot has (a blank page has one or two)."""
+# The page's three columns at the driver's 1280x800 window (graph.css: 220px | 1fr | 420px),
+# below the 46-pixel header, as (left, top, right, bottom).
+RESULTS = (0, 46, 220, 800)
+STAGE = (220, 46, 860, 800)
+PANEL = (860, 46, 1280, 800)
+
+
+def distinct_colours(png: bytes, box: tuple[int, int, int, int] | None = None) -> int:
+    """How many colours a screenshot (or a region of it) has: an empty region has one; drawn
+    nodes or text, with their anti-aliased edges, have dozens."""
     from PIL import Image
 
     with Image.open(io.BytesIO(png)) as image:
-        colours = image.convert("RGB").getcolors(maxcolors=1 << 20)
+        region = image.convert("RGB") if box is None else image.convert("RGB").crop(box)
+        colours = region.getcolors(maxcolors=1 << 20)
     return len(colours) if colours is not None else 1 << 20
 
 

@@ -72,7 +72,7 @@
       .map((e) => ({ id: e.id, kind: "entity", text: e.name, type: e.type })) }),
     // No build_local_graph here: the host may serve only the default toolsets, which have get_entity.
     neighbourhood: async (node) => graphFromEntity(await callTool("get_entity", { name: node.name })),
-    entity: (node, asOf, history) => callTool("get_entity", { name: node.name, as_of: asOf || undefined, include_history: history }),
+    entity: (node, asOf, history) => callTool("get_entity", Object.assign({ name: node.name, include_history: history }, asOf ? { as_of: asOf } : {})),
     timeline: (node) => callTool("query_timeline", { entity: node.name }),
     causal: (node) => callTool("get_causal_chain", { event: node.name, direction: "both" }),
     document: (node) => callTool("generate_documents", { node_identifiers: [node.id] }),
