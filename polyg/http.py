@@ -196,7 +196,7 @@ async def serve_http(core: Polyg) -> None:
     core.start()
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(
-        f"polyg {core.store_description}: MCP at http://{host}:{settings.port}/mcp  (health: /health)",
+        f"polyg {core.store_description}: MCP at http://{host}:{settings.port}/mcp  (health: /health, graph: /ui)",
         file=sys.stderr,
         flush=True,
     )

@@ -167,11 +167,23 @@ def test_clicking_a_node_expands_the_graph(demo: Demo, page: Page) -> None:
     assert page.evaluate("window.polygView.selected.name") == BABBAGE
 
 
-@pytest.mark.parametrize("path", ["/ui/p/no_such_project", "/ui/p/demo/entity/ent_0000000000000000", "/ui/p/demo/x/y"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/ui/p/no_such_project",
+        "/ui/p/demo/entity/ent_0000000000000000",
+        "/ui/p/demo/entity/not%20an%20id",
+        "/ui/p/demo/x/y",
+        "/ui/p/%3Cimg%20src%3Dx%20onerror%3D%22window.__pwned%3D3%22%3E",
+    ],
+)
 def test_a_missing_project_or_entity_is_a_404_page(demo: Demo, page: Page, path: str) -> None:
     assert page.goto(f"{demo.base}{path}") == 404
     text = page.evaluate("document.body.innerText")
     assert "404" in text and "Traceback" not in text and "File " not in text
+    # A name in the URL is quoted in the message as text.
+    assert page.evaluate("document.querySelectorAll('img').length") == 0
+    assert page.evaluate("typeof window.__pwned") == "undefined"
     response = httpx.get(f"{demo.base}{path}", timeout=10)
     assert response.status_code == 404 and response.headers["content-type"].startswith("text/html")
 
@@ -183,6 +195,10 @@ def test_a_missing_project_or_entity_in_the_json_views_is_404(demo: Demo) -> Non
         f"{demo.base}/ui/api/p/{PROJECT}/neighbourhood?entity_id=ent_0000000000000000", timeout=10
     )
     assert missing_entity.status_code == 404 and "not found" in missing_entity.json()["error"]
+    no_argument = httpx.get(f"{demo.base}/ui/api/p/{PROJECT}/neighbourhood", timeout=10)
+    assert no_argument.status_code == 400 and "entity_id" in no_argument.json()["error"]
+    no_view = httpx.get(f"{demo.base}/ui/api/p/{PROJECT}/drop_everything", timeout=10)
+    assert no_view.status_code == 404
 
 
 def test_html_in_names_and_observations_is_shown_as_text(demo: Demo, page: Page) -> None:
