@@ -87,7 +87,6 @@ class Dispatcher:
                 input_schema=t.input_schema,
                 output_schema=t.output_schema,
                 annotations=t.annotations,
-                _meta=graph_app.tool_meta(t.name),
             )
             for t in self.tools.values()
         ]
@@ -197,9 +196,9 @@ def build_server(core: Polyg) -> tuple[Server[Any], Dispatcher]:
         on_list_prompts=partial(list_prompts, prompts),
         on_get_prompt=partial(get_prompt, prompts),
     )
-    graph_app.install(server)  # the graph view as an MCP App: its resource and the extension
     if not spans_recorded(trace.get_tracer_provider()):
         # The SDK wraps every request (pings too) in a span by default; with nobody recording
         # them, making and closing each span is pure cost on every call's path.
         server.middleware = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    graph_app.install(server)  # the graph view as an MCP App: its resource, its tools' _meta
     return server, dispatcher

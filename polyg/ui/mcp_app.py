@@ -4,9 +4,9 @@ A client that renders MCP Apps reads the resource (HTML of type `text/html;profi
 page's script and library inlined) when a tool whose `_meta.ui.resourceUri` names it is called,
 and hands the app the tool's result over postMessage; other clients ignore both.
 
-`install` adds the resource to whatever `resources/list` and `resources/read` the server already
-answers (it wraps their handlers, and passes on every other URI), so other resources can be
-registered before or after it without either knowing the other.
+`install` wraps the handlers the server already has for `tools/list` (adding the `_meta`),
+`resources/list` and `resources/read` (adding the resource, passing every other URI on), so
+other resources and tool listings are made without knowing of the app.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
 
 from polyg.ui.page import app_html
 
@@ -37,9 +38,11 @@ GRAPH_APP = types.Resource(
 )
 
 
-def tool_meta(name: str) -> dict[str, Any] | None:
-    """The `_meta` a tool is listed with: the app's URI for the tools it draws."""
-    return {"ui": {"resourceUri": GRAPH_APP_URI}} if name in DRAWN_BY_APP else None
+def with_app_meta(tool: types.Tool) -> types.Tool:
+    """The tool as listed, naming the app in `_meta.ui.resourceUri` if the app draws its results."""
+    if tool.name not in DRAWN_BY_APP:
+        return tool
+    return tool.model_copy(update={"meta": {**(tool.meta or {}), "ui": {"resourceUri": GRAPH_APP_URI}}})
 
 
 def read_graph_app() -> types.ReadResourceResult:
@@ -48,24 +51,37 @@ def read_graph_app() -> types.ReadResourceResult:
     )
 
 
-def _plain(result: Any) -> Any:
-    """Another handler's answer as the SDK takes it (a model or a dict), ready to validate."""
-    return result.model_dump(by_alias=True, exclude_none=True) if hasattr(result, "model_dump") else result
+def _as[M: BaseModel](model: type[M], answer: Any) -> M:
+    """Another handler's answer (the SDK takes a model or a dict) as `model`."""
+    if isinstance(answer, model):
+        return answer
+    if isinstance(answer, BaseModel):
+        answer = answer.model_dump(by_alias=True, exclude_none=True)
+    return model.model_validate(answer)
 
 
 def install(server: Server[Any]) -> None:
-    """Serve the app's resource and declare the extension, keeping the server's other resources."""
+    """Serve the app's resource, name it on the tools it draws and declare the extension, keeping
+    whatever the server already lists and reads."""
+    tools = server.get_request_handler("tools/list")
     listed = server.get_request_handler("resources/list")
     read = server.get_request_handler("resources/read")
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams) -> types.ListToolsResult:
+        result = types.ListToolsResult(tools=[])
+        if tools is not None:
+            result = _as(types.ListToolsResult, await tools.handler(ctx, params))
+        # A copy: the server's listing is made once and kept.
+        return result.model_copy(update={"tools": [with_app_meta(tool) for tool in result.tools]})
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams
     ) -> types.ListResourcesResult:
         result = types.ListResourcesResult(resources=[])
         if listed is not None:
-            result = types.ListResourcesResult.model_validate(_plain(await listed.handler(ctx, params)))
+            result = _as(types.ListResourcesResult, await listed.handler(ctx, params))
         if params.cursor is None:  # on the first page only, so paging never repeats it
-            result.resources = [GRAPH_APP, *result.resources]
+            result = result.model_copy(update={"resources": [GRAPH_APP, *result.resources]})
         return result
 
     async def read_resource(
@@ -74,9 +90,10 @@ def install(server: Server[Any]) -> None:
         if str(params.uri) == GRAPH_APP_URI:
             return read_graph_app()
         if read is not None:
-            return types.ReadResourceResult.model_validate(_plain(await read.handler(ctx, params)))
+            return _as(types.ReadResourceResult, await read.handler(ctx, params))
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource: {str(params.uri)[:200]}")
 
+    server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
     server.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, read_resource)
     server.extensions[APPS_EXTENSION] = {"mimeTypes": [APP_MIME_TYPE]}
