@@ -186,7 +186,11 @@ def open_tab(page: Page, tab: str) -> None:
 def walk_views(page: Page, base_url: str, project: str, ids: dict[str, str], out: Path) -> dict[str, Path]:
     """Open every view of the page on the demo project and screenshot each; the files by view."""
     shots: dict[str, Path] = {}
-    page.goto(f"{base_url}/ui/p/{project}")
+    page.goto(f"{base_url}/ui")
+    page.wait_for(f"[...document.querySelectorAll('#hits a')].some((a) => a.textContent === {json.dumps(project)})")
+    shots["projects"] = page.screenshot(out / "0-projects.png")
+    click(page, f'#hits a[href$="/p/{project}"]')
+    page.wait_for(f"location.pathname === '/ui/p/{project}' && document.readyState === 'complete'")
     page.idle()
     page.evaluate(f"document.getElementById('query').value = {json.dumps(ADA)}")
     page.evaluate("document.querySelector('#search-form button').click()")

@@ -113,10 +113,11 @@ def page(browser: Browser) -> Page:
 
 def test_every_view_is_drawn_and_screenshotted(demo: Demo, page: Page, tmp_path: Path) -> None:
     shots = walk_views(page, demo.base, PROJECT, demo.ids, tmp_path)
-    assert set(shots) == {"search", "neighbourhood", "expanded", "facts", "timeline", "causal", "document"}
+    assert set(shots) == {"projects", "search", "neighbourhood", "expanded", "facts", "timeline", "causal", "document"}
     # Each view has drawn something where it should: the search hits in the left column, the
     # graph in the middle from the neighbourhood on, each tab's content in the right column.
     pngs = {view: path.read_bytes() for view, path in shots.items()}
+    assert distinct_colours(pngs["projects"], RESULTS) > 20
     assert distinct_colours(pngs["search"], RESULTS) > 20
     for view in ("neighbourhood", "expanded", "facts", "timeline", "causal", "document"):
         assert distinct_colours(pngs[view], STAGE) > 20, view
@@ -249,6 +250,8 @@ def test_the_page_needs_the_key_when_one_is_set(servers_root: Path) -> None:
         assert httpx.get(f"{server.base_url}/ui/api/projects", timeout=10).status_code == 401
         keyed = httpx.get(f"{server.base_url}/ui", headers={"Authorization": "Bearer k3y"}, timeout=10)
         assert keyed.status_code == 200 and "polyg-boot" in keyed.text
+        # The page runs only the server's own scripts.
+        assert "script-src 'self'" in keyed.headers["content-security-policy"]
         foreign = httpx.get(
             f"{server.base_url}/ui",
             headers={"Authorization": "Bearer k3y", "Origin": "https://evil.example"},

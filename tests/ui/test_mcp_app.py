@@ -104,12 +104,89 @@ HOST = """
 """
 
 
-async def test_the_app_draws_a_tool_result_and_expands_through_the_host(server: HttpServer, tmp_path: Path) -> None:
-    chromium = find_chromium()
-    if chromium is None:
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    found = find_chromium()
+    if found is None:
         pytest.skip("no Chromium binary: install Debian's chromium package (or set POLYG_CHROMIUM) to run this")
+    return found
+
+
+@pytest.fixture(scope="module")
+def ids(server: HttpServer) -> dict[str, str]:
+    async def fill() -> dict[str, str]:
+        async with authorized_client(server.url, None) as client:
+            return await populate(client, PROJECT)
+
+    return anyio.run(fill)
+
+
+def host_script(html: str, tool_input: dict[str, Any], tool_result: Any, answers: dict[str, Any]) -> str:
+    return (
+        HOST.replace("APP_HTML", json.dumps(html))
+        .replace("TOOL_INPUT", json.dumps(tool_input))
+        .replace("TOOL_RESULT", json.dumps(tool_result))
+        .replace("CALL_ANSWERS", json.dumps(answers))
+    )
+
+
+APP = "document.querySelector('iframe').contentWindow"
+
+
+async def test_the_app_draws_each_tool_result_it_is_named_on(
+    server: HttpServer, chromium: str, ids: dict[str, str], tmp_path: Path
+) -> None:
     async with authorized_client(server.url, None) as client:
-        ids = await populate(client, PROJECT)
+        html = (await client.read_resource(GRAPH_APP_URI)).contents[0].text  # type: ignore[union-attr]
+        entity_args = {"project_id": PROJECT, "name": ADA}
+        entity = await client.call_tool("get_entity", entity_args)
+        chain = await client.call_tool(
+            "get_causal_chain", {"project_id": PROJECT, "event": ids["event:notes"], "direction": "both"}
+        )
+        timeline_args = {"project_id": PROJECT, "entity": ADA}
+        timeline = await client.call_tool("query_timeline", timeline_args)
+    dump = {"by_alias": True, "exclude_none": True, "mode": "json"}
+    script = host_script(html, entity_args, entity.model_dump(**dump), {})  # type: ignore[arg-type]
+
+    def hand_over(page: Any, result: Any) -> None:
+        message = {"jsonrpc": "2.0", "method": "ui/notifications/tool-result", "params": result.model_dump(**dump)}
+        page.evaluate(f"{APP}.postMessage({json.dumps(message)}, '*')")
+
+    def drive() -> tuple[list[str], str, int, int]:
+        with Browser(chromium) as browser:
+            page = browser.new_page()
+            page.evaluate(script)
+            page.wait_for(f"{APP}.polygView && {APP}.polygView.cy && {APP}.polygView.cy.nodes().length > 1")
+            page.wait_for(f"{APP}.document.getElementById('view-entity').textContent.includes('Observations')")
+            drawn = page.evaluate(f"{APP}.polygView.cy.nodes().map((n) => n.data('name'))")
+            panel = page.evaluate(f"{APP}.document.getElementById('view-entity').textContent")
+            hand_over(page, chain)
+            steps = page.wait_for(f"{APP}.document.querySelectorAll('#view-causal .chain .step').length")
+            tool_input = {
+                "jsonrpc": "2.0",
+                "method": "ui/notifications/tool-input",
+                "params": {"arguments": timeline_args},
+            }
+            page.evaluate(f"{APP}.postMessage({json.dumps(tool_input)}, '*')")
+            hand_over(page, timeline)
+            items = page.wait_for(f"{APP}.document.querySelectorAll('#view-timeline li').length")
+            title = page.evaluate(f"{APP}.document.querySelector('#view-timeline h2').textContent")
+            assert title == f"Timeline of {ADA}"
+            page.screenshot(tmp_path / "mcp-app-timeline.png")
+            assert browser.exceptions == []
+            return drawn, panel, steps, items
+
+    drawn, panel, steps, items = await anyio.to_thread.run_sync(drive)
+    assert {ADA, BABBAGE, "Analytical Engine"} <= set(drawn)  # get_entity: the entity and its links
+    assert "Note G describes" in panel
+    assert steps == 3  # met -> notes -> recognised
+    assert items == 4  # two events, two facts
+
+
+async def test_the_app_draws_a_tool_result_and_expands_through_the_host(
+    server: HttpServer, chromium: str, ids: dict[str, str], tmp_path: Path
+) -> None:
+    async with authorized_client(server.url, None) as client:
         graph_args = {"project_id": PROJECT, "entity_ids": [ids[ADA], ids[BABBAGE], ids["Analytical Engine"]]}
         local = await client.call_tool("build_local_graph", graph_args)
         # What the app asks the host for when Babbage is clicked: a real answer, fetched here.
@@ -117,18 +194,13 @@ async def test_the_app_draws_a_tool_result_and_expands_through_the_host(server: 
         html = (await client.read_resource(GRAPH_APP_URI)).contents[0].text  # type: ignore[union-attr]
     tool_result = local.model_dump(by_alias=True, exclude_none=True, mode="json")
     answers = {f"get_entity:{BABBAGE}": {"content": [{"type": "text", "text": "{}"}], "structuredContent": babbage}}
-    script = (
-        HOST.replace("APP_HTML", json.dumps(html))
-        .replace("TOOL_INPUT", json.dumps(graph_args))
-        .replace("TOOL_RESULT", json.dumps(tool_result))
-        .replace("CALL_ANSWERS", json.dumps(answers))
-    )
+    script = host_script(html, graph_args, tool_result, answers)
 
     def drive() -> tuple[list[str], list[str], Any]:
         with Browser(chromium) as browser:
             page = browser.new_page()
             page.evaluate(script)
-            app = "document.querySelector('iframe').contentWindow"
+            app = APP
             page.wait_for(f"{app}.polygView && {app}.polygView.cy && {app}.polygView.cy.nodes().length === 3")
             drawn = page.evaluate(f"{app}.polygView.cy.nodes().map((n) => n.data('name'))")
             point = page.evaluate(

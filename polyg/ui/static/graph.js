@@ -9,7 +9,7 @@
 
   const boot = JSON.parse(document.getElementById("polyg-boot").textContent);
   const $ = (id) => document.getElementById(id);
-  const state = { project: boot.project || null, selected: null, center: null, pending: 0, tab: "entity" };
+  const state = { project: boot.project || null, selected: null, center: null, pending: 0, tab: "entity", toolArgs: {} };
   window.polygView = state; // read by the browser tests and the screenshot script
 
   // --- small DOM helpers ------------------------------------------------------------------
@@ -200,7 +200,7 @@
     busy(1);
     try {
       if (state.tab === "entity") renderEntity(await backend.entity(node, $("asof").value, $("history").checked));
-      else if (state.tab === "timeline") renderTimeline(await backend.timeline(node));
+      else if (state.tab === "timeline") renderTimeline(await backend.timeline(node), node.name);
       else if (state.tab === "causal") renderChain(await backend.causal(state.causalFor || node));
       else if (state.tab === "document") renderDocuments(await backend.document(node));
     } catch (err) {
@@ -241,10 +241,10 @@
                                    : el("p", { class: "muted" }, "None."));
   }
 
-  function renderTimeline(result) {
+  function renderTimeline(result, subject) {
     const items = result.items || [];
     show($("view-timeline"),
-      el("h2", {}, `Timeline of ${state.selected.name}`),
+      el("h2", {}, subject ? `Timeline of ${subject}` : "Timeline"),
       items.length ? el("ul", { class: "timeline" }, items.map((item) => item.kind === "event"
         ? el("li", { class: "event" }, el("strong", {}, when(item.at)), " ", item.event.description, " ",
              el("button", { class: "link", "data-event": item.event.id, onclick: () => openChain(item.event) }, "causes & effects"))
@@ -341,9 +341,8 @@
       selectTab("causal");
       renderChain(data);
     } else if (data.items) {
-      state.selected = state.selected || { id: "", name: "the project" };
       selectTab("timeline");
-      renderTimeline(data);
+      renderTimeline(data, state.toolArgs.entity); // the entity the call asked about, if any
     }
   }
 
@@ -358,6 +357,7 @@
         if (msg.error) reject(new Error(msg.error.message || "request failed")); else resolve(msg.result);
       } else if (msg.method === "ui/notifications/tool-input") {
         const args = (msg.params && msg.params.arguments) || {};
+        state.toolArgs = args;
         if (args.project_id) state.project = args.project_id;
       } else if (msg.method === "ui/notifications/tool-result") {
         drawToolResult(msg.params || {});
