@@ -173,6 +173,11 @@ async def test_the_app_draws_each_tool_result_it_is_named_on(
             title = page.evaluate(f"{APP}.document.querySelector('#view-timeline h2').textContent")
             assert title == f"Timeline of {ADA}"
             page.screenshot(tmp_path / "mcp-app-timeline.png")
+            # The host's teardown request is answered; the app told the host its height.
+            teardown = {"jsonrpc": "2.0", "id": 99, "method": "ui/resource-teardown", "params": {}}
+            page.evaluate(f"{APP}.postMessage({json.dumps(teardown)}, '*')")
+            page.wait_for("window.hostLog.includes('answer 99')")
+            assert "ui/notifications/size-changed" in page.evaluate("window.hostLog")
             assert browser.exceptions == []
             return drawn, panel, steps, items
 

@@ -348,6 +348,7 @@
 
   if (boot.mode === "app") {
     $("project-form").hidden = true;
+    document.body.style.minHeight = "560px";
     window.addEventListener("message", (event) => {
       if (event.source !== window.parent) return;
       const msg = event.data || {};
@@ -355,6 +356,11 @@
         const { resolve, reject } = waiting.get(msg.id);
         waiting.delete(msg.id);
         if (msg.error) reject(new Error(msg.error.message || "request failed")); else resolve(msg.result);
+      } else if (msg.method && msg.id !== undefined) {
+        // A request from the host: teardown and ping need only an answer; nothing else is served.
+        const known = msg.method === "ui/resource-teardown" || msg.method === "ping";
+        window.parent.postMessage(known ? { jsonrpc: "2.0", id: msg.id, result: {} }
+          : { jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: `Unknown method ${msg.method}` } }, "*");
       } else if (msg.method === "ui/notifications/tool-input") {
         const args = (msg.params && msg.params.arguments) || {};
         state.toolArgs = args;
@@ -367,7 +373,11 @@
       protocolVersion: "2026-01-26",
       appInfo: { name: "polyg-graph", version: boot.version || "0" },
       appCapabilities: {},
-    }).then(() => hostNotify("ui/notifications/initialized"), () => status("No MCP host answered."));
+    }).then(() => {
+      hostNotify("ui/notifications/initialized");
+      // The view's own height (it fills what it is given): hosts that size the frame to its content.
+      hostNotify("ui/notifications/size-changed", { height: document.documentElement.scrollHeight });
+    }, () => status("No MCP host answered."));
   } else {
     $("project").value = state.project || "";
     $("project-form").addEventListener("submit", (event) => {
