@@ -54,6 +54,7 @@ BODY = """<header>
 </main>"""
 
 
+@cache  # the files ship with the package and do not change while it runs
 def static_text(name: str) -> str:
     return resources.files("polyg.ui").joinpath("static", name).read_text(encoding="utf-8")
 

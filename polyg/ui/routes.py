@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from polyg.core.app import Polyg
 from polyg.logs import new_request_id
+from polyg.store.names import short
 from polyg.ui.page import PAGE_CSP, STATIC_FILES, error_page, graph_page, static_text
 from polyg.ui.views import GraphViews, ViewError
 
@@ -60,7 +61,7 @@ def ui_routes(core: Polyg) -> list[Route]:
             entity = None
             if project is not None:
                 if project not in projects:
-                    raise ViewError(f"Project {project!r} does not exist.", 4004)
+                    raise ViewError(f"Project {short(project)} does not exist.", 4004)
                 if entity_id is not None:
                     entity = await views.entity_ref(project, entity_id)
         except ViewError as exc:
@@ -74,7 +75,7 @@ def ui_routes(core: Polyg) -> list[Route]:
         name = request.path_params["name"]
         media_type = STATIC_FILES.get(name)
         if media_type is None:
-            return _page_error(404, f"No static file {name!r}.")
+            return _page_error(404, f"No static file {short(name)}.")
         return Response(static_text(name), media_type=media_type, headers=SECURITY_HEADERS)
 
     async def projects(request: Request) -> Response:
@@ -84,7 +85,7 @@ def ui_routes(core: Polyg) -> list[Route]:
         project, name = request.path_params["project"], request.path_params["view"]
         handler = VIEWS.get(name)
         if handler is None:
-            return JSONResponse({"error": f"No view {name!r}."}, status_code=404, headers=SECURITY_HEADERS)
+            return JSONResponse({"error": f"No view {short(name)}."}, status_code=404, headers=SECURITY_HEADERS)
         args = request.query_params
 
         async def answer() -> dict[str, Any]:

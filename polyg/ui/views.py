@@ -14,6 +14,7 @@ from typing import Any
 from polyg.core.app import Polyg
 from polyg.errors import PolygError
 from polyg.server import Dispatcher
+from polyg.store.names import short
 from polyg.tools import toolsets
 
 # The toolsets whose tools the views use, and those tools (all read the graph; generate_documents
@@ -79,7 +80,7 @@ class GraphViews:
 
     async def require_project(self, project: str) -> None:
         if project not in await self.projects():
-            raise ViewError(f"Project {project!r} does not exist.", 4004)
+            raise ViewError(f"Project {short(project)} does not exist.", 4004)
 
     async def entity_ref(self, project: str, entity_id: str) -> dict[str, str]:
         """The entity's id and name (for the page's title and first view); 404 if it does not exist."""

@@ -196,6 +196,8 @@ def test_a_missing_project_or_entity_in_the_json_views_is_404(demo: Demo) -> Non
         f"{demo.base}/ui/api/p/{PROJECT}/neighbourhood?entity_id=ent_0000000000000000", timeout=10
     )
     assert missing_entity.status_code == 404 and "not found" in missing_entity.json()["error"]
+    huge = httpx.get(f"{demo.base}/ui/api/p/{'x' * 5000}/search?q=x", timeout=10)
+    assert huge.status_code == 404 and len(huge.json()["error"]) < 200  # the name is quoted cut
     no_argument = httpx.get(f"{demo.base}/ui/api/p/{PROJECT}/neighbourhood", timeout=10)
     assert no_argument.status_code == 400 and "entity_id" in no_argument.json()["error"]
     no_view = httpx.get(f"{demo.base}/ui/api/p/{PROJECT}/drop_everything", timeout=10)
