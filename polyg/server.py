@@ -28,7 +28,8 @@ from polyg.logs import new_request_id, request_id
 from polyg.store.names import short
 from polyg.tools import toolsets
 from polyg.tools.prompts import PromptSpec, render
-from polyg.tools.registry import ToolSpec, describe_validation
+from polyg.tools.registry import ToolSpec, describe_validation, refuse_unstorable_text
+from polyg.ui import mcp_app as graph_app
 
 log = logging.getLogger("polyg.calls")
 
@@ -127,6 +128,7 @@ class Dispatcher:
         self, tool: ToolSpec, arguments: dict[str, Any], rid: str, outcome: dict[str, Any]
     ) -> types.CallToolResult:
         try:
+            refuse_unstorable_text(tool.name, arguments)
             try:
                 args = tool.params.model_validate(arguments)
             except ValidationError as exc:
@@ -199,4 +201,5 @@ def build_server(core: Polyg) -> tuple[Server[Any], Dispatcher]:
         # The SDK wraps every request (pings too) in a span by default; with nobody recording
         # them, making and closing each span is pure cost on every call's path.
         server.middleware = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    graph_app.install(server)  # the graph view as an MCP App: its resource, its tools' _meta
     return server, dispatcher
