@@ -58,3 +58,30 @@ def test_a_query_of_a_project_that_does_not_exist_is_an_error(root: Path) -> Non
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "Project 'nosuch' does not exist" in done.stderr and "(code 4004)" in done.stderr
     assert done.stdout == ""
+
+
+def test_a_version_1_export_import_counts_the_observations_it_restores(root: Path, tmp_path: Path) -> None:
+    stamp = "2024-01-01T00:00:00.000000Z"
+    observations = [{"id": f"obs_{i}", "text": f"fact {i}", "created_at": stamp} for i in range(2)]
+    document = {
+        "format": "polyg-export",
+        "version": 1,
+        "project": "old",
+        "entities": [
+            {
+                "id": "ent_0000000000000001",
+                "name": "Ada",
+                "type": "person",
+                "created_at": stamp,
+                "updated_at": stamp,
+                "description": "",
+                "observations": observations,
+            }
+        ],
+        "relationships": [],
+    }
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    done = polyg(root, "import", str(path), "--project", "old")
+    assert done.returncode == 0, done.stderr
+    assert "created 1 entities, 0 relations; added 2 observations; skipped 0 lines" in done.stderr

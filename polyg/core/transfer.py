@@ -361,7 +361,7 @@ class Transfer:
         if progress:
             progress(len(report.skipped))
         for batch in _batches(entities, batch_size):
-            report.entities_created += await self._restore_entities(project, batch)
+            await self._restore_entities(project, batch, report)
             if progress:
                 progress(len(batch))
         for batch in _batches(relationships, _relation_batch(batch_size)):
@@ -370,12 +370,14 @@ class Transfer:
                 progress(len(batch))
         return report
 
-    async def _restore_entities(self, project: str, batch: list[dict[str, Any]]) -> int:
+    async def _restore_entities(self, project: str, batch: list[dict[str, Any]], report: ImportReport) -> None:
         have = await self.named.existing_ids(project, [e["id"] for e in batch])
         fresh = [e for e in batch if e["id"] not in have]
         if not fresh:
-            return 0
-        return len(await self.named.write_entities(project, fresh, unique_names=False))
+            return
+        written = await self.named.write_entities(project, fresh, unique_names=False)
+        report.entities_created += len(written)
+        report.observations_added += sum(len(e["obs"]) for e in fresh if e["id"] in written)
 
 
 def _checked(
