@@ -30,6 +30,7 @@ from polyg.tools import toolsets
 from polyg.tools.listing import lean_input_schema, lean_output_schema
 from polyg.tools.prompts import PromptSpec, render
 from polyg.tools.registry import ToolSpec, describe_validation
+from polyg.tools.resources import Resources
 
 log = logging.getLogger("polyg.calls")
 
@@ -201,6 +202,8 @@ def build_server(core: Polyg) -> tuple[Server[Any], Dispatcher]:
         on_list_prompts=partial(list_prompts, prompts),
         on_get_prompt=partial(get_prompt, prompts),
     )
+    # resources/* and completion/complete: polyg.tools.resources, in a module of its own.
+    Resources(core, list(dispatcher.tools.values()), prompts).register(server)
     if not spans_recorded(trace.get_tracer_provider()):
         # The SDK wraps every request (pings too) in a span by default; with nobody recording
         # them, making and closing each span is pure cost on every call's path.

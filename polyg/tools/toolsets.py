@@ -24,7 +24,10 @@ log = logging.getLogger(__name__)
 INSTRUCTIONS = (
     "polyg is a graph memory: entities, observations, relationships, events, facts in time and causes, "
     "kept per project. Every tool takes project_id (optional; default: the server's project, "
-    "{project!r}; 1-64 letters, digits, '_', '.' or '-'). Nothing one project holds is visible from another."
+    "{project!r}; 1-64 letters, digits, '_', '.' or '-'). Nothing one project holds is visible from another.\n"
+    "Resources: polyg://{{project}}/summary, polyg://{{project}}/entity/{{id}} (an entity's page; id or name), "
+    "polyg://{{project}}/document/{{template}}/{{id}}, polyg://{{project}}/export/{{format}} (json or cypher), "
+    "and polyg://tools/{{name}}: a tool's whole description and full schemas (tools/list shows lean ones)."
 )
 
 
