@@ -7,18 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
 
 import pytest
-from mcp import Client, types
-from mcp.server.lowlevel import Server
+from mcp import types
 from mcp.shared.exceptions import MCPError
 
-from polyg.config import load_settings
-from polyg.core.app import Polyg
-from polyg.tools.resources import Resources
-from tests.mcp_helpers import KG, kg_session, reap_embedded
+from tests.mcp_helpers import KG, kg_session
 
 pytestmark = pytest.mark.anyio
 
@@ -187,36 +181,3 @@ async def test_completion_of_projects_entity_names_templates_and_prompt_argument
     # A reference polyg does not know completes to nothing, not an error.
     unknown = await server.client.complete(types.PromptReference(name="nope"), {"name": "x", "value": "a"})
     assert unknown.completion.values == []
-
-
-class AppPage:
-    """Another module's resource (as an app page would be), plugged in beside polyg's."""
-
-    URI = "ui://polyg/test-page"
-
-    def resources(self) -> list[types.Resource]:
-        return [types.Resource(uri=self.URI, name="test page", mime_type="text/html")]
-
-    async def read(self, uri: str) -> types.ReadResourceResult | None:
-        if uri != self.URI:
-            return None
-        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, text="<p>page</p>")])
-
-
-async def test_another_modules_resources_are_listed_and_read_through_the_same_handlers(tmp_path: Path) -> None:
-    settings = load_settings(data_dir=tmp_path / "data", embedding_provider="hashing", project="src-proj")
-    core = Polyg(settings, sweep=False)
-    server: Server[Any] = Server("polyg-test")
-    Resources(core, [], [], sources=[AppPage()]).register(server)
-    try:
-        async with Client(server) as client:
-            listed = await client.list_resources()
-            assert listed.resources[0].uri == AppPage.URI
-            page = (await client.read_resource(AppPage.URI)).contents[0]
-            assert isinstance(page, types.TextResourceContents) and page.text == "<p>page</p>"
-            # polyg's own URIs still go to polyg.
-            with pytest.raises(MCPError, match="Project 'src-proj' not found"):
-                await client.read_resource("polyg://src-proj/summary")
-    finally:
-        await core.close()
-        reap_embedded(tmp_path / "data")

@@ -31,7 +31,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from mcp import types
@@ -124,18 +124,6 @@ _PROJECT_PAGES = re.compile(
 _TOOL_PAGE = re.compile(r"tools/(?P<name>[^/]+)")
 
 
-class ResourceSource(Protocol):
-    """Resources another module serves beside these (an app page, say): listed on the first page
-    of resources/list and asked first by resources/read. One resources/* handler set per server,
-    so each module plugs in here rather than registering its own."""
-
-    def resources(self) -> list[types.Resource]: ...
-
-    async def read(self, uri: str) -> types.ReadResourceResult | None:
-        """The resource at `uri`, or None when it is not this source's."""
-        ...
-
-
 def resource_error(uri: str, message: str) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=message, data={"uri": uri})
 
@@ -148,17 +136,10 @@ class Resources:
     """The handlers of resources/list, resources/templates/list, resources/read and
     completion/complete for one server."""
 
-    def __init__(
-        self,
-        core: Polyg,
-        tools: Sequence[ToolSpec],
-        prompts: Sequence[PromptSpec],
-        sources: Sequence[ResourceSource] = (),
-    ) -> None:
+    def __init__(self, core: Polyg, tools: Sequence[ToolSpec], prompts: Sequence[PromptSpec]) -> None:
         self.core = core
         self.tools = {tool.name: tool for tool in tools}
         self.prompts = {prompt.name: prompt for prompt in prompts}
-        self.sources = tuple(sources)
 
     def register(self, server: Server[Any]) -> None:
         server.add_request_handler("resources/list", types.PaginatedRequestParams, self.list_resources)
@@ -182,7 +163,6 @@ class Resources:
         project_index, offset = _read_cursor(params.cursor if params else None)
         found: list[types.Resource] = []
         if project_index == -1:
-            found += [resource for source in self.sources for resource in source.resources()]
             found += [self._tool_resource(tool) for tool in self.tools.values()]
             project_index, offset = 0, -1
         services = await self._services()
@@ -232,10 +212,6 @@ class Resources:
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = params.uri
-        for source in self.sources:
-            served = await source.read(uri)
-            if served is not None:
-                return served
         try:
             mime_type, text = await self._read(uri)
         except MCPError:
