@@ -131,7 +131,8 @@ async def test_resources_list_pages_through_every_entity_with_a_cursor(server: K
     while True:
         result = await server.client.list_resources(cursor=cursor)
         pages += 1
-        assert len(result.resources) <= 100
+        # 100 a page; the MCP App's page (polyg.ui.mcp_app) is added to the first.
+        assert len(result.resources) <= 100 + (pages == 1), len(result.resources)
         uris += [r.uri for r in result.resources]
         cursor = result.next_cursor
         if cursor is None:
@@ -140,7 +141,7 @@ async def test_resources_list_pages_through_every_entity_with_a_cursor(server: K
     assert len(uris) == len(set(uris))
     assert f"polyg://{project}/summary" in uris and f"polyg://{PROJECT}/summary" in uris
     assert sum(uri.startswith(f"polyg://{project}/entity/") for uri in uris) == 130
-    assert "polyg://tools/recall" in uris
+    assert "polyg://tools/recall" in uris and "ui://polyg/graph" in uris
     with pytest.raises(MCPError, match="Invalid cursor"):
         await server.client.list_resources(cursor="not-a-cursor")
 

@@ -146,7 +146,7 @@ class CreateEntity(Params):
     description: str = Field(default="", json_schema_extra=OPTIONAL_TEXT)
     observations: list[str] = Field(
         default=[],
-        description="Initial observations (a text repeated is stored once).",
+        description="Initial observations (each text once).",
         json_schema_extra=limits.schema_list({"type": "string", **TEXT}),
     )
     parentId: str | None = Field(
@@ -338,7 +338,7 @@ async def delete_entity(s: Services, p: EntityRef) -> str:
 
 @kg.tool(CreateRelationship, RelationshipResult, title="Create relationship")
 async def create_relationship(s: Services, p: CreateRelationship) -> dict[str, Any]:
-    """Create a typed relationship from source_id to target_id (both entities of the project).
+    """Create a typed relationship from source_id to target_id.
 
     The same type between the same entities again returns the existing relationship."""
     relationship = await s.relationships.create(
@@ -362,7 +362,7 @@ async def get_relationships(s: Services, p: RelationshipQuery) -> dict[str, Any]
 
 @kg.tool(RelationshipQuery, RelatedEntities, read_only=True, title="Get related entities")
 async def get_related_entities(s: Services, p: RelationshipQuery) -> dict[str, Any]:
-    """Entities connected to an entity, each with the relationship that connects them."""
+    """Entities connected to an entity, each with its relationship."""
     related = await s.relationships.related(
         s.project(p.project_id), p.entity_id, type_=p.relationship_type, direction=p.direction, limit=p.limit
     )
@@ -385,8 +385,7 @@ async def delete_relationship(s: Services, p: RelationshipRef) -> str:
 
 @kg.tool(AddObservation, ObservationResult, title="Add observation")
 async def add_observation(s: Services, p: AddObservation) -> dict[str, Any]:
-    """Add an observation (a sentence) to an entity; a text it already holds is returned, not
-    added again."""
+    """Add an observation (a sentence) to an entity; one it already holds is returned, not added."""
     observation = await s.entities.add_observation(s.project(p.project_id), p.entity_id, p.observation)
     return {"observation": observation_out(observation)}
 

@@ -329,7 +329,7 @@ class LinkEntities(Params):
 
 class GetEntity(Params):
     name: str | None = Field(default=None, description="Exact, else in any case.")
-    entity_id: str | None = Field(default=None, description="Or its id (kg's form).")
+    entity_id: str | None = Field(default=None, description="Or its id.")
     observation_offset: int = Field(
         default=0, ge=0, le=limits.MAX_OFFSET, description="Skip this many observations (oldest first)."
     )
@@ -348,7 +348,7 @@ class AddEvent(Params):
     occurred_at: str
     duration: str | None = Field(default=None, description="ISO 8601 (PT30M) or '90 minutes'.")
     ended_at: str | None = None
-    entities: list[str] = Field(default=[], description="Names of entities involved (created when unknown).")
+    entities: list[str] = Field(default=[], description="Names (created when unknown).")
     find_entities: bool = Field(default=True, description="Also link entities whose names occur in the text.")
     reference_time: str | None = REFERENCE
     timezone: str | None = TIMEZONE
@@ -358,8 +358,8 @@ class AddFact(Params):
     subject: str
     predicate: str = Field(description="e.g. works_on, lives_in.")
     object: str
-    valid_from: str | None = Field(default=None, description="When it became true (default: the reference time).")
-    valid_to: str | None = Field(default=None, description="When it stopped being true (default: still true).")
+    valid_from: str | None = Field(default=None, description="Default: the reference time.")
+    valid_to: str | None = Field(default=None, description="Default: still true.")
     single_valued: bool | None = Field(
         default=None,
         description="Whether it closes the subject's other facts of the predicate (default: by predicate).",
@@ -430,7 +430,7 @@ class ExplainWhy(Params):
 class AddConcept(Params):
     name: str
     description: str = ""
-    represents: list[str] = Field(default=[], description="Names of the entities it is about.")
+    represents: list[str] = Field(default=[], description="Names of the entities it stands for.")
 
 
 class SearchSemantic(Params):
@@ -590,7 +590,7 @@ async def add_entity(s: Services, p: AddEntity) -> dict[str, Any]:
 
 @memory.tool(LinkEntities, LinkEntitiesResult, idempotent=True, title="Link entities")
 async def link_entities(s: Services, p: LinkEntities) -> dict[str, Any]:
-    """Link two entities by name with a relationship (unknown names are an error unless create_missing)."""
+    """Link two entities by name (an unknown name is an error unless create_missing)."""
     link = await s.memory.entities.link(
         s.project(p.project_id),
         source=p.source,
