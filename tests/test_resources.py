@@ -65,8 +65,10 @@ async def test_an_entity_page_is_its_knowledge_document(server: KG, graph: dict[
     documents = await server.ok("generate_documents", {"node_identifiers": [ada]})
     assert page == documents["documents"][0]["content"]
     assert "# Ada Lovelace" in page and "Analytical Engine" in page
-    # By name too, in any case, percent-encoded as a URI carries it.
+    # By name too, in any case, percent-encoded as a URI carries it (a '/' in a name as %2F).
     assert await read_text(server, f"polyg://{PROJECT}/entity/ada%20lovelace") == page
+    await server.ok("create_entity", {"name": "src/utils.ts", "type": "file"})
+    assert (await read_text(server, f"polyg://{PROJECT}/entity/src%2Futils.ts")).startswith("# src&#x2F;utils.ts")
 
 
 async def test_a_document_with_a_chosen_template(server: KG, graph: dict[str, str]) -> None:
