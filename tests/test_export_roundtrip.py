@@ -138,6 +138,7 @@ async def test_cli_json_export_and_import_restore_every_toolset(servers_root: Pa
     async with kg_session("stdio", root, "--toolsets", "all", **EMBEDDER) as server:
         await fill(server, "source")
         before = await whole_graph(server, "source")
+        page = await server.ok("generate_documents", {"project_id": "source", "node_identifiers": ["Charlie Parker"]})
     labels, types = counts(before)
     # What the source must hold for the comparison to mean something.
     for label in ("Entity", "Observation", "Event", "Template", "CachedDocument", "Article", "Author", "Chunk"):
@@ -159,6 +160,11 @@ async def test_cli_json_export_and_import_restore_every_toolset(servers_root: Pa
 
     async with kg_session("stdio", root, "--toolsets", "all", **EMBEDDER) as server:
         after = await whole_graph(server, "restored")
+        # The cached document came back valid: served from the cache, as it was.
+        again = await server.ok(
+            "generate_documents", {"project_id": "restored", "node_identifiers": ["Charlie Parker"]}
+        )
+        assert again["documents"][0]["from_cache"] and again["documents"] == page["documents"]
         assert counts(await whole_graph(server, "vectors")) == (labels, types)
         # The vectors were recomputed: the restored article is found by meaning.
         found = await server.ok("graph_retrieve", {"project_id": "restored", "query": "Fresnel lens beams"})
