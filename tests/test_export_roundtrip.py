@@ -21,6 +21,7 @@ import pytest
 from tests.mcp_helpers import KG, kg_session
 from tests.memory.conftest import Memory, seed
 from tests.memory.scenarios import deployment_failure, personal_knowledge
+from tests.memory.test_memory_import import graph_of
 from tests.test_transfer import EMBEDDER, succeeds
 
 pytestmark = pytest.mark.anyio
@@ -113,19 +114,6 @@ async def whole_graph(server: KG, project: str) -> list[dict[str, Any]]:
     return items
 
 
-def nodes_and_edges(items: list[dict[str, Any]]) -> tuple[dict[tuple[str, ...], Any], list[Any]]:
-    nodes = {}
-    edges = []
-    for item in items:
-        props = item["properties"]
-        if item["kind"] == "node":
-            if "PolygMeta" not in item["labels"]:
-                nodes[(*sorted(item["labels"]), str(props.get("id") or props.get("name")))] = props
-        else:
-            edges.append((item["from"]["id"], item["type"], item["to"]["id"], sorted(props.items())))
-    return nodes, sorted(edges, key=repr)
-
-
 def counts(items: list[dict[str, Any]]) -> tuple[Counter[str], Counter[str]]:
     labels = Counter(
         ":".join(sorted(i["labels"])) for i in items if i["kind"] == "node" and "PolygMeta" not in i["labels"]
@@ -170,8 +158,8 @@ async def test_cli_json_export_and_import_restore_every_toolset(servers_root: Pa
         found = await server.ok("graph_retrieve", {"project_id": "restored", "query": "Fresnel lens beams"})
         assert found["total_results"] >= 1
     assert counts(after) == (labels, types)
-    nodes, edges = nodes_and_edges(before)
-    nodes_after, edges_after = nodes_and_edges(after)
+    nodes, edges = graph_of([{"items": before}])
+    nodes_after, edges_after = graph_of([{"items": after}])
     assert nodes_after.keys() == nodes.keys()
     for key, props in nodes.items():
         changed = {k: (v, nodes_after[key].get(k)) for k, v in props.items() if nodes_after[key].get(k) != v}
