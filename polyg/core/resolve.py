@@ -33,6 +33,7 @@ from polyg.core.graph import GraphContext
 from polyg.errors import StoreError
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, EVENT, Label
+from polyg.store.queries import named as named_q
 from polyg.store.queries import resolve as q
 
 Kind = Literal["entity", "event"]
@@ -121,6 +122,16 @@ class Resolver:
 
     async def entity_id(self, project: str, name: str) -> str | None:
         return (await self.entity_ids(project, [name])).get(name)
+
+    async def entity_refs(self, project: str, refs: list[str]) -> dict[str, str]:
+        """reference -> entity id, where a reference is an entity's id or else its name (as
+        `entity_ids` finds it); references that are neither are absent."""
+        wanted = list(dict.fromkeys(refs))
+        found = {ref: ref for ref in await named_q.existing_ids(self.ctx, project, wanted)}
+        names = [ref for ref in wanted if ref not in found]
+        if names:
+            found.update(await self.entity_ids(project, names))
+        return found
 
     # --- free text (causal and temporal references) ----------------------------------------
 

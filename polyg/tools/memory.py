@@ -835,7 +835,8 @@ async def add_causal_link(s: Services, p: AddCausalLink) -> dict[str, Any]:
     """Record that a cause led to an effect, with a confidence (0-1) and evidence.
 
     Each of cause and effect is matched to an event or entity (by id, exactly, in any case,
-    fuzzily, then by meaning) or created as a new event."""
+    fuzzily, then by meaning) or created as a new event. Stating a link again updates its
+    confidence and adds new evidence to the evidence it had."""
     result = await s.memory.causal.add_link(
         s.project(p.project_id),
         cause=p.cause,

@@ -17,11 +17,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import STRUCTURAL_REL_TYPES, RelType
+from polyg.store.names import SHARED_REL_TYPES, STRUCTURAL_REL_TYPES, RelType
 from polyg.store.queries import Runner
 from polyg.store.queries.named import EXACT_NAME
 
-STRUCTURAL = sorted(STRUCTURAL_REL_TYPES)
+# Between two entities, a type users share with polyg is the user's (names.SHARED_REL_TYPES).
+STRUCTURAL = sorted(STRUCTURAL_REL_TYPES - SHARED_REL_TYPES)
 # Every relationship between two entities that is knowledge, not polyg's bookkeeping.
 KNOWLEDGE = "(a:Entity)-[r]->(b:Entity) WHERE NOT type(r) IN $own"
 # An entity is due for extraction when its text changed since the last one (an entity written

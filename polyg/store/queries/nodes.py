@@ -15,7 +15,7 @@ from typing import Any
 
 from polyg.store.falkor import Row
 from polyg.store.names import HAS_OBSERVATION, OBSERVATION, STRUCTURAL_REL_TYPES, Label, RelType
-from polyg.store.queries import Runner
+from polyg.store.queries import SHARED, Runner, knowledge
 from polyg.store.queries.document_cache import drop_documents
 from polyg.store.queries.entities import NEW_REV
 
@@ -181,14 +181,14 @@ async def delete_node(runner: Runner, project: str, kind: Label, node_id: str, n
         project,
         f"MATCH (n:{kind} {{id: $id}}) "
         + drop_documents("n")
-        + "OPTIONAL MATCH (n)-[r]-(m) WHERE NOT type(r) IN $structural "
+        + f"OPTIONAL MATCH (n)-[r]-(m) WHERE {knowledge('r', 'n', 'm')} "
         "WITH n, collect(DISTINCT m) AS near FOREACH (m IN near | SET m.updated_at = $now) "
         f"WITH n, [m IN near | m.id] AS near OPTIONAL MATCH (n)-[:{HAS_OBSERVATION}]->(o:{OBSERVATION}) "
         "WITH n, near, collect(o) AS obs FOREACH (x IN obs | DELETE x) "
         f"WITH n, near OPTIONAL MATCH (c:{kind} {{parent_id: n.id}}) "
         "WITH n, near, collect(c) AS kids FOREACH (k IN kids | SET k.parent_id = NULL) "
         "WITH n, near, n.id AS gone DETACH DELETE n RETURN gone, near",
-        {"id": node_id, "now": now, "structural": sorted(STRUCTURAL_REL_TYPES)},
+        {"id": node_id, "now": now, "own": sorted(STRUCTURAL_REL_TYPES), "shared": SHARED},
     )
 
 
