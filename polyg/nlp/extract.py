@@ -23,9 +23,10 @@ states, events at the time it states, and the causal links it states.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -51,25 +52,28 @@ SERVICE_HEADS = frozenset(
     "service api app application database db cluster pipeline platform server system library module "
     "repo repository sdk cli queue cache gateway backend frontend website site tool dashboard bot engine "
     "bucket endpoint microservice stack framework portal store warehouse lake job worker scheduler "
-    "proxy balancer network firewall vpn".split()
+    "proxy balancer network firewall vpn index model scheduler".split()
 )
 PROJECT_HEADS = frozenset("project initiative program programme migration rewrite effort epic".split())
 ORG_HEADS = frozenset(
     "company inc corp corporation ltd llc bank university college school agency foundation startup "
-    "institute lab labs hospital firm".split()
+    "institute lab labs hospital firm logistics industries systems solutions technologies holdings partners "
+    "capital ventures media airlines motors pharmaceuticals consulting bakery clinic".split()
 )
 EVENT_HEADS = frozenset(
     "conference summit meetup outage incident launch offsite hackathon festival workshop wedding party "
-    "retreat release review kickoff standup".split()
+    "retreat release review kickoff standup marathon race tournament cup championship expo fair".split()
 )
-PLACE_HEADS = frozenset("office city street park campus airport station building region".split())
+PLACE_HEADS = frozenset(
+    "office city street park campus airport station building region cafe restaurant bar shop hotel gym museum "
+    "church stadium theatre theater mall market".split()
+)
 # Head nouns that make a common-noun phrase a name ("the data pipeline", "the payments team");
 # "support group", "birthday party" are things, not names.
-COMMON_NAME_HEADS = (SERVICE_HEADS | {"team", "squad", "project", "migration", "initiative"}) - {
+COMMON_NAME_HEADS = (SERVICE_HEADS | {"team", "squad", "project", "migration", "initiative", "engine"}) - {
     "site",
     "store",
     "tool",
-    "engine",
     "job",
     "network",
     "system",
@@ -120,7 +124,7 @@ JOB_NOUNS = frozenset(
 )
 # Verbs with a preposition: (lemma, preposition) -> predicate (None: by the object's type).
 PREP_VERBS: dict[tuple[str, str], str | None] = {
-    ("work", "on"): None,
+    ("work", "on"): "works_on?",
     ("work", "at"): "works_at?",
     ("work", "for"): "works_at?",
     ("work", "in"): None,
@@ -178,7 +182,7 @@ CAUSE_VERBS: dict[str, str | None] = {
 }
 # Verbs of damage: "A broke B", passive "B was broken by A" (the effect says what happened).
 DAMAGE_VERBS = frozenset(
-    "break crash delay block corrupt overload kill interrupt disrupt halt stop slow disable flood "
+    "break crash delay block corrupt overload kill interrupt disrupt halt stop slow disable "
     "exhaust overwhelm take bring knock".split()
 )
 # Verbs that say something failed: "after X failed, Y" reads X as Y's cause.
@@ -197,6 +201,8 @@ class _Memory:
     entities: dict[str, ExtractedEntity]
     people: list[str]
     previous_clause: str = ""
+    # Names a fact's arguments would add (with their types), added once a fact states them.
+    pending: dict[str, str | None] = field(default_factory=dict)
 
 
 def extract(
@@ -218,7 +224,9 @@ def extract_doc(
         for name, pattern in known:
             if pattern.search(sentence.text):
                 _add_entity(memory, name, None)
-        codes = code_mentions(sentence.text)
+        # A word in letters alone ("BigQuery", "DevOps") is a product's name more often than
+        # code: the parse types it.
+        codes = [c for c in code_mentions(sentence.text) if not c.text.isalpha()]
         if not _prose(sentence, codes):
             continue
         for code in codes:
@@ -262,6 +270,13 @@ def _add_entity(memory: _Memory, name: str, kind: str | None) -> None:
         memory.people.append(name)
 
 
+_CODE_LINE = re.compile(
+    r"^\s*(?:def|class|return|import|from|function|const|let|var|select|insert|update|delete)\b.*[(:=;{*]|"
+    r"==|=>|\(\)\s*[:;{]|;\s*$|^\s*[|+]|\b(?:ERROR|WARN|INFO|DEBUG)\b",
+    re.IGNORECASE,
+)
+
+
 def _prose(sentence: Span, codes: list[Mention]) -> bool:
     """Whether a sentence reads as English prose: not too long, mostly words, and mostly words
     the English vocabulary knows (not code, a table, a URL list or another language). A code
@@ -280,7 +295,7 @@ def _prose(sentence: Span, codes: list[Mention]) -> bool:
             continue
         tokens.append(t)
     codes_at = {t.i for t in tokens if any(s <= t.idx < e for s, e in inside)}
-    if not tokens or len(tokens) > MAX_SENTENCE_TOKENS:
+    if not tokens or len(tokens) > MAX_SENTENCE_TOKENS or _CODE_LINE.search(sentence.text):
         return False
     words = [t for t in tokens if t.is_alpha or t.i in codes_at]
     punctuation = [t for t in tokens if t.is_punct or t.is_space]
@@ -292,8 +307,9 @@ def _prose(sentence: Span, codes: list[Mention]) -> bool:
     if len(ascii_words) < 0.9 * (len(words) - len(codes_at)):
         return False
     lower = [t for t in ascii_words if t.text.islower()]
-    if len(lower) >= 3:
-        known = sum(1 for t in lower if t.is_stop or word_prior.common_word(t.text) or word_prior.common_word(t.lemma_))
+    if len(lower) >= 4:
+        # A word the English vocabulary holds whole (not split into pieces).
+        known = sum(1 for t in lower if t.is_stop or word_prior.informativeness(t.lower_) < 1.0)
         if known < 0.5 * len(lower):
             return False
     return True
@@ -322,10 +338,12 @@ def _name_head(token: Token) -> Token | None:
     """The head of the name `token` is part of, when it is part of one."""
     if token.ent_type_ in _NOT_NAMES or token.lower_ in TIME_WORDS:
         return None
-    if token.pos_ == "PROPN" or (token.ent_type_ and token.ent_type_ not in _NOT_NAMES) or _capitalised_name(token):
+    if _proper(token):
         head = token
-        while head.dep_ in ("compound", "flat") or (
-            head.head.i != head.i and head.head.ent_iob_ == "I" and head.ent_iob_ != "O" and head.head.i > head.i
+        while (
+            head.dep_ in ("compound", "flat")
+            or (head.dep_ == "amod" and head.head.lemma_.lower() in NAME_HEADS)
+            or (head.head.i != head.i and head.head.ent_iob_ == "I" and head.ent_iob_ != "O" and head.head.i > head.i)
         ):
             if head.head.i == head.i:
                 break
@@ -345,9 +363,7 @@ def _name(head: Token) -> tuple[str, str | None] | None:
         tokens.pop(0)
     if not tokens or any(not _wordlike(t) or t.lower_ in TIME_WORDS for t in tokens):
         return None
-    proper = any(
-        t.pos_ == "PROPN" or (t.ent_type_ and t.ent_type_ not in _NOT_NAMES) or _capitalised_name(t) for t in tokens
-    )
+    proper = any(_proper(t) for t in tokens)
     if not proper:
         # A common noun names a thing only with its head noun and a modifier ("data pipeline").
         if head.lemma_.lower() not in COMMON_NAME_HEADS or len(tokens) < 2:
@@ -364,14 +380,31 @@ def _name(head: Token) -> tuple[str, str | None] | None:
     return text, _type(tokens, head)
 
 
+def _proper(token: Token) -> bool:
+    """Whether a word is (part of) a proper name: the tagger's proper noun or named entity,
+    written with a capital (a lower-case one is a tagging slip: "config push", "lol"), or a
+    capitalised word that is a name all the same (`_capitalised_name`)."""
+    if token.text == token.lower_:
+        return False
+    if token.pos_ == "PROPN" or (token.ent_type_ and token.ent_type_ not in _NOT_NAMES):
+        return True
+    return _capitalised_name(token)
+
+
 def _capitalised_name(token: Token) -> bool:
     """A capitalised word the tagger read as a common noun that is a name all the same: one
     the text capitalises mid-sentence, or one the English vocabulary does not know as a word
     ("Rowling is...", "Postgres is down")."""
-    if token.pos_ != "NOUN" or not token.text[:1].isupper() or not token.is_alpha or token.text.isupper():
+    if not token.text[:1].isupper() or not token.is_alpha or token.text.isupper() or token.lower_ == "i":
+        return False
+    if token.lower_ in TIME_WORDS:
         return False
     if not token.is_sent_start:
-        return True
+        # Mid-sentence, a capital says name, whatever the tagger made of it ("uses Airflow").
+        prev = token.nbor(-1)
+        return token.pos_ in ("NOUN", "ADV", "ADJ", "VERB") and not (prev.is_punct and prev.text in ':"“(')
+    if token.pos_ != "NOUN":
+        return False
     if token.lower_ in _NEVER_OPENS or token.lower_ in TIME_WORDS:
         return False
     capitalised = token.doc.user_data.get("polyg_capitalised")
@@ -386,6 +419,12 @@ def _capitalised_name(token: Token) -> bool:
     )
 
 
+_GENERIC_ADJECTIVES = frozenset(
+    "new old big small same other main current previous next whole entire first last own single only "
+    "slow fast broken bad good shared main whole several many".split()
+)
+
+
 def _name_tokens(head: Token) -> list[Token]:
     """The head and the words before it that are part of the name: compounds, proper-noun
     modifiers, the named-entity span it ends (articles and possessives left out)."""
@@ -394,8 +433,16 @@ def _name_tokens(head: Token) -> list[Token]:
     while stack:
         current = stack.pop()
         for child in current.lefts:
-            if child.dep_ in ("compound", "flat", "nmod") or (
-                child.dep_ == "amod" and (child.pos_ == "PROPN" or child.text[:1].isupper())
+            if (
+                child.dep_ in ("compound", "flat", "nmod")
+                or (child.dep_ == "amod" and (child.pos_ == "PROPN" or child.text[:1].isupper()))
+                or (
+                    child.dep_ == "amod"
+                    and current.lemma_.lower() in COMMON_NAME_HEADS
+                    and child.lower_ not in _GENERIC_ADJECTIVES
+                    and child.pos_ == "ADJ"
+                )
+                or (child.dep_ == "poss" and child.pos_ == "PROPN" and current.text[:1].isupper())
             ):
                 if child.ent_type_ in _NOT_IN_NAMES or child.lower_ in TIME_WORDS:
                     continue
@@ -406,6 +453,12 @@ def _name_tokens(head: Token) -> list[Token]:
         span = next((e for e in head.doc.ents if e.start <= head.i < e.end), None)
         if span is not None:
             keep.update(t.i for t in span if t.i <= head.i)
+    if head.pos_ == "NOUN" and head.text == head.lower_ and head.lemma_.lower() not in NAME_HEADS and len(keep) > 1:
+        # "the Northwind deal", "the API keys": the name is the proper part, if it is one.
+        keep.discard(head.i)
+        modifiers = sorted(keep)
+        if modifiers[-1] != head.i - 1 or all(head.doc[i].text.isupper() and len(head.doc[i]) <= 4 for i in keep):
+            return []
     doc = head.doc
     start, end = min(keep), max(keep)
     tokens = [doc[i] for i in range(start, end + 1)]
@@ -452,7 +505,7 @@ def _acts_as_person(head: Token, tokens: list[Token]) -> bool:
         return True
     if head.dep_ == "nsubj" and verb.lemma_ == "be":
         attr = next((c for c in verb.children if c.dep_ == "attr"), None)
-        return attr is not None and attr.lemma_.lower() in LEAD_ROLES | JOB_NOUNS
+        return attr is not None and attr.lemma_.lower() in LEAD_ROLES | JOB_NOUNS | {"owner", "maintainer"}
     return False
 
 
@@ -478,7 +531,17 @@ def _arguments(token: Token, memory: _Memory) -> list[str]:
 
 
 def _conjuncts(token: Token) -> list[Token]:
-    return [c for c in token.conjuncts if c.i > token.i and c.pos_ in ("PROPN", "NOUN", "PRON")]
+    """The other members of a list `token` opens: "A, B and C" (the parser makes some of
+    them appositions)."""
+    out: list[Token] = []
+    stack = [token]
+    while stack:
+        current = stack.pop()
+        for child in current.children:
+            if child.dep_ in ("conj", "appos") and child.pos_ in ("PROPN", "NOUN", "PRON") and child.i > token.i:
+                out.append(child)
+                stack.append(child)
+    return sorted(out, key=lambda t: t.i)
 
 
 def _argument(token: Token, memory: _Memory) -> str | None:
@@ -494,15 +557,21 @@ def _argument(token: Token, memory: _Memory) -> str | None:
         return None
     named = _name(head)
     if named is not None:
-        _add_entity(memory, *named)
+        memory.pending[named[0]] = named[1]
         return named[0]
-    # A plain noun object of a fact verb ("uses Postgres" is named; "likes pizza" too).
+    # A common noun argument of a fact verb: a compound ("the fraud model"), a system named by
+    # its kind ("the scheduler"), or a bare noun ("likes pizza"); not "my sister", "the beach".
     tokens = _name_tokens(head)
-    if len(tokens) == 1 and tokens[0].pos_ in ("NOUN", "PROPN") and _wordlike(tokens[0]):
-        if tokens[0].lower_ in TIME_WORDS:
-            return None
-        return tokens[0].text
-    return None
+    if not tokens or any(not _wordlike(t) or t.lower_ in TIME_WORDS for t in tokens) or len(tokens) > 3:
+        return None
+    if not all(t.pos_ in ("NOUN", "PROPN", "ADJ") for t in tokens) or tokens[-1].pos_ == "ADJ":
+        return None
+    determined = any(c.dep_ in ("det", "poss") for c in head.children)
+    if len(tokens) == 1 and determined and head.lemma_.lower() not in SERVICE_HEADS:
+        return None
+    name = _text(tokens)
+    memory.pending[name] = "Service" if head.lemma_.lower() in SERVICE_HEADS else None
+    return name
 
 
 # --- facts ----------------------------------------------------------------------------------
@@ -522,7 +591,13 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[ExtractedFact]:
                         if subject.lower() == obj.lower():
                             continue
                         kind = memory.entities.get(obj.lower())
-                        canonical = _canonical(predicate, kind.type if kind else None, verb)
+                        kind_of = kind.type if kind else memory.pending.get(obj)
+                        canonical = _canonical(predicate, kind_of, verb)
+                        if canonical is None:
+                            continue
+                        for name in (subject, obj):
+                            if name.lower() not in memory.entities and name in memory.pending:
+                                _add_entity(memory, name, memory.pending[name])
                         _retype(memory, subject, SUBJECT_TYPES.get(canonical))
                         _retype(memory, obj, OBJECT_TYPES.get(canonical))
                         yield ExtractedFact(subject, canonical, obj)
@@ -531,6 +606,7 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[ExtractedFact]:
 # What a predicate says of its arguments' types, where the tagger had none or read a system's
 # name as a company's ("depends on Postgres").
 SUBJECT_TYPES = {
+    "leads": "Person",
     "works_on": "Person",
     "works_at": "Person",
     "member_of": "Person",
@@ -555,7 +631,12 @@ def _retype(memory: _Memory, name: str, kind: str | None) -> None:
     held = memory.entities.get(name.lower())
     if kind is None or held is None or held.type == kind:
         return
-    if held.type in (None, "Organisation", "Place", "Product"):
+    overridable = {
+        "Person": (None, "Organisation"),
+        "Service": (None, "Organisation", "Place", "Product", "Person"),
+        "Place": (None, "Organisation", "Person"),
+    }.get(kind, (None, "Place", "Product"))
+    if held.type in overridable:
         if held.type == "Organisation" and kind == "Person" and len(name.split()) > 2:
             return
         memory.entities[name.lower()] = ExtractedEntity(held.name, kind)
@@ -685,12 +766,20 @@ def _prep_object(head: Token, prep: str, dep: str = "prep") -> Token | None:
     return None
 
 
-def _canonical(predicate: str | None, object_type: str | None, verb: Token) -> str:
+def _canonical(predicate: str | None, object_type: str | None, verb: Token) -> str | None:
     """The predicate stored: a verb that can mean several things reads its object's type
     (joining or working on a team is membership, joining a company is working there)."""
     lemma = verb.lemma_.lower()
+    if lemma == "run" and predicate == "leads" and object_type not in ("Team", "Organisation", "Project", "Service"):
+        return None  # "ran the marathon", "ran the tests"
+    if lemma in ("move", "relocate", "transfer", "switch") and object_type in (None, "Person", "Event", "Code"):
+        return None  # "switched to the new VPN": no place, team or employer
+    if lemma == "switch" and object_type not in ("Team", "Organisation", "Project"):
+        return None
     if predicate == "works_at?":  # "works at/for X": a team's member, a project's worker, else employed
         return {"Team": "member_of", "Service": "works_on", "Project": "works_on"}.get(object_type or "", "works_at")
+    if predicate == "works_on?":  # "works on X": a team's member, else working on it
+        return "member_of" if object_type == "Team" else "works_on"
     if predicate is not None:
         if predicate in ("lives_in", "based_in") and object_type == "Team":
             return "member_of"
@@ -728,6 +817,15 @@ _SPAN_START = frozenset({"since", "from", "starting", "as of", "effective"})
 _SPAN_END = frozenset({"until", "till", "to", "through", "thru"})
 _NOT_POINTS = frozenset({"for", "every", "each", "per"})
 _CLOCK = re.compile(r"\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bnoon\b|\bmidnight\b", re.IGNORECASE)
+# "a week", "six hours", "two years": how long, not when.
+_DURATION = re.compile(
+    r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a few|several|\d+)[- ]"
+    r"(?:\w+ )?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)",
+    re.IGNORECASE,
+)
+_AGO = re.compile(r"\bago\b", re.IGNORECASE)
+# Main verbs of a state, not of something that happened: its time is no event's.
+_STATIVE = frozenset("be have love like seem know own prefer remain stay".split())
 _VAGUE = frozenset({"now", "currently", "current", "right now", "at the moment", "these days", "nowadays"})
 
 
@@ -740,7 +838,7 @@ def _times(sentence: Span, reference: datetime) -> _Time:
     point: tuple[str, Interval] | None = None
     clock: str | None = None
     for opener, text in phrases:
-        if opener in _NOT_POINTS or text.lower() in _VAGUE:
+        if opener in _NOT_POINTS or text.lower() in _VAGUE or _DURATION.fullmatch(text.strip()):
             continue
         if _CLOCK.fullmatch(text.strip()):
             clock = clock or text
@@ -770,9 +868,15 @@ def _times(sentence: Span, reference: datetime) -> _Time:
         at = None
     if at is None and point is not None:
         at = point[1].start
+        if _AGO.search(point[0]):
+            # "two weeks ago": that day, not the start of that week.
+            with contextlib.suppress(PolygError, ValueError, OverflowError):
+                exact = parse_instant(point[0], reference=reference)
+                at = exact.replace(hour=0, minute=0, second=0, microsecond=0)
     if at is None:
         return _Time()
-    return _Time(valid_from=point[1].start if point else at, event_at=at, text=text)
+    stative = sentence.root.lemma_.lower() in _STATIVE
+    return _Time(valid_from=at if point else None, event_at=None if stative else at, text=text)
 
 
 def _time_phrases(sentence: Span) -> list[tuple[str, str]]:
@@ -789,8 +893,14 @@ def _time_phrases(sentence: Span) -> list[tuple[str, str]]:
             tokens.pop(0)
         text = _text(tokens)
         opener = _opener(doc, ent.start)
-        out.append((ent.start_char, opener, text))
         taken.append((ent.start_char, ent.end_char))
+        bounds = _RANGE_INSIDE.split(text, maxsplit=1)
+        if opener in ("from", "between") and len(bounds) == 2:
+            # "from March 2019 to June 2023" tagged as one date.
+            out.append((ent.start_char, "from", bounds[0]))
+            out.append((ent.start_char + 1, "until", bounds[1]))
+            continue
+        out.append((ent.start_char, opener, text))
     base = sentence.start_char
     for ref in find_time_refs(sentence.text):
         start, end = base + ref.start, base + ref.end
@@ -807,6 +917,9 @@ def _time_phrases(sentence: Span) -> list[tuple[str, str]]:
             out.append((start, opener, text))
             taken.append((start, end))
     return [(o, t) for _, o, t in sorted(out)]
+
+
+_RANGE_INSIDE = re.compile(r"\s+(?:to|until|till|through|and|-|–)\s+", re.IGNORECASE)
 
 
 def _opener(doc: Doc, start: int) -> str:
@@ -860,11 +973,14 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
         word = mark.lower_ if mark is not None else ""
         if word == "because" or (word == "after" and token.lemma_.lower() in FAIL_VERBS):
             effect_verb = token.head
+            if effect_verb.dep_ == "acl" and effect_verb.head.dep_ == "ROOT":
+                # "The queue filled up because ..." parsed as a noun phrase: the sentence is it.
+                effect_verb = effect_verb.head
             if _denied(mark or token, effect_verb):
                 return
             effect = _clause(effect_verb, _subtree_ids(token))
             confidence = 0.9 if word == "because" else 0.7
-            for clause_verb in [token, *(c for c in token.conjuncts if c.i > token.i and c.pos_ in ("VERB", "AUX"))]:
+            for clause_verb in [token, *(c for c in token.conjuncts if c.i > token.i and _is_clause(c))]:
                 cause = _clause(clause_verb, _conj_ids(clause_verb))
                 yield _resolve(cause, memory), effect, confidence
         return
@@ -906,12 +1022,12 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
         return
     passive = any(c.dep_ in ("auxpass", "nsubjpass") for c in token.children)
     # "B was caused by A", "B was broken by A".
-    if passive and (lemma in CAUSE_VERBS or lemma in DAMAGE_VERBS):
+    if passive and ((lemma in CAUSE_VERBS and CAUSE_VERBS[lemma] is None) or lemma in DAMAGE_VERBS):
         agent = _prep_object(token, "by", dep="agent")
         subject = next((c for c in token.children if c.dep_ == "nsubjpass"), None)
         if agent is None or subject is None:
             return
-        if lemma in CAUSE_VERBS:
+        if lemma in CAUSE_VERBS and CAUSE_VERBS[lemma] is None:
             effect = _clause(subject, set())
         else:
             by = agent.head
@@ -929,6 +1045,11 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
         if subject is None and token.dep_ == "conj":
             return
         effect_of = _prep_object(token, cue) if cue else next((c for c in token.children if c.dep_ == "dobj"), None)
+        clause_of = next((c for c in token.children if c.dep_ in ("ccomp", "xcomp")), None)
+        if subject is not None and effect_of is None and clause_of is not None and lemma in CAUSE_VERBS and not cue:
+            # "The power cut caused the freezer to warm up."
+            yield _resolve(_clause(subject, set()), memory), _clause(clause_of, set()), 0.9
+            return
         if subject is None or effect_of is None:
             return
         cause = _resolve(_clause(subject, set()), memory)
@@ -972,10 +1093,18 @@ def _subtree_ids(token: Token) -> set[int]:
     return {t.i for t in token.subtree}
 
 
+def _is_clause(token: Token) -> bool:
+    """A verb, or a noun the parser hung a verb on ("the queue filled up" read as a noun
+    phrase)."""
+    return token.pos_ in ("VERB", "AUX") or (
+        token.pos_ in ("NOUN", "PROPN") and any(c.dep_ in ("acl", "relcl") and c.i > token.i for c in token.children)
+    )
+
+
 def _conj_ids(verb: Token) -> set[int]:
     out: set[int] = set()
     for c in verb.children:
-        if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX"):
+        if c.dep_ == "conj" and _is_clause(c):
             out |= _subtree_ids(c)
         if c.dep_ == "cc":
             out.add(c.i)
