@@ -105,7 +105,8 @@ _NEVER_OPENS = frozenset(
 # Verbs whose subject is a person (a name the tagger calls an organisation or nothing).
 PERSON_VERBS = frozenset(
     "work live report replace marry say tell think feel love hate restart fix deploy debug write "
-    "visit call meet email ask promise decide".split()
+    "visit call meet email ask promise decide teach coach play travel study sing paint cook bake adopt "
+    "present graduate retire hike swim".split()
 )
 _SPEAKER = frozenset({"i", "me", "my", "myself", "mine"})
 _PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself"})
@@ -114,7 +115,7 @@ _PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers", "himself
 # Roles whose holder leads what they are the role of ("the tech lead of", "the manager of").
 LEAD_ROLES = frozenset(
     "lead manager head director chief captain boss supervisor chair president ceo cto cfo coo vp "
-    "leader founder principal".split()
+    "leader founder principal coach dean mayor editor conductor chairman chairwoman chairperson".split()
 )
 # Jobs: "an engineer at Acme" works there.
 JOB_NOUNS = frozenset(
@@ -129,6 +130,10 @@ PREP_VERBS: dict[tuple[str, str], str | None] = {
     ("work", "for"): "works_at?",
     ("work", "in"): None,
     ("work", "with"): "works_with",
+    ("teach", "at"): "works_at?",
+    ("teach", "in"): "works_at?",
+    ("play", "in"): "member_of",
+    ("play", "for"): "member_of",
     ("move", "to"): None,
     ("relocate", "to"): None,
     ("transfer", "to"): None,
@@ -182,7 +187,8 @@ CAUSE_VERBS: dict[str, str | None] = {
 }
 # Verbs of damage: "A broke B", passive "B was broken by A" (the effect says what happened).
 DAMAGE_VERBS = frozenset(
-    "break crash delay block corrupt overload kill interrupt disrupt halt stop slow disable "
+    "break crash delay block corrupt overload kill interrupt disrupt halt stop slow disable destroy damage ruin "
+    "wreck "
     "exhaust overwhelm take bring knock".split()
 )
 # Verbs that say something failed: "after X failed, Y" reads X as Y's cause.
@@ -242,9 +248,11 @@ def extract_doc(
 
 def _read_sentence(sentence: Span, memory: _Memory, out: Extraction, codes: list[str]) -> None:
     names: list[str] = list(codes)
-    for name, kind in _mentions(sentence, memory):
+    mentions = _mentions(sentence, memory)
+    for name, kind in mentions:
         _add_entity(memory, name, kind)
         names.append(name)
+    _people_in_lists(sentence, memory)
     time = _times(sentence, memory.reference)
     for fact in _facts(sentence, memory):
         fact = ExtractedFact(fact.subject, fact.predicate, fact.object, time.valid_from, time.valid_to)
@@ -257,6 +265,22 @@ def _read_sentence(sentence: Span, memory: _Memory, out: Extraction, codes: list
     for cause in _causes(sentence, memory):
         if cause not in out.causes:
             out.causes.append(cause)
+
+
+def _people_in_lists(sentence: Span, memory: _Memory) -> None:
+    """An untyped name listed with a person's ("Rohan and Leila") is a person's."""
+    for token in sentence:
+        if token.dep_ != "conj" or token.pos_ != "PROPN":
+            continue
+        pair = [token, token.head]
+        names = [_name(t) for t in pair if t.pos_ == "PROPN"]
+        if len(names) != 2 or None in names:
+            continue
+        kinds = {n[1] for n in names if n is not None}
+        if "Person" in kinds and kinds <= {"Person", None}:
+            for named in names:
+                if named is not None and named[1] is None:
+                    _retype(memory, named[0], "Person")
 
 
 def _add_entity(memory: _Memory, name: str, kind: str | None) -> None:
@@ -303,14 +327,18 @@ def _prose(sentence: Span, codes: list[Mention]) -> bool:
         return False
     if any(t.like_url or t.like_email for t in tokens) and len(words) < 4:
         return False
-    ascii_words = [t for t in words if t.text.isascii() and t.i not in codes_at]
+    # Latin script (accents included: "Valparaíso"); another script is another language.
+    ascii_words = [t for t in words if all(ord(ch) < 0x250 for ch in t.text) and t.i not in codes_at]
     if len(ascii_words) < 0.9 * (len(words) - len(codes_at)):
         return False
     lower = [t for t in ascii_words if t.text.islower()]
     if len(lower) >= 4:
         # A word the English vocabulary holds whole (not split into pieces).
+        # English prose has English function words ("the", "to", "is") or, when terse, words
+        # the vocabulary holds; another language has neither.
+        stops = sum(1 for t in lower if t.is_stop)
         known = sum(1 for t in lower if t.is_stop or word_prior.informativeness(t.lower_) < 1.0)
-        if known < 0.5 * len(lower):
+        if stops < 0.2 * len(lower) and known < 0.6 * len(lower):
             return False
     return True
 
@@ -334,9 +362,14 @@ def _mentions(sentence: Span, memory: _Memory) -> list[tuple[str, str | None]]:
     return [found[i] for i in sorted(found)]
 
 
+def _swallowed(token: Token) -> bool:
+    """A proper noun the tagger put inside a time ("at 7pm Rohan and Leila"): a name."""
+    return token.ent_type_ in ("TIME", "DATE") and token.pos_ == "PROPN" and token.lower_ not in TIME_WORDS
+
+
 def _name_head(token: Token) -> Token | None:
     """The head of the name `token` is part of, when it is part of one."""
-    if token.ent_type_ in _NOT_NAMES or token.lower_ in TIME_WORDS:
+    if (token.ent_type_ in _NOT_NAMES and not _swallowed(token)) or token.lower_ in TIME_WORDS:
         return None
     if _proper(token):
         head = token
@@ -364,11 +397,13 @@ def _name(head: Token) -> tuple[str, str | None] | None:
     if not tokens or any(not _wordlike(t) or t.lower_ in TIME_WORDS for t in tokens):
         return None
     proper = any(_proper(t) for t in tokens)
+    if proper and any(
+        t.is_alpha and t.text == t.lower_ and t.i != head.i and t.lower_ not in _NAME_CONNECTORS for t in tokens
+    ):
+        return None  # "El equipo de pagos trabaja": a clause, not a name
     if not proper:
         # A common noun names a thing only with its head noun and a modifier ("data pipeline").
         if head.lemma_.lower() not in COMMON_NAME_HEADS or len(tokens) < 2:
-            return None
-        if all(t.pos_ in ("ADJ",) for t in tokens[:-1]):
             return None
     if proper and head.pos_ == "PROPN" and head.i == tokens[0].i and len(tokens) == 1:
         # A lone capitalised word opening a sentence is a name only when the tagger says so.
@@ -386,7 +421,7 @@ def _proper(token: Token) -> bool:
     capitalised word that is a name all the same (`_capitalised_name`)."""
     if token.text == token.lower_:
         return False
-    if token.pos_ == "PROPN" or (token.ent_type_ and token.ent_type_ not in _NOT_NAMES):
+    if token.pos_ == "PROPN" or (token.ent_type_ and token.ent_type_ not in _NOT_NAMES) or _swallowed(token):
         return True
     return _capitalised_name(token)
 
@@ -419,9 +454,12 @@ def _capitalised_name(token: Token) -> bool:
     )
 
 
+# Lower-case words inside a proper name ("Bank of America", "Leonardo da Vinci").
+_NAME_CONNECTORS = frozenset("of the and for de du da di del van von der den la le y on upon at".split())
 _GENERIC_ADJECTIVES = frozenset(
     "new old big small same other main current previous next whole entire first last own single only "
-    "slow fast broken bad good shared main whole several many".split()
+    "slow fast broken bad good shared whole several many internal external public private legacy "
+    "entire huge tiny large".split()
 )
 
 
@@ -472,7 +510,7 @@ def _name_tokens(head: Token) -> list[Token]:
 def _wordlike(token: Token) -> bool:
     if token.like_url or token.like_email or (token.like_num and not token.text[:1].isalpha()):
         return token.like_num and token.i > 0 and token.nbor(-1).pos_ == "PROPN"  # "Windows 11"
-    return bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9.&'’-]*|&", token.text))
+    return bool(re.fullmatch(r"[^\W\d_][\w.&'’-]*|&", token.text)) and "_" not in token.text
 
 
 def _type(tokens: list[Token], head: Token) -> str | None:
@@ -489,7 +527,9 @@ def _type(tokens: list[Token], head: Token) -> str | None:
             return kind
     label = next((t.ent_type_ for t in reversed(tokens) if t.ent_type_), "")
     ner_kind = _NER_TYPES.get(label)
-    if ner_kind in (None, "Organisation") and _acts_as_person(head, tokens):
+    if ner_kind is None and head.dep_ == "dobj" and head.head.lemma_.lower() in ("visit", "tour"):
+        return "Place"  # "visited Zanzibar"
+    if ner_kind in (None, "Organisation", "Place") and _acts_as_person(head, tokens):
         return "Person"
     return ner_kind
 
@@ -843,8 +883,15 @@ def _times(sentence: Span, reference: datetime) -> _Time:
         if _CLOCK.fullmatch(text.strip()):
             clock = clock or text
             continue
+        if _CLOCK.search(text):
+            # "Yesterday at 7pm" as one expression: the instant it names.
+            with contextlib.suppress(PolygError, ValueError, OverflowError):
+                at = parse_instant(text, reference=reference)
+                point = point or (text, Interval(at, at))
+                clock = clock or ""
+                continue
         try:
-            span = parse_range(text, reference=reference)
+            span = _season_or_month(text, reference) or parse_range(text, reference=reference)
         except (PolygError, ValueError, OverflowError):
             continue
         if opener in _SPAN_START and start_of is None:
@@ -879,6 +926,38 @@ def _times(sentence: Span, reference: datetime) -> _Time:
     return _Time(valid_from=at if point else None, event_at=None if stative else at, text=text)
 
 
+_MONTHS = ("january february march april may june july august september october november december").split()
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_SEASON_OR_MONTH = re.compile(
+    r"(?:(last|this|next|past)\s+)?(" + "|".join([*_MONTHS, *_SEASONS]) + r")(?:\s+(?:of\s+)?(\d{4}))?",
+    re.IGNORECASE,
+)
+
+
+def _season_or_month(text: str, reference: datetime) -> Interval | None:
+    """ "last June", "last summer", "spring 2024": the period, which polyg.core.time does not
+    read (a season starts on the first of its first month; "last" is the latest one before the
+    reference)."""
+    match = _SEASON_OR_MONTH.fullmatch(text.strip())
+    if match is None or (match.group(1) is None and match.group(3) is None):
+        return None
+    word = match.group(2).lower()
+    month = _SEASONS.get(word) or _MONTHS.index(word) + 1
+    months = 3 if word in _SEASONS else 1
+    if match.group(3):
+        year = int(match.group(3))
+    else:
+        year = reference.year if month < reference.month else reference.year - 1
+        if match.group(1).lower() == "next":
+            year = reference.year if month > reference.month else reference.year + 1
+        elif match.group(1).lower() == "this":
+            year = reference.year
+    start = datetime(year, month, 1, tzinfo=reference.tzinfo)
+    end_month = month + months
+    end = datetime(year + (end_month - 1) // 12, (end_month - 1) % 12 + 1, 1, tzinfo=reference.tzinfo)
+    return Interval(start, end)
+
+
 def _time_phrases(sentence: Span) -> list[tuple[str, str]]:
     """(the word opening it, the time expression) for each time expression of the sentence:
     the tagger's dates and times, and what polyg's time references find that it missed."""
@@ -889,6 +968,8 @@ def _time_phrases(sentence: Span) -> list[tuple[str, str]]:
         if ent.label_ not in ("DATE", "TIME"):
             continue
         tokens = [t for t in ent if not (t.tag_ == "POS")]
+        while tokens and _swallowed(tokens[-1]):
+            tokens.pop()
         while tokens and tokens[0].lower_ in ("the",):
             tokens.pop(0)
         text = _text(tokens)
