@@ -610,6 +610,8 @@ def _argument(token: Token, memory: _Memory) -> str | None:
     if len(tokens) == 1 and determined and head.lemma_.lower() not in SERVICE_HEADS:
         return None
     name = _text(tokens)
+    if len(name) < 2:
+        return None
     memory.pending[name] = "Service" if head.lemma_.lower() in SERVICE_HEADS else None
     return name
 
@@ -886,8 +888,8 @@ def _times(sentence: Span, reference: datetime) -> _Time:
         if _CLOCK.search(text):
             # "Yesterday at 7pm" as one expression: the instant it names.
             with contextlib.suppress(PolygError, ValueError, OverflowError):
-                at = parse_instant(text, reference=reference)
-                point = point or (text, Interval(at, at))
+                instant = parse_instant(text, reference=reference)
+                point = point or (text, Interval(instant, instant))
                 clock = clock or ""
                 continue
         try:
@@ -909,10 +911,10 @@ def _times(sentence: Span, reference: datetime) -> _Time:
     if point is None and clock is None:
         return _Time()
     text = " ".join(p for p in (point[0] if point else "", clock or "") if p)
-    try:
-        at = parse_instant(text, reference=reference) if clock else None
-    except (PolygError, ValueError, OverflowError):
-        at = None
+    at: datetime | None = None
+    if clock:
+        with contextlib.suppress(PolygError, ValueError, OverflowError):
+            at = parse_instant(text, reference=reference)
     if at is None and point is not None:
         at = point[1].start
         if _AGO.search(point[0]):

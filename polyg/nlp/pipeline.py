@@ -51,6 +51,28 @@ class NLPModelError(PolygError):
     code = 3004
 
 
+LINE_BREAKS = "polyg_line_breaks"
+_registered = False
+
+
+def _register_line_breaks() -> None:
+    """A line break ends a sentence (notes, lists, tables, pasted logs): the parser keeps the
+    boundaries set before it."""
+    global _registered
+    if _registered:
+        return
+    from spacy.language import Language
+
+    @Language.component(LINE_BREAKS)
+    def line_breaks(doc: Doc) -> Doc:
+        for token in doc[1:]:
+            if "\n" in doc[token.i - 1].whitespace_ or (doc[token.i - 1].is_space and "\n" in doc[token.i - 1].text):
+                token.is_sent_start = True
+        return doc
+
+    _registered = True
+
+
 def model_path() -> Path:
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
@@ -84,10 +106,13 @@ class Pipeline:
             if self._nlp is None:
                 import spacy
 
+                _register_line_breaks()
                 path = model_path()
                 verify(path)
                 # The parser gives sentence boundaries; the separate sentence recogniser is off.
-                self._nlp = spacy.load(path, exclude=["senter"])
+                nlp = spacy.load(path, exclude=["senter"])
+                nlp.add_pipe(LINE_BREAKS, before="parser")
+                self._nlp = nlp
             return self._nlp
 
     def load_in_background(self) -> None:
