@@ -488,9 +488,10 @@ def _name_tokens(head: Token) -> list[Token]:
                 stack.append(child)
     # The named-entity span around the head ("Bank of America", "J.K. Rowling").
     if head.ent_type_ and head.ent_type_ not in _NOT_NAMES:
-        span = next((e for e in head.doc.ents if e.start <= head.i < e.end), None)
-        if span is not None:
-            keep.update(t.i for t in span if t.i <= head.i)
+        start = head.i
+        while start > 0 and head.doc[start].ent_iob_ == "I":
+            start -= 1
+        keep.update(range(start, head.i + 1))
     if head.pos_ == "NOUN" and head.text == head.lower_ and head.lemma_.lower() not in NAME_HEADS and len(keep) > 1:
         # "the Northwind deal", "the API keys": the name is the proper part, if it is one.
         keep.discard(head.i)
@@ -966,8 +967,8 @@ def _time_phrases(sentence: Span) -> list[tuple[str, str]]:
     out: list[tuple[int, str, str]] = []
     taken: list[tuple[int, int]] = []
     doc = sentence.doc
-    for ent in sentence.ents:
-        if ent.label_ not in ("DATE", "TIME"):
+    for ent in _entity_spans(sentence):
+        if ent[0].ent_type_ not in ("DATE", "TIME"):
             continue
         tokens = [t for t in ent if not (t.tag_ == "POS")]
         while tokens and _swallowed(tokens[-1]):
@@ -1000,6 +1001,24 @@ def _time_phrases(sentence: Span) -> list[tuple[str, str]]:
             out.append((start, opener, text))
             taken.append((start, end))
     return [(o, t) for _, o, t in sorted(out)]
+
+
+def _entity_spans(sentence: Span) -> list[Span]:
+    """The sentence's named-entity spans, read from its tokens (`Span.ents` walks the whole
+    document's entities for every sentence: quadratic on a long memory)."""
+    out: list[Span] = []
+    start = -1
+    for token in sentence:
+        if token.ent_iob_ == "B" or (token.ent_iob_ == "I" and start < 0):
+            if start >= 0:
+                out.append(sentence.doc[start : token.i])
+            start = token.i
+        elif token.ent_iob_ == "O" and start >= 0:
+            out.append(sentence.doc[start : token.i])
+            start = -1
+    if start >= 0:
+        out.append(sentence.doc[start : sentence.end])
+    return [s for s in out if s[0].ent_type_]
 
 
 _RANGE_INSIDE = re.compile(r"\s+(?:to|until|till|through|and|-|–)\s+", re.IGNORECASE)
