@@ -253,6 +253,9 @@ def _read_sentence(sentence: Span, memory: _Memory, out: Extraction, codes: list
         _add_entity(memory, name, kind)
         names.append(name)
     _people_in_lists(sentence, memory)
+    # The person a pronoun stands for is in the sentence too ("She moved to Oslo").
+    if len(set(memory.people)) == 1 and any(t.lower_ in _PERSON_PRONOUNS for t in sentence):
+        names.append(memory.people[-1])
     time = _times(sentence, memory.reference)
     for fact in _facts(sentence, memory):
         fact = ExtractedFact(fact.subject, fact.predicate, fact.object, time.valid_from, time.valid_to)
@@ -560,12 +563,12 @@ def _text(tokens: Iterable[Token]) -> str:
 # --- arguments ------------------------------------------------------------------------------
 
 
-def _arguments(token: Token, memory: _Memory) -> list[str]:
+def _arguments(token: Token, memory: _Memory, system: bool = False) -> list[str]:
     """The names a verb's argument stands for: its name (a pronoun: the speaker or the person it
     stands for), and those of its conjuncts ("A and B")."""
     out: list[str] = []
     for t in [token, *_conjuncts(token)]:
-        name = _argument(t, memory)
+        name = _argument(t, memory, system)
         if name is not None:
             out.append(name)
     return out
@@ -585,7 +588,9 @@ def _conjuncts(token: Token) -> list[Token]:
     return sorted(out, key=lambda t: t.i)
 
 
-def _argument(token: Token, memory: _Memory) -> str | None:
+def _argument(token: Token, memory: _Memory, system: bool = False) -> str | None:
+    """The name an argument stands for; `system`: the subject of a predicate only systems have
+    ("the ledger depends on X"), which a common noun with its article names."""
     lower = token.lower_
     if lower in _SPEAKER:
         return memory.speaker
@@ -608,7 +613,7 @@ def _argument(token: Token, memory: _Memory) -> str | None:
     if not all(t.pos_ in ("NOUN", "PROPN", "ADJ") for t in tokens) or tokens[-1].pos_ == "ADJ":
         return None
     determined = any(c.dep_ in ("det", "poss") for c in head.children)
-    if len(tokens) == 1 and determined and head.lemma_.lower() not in SERVICE_HEADS:
+    if len(tokens) == 1 and determined and head.lemma_.lower() not in SERVICE_HEADS and not system:
         return None
     name = _text(tokens)
     if len(name) < 2:
@@ -628,7 +633,7 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[ExtractedFact]:
         if not subjects:
             continue
         for predicate, subj_token, objects in _relations(verb, subjects):
-            for subject in _arguments(subj_token, memory):
+            for subject in _arguments(subj_token, memory, system=predicate in ("depends_on", "runs_on")):
                 for obj_token in objects:
                     for obj in _arguments(obj_token, memory):
                         if subject.lower() == obj.lower():
@@ -1083,7 +1088,9 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
             effect = _clause(effect_verb, _subtree_ids(token))
             confidence = 0.9 if word == "because" else 0.7
             for clause_verb in [token, *(c for c in token.conjuncts if c.i > token.i and _is_clause(c))]:
-                cause = _clause(clause_verb, _conj_ids(clause_verb))
+                # "A because B, because C": B's own cause is a link of its own, not part of B.
+                nested = {i for c in clause_verb.children if c.dep_ == "advcl" for i in _subtree_ids(c)}
+                cause = _clause(clause_verb, _conj_ids(clause_verb) | nested)
                 yield _resolve(cause, memory), effect, confidence
         return
     # "A, so B".
