@@ -176,22 +176,24 @@ class Pipeline:
 
 
 def pieces(text: str) -> list[str]:
-    """`text` cut into pieces of at most about PIECE_CHARS characters, at line breaks, else at
-    a sentence end, else at a space (never inside a word)."""
+    """`text` cut into pieces of at most PIECE_CHARS characters, each ending after a line
+    break, else after a sentence's end, else after a space (a word is cut only when a piece
+    holds no space at all)."""
     out: list[str] = []
     rest = text
     while len(rest) > PIECE_CHARS:
         window = rest[:PIECE_CHARS]
-        cut = max(window.rfind("\n"), -1)
+        cut = window.rfind("\n") + 1
         if cut < PIECE_CHARS // 4:
-            cut = max(window.rfind(". "), window.rfind("! "), window.rfind("? "))
-            cut = cut + 1 if cut >= PIECE_CHARS // 4 else window.rfind(" ")
+            cut = max(window.rfind(". "), window.rfind("! "), window.rfind("? ")) + 2
+        if cut < PIECE_CHARS // 4:
+            cut = window.rfind(" ") + 1
         if cut <= 0:
             cut = PIECE_CHARS
         out.append(rest[:cut])
         rest = rest[cut:]
     out.append(rest)
-    return [p for p in out if p.strip()]
+    return [p for p in out if p]
 
 
 _pipeline = Pipeline()
