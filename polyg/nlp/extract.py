@@ -209,6 +209,8 @@ class _Memory:
     previous_clause: str = ""
     # Names a fact's arguments would add (with their types), added once a fact states them.
     pending: dict[str, str | None] = field(default_factory=dict)
+    # The code identifiers of the sentence being read: (start, end) in the text -> the name.
+    codes: dict[tuple[int, int], str] = field(default_factory=dict)
 
 
 def extract(
@@ -235,6 +237,7 @@ def extract_doc(
         codes = [c for c in code_mentions(sentence.text) if not c.text.isalpha()]
         if not _prose(sentence, codes):
             continue
+        memory.codes = {(sentence.start_char + c.start, sentence.start_char + c.end): c.text for c in codes}
         for code in codes:
             _add_entity(memory, code.text, "Code")
         _read_sentence(sentence, memory, out, [c.text for c in codes])
@@ -276,6 +279,12 @@ def _people_in_lists(sentence: Span, memory: _Memory) -> None:
         if token.dep_ != "conj" or token.pos_ != "PROPN":
             continue
         pair = [token, token.head]
+        if memory.speaker and any(t.lower_ in _SPEAKER for t in pair):
+            other = next(t for t in pair if t.lower_ not in _SPEAKER)
+            named = _name(other) if other.pos_ == "PROPN" else None
+            if named is not None and named[1] is None:
+                _retype(memory, named[0], "Person")
+            continue
         names = [_name(t) for t in pair if t.pos_ == "PROPN"]
         if len(names) != 2 or None in names:
             continue
@@ -592,6 +601,9 @@ def _argument(token: Token, memory: _Memory, system: bool = False) -> str | None
     """The name an argument stands for; `system`: the subject of a predicate only systems have
     ("the ledger depends on X"), which a common noun with its article names."""
     lower = token.lower_
+    code = next((name for (start, end), name in memory.codes.items() if start <= token.idx < end), None)
+    if code is not None:
+        return code  # "works on billing-api-3"
     if lower in _SPEAKER:
         return memory.speaker
     if lower in _PERSON_PRONOUNS:
@@ -889,14 +901,14 @@ def _times(sentence: Span, reference: datetime) -> _Time:
         if opener in _NOT_POINTS or text.lower() in _VAGUE or _DURATION.fullmatch(text.strip()):
             continue
         if _CLOCK.fullmatch(text.strip()):
-            clock = clock or text
+            clock = text if clock is None else clock
             continue
         if _CLOCK.search(text):
             # "Yesterday at 7pm" as one expression: the instant it names.
             with contextlib.suppress(PolygError, ValueError, OverflowError):
                 instant = parse_instant(text, reference=reference)
                 point = point or (text, Interval(instant, instant))
-                clock = clock or ""
+                clock = "" if clock is None else clock
                 continue
         try:
             span = _season_or_month(text, reference) or parse_range(text, reference=reference)
@@ -916,6 +928,8 @@ def _times(sentence: Span, reference: datetime) -> _Time:
         return _Time(valid_from=begin, valid_to=end)
     if point is None and clock is None:
         return _Time()
+    if point is not None and _CLOCK.search(point[0]):
+        clock = ""  # "08:45 today" read as one instant already
     text = " ".join(p for p in (point[0] if point else "", clock or "") if p)
     at: datetime | None = None
     if clock:
@@ -993,8 +1007,13 @@ def _time_phrases(sentence: Span) -> list[tuple[str, str]]:
     base = sentence.start_char
     for ref in find_time_refs(sentence.text):
         start, end = base + ref.start, base + ref.end
-        if any(s < end and start < e for s, e in taken):
-            continue
+        if any(s <= start and end <= e for s, e in taken) and any(
+            o == "" or t.lower() in ref.text.lower() for _, o, t in out
+        ):
+            # Within a date the tagger found (tried first); still tried when the tagger's span
+            # swallowed other words ("search-13 yesterday").
+            if any(ref.text.lower() == t.lower() for _, _, t in out):
+                continue
         text = re.sub(r"['’]s\b", "", ref.text)
         words = text.split()
         opener = ""
