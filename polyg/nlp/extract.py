@@ -421,6 +421,8 @@ def _name(head: Token) -> tuple[str, str | None] | None:
         # A lone capitalised word opening a sentence is a name only when the tagger says so.
         if head.i == head.sent.start and not head.ent_type_ and word_prior.common_word(head.text):
             return None
+        if head.i == head.sent.start and not head.ent_type_ and not any(t.pos_ == "VERB" for t in head.sent):
+            return None  # "Super stoked!": no statement names anything
     text = _text(tokens)
     if not text or len(text) > 100:
         return None
@@ -1133,7 +1135,9 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
             )
         if token.dep_ == "cc":
             cause_verb = token.head
-        if cause_verb is None or cause_verb.i == effect_verb.i:
+        if cause_verb is None or cause_verb.i == effect_verb.i or effect_verb.pos_ not in ("VERB", "AUX"):
+            return  # ", so peaceful!": no clause after "so"
+        if cause_verb.pos_ not in ("VERB", "AUX"):
             return
         if cause_verb.head.i == effect_verb.i:  # the cause's clause hangs under the effect's verb
             cause = _clause(cause_verb, {token.i})
