@@ -188,6 +188,9 @@ class MemoryWriter:
         pending: asyncio.Future[None] | None = None
         try:
             for k, batch in enumerate(batches):
+                if not caching:
+                    # Parsed in one batch (with the vectors, when made ahead: `_embed_ahead`).
+                    await pipeline().parse_many_async([m.content for m in batch])
                 if caching:
                     current = pending or asyncio.ensure_future(self._embed_ahead(batch))
                     with contextlib.suppress(Exception):  # a failing model fails the remember itself
