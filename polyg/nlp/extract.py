@@ -207,6 +207,7 @@ class _Memory:
     entities: dict[str, ExtractedEntity]
     people: list[str]
     previous_clause: str = ""
+    previous_subject: str = ""  # the name the sentence before had as its subject
     # Names a fact's arguments would add (with their types), added once a fact states them.
     pending: dict[str, str | None] = field(default_factory=dict)
     # The code identifiers of the sentence being read: (start, end) in the text -> the name.
@@ -242,6 +243,7 @@ def extract_doc(
             _add_entity(memory, code.text, "Code")
         _read_sentence(sentence, memory, out, [c.text for c in codes])
         memory.previous_clause = _clause(sentence.root, set())
+        memory.previous_subject = _subject_name(sentence, memory)
     out.entities = list(memory.entities.values())
     return out
 
@@ -271,6 +273,16 @@ def _read_sentence(sentence: Span, memory: _Memory, out: Extraction, codes: list
     for cause in _causes(sentence, memory):
         if cause not in out.causes:
             out.causes.append(cause)
+
+
+def _subject_name(sentence: Span, memory: _Memory) -> str:
+    subject = next((c for c in sentence.root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is None:
+        return ""
+    if subject.lower_ in _PERSON_PRONOUNS:
+        return memory.previous_subject  # still the same person
+    named = _name(subject) if _name_head(subject) is subject else None
+    return named[0] if named is not None else ""
 
 
 def _people_in_lists(sentence: Span, memory: _Memory) -> None:
@@ -506,7 +518,12 @@ def _name_tokens(head: Token) -> list[Token]:
         while start > 0 and head.doc[start].ent_iob_ == "I":
             start -= 1
         keep.update(range(start, head.i + 1))
-    if head.pos_ == "NOUN" and head.text == head.lower_ and head.lemma_.lower() not in NAME_HEADS and len(keep) > 1:
+    if (
+        head.pos_ == "NOUN"
+        and head.text == head.lower_
+        and head.lemma_.lower() not in NAME_HEADS
+        and any(_proper(head.doc[i]) for i in keep if i != head.i)
+    ):
         # "the Northwind deal", "the API keys": the name is the proper part, if it is one.
         keep.discard(head.i)
         modifiers = sorted(keep)
@@ -523,6 +540,8 @@ def _name_tokens(head: Token) -> list[Token]:
 
 
 def _wordlike(token: Token) -> bool:
+    if token.text in ("-", "–") and token.i > 0 and not token.nbor(-1).whitespace_ and not token.whitespace_:
+        return True  # a hyphen inside a word the tokenizer split ("cold-chain")
     if token.like_url or token.like_email or (token.like_num and not token.text[:1].isalpha()):
         return token.like_num and token.i > 0 and token.nbor(-1).pos_ == "PROPN"  # "Windows 11"
     return bool(re.fullmatch(r"[^\W\d_][\w.&'’-]*|&", token.text)) and "_" not in token.text
@@ -609,7 +628,13 @@ def _argument(token: Token, memory: _Memory, system: bool = False) -> str | None
     if lower in _SPEAKER:
         return memory.speaker
     if lower in _PERSON_PRONOUNS:
-        return memory.people[-1] if len(set(memory.people)) == 1 else None
+        if len(set(memory.people)) == 1:
+            return memory.people[-1]
+        # A subject "he"/"she" continues the sentence before's subject when that was a person
+        # ("Teodor reports to Camila. He manages ...").
+        if token.dep_ in ("nsubj", "nsubjpass") and memory.previous_subject in memory.people:
+            return memory.previous_subject
+        return None
     if token.pos_ == "PRON":
         return None
     head = _name_head(token) or (token if token.pos_ in ("NOUN", "PROPN") else None)
