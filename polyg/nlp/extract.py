@@ -106,7 +106,9 @@ _NEVER_OPENS = frozenset(
 PERSON_VERBS = frozenset(
     "work live report replace marry say tell think feel love hate restart fix deploy debug write "
     "visit call meet email ask promise decide teach coach play travel study sing paint cook bake adopt "
-    "present graduate retire hike swim".split()
+    "present graduate retire hike swim join lead manage own maintain merge rotate roll repaint rebuild "
+    "launch open quit resign marry believe want laugh cry eat drink walk drive fly celebrate explain "
+    "learn teach mentor interview promote hire approve review".split()
 )
 _SPEAKER = frozenset({"i", "me", "my", "myself", "mine"})
 _PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself"})
@@ -561,6 +563,8 @@ def _type(tokens: list[Token], head: Token) -> str | None:
             return kind
     label = next((t.ent_type_ for t in reversed(tokens) if t.ent_type_), "")
     ner_kind = _NER_TYPES.get(label)
+    if ner_kind == "Event" and _acts_as_person(head, tokens):
+        return "Person"
     if ner_kind is None and head.dep_ == "dobj" and head.head.lemma_.lower() in ("visit", "tour"):
         return "Place"  # "visited Zanzibar"
     if ner_kind in (None, "Organisation", "Place") and _acts_as_person(head, tokens):
@@ -573,11 +577,15 @@ def _acts_as_person(head: Token, tokens: list[Token]) -> bool:
     if len(tokens) > 3 or not all(t.pos_ == "PROPN" for t in tokens):
         return False
     verb = head.head
-    if head.dep_ in ("nsubj", "nsubjpass") and verb.lemma_.lower() in PERSON_VERBS:
+    dep = head.dep_
+    while dep == "conj" and verb.dep_ in ("nsubj", "nsubjpass", "dobj", "conj"):
+        # "Sven and Petra repainted": the list's place in the sentence.
+        dep, verb = verb.dep_, verb.head
+    if dep == "nsubj" and verb.lemma_.lower() in PERSON_VERBS and verb.pos_ == "VERB":
         return True
-    if head.dep_ == "dobj" and verb.lemma_.lower() in ("replace", "hire", "promote", "meet", "call", "email"):
+    if dep == "dobj" and verb.lemma_.lower() in ("replace", "hire", "promote", "meet", "call", "email", "marry"):
         return True
-    if head.dep_ == "nsubj" and verb.lemma_ == "be":
+    if dep == "nsubj" and verb.lemma_ == "be":
         attr = next((c for c in verb.children if c.dep_ == "attr"), None)
         return attr is not None and attr.lemma_.lower() in LEAD_ROLES | JOB_NOUNS | {"owner", "maintainer"}
     return False
@@ -704,6 +712,8 @@ SUBJECT_TYPES = {
     "runs_on": "Service",
 }
 OBJECT_TYPES = {
+    "maintains": "Service",
+    "member_of": "Team",
     "depends_on": "Service",
     "uses": "Service",
     "runs_on": "Service",
@@ -719,12 +729,15 @@ def _retype(memory: _Memory, name: str, kind: str | None) -> None:
     if kind is None or held is None or held.type == kind:
         return
     overridable = {
-        "Person": (None, "Organisation"),
+        # The small model often reads an unfamiliar first name as a place or an organisation.
+        "Person": (None, "Organisation", "Place", "Event"),
         "Service": (None, "Organisation", "Place", "Product", "Person"),
         "Place": (None, "Organisation", "Person"),
+        "Organisation": (None, "Place", "Product", "Work", "Event"),
+        "Team": (None,),
     }.get(kind, (None, "Place", "Product"))
     if held.type in overridable:
-        if held.type == "Organisation" and kind == "Person" and len(name.split()) > 2:
+        if kind == "Person" and len(name.split()) > 2:
             return
         memory.entities[name.lower()] = ExtractedEntity(held.name, kind)
         if kind == "Person" and name != memory.speaker and name not in memory.people:
