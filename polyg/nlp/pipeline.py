@@ -96,6 +96,10 @@ class Pipeline:
         self._loading: threading.Thread | None = None
         self._kept: OrderedDict[str, Doc] = OrderedDict()
         self._kept_lock = threading.Lock()
+        # One parse at a time: a pipeline adds new words to its shared vocabulary while it
+        # parses, which spaCy does not guard against concurrent calls (remember's run in
+        # worker threads, several at once).
+        self._parse_lock = threading.Lock()
 
     @property
     def loaded(self) -> bool:
@@ -146,7 +150,9 @@ class Pipeline:
             missing = [t for t in dict.fromkeys(texts) if t not in self._kept]
         nlp = self.load()
         short = [t for t in missing if len(t) <= PIECE_CHARS]
-        for text, doc in zip(short, nlp.pipe(short, batch_size=64), strict=True):
+        with self._parse_lock:
+            docs = list(nlp.pipe(short, batch_size=64))
+        for text, doc in zip(short, docs, strict=True):
             self._keep(text, doc)
         for text in missing:
             if len(text) > PIECE_CHARS:
@@ -162,10 +168,13 @@ class Pipeline:
     def _parse(self, text: str) -> Doc:
         nlp = self.load()
         if len(text) <= PIECE_CHARS:
-            return nlp(text)
+            with self._parse_lock:
+                return nlp(text)
         from spacy.tokens import Doc
 
-        return Doc.from_docs(list(nlp.pipe(pieces(text), batch_size=16)), ensure_whitespace=True)
+        with self._parse_lock:
+            parsed = list(nlp.pipe(pieces(text), batch_size=16))
+        return Doc.from_docs(parsed, ensure_whitespace=True)
 
     def _keep(self, text: str, doc: Doc) -> None:
         with self._kept_lock:
