@@ -965,6 +965,11 @@ def _times(sentence: Span, reference: datetime) -> _Time:
         end = end_of[1].end if end_of else None
         if begin is not None and end is not None and end <= begin:
             end = None
+        if begin is None and end is not None and end_of is not None and end <= reference:
+            # "Until December 2025 Lena led Support", said later: a fact needs a start, and one
+            # that starts when it is told would end before it began (the write refuses it).
+            # It held at least into the period it ended in.
+            begin = end_of[1].start
         return _Time(valid_from=begin, valid_to=end)
     if point is None and clock is None:
         return _Time()

@@ -140,3 +140,12 @@ async def test_a_long_mixed_memory_names_only_what_its_sentences_name(mem: Memor
         "Tom",
         "data pipeline",
     }
+
+
+async def test_a_fact_that_ended_before_it_was_told_is_written_with_its_end(mem: Memory) -> None:
+    out = await remember(mem, "Until December 2025 Lena led the Support team.")
+    assert len(out["facts_added"]) == 1
+    facts = (await mem.ok("get_facts", subject="Lena", include_history=True))["facts"]
+    assert [(f["predicate"], f["object"], f["valid_to"], f["current"]) for f in facts] == [
+        ("leads", "Support team", "2026-01-01T00:00:00.000000Z", False)
+    ]
