@@ -294,7 +294,10 @@ def main(argv: Iterable[str] | None = None) -> int:
             print(f"\n## misses: {name} ({len(misses)})\n" + "\n".join(misses))
     if not args.smoke and args.gold == GOLD:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text("\n".join(report) + "\n")
+        # Notes kept below the table (from "Same run") survive a new run.
+        kept = RESULTS.read_text().split("\nSame run", 1) if RESULTS.exists() else [""]
+        notes = "\nSame run" + kept[1] if len(kept) == 2 else ""
+        RESULTS.write_text("\n".join(report) + "\n" + notes)
     return 0
 
 
