@@ -24,6 +24,7 @@ states, events at the time it states, and the causal links it states.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ from polyg.nlp.pipeline import pipeline
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
+
+log = logging.getLogger(__name__)
 
 MAX_PHRASE_CHARS = 300
 # A sentence longer than this (in tokens) is a table, a log or a paste, not a statement.
@@ -243,7 +246,13 @@ def extract_doc(
         memory.codes = {(sentence.start_char + c.start, sentence.start_char + c.end): c.text for c in codes}
         for code in codes:
             _add_entity(memory, code.text, "Code")
-        _read_sentence(sentence, memory, out, [c.text for c in codes])
+        before = (dict(memory.entities), list(memory.people), len(out.facts), len(out.events), len(out.causes))
+        try:
+            _read_sentence(sentence, memory, out, [c.text for c in codes])
+        except Exception as exc:  # a parse no rule foresaw: the sentence adds nothing, the memory stays
+            memory.entities, memory.people = before[0], before[1]
+            del out.facts[before[2] :], out.events[before[3] :], out.causes[before[4] :]
+            log.warning("extraction skipped a sentence of %d characters: %s", len(sentence.text), type(exc).__name__)
         memory.previous_clause = _clause(sentence.root, set())
         memory.previous_subject = _subject_name(sentence, memory)
     out.entities = list(memory.entities.values())
