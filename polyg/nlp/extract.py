@@ -273,8 +273,12 @@ def _read_sentence(sentence: Span, memory: _Memory, out: Extraction, codes: list
     if len(set(memory.people)) == 1 and any(t.lower_ in _PERSON_PRONOUNS for t in sentence):
         names.append(memory.people[-1])
     time = _times(sentence, memory.reference)
-    for fact in _facts(sentence, memory):
-        fact = ExtractedFact(fact.subject, fact.predicate, fact.object, time.valid_from, time.valid_to)
+    for fact, verb in _facts(sentence, memory):
+        # The time of the fact's own clause ("left X in 2024 and joined Y in January 2025"),
+        # else the sentence's.
+        own = _times(sentence, memory.reference, _clause_offsets(verb))
+        held = own if (own.valid_from or own.valid_to) else time
+        fact = ExtractedFact(fact.subject, fact.predicate, fact.object, held.valid_from, held.valid_to)
         if fact not in out.facts:
             out.facts.append(fact)
     if time.event_at is not None:
@@ -447,8 +451,8 @@ def _name(head: Token) -> tuple[str, str | None] | None:
         if head.i == head.sent.start and not head.ent_type_ and not any(t.pos_ == "VERB" for t in head.sent):
             return None  # "Super stoked!": no statement names anything
     text = _text(tokens)
-    if not text or len(text) > 100:
-        return None
+    if not text or len(text) > 100 or text.lower() in LEAD_ROLES | JOB_NOUNS:
+        return None  # "Our new CTO is ...": a role, not a name
     return text, _type(tokens, head)
 
 
@@ -668,6 +672,8 @@ def _argument(token: Token, memory: _Memory, system: bool = False) -> str | None
         return None
     if not all(t.pos_ in ("NOUN", "PROPN", "ADJ") for t in tokens) or tokens[-1].pos_ == "ADJ":
         return None
+    if any(c.dep_ in ("nummod", "quantmod") for c in head.children) or (len(tokens) == 1 and head.tag_ == "NNS"):
+        return None  # "owns two restaurants": things counted, not one named thing
     determined = any(c.dep_ in ("det", "poss") for c in head.children)
     if len(tokens) == 1 and determined and head.lemma_.lower() not in SERVICE_HEADS and not system:
         return None
@@ -681,7 +687,14 @@ def _argument(token: Token, memory: _Memory, system: bool = False) -> str | None
 # --- facts ----------------------------------------------------------------------------------
 
 
-def _facts(sentence: Span, memory: _Memory) -> Iterator[ExtractedFact]:
+def _clause_offsets(verb: Token) -> set[int]:
+    """Where the words of the verb's own clause start: its subtree without the clauses
+    conjoined to it."""
+    other = {i for c in verb.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX") for i in _subtree_ids(c)}
+    return {t.idx for t in verb.subtree if t.i not in other}
+
+
+def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Token]]:
     for verb in sentence:
         if verb.pos_ not in ("VERB", "AUX") or _negated(verb):
             continue
@@ -704,7 +717,7 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[ExtractedFact]:
                                 _add_entity(memory, name, memory.pending[name])
                         _retype(memory, subject, SUBJECT_TYPES.get(canonical))
                         _retype(memory, obj, OBJECT_TYPES.get(canonical))
-                        yield ExtractedFact(subject, canonical, obj)
+                        yield ExtractedFact(subject, canonical, obj), verb
 
 
 # What a predicate says of its arguments' types, where the tagger had none or read a system's
@@ -895,8 +908,8 @@ def _canonical(predicate: str | None, object_type: str | None, verb: Token) -> s
         return predicate
     if object_type == "Team":
         return "member_of"
-    if object_type == "Organisation":
-        return "works_at"
+    if object_type == "Organisation" or (lemma == "join" and object_type == "Product"):
+        return "works_at"  # one joins a company; a "product" joined is one the tagger misread
     if object_type == "Place":
         return "lives_in" if lemma in ("move", "relocate") else "based_in"
     if lemma in ("join",) and object_type in (None, "Person"):
@@ -938,10 +951,11 @@ _STATIVE = frozenset("be have love like seem know own prefer remain stay".split(
 _VAGUE = frozenset({"now", "currently", "current", "right now", "at the moment", "these days", "nowadays"})
 
 
-def _times(sentence: Span, reference: datetime) -> _Time:
+def _times(sentence: Span, reference: datetime, within: set[int] | None = None) -> _Time:
     """The validity and the time the sentence states: "since X" opens a state, "from X until Y"
-    bounds it, "until Y" ends it; any other date (with its time of day) is when it happened."""
-    phrases = _time_phrases(sentence)
+    bounds it, "until Y" ends it; any other date (with its time of day) is when it happened.
+    `within`: only the time expressions that start at these character offsets (one clause's)."""
+    phrases = [(o, t) for at, o, t in _time_phrases(sentence) if within is None or at in within]
     start_of: tuple[str, Interval] | None = None
     end_of: tuple[str, Interval] | None = None
     point: tuple[str, Interval] | None = None
@@ -1004,6 +1018,7 @@ def _times(sentence: Span, reference: datetime) -> _Time:
 
 _MONTHS = ("january february march april may june july august september october november december").split()
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_QUARTER = re.compile(r"(last|this|next|previous|past)\s+quarter", re.IGNORECASE)
 _SEASON_OR_MONTH = re.compile(
     r"(?:(last|this|next|past)\s+)?(" + "|".join([*_MONTHS, *_SEASONS]) + r")(?:\s+(?:of\s+)?(\d{4}))?",
     re.IGNORECASE,
@@ -1014,6 +1029,13 @@ def _season_or_month(text: str, reference: datetime) -> Interval | None:
     """ "last June", "last summer", "spring 2024": the period, which polyg.core.time does not
     read (a season starts on the first of its first month; "last" is the latest one before the
     reference)."""
+    quarter = _QUARTER.fullmatch(text.strip())
+    if quarter is not None:
+        shift = {"last": -1, "previous": -1, "past": -1, "this": 0, "next": 1}[quarter.group(1).lower()]
+        index = reference.year * 4 + (reference.month - 1) // 3 + shift
+        start = datetime(index // 4, index % 4 * 3 + 1, 1, tzinfo=reference.tzinfo)
+        end_index = index + 1
+        return Interval(start, datetime(end_index // 4, end_index % 4 * 3 + 1, 1, tzinfo=reference.tzinfo))
     match = _SEASON_OR_MONTH.fullmatch(text.strip())
     if match is None or (match.group(1) is None and match.group(3) is None):
         return None
@@ -1034,7 +1056,7 @@ def _season_or_month(text: str, reference: datetime) -> Interval | None:
     return Interval(start, end)
 
 
-def _time_phrases(sentence: Span) -> list[tuple[str, str]]:
+def _time_phrases(sentence: Span) -> list[tuple[int, str, str]]:
     """(the word opening it, the time expression) for each time expression of the sentence:
     the tagger's dates and times, and what polyg's time references find that it missed."""
     out: list[tuple[int, str, str]] = []
@@ -1055,7 +1077,7 @@ def _time_phrases(sentence: Span) -> list[tuple[str, str]]:
         if opener in ("from", "between") and len(bounds) == 2:
             # "from March 2019 to June 2023" tagged as one date.
             out.append((ent.start_char, "from", bounds[0]))
-            out.append((ent.start_char + 1, "until", bounds[1]))
+            out.append((ent.start_char, "until", bounds[1]))
             continue
         out.append((ent.start_char, opener, text))
     base = sentence.start_char
@@ -1078,7 +1100,7 @@ def _time_phrases(sentence: Span) -> list[tuple[str, str]]:
         if text and not re.search(r"\b(?:from|between)\b", text, re.IGNORECASE):
             out.append((start, opener, text))
             taken.append((start, end))
-    return [(o, t) for _, o, t in sorted(out)]
+    return sorted(out)
 
 
 def _entity_spans(sentence: Span) -> list[Span]:
