@@ -1187,7 +1187,7 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
                 nested = {i for c in clause_verb.children if c.dep_ == "advcl" for i in _subtree_ids(c)}
                 cause = _clause(clause_verb, _conj_ids(clause_verb) | nested)
                 yield _resolve(cause, memory), effect, confidence
-        return
+            return
     # "A, so B".
     if (
         lower == "so"
@@ -1254,11 +1254,17 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
         clause_of = next((c for c in token.children if c.dep_ in ("ccomp", "xcomp")), None)
         if subject is not None and effect_of is None and clause_of is not None and lemma in CAUSE_VERBS and not cue:
             # "The power cut caused the freezer to warm up."
-            yield _resolve(_clause(subject, set()), memory), _clause(clause_of, set()), 0.9
+            cause = _resolve(_clause(subject, set()), memory)
+            if subject.lower_ in ("which", "that") and token.head.pos_ in ("VERB", "AUX") and token.head.i != token.i:
+                cause = _clause(token.head, _subtree_ids(token))
+            yield cause, _clause(clause_of, set()), 0.9
             return
         if subject is None or effect_of is None:
             return
         cause = _resolve(_clause(subject, set()), memory)
+        if subject.lower_ in ("which", "that") and token.head.pos_ in ("VERB", "AUX") and token.head.i != token.i:
+            # "The gateway timed out, which caused ...": the clause it hangs on is the cause.
+            cause = _clause(token.head, _subtree_ids(token))
         for target in [effect_of, *_conjuncts(effect_of)]:
             yield cause, _phrase(target, memory), 0.9
         return

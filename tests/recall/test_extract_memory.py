@@ -252,3 +252,8 @@ def test_a_chain_of_causes_in_one_memory_and_a_denied_one() -> None:
         ("the outage lasted six hours", "the freezer warmed to 5 degrees"),
         ("the generator failed to start", "the freezer warmed to 5 degrees"),
     ]
+
+
+def test_which_caused_links_the_clause_it_hangs_on() -> None:
+    out = extract("The API gateway timed out, which caused the checkout to fail.", REF)
+    assert [(c.cause, c.effect) for c in out.causes] == [("The API gateway timed out", "the checkout to fail")]
