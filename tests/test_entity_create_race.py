@@ -1,0 +1,96 @@
+"""Entity creation is atomic (issue 24, issue 25 item 4): tools that create an entity when its
+name is unknown, called at once with one new name, make one entity of that name, whether the
+calls share one MCP session or come from two server processes on one data directory.
+
+Each round uses a fresh name, so a round in which the writers happen not to overlap still
+counts for the others.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.mcp_helpers import ok, open_log, reap_embedded, stdio_client_for
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_database_left_behind")]
+
+HASHING = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
+TOOLSETS = ("--toolsets", "kg,memory")
+ROUNDS = 4
+# Surnames the extraction takes for a person's name (capitalised words), none a common word.
+NAMES = ("Quillon Vasquez", "Ottoline Brandt", "Severin Okafor", "Marisol Haddad", "Tobiah Lindqvist")
+
+
+def writers(project: str, name: str) -> list[tuple[str, dict[str, Any]]]:
+    """The four memory tools that create an unknown name, each naming `name`."""
+    at = {"project_id": project}
+    return [
+        ("remember", {"content": f"{name} works on the Ledger Service.", **at}),
+        ("add_fact", {"subject": name, "predicate": "works_on", "object": "Ledger Service", **at}),
+        ("add_entity", {"name": name, "entity_type": "person", **at}),
+        (
+            "link_entities",
+            {"source": name, "target": "Ledger Service", "relationship": "maintains", "create_missing": True, **at},
+        ),
+    ]
+
+
+def ledger(project: str) -> dict[str, Any]:
+    """The entity every writer's other end names: it exists before the race."""
+    return {"project_id": project, "name": "Ledger Service", "entity_type": "service"}
+
+
+async def entities_named(client: Client, project: str, name: str) -> list[dict[str, Any]]:
+    """Every entity whose name is `name` in any case (the memory tools' name resolution)."""
+    listed = await ok(client, "list_entities", {"project_id": project, "name_contains": name, "limit": 1000})
+    return [e for e in listed["entities"] if e["name"].lower() == name.lower()]
+
+
+async def run_all(calls: list[tuple[Client, str, dict[str, Any]]]) -> None:
+    async with anyio.create_task_group() as tg:
+        for client, tool, args in calls:
+            tg.start_soon(ok, client, tool, args)
+
+
+async def test_four_tools_at_once_on_one_session_create_one_entity(tmp_path: Path) -> None:
+    root = tmp_path / "one"
+    with open_log(root / "stderr.log") as errlog:
+        try:
+            async with stdio_client_for(root, *TOOLSETS, errlog=errlog, **HASHING) as client:
+                project = "race"
+                await ok(client, "add_entity", ledger(project))
+                for i, name in enumerate(NAMES[:ROUNDS]):
+                    # Each round starts the writers in another order: which one reaches the
+                    # store first varies with it.
+                    calls = writers(project, name)
+                    await run_all([(client, tool, args) for tool, args in calls[i:] + calls[:i]])
+                counts = {name: len(await entities_named(client, project, name)) for name in NAMES[:ROUNDS]}
+                assert counts == dict.fromkeys(NAMES[:ROUNDS], 1)
+                assert len(await entities_named(client, project, "Ledger Service")) == 1
+        finally:
+            reap_embedded(root / "data")
+
+
+async def test_two_processes_on_one_data_directory_create_one_entity(tmp_path: Path) -> None:
+    root = tmp_path / "two"
+    with open_log(root / "stderr.log") as errlog:
+        try:
+            async with (
+                stdio_client_for(root, *TOOLSETS, errlog=errlog, **HASHING) as a,
+                stdio_client_for(root, *TOOLSETS, errlog=errlog, **HASHING) as b,
+            ):
+                project = "race2"
+                await ok(a, "add_entity", ledger(project))
+                for name in NAMES[:ROUNDS]:
+                    # Each process runs every writer: 8 calls at once, 4 per process.
+                    await run_all([(client, tool, args) for client in (a, b) for tool, args in writers(project, name)])
+                for client in (a, b):
+                    counts = {name: len(await entities_named(client, project, name)) for name in NAMES[:ROUNDS]}
+                    assert counts == dict.fromkeys(NAMES[:ROUNDS], 1)
+        finally:
+            reap_embedded(root / "data")
