@@ -94,3 +94,33 @@ async def test_two_processes_on_one_data_directory_create_one_entity(tmp_path: P
                     assert counts == dict.fromkeys(NAMES[:ROUNDS], 1)
         finally:
             reap_embedded(root / "data")
+
+
+async def test_links_of_one_pair_at_once_make_one_relationship(tmp_path: Path) -> None:
+    root = tmp_path / "links"
+    with open_log(root / "stderr.log") as errlog:
+        try:
+            async with stdio_client_for(root, *TOOLSETS, errlog=errlog, **HASHING) as client:
+                project = "links"
+                link = {"project_id": project, "target": "Ledger Service", "create_missing": True}
+                results: list[dict[str, Any]] = []
+
+                async def one(source: str, relationship: str) -> None:
+                    results.append(
+                        await ok(client, "link_entities", {**link, "source": source, "relationship": relationship})
+                    )
+
+                for i, name in enumerate(NAMES[:ROUNDS]):
+                    async with anyio.create_task_group() as tg:
+                        for _ in range(4):
+                            tg.start_soon(one, name, f"audits {i}")
+                    got = await ok(client, "get_entity", {"project_id": project, "name": name})
+                    texts = [r["relationship"] for r in got["relationships"]]
+                    assert texts == [f"audits {i}"], texts
+                assert sum(r["created"] for r in results) == ROUNDS
+                assert len({r["relationship"]["id"] for r in results}) == ROUNDS
+                # Every name was new once: each call that made it says so, and only those.
+                made = [name for r in results for name in r["entities_created"]]
+                assert sorted(made) == sorted([*NAMES[:ROUNDS], "Ledger Service"])
+        finally:
+            reap_embedded(root / "data")

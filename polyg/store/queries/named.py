@@ -1,6 +1,7 @@
 """Cypher for entities and relations addressed by name (the official MCP memory server's model:
-memory-compat and import). Each batch is one query, so it is written whole or not at all, and
-the duplicate checks run inside the write query, which FalkorDB executes alone on the graph.
+memory-compat and import); entities are created and deleted by `polyg.store.queries.entities`.
+Each batch is one query, so it is written whole or not at all, and the duplicate checks run
+inside the write query, which FalkorDB executes alone on the graph.
 
 Names are looked up exactly: FalkorDB's index on `name` also matches names that differ in
 surrounding whitespace, so each index hit is compared again after it is projected out of the
@@ -12,9 +13,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from polyg.store.falkor import Row
-from polyg.store.names import Label, RelType
+from polyg.store.names import RelType
 from polyg.store.queries import Runner
-from polyg.store.queries.entities import BUMP_REV, DELETE_ENTITY_TAIL, NEW_REV, label_dispatch
+from polyg.store.queries.entities import bump_rev
 
 # The relation's text as the user wrote it, whether or not it had to be sanitised.
 REL_TEXT = "coalesce(r.label, type(r))"
@@ -29,16 +30,6 @@ def type_dispatch(rows: str, clause: str, types: list[str]) -> str:
     return " ".join(
         f"FOREACH (_ IN CASE WHEN {rows}.type = '{t}' THEN [1] ELSE [] END | {clause.format(type=t)})"
         for t in (RelType(t) for t in sorted(set(types)))
-    )
-
-
-async def ids_by_name(runner: Runner, project: str, names: list[str]) -> list[Row]:
-    """[name, id of the oldest entity with exactly that name] per name found."""
-    return await runner.read(
-        project,
-        f"UNWIND $names AS n MATCH (e:Entity {{name: n}}) {EXACT_NAME}"
-        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect(e.id)[0]",
-        {"names": names},
     )
 
 
@@ -83,33 +74,6 @@ async def existing_ids(runner: Runner, project: str, ids: list[str]) -> set[str]
     return {row[0] for row in rows}
 
 
-async def create_entities(
-    runner: Runner, project: str, rows: list[dict[str, Any]], key: Literal["name", "id"], now: str
-) -> set[str]:
-    """Create entities from rows (id, name, type, label, obs[], optional summary/parent_id/
-    timestamps), skipping rows whose `key` exists; returns the ids created."""
-    result = await runner.write(
-        project,
-        f"UNWIND $rows AS r OPTIONAL MATCH (x:Entity {{{key}: r.{key}}}) "
-        f"WITH r, collect(x.{key}) AS found WHERE NOT r.{key} IN found "
-        "CREATE (e:Entity {id: r.id, name: r.name, type: r.type, "
-        "summary: coalesce(r.summary, ''), parent_id: r.parent_id, "
-        "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), "
-        f"rev: {NEW_REV}}}) "
-        + label_dispatch("e", "r.label", [_label(row) for row in rows])
-        + " FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, "
-        "text: o.text, created_at: coalesce(o.created_at, $now)})) "
-        "RETURN r.id",
-        {"rows": rows, "now": now},
-    )
-    return {row[0] for row in result}
-
-
-def _label(row: dict[str, Any]) -> Label | None:
-    label = row.get("label")
-    return Label(label) if label is not None else None
-
-
 async def create_relations(
     runner: Runner, project: str, rows: list[dict[str, Any]], same: Literal["text", "id"], now: str
 ) -> list[Row]:
@@ -144,13 +108,9 @@ async def add_observations(runner: Runner, project: str, rows: list[dict[str, An
         "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(x:Observation) WHERE x.text = o.text "
         "WITH e, o, count(x) AS have WHERE have = 0 "
         "CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, text: o.text, created_at: o.created_at}) "
-        f"WITH e, collect(o.text) AS added SET e.updated_at = $now, {BUMP_REV} RETURN e.id, added",
+        f"WITH e, collect(o.text) AS added SET e.updated_at = $now, {bump_rev()} RETURN e.id, added",
         {"rows": rows, "now": now},
     )
-
-
-async def delete_entities(runner: Runner, project: str, ids: list[str]) -> None:
-    await runner.write(project, "UNWIND $ids AS id MATCH (e:Entity {id: id}) " + DELETE_ENTITY_TAIL, {"ids": ids})
 
 
 async def delete_observations(runner: Runner, project: str, rows: list[dict[str, Any]]) -> list[str]:
@@ -160,7 +120,7 @@ async def delete_observations(runner: Runner, project: str, rows: list[dict[str,
         project,
         "UNWIND $rows AS r MATCH (e:Entity {id: r.id})-[:HAS_OBSERVATION]->(o:Observation) "
         "WHERE o.text IN r.texts DELETE o "
-        f"WITH DISTINCT e SET {BUMP_REV} RETURN e.id",
+        f"WITH DISTINCT e SET {bump_rev()} RETURN e.id",
         {"rows": rows},
     )
     return [row[0] for row in touched]

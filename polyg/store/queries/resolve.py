@@ -20,33 +20,34 @@ TEXT_FIELD: dict[str, str] = {ENTITY: "name", EVENT: "description"}
 
 
 async def entities_named(run: Runner, project: str, names: list[str]) -> list[Row]:
-    """(name, id) of the oldest entity with each exact name."""
+    """(name, [id, name]) of the oldest entity with each exact name."""
     return await run.read(
         project,
         f"UNWIND $names AS n MATCH (e:Entity {{name: n}}) {EXACT_NAME}"
-        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect(e.id)[0]",
+        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect([e.id, e.name])[0]",
         {"names": names},
     )
 
 
 async def entities_named_folded(run: Runner, project: str, folded: list[str]) -> list[Row]:
-    """(lower-cased name, id) of the oldest entity whose name matches each case-insensitively."""
+    """(lower-cased name, [id, name]) of the oldest entity whose name matches each
+    case-insensitively (reads every entity's name: for names the index cannot find)."""
     return await run.read(
         project,
         "MATCH (e:Entity) WITH e, toLower(e.name) AS n WHERE n IN $names "
-        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect(e.id)[0]",
+        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect([e.id, e.name])[0]",
         {"names": folded},
     )
 
 
 async def entities_named_folded_indexed(run: Runner, project: str, items: list[dict[str, str]]) -> list[Row]:
-    """(lower-cased name, id) of the oldest entity whose name matches each item's `text`
+    """(lower-cased name, [id, name]) of the oldest entity whose name matches each item's `text`
     case-insensitively, among the full-text matches of its `q` (all the name's words)."""
     return await run.read(
         project,
         "UNWIND $items AS it CALL { WITH it CALL db.idx.fulltext.queryNodes('Entity', it.q) YIELD node "
         "WITH it, node WHERE toLower(node.name) = it.text RETURN node ORDER BY node.created_at, node.id LIMIT 1 } "
-        "RETURN it.text, node.id",
+        "RETURN it.text, [node.id, node.name]",
         {"items": items},
     )
 
