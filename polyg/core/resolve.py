@@ -118,7 +118,12 @@ class Resolver:
         """name -> entity, the exact name first, then the same name in any case (the oldest
         entity of either); unknown names absent."""
         wanted = list(dict.fromkeys(names))
-        found = await self.exact_names(project, wanted)
+        # On the name, then on the key the writer matches names on (`polyg.core.entity_writer`),
+        # then, for entities written without one (by a user's Cypher), through the full-text index.
+        found: dict[str, NameMatch] = {}
+        for name, entity in await q.entities_named_or_keyed(self.ctx, project, wanted):
+            if entity is not None and entity[0] is not None:
+                found[name] = NameMatch(entity[0], entity[1], "exact" if entity[2] else "case-insensitive")
         missing = [name for name in wanted if name not in found]
         if missing:
             folded = {name.lower(): name for name in missing}

@@ -13,6 +13,7 @@ from __future__ import annotations
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, EVENT, Label
 from polyg.store.queries import Runner
+from polyg.store.queries.entities import NAME_KEY
 from polyg.store.queries.named import EXACT_NAME
 
 # The labels a causal or temporal reference may point at, and the text that names each.
@@ -25,6 +26,21 @@ async def entities_named(run: Runner, project: str, names: list[str]) -> list[Ro
         project,
         f"UNWIND $names AS n MATCH (e:Entity {{name: n}}) {EXACT_NAME}"
         "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect([e.id, e.name])[0]",
+        {"names": names},
+    )
+
+
+async def entities_named_or_keyed(run: Runner, project: str, names: list[str]) -> list[Row]:
+    """(name, [id, name, exact]) of the oldest entity with each exact name, else the oldest
+    whose normalised name (`name_key`, what the writer matches a name on) is the name's: one
+    round trip, two indexed seeks per name."""
+    key = NAME_KEY.format(name="n")
+    return await run.read(
+        project,
+        "UNWIND $names AS n CALL { "
+        f"WITH n MATCH (e:Entity {{name: n}}) {EXACT_NAME}RETURN e, 0 AS rank UNION "
+        f"WITH n MATCH (e:Entity {{name_key: {key}}}) WITH n, e, e.name_key AS k WHERE k = {key} RETURN e, 1 AS rank "
+        "} WITH n, e, rank ORDER BY rank, e.created_at, e.id RETURN n, collect([e.id, e.name, rank = 0])[0]",
         {"names": names},
     )
 
