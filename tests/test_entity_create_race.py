@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.mcp_helpers import ok, open_log, reap_embedded, stdio_client_for
+from tests.mcp_helpers import HttpServer, ok, open_log, reap_embedded, stdio_client_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_database_left_behind")]
 
@@ -23,7 +23,16 @@ HASHING = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
 TOOLSETS = ("--toolsets", "kg,memory")
 ROUNDS = 4
 # Surnames the extraction takes for a person's name (capitalised words), none a common word.
-NAMES = ("Quillon Vasquez", "Ottoline Brandt", "Severin Okafor", "Marisol Haddad", "Tobiah Lindqvist")
+NAMES = (
+    "Quillon Vasquez",
+    "Ottoline Brandt",
+    "Severin Okafor",
+    "Marisol Haddad",
+    "Tobiah Lindqvist",
+    "Perpetua Osei",
+    "Casimir Vantongeren",
+    "Wilhelmina Achterberg",
+)
 
 
 def writers(project: str, name: str) -> list[tuple[str, dict[str, Any]]]:
@@ -64,13 +73,13 @@ async def test_four_tools_at_once_on_one_session_create_one_entity(tmp_path: Pat
             async with stdio_client_for(root, *TOOLSETS, errlog=errlog, **HASHING) as client:
                 project = "race"
                 await ok(client, "add_entity", ledger(project))
-                for i, name in enumerate(NAMES[:ROUNDS]):
+                for i, name in enumerate(NAMES):
                     # Each round starts the writers in another order: which one reaches the
                     # store first varies with it.
                     calls = writers(project, name)
-                    await run_all([(client, tool, args) for tool, args in calls[i:] + calls[:i]])
-                counts = {name: len(await entities_named(client, project, name)) for name in NAMES[:ROUNDS]}
-                assert counts == dict.fromkeys(NAMES[:ROUNDS], 1)
+                    await run_all([(client, tool, args) for tool, args in calls[i % 4 :] + calls[: i % 4]])
+                counts = {name: len(await entities_named(client, project, name)) for name in NAMES}
+                assert counts == dict.fromkeys(NAMES, 1)
                 assert len(await entities_named(client, project, "Ledger Service")) == 1
         finally:
             reap_embedded(root / "data")
@@ -124,3 +133,47 @@ async def test_links_of_one_pair_at_once_make_one_relationship(tmp_path: Path) -
                 assert sorted(made) == sorted([*NAMES[:ROUNDS], "Ledger Service"])
         finally:
             reap_embedded(root / "data")
+
+
+async def test_concepts_of_one_name_at_once_make_one_concept(tmp_path: Path) -> None:
+    root = tmp_path / "concepts"
+    with open_log(root / "stderr.log") as errlog:
+        try:
+            async with stdio_client_for(root, *TOOLSETS, errlog=errlog, **HASHING) as client:
+                project = "concepts"
+                results: list[dict[str, Any]] = []
+
+                async def one(name: str) -> None:
+                    results.append(await ok(client, "add_concept", {"project_id": project, "name": name}))
+
+                for name in ("Eventual consistency", "Backpressure", "Idempotency", "Quorum reads"):
+                    async with anyio.create_task_group() as tg:
+                        for _ in range(4):
+                            tg.start_soon(one, name)
+                    assert len(await entities_named(client, project, name)) == 1
+                assert sum(r["created"] for r in results) == 4
+                assert len({r["concept"]["id"] for r in results}) == 4
+        finally:
+            reap_embedded(root / "data")
+
+
+async def test_http_clients_at_once_create_one_entity(tmp_path: Path, servers: list[HttpServer]) -> None:
+    server = HttpServer(tmp_path / "http", args=list(TOOLSETS), env=HASHING)
+    servers.append(server)
+    await anyio.to_thread.run_sync(server.start().wait_ready)
+    project = "race_http"
+    async with Client(server.url) as first:
+        await ok(first, "add_entity", ledger(project))
+    for name in NAMES[:ROUNDS]:
+        async with anyio.create_task_group() as tg:
+            for tool, args in writers(project, name):
+                tg.start_soon(call_alone, server.url, tool, args)
+    async with Client(server.url) as client:
+        counts = {name: len(await entities_named(client, project, name)) for name in NAMES[:ROUNDS]}
+    assert counts == dict.fromkeys(NAMES[:ROUNDS], 1)
+
+
+async def call_alone(url: str, tool: str, args: dict[str, Any]) -> None:
+    """One call from a client of its own (its own HTTP session)."""
+    async with Client(url) as client:
+        await ok(client, tool, args)

@@ -75,16 +75,24 @@ class SemanticGraph:
             raise NotFound(f"Entity with name {', '.join(unknown)} not found.")
         # Everything is checked: now the writes.
         existing = await q.concept_named(self.ctx, project, name)
+        created = False
+        if not existing:
+            # Made unless a concept of that name exists by now, checked inside the write (the
+            # one writer of entities): two calls at once make one concept.
+            row = {"id": new_id("ent"), "name": limits.name(name), "type": CONCEPT, "summary": description}
+            made = await self.entities.writer.create(project, [row], if_absent="typed_name")
+            if made:
+                concept_id, created = made[0].id, True
+            else:
+                existing = await q.concept_named(self.ctx, project, name)
+                if not existing:
+                    raise NotFound(f"Concept {name!r} was deleted meanwhile.")
         if existing:
             concept_id, summary = existing[0]
-            created = False
             if description and description != summary:
                 await self.entities.update_description(project, concept_id, description)
             else:
                 description = summary or ""
-        else:
-            concept_id = (await self.entities.create(project, name=name, type_=CONCEPT, description=description)).id
-            created = True
         now = now_iso()
         if targets:
             rows = [{"id": i, "rid": new_id("rel")} for i in sorted(set(targets.values()))]
