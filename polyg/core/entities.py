@@ -144,16 +144,15 @@ class EntityService:
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
         if not await q.entity_exists(self.ctx, project, entity_id):
             raise NotFound(f"Entity {entity_id} not found.")
-        if not await q.set_summary(self.ctx, project, entity_id, description, now_iso()):
+        if await self.writer.update(project, entity_id, sets={"summary": description}, text_changed=True) is None:
             raise NotFound(f"Entity {entity_id} not found.")
-        self.ctx.vectors.mark(project, [entity_id])
 
     async def delete(self, project: str, entity_id: str) -> None:
         """Delete the entity, its observations and relationships; its children lose their parent."""
         limits.identifier(entity_id, "entity_id")
         if not await q.entity_exists(self.ctx, project, entity_id):
             raise NotFound(f"Entity {entity_id} not found.")
-        if await q.delete_entities(self.ctx, project, [entity_id]) == 0:
+        if await self.writer.delete(project, [entity_id]) == 0:
             raise NotFound(f"Entity {entity_id} not found.")
 
     async def add_observation(self, project: str, entity_id: str, text: str) -> Observation:

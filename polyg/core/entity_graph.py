@@ -24,7 +24,6 @@ from polyg.core.reltypes import RelTypeService
 from polyg.core.resolve import Resolver
 from polyg.core.time import SYSTEM_CLOCK, Clock, format_utc
 from polyg.errors import InvalidParams, NotFound
-from polyg.names import now_iso
 from polyg.store.falkor import TextListParam
 from polyg.store.names import ENTITY, RelType
 from polyg.store.queries import entity_graph as q
@@ -166,7 +165,6 @@ class EntityGraph:
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
         values = encode_properties(properties)
         entity_id = await self.resolver.entity_id(project, name)
-        now = now_iso()
         if entity_id is None:
             stored = {k: v for k, v in values.items() if v is not None}
             fields = {name: {"summary": description, "props": stored}}
@@ -179,7 +177,7 @@ class EntityGraph:
             old = (await self.record(project, entity_id)).properties
             values = {**dict.fromkeys(old), **values}
         if values:
-            await q.set_properties(self.ctx, project, entity_id, values, now)
+            await self.writer.update(project, entity_id, props=values)
         if description:
             await self.entities.update_description(project, entity_id, description)
         return await self.record(project, entity_id), False

@@ -10,8 +10,11 @@ directory) never both create one name:
 - memory-compat (`create_entities`) and its import: names are unique, a name that exists is
   skipped ("name"); a restore that keeps ids skips ids that exist ("id");
 - memory (`remember`, `add_fact`, `add_entity`, `link_entities`, `add_event`, ...): a name means
-  the entity of that name in any case, made when there is none (`match_or_create`).
-Each created entity is queued for its vectors (`polyg.core.vectorizer`).
+  the entity of that name in any case, made when there is none (`match_or_create`); a concept
+  is made unless a concept of that name exists ("typed_name").
+Updates are one statement too (`update`: fields, user properties, second label, revision), and
+deletes two (`delete`; knowledge's also touches the neighbours, whose documents are stale).
+Each entity created, or whose text changed, is queued for its vectors (`polyg.core.vectorizer`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row
 from polyg.store.names import ENTITY, Label, is_name, is_reserved_label
 from polyg.store.queries import entities as q
+from polyg.store.queries import nodes as nq
 from polyg.store.queries.entities import IfAbsent
 
 __all__ = ["DEFAULT_TYPE", "EntityWriter", "IfAbsent", "node_from", "type_label"]
@@ -128,3 +132,46 @@ class EntityWriter:
             asked[row["id"]] = name
         made = await self.create(project, list(rows.values()), if_absent="name_key")
         return {asked[node.id]: node for node in made}
+
+    async def update(
+        self,
+        project: str,
+        entity_id: str,
+        *,
+        sets: Mapping[str, str] | None = None,
+        props: Mapping[str, Any] | None = None,
+        relabel: tuple[Label | None, Label | None] | None = None,
+        text_changed: bool = False,
+    ) -> Node | None:
+        """Set own fields (`sets`: name, type, summary, parent_id, checked already), merge user
+        properties (a None value removes one), swap the type label (`relabel`: old, new); a text
+        change (`text_changed`) gives the entity a new revision and queues its vector. Returns
+        the entity as written, or None if it is gone."""
+        rows = await nq.update_node(
+            self.ctx,
+            project,
+            ENTITY,
+            entity_id,
+            dict(sets or {}),
+            dict(props or {}),
+            now_iso(),
+            relabel=relabel,
+            text_changed=text_changed,
+            own_keys=OWN_KEYS,
+        )
+        if not rows:
+            return None
+        if text_changed:
+            self.ctx.vectors.mark(project, [entity_id])
+        return node_from(rows[0])
+
+    async def delete(self, project: str, ids: Sequence[str], *, touch_neighbours: bool = False) -> int:
+        """Delete entities with their observations, relationships and the documents built from
+        them; their children lose their parent. `touch_neighbours` (one id): the entities it was
+        linked to get a new `updated_at`. Returns how many were deleted."""
+        if not touch_neighbours:
+            return await q.delete_entities(self.ctx, project, list(ids))
+        deleted = 0
+        for entity_id in ids:
+            deleted += len(await nq.delete_node(self.ctx, project, ENTITY, entity_id, now_iso()))
+        return deleted

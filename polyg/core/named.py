@@ -29,7 +29,6 @@ from polyg.core.resolve import Resolver
 from polyg.errors import NotFound
 from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
 from polyg.store.names import is_reserved_rel_type
-from polyg.store.queries import entities as entity_queries
 from polyg.store.queries import named as q
 from polyg.store.queries.named import REL_TEXT, type_dispatch
 
@@ -288,7 +287,7 @@ class NamedGraph:
         clean = [limits.name(n, f"entityNames[{i}]") for i, n in enumerate(names)]
         ids = await self.ids_by_name(project, clean)
         if ids:
-            await entity_queries.delete_entities(self.ctx, project, list(ids.values()))
+            await self.writer.delete(project, list(ids.values()))
 
     async def delete_observations(self, project: str, items: list[dict[str, Any]]) -> None:
         limits.count(items, "deletions")

@@ -244,23 +244,12 @@ class NodeService:
         if "type" in sets and target.type != sets["type"]:
             relabel = (type_label(target.type or ""), type_label(sets["type"]))
         text_changed = any(field in self.kind.head for field in sets)
-        rows = await q.update_node(
-            self.ctx,
-            project,
-            self.kind.label,
-            target.id,
-            sets,
-            props,
-            now_iso(),
-            relabel=relabel,
-            text_changed=text_changed,
-            own_keys=OWN_KEYS,
+        node = await self.writer.update(
+            project, target.id, sets=sets, props=props, relabel=relabel, text_changed=text_changed
         )
-        if not rows:
+        if node is None:
             raise NotFound(f"{where}: node {change.ref!r} was deleted meanwhile.")
-        if text_changed:
-            self.ctx.vectors.mark(project, [target.id])
-        return Outcome(index, "updated", target.id, node_from(rows[0], self.kind.label))
+        return Outcome(index, "updated", target.id, node)
 
     async def delete(self, project: str, refs: Sequence[str]) -> list[Outcome]:
         """Delete nodes with their observations and edges; their neighbours' `updated_at` is
@@ -271,8 +260,7 @@ class NodeService:
         for index, ref in enumerate(refs):
             try:
                 target = self._own(found, ref, f"nodes[{index}]")
-                rows = await q.delete_node(self.ctx, project, self.kind.label, target.id, now_iso())
-                if not rows:
+                if not await self.writer.delete(project, [target.id], touch_neighbours=True):
                     raise NotFound(f"nodes[{index}]: node {ref!r} was deleted meanwhile.")
                 outcomes.append(Outcome(index, "deleted", target.id))
             except PolygError as exc:

@@ -195,16 +195,6 @@ async def find_entities(
     )
 
 
-async def set_summary(runner: Runner, project: str, entity_id: str, summary: str, now: str) -> list[Row]:
-    # The head vector no longer fits the text: removed here, made again by the vectorizer.
-    return await runner.write(
-        project,
-        "MATCH (e:Entity {id: $id}) SET e.summary = $summary, e.updated_at = $now, "
-        f"{bump_rev()} REMOVE e.head_embedding RETURN e.id",
-        {"id": entity_id, "summary": summary, "now": now},
-    )
-
-
 async def delete_entities(runner: Runner, project: str, ids: list[str]) -> int:
     """Delete the entities with these ids (see DELETE_ENTITY_TAIL); how many were deleted."""
     rows = await runner.write(
