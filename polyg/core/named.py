@@ -30,7 +30,8 @@ from polyg.errors import NotFound
 from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
 from polyg.store.names import is_reserved_rel_type
 from polyg.store.queries import named as q
-from polyg.store.queries.named import REL_TEXT, type_dispatch
+from polyg.store.queries.edges import type_dispatch
+from polyg.store.queries.named import REL_TEXT
 
 __all__ = [
     "MAX_RELATIONS",

@@ -121,3 +121,15 @@ async def test_entities_written_before_name_keys_get_theirs(services: Services) 
     rows = await services.store.ro_query("before_keys", "MATCH (e:Entity) RETURN e.name, e.name_key ORDER BY e.name")
     assert rows == [["Ada", "ada"], ["notes", "notes"]]
     assert await writer(services).match_or_create("before_keys", ["ADA"]) == {}
+
+
+def test_toolsets_create_relationships_through_one_statement() -> None:
+    """kg (create_relationship), memory-compat (create_relations, import, memory's
+    link_entities) and knowledge (manage_edges) write through
+    `polyg.store.queries.edges.create_relationships`: their query modules create nothing."""
+    queries = PACKAGE / "store" / "queries"
+    for module in ("relationships.py", "named.py"):
+        text = (queries / module).read_text(encoding="utf-8")
+        assert not re.search(r"CREATE \(\w+\)-\[\w*:\{", text), module  # a relationship of a type given at run time
+    edges = (queries / "edges.py").read_text(encoding="utf-8")
+    assert len(re.findall(r"CREATE \(a\)-\[", edges)) == 1

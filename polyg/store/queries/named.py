@@ -13,24 +13,14 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from polyg.store.falkor import Row
-from polyg.store.names import RelType
 from polyg.store.queries import Runner
+from polyg.store.queries.edges import create_relationships
 from polyg.store.queries.entities import bump_rev
 
 # The relation's text as the user wrote it, whether or not it had to be sanitised.
 REL_TEXT = "coalesce(r.label, type(r))"
 # Follows `MATCH (e:Entity {name: n})`: keeps the hits whose name is exactly `n`.
 EXACT_NAME = "WITH n, e, e.name AS found WHERE found = n "
-
-
-def type_dispatch(rows: str, clause: str, types: list[str]) -> str:
-    """`clause` (which may use `{type}`) run for the rows of each relationship type, in one
-    query: Cypher cannot take a type as a parameter, so each type present in the batch gets
-    its own FOREACH, entered only by the rows of that type. Types are checked names."""
-    return " ".join(
-        f"FOREACH (_ IN CASE WHEN {rows}.type = '{t}' THEN [1] ELSE [] END | {clause.format(type=t)})"
-        for t in (RelType(t) for t in sorted(set(types)))
-    )
 
 
 async def entities(runner: Runner, project: str, ids: list[str], skip: int, end: int | None) -> list[Row]:
@@ -80,22 +70,9 @@ async def create_relations(
     """Create relations from rows (id, a, b, type, text, optional description/created_at/props),
     skipping a row when a relation between the same entities has the same text (or, with
     same="id", the same id); returns [from name, to name, text] of those created."""
-    duplicate = "coalesce(x.label, type(x)) = row.text" if same == "text" else "x.id = row.id"
-    types = [row["type"] for row in rows]
-    create = (
-        "CREATE (a)-[r:{type} {{id: row.id, description: coalesce(row.description, ''), "
-        "created_at: coalesce(row.created_at, $now), "
-        "label: CASE WHEN row.text = row.type THEN NULL ELSE row.text END}}]->(b) "
-        "SET r += coalesce(row.props, {{}})"
-    )
-    return await runner.write(
-        project,
-        "UNWIND $rows AS row MATCH (a:Entity {id: row.a}), (b:Entity {id: row.b}) "
-        f"OPTIONAL MATCH (a)-[x]->(b) WHERE {duplicate} "
-        "WITH row, a, b, count(x) AS dup WHERE dup = 0 "
-        + type_dispatch("row", create, types)
-        + " RETURN a.name, b.name, row.text",
-        {"rows": rows, "now": now},
+    labelled = [{**row, "label": None if row["text"] == row["type"] else row["text"]} for row in rows]
+    return await create_relationships(
+        runner, project, labelled, now=now, if_absent=same, returns="a.name, b.name, row.text"
     )
 
 
