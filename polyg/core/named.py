@@ -30,7 +30,6 @@ from polyg.errors import NotFound
 from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
 from polyg.store.names import is_reserved_rel_type
 from polyg.store.queries import named as q
-from polyg.store.queries.edges import type_dispatch
 from polyg.store.queries.named import REL_TEXT
 
 __all__ = [
@@ -41,7 +40,6 @@ __all__ = [
     "NamedGraph",
     "NamedRelation",
     "stored_type",
-    "type_dispatch",
 ]
 
 # Relations one read returns at most (see `relations_touching`).

@@ -125,11 +125,13 @@ async def test_entities_written_before_name_keys_get_theirs(services: Services) 
 
 def test_toolsets_create_relationships_through_one_statement() -> None:
     """kg (create_relationship), memory-compat (create_relations, import, memory's
-    link_entities) and knowledge (manage_edges) write through
-    `polyg.store.queries.edges.create_relationships`: their query modules create nothing."""
+    link_entities) and knowledge (manage_edges, and the relationships a new node brings) make
+    relationships with `polyg.store.queries.edges.new_relationship`: their query modules spell
+    no relationship of their own."""
     queries = PACKAGE / "store" / "queries"
-    for module in ("relationships.py", "named.py"):
+    for module in ("relationships.py", "named.py", "nodes.py"):
         text = (queries / module).read_text(encoding="utf-8")
-        assert not re.search(r"CREATE \(\w+\)-\[\w*:\{", text), module  # a relationship of a type given at run time
+        assert not re.search(r"CREATE \(\w+\)-\[\w*:\{", text), module  # a relationship of a run-time type
     edges = (queries / "edges.py").read_text(encoding="utf-8")
-    assert len(re.findall(r"CREATE \(a\)-\[", edges)) == 1
+    assert len(re.findall(r"CREATE \(\{start\}\)-\[", edges)) == 1
+    assert len(re.findall(r"CREATE \(", edges)) == 1

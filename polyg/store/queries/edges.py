@@ -47,11 +47,18 @@ _LIKE: dict[str, str] = {
     "text": "coalesce(x.label, type(x)) = row.text",
     "id": "x.id = row.id",
 }
-_NEW_RELATIONSHIP = (
-    "CREATE (a)-[r:{type} {{id: row.id, description: coalesce(row.description, ''), "
-    "created_at: coalesce(row.created_at, $now), updated_at: row.updated_at, label: row.label}}]->(b) "
-    "SET r += coalesce(row.props, {{}})"
-)
+
+
+def new_relationship(start: str, end: str, row: str, rel_type: RelType, var: str = "r") -> str:
+    """The clause creating a relationship `var` of `rel_type` from `start` to `end` with the
+    fields of `row` (id, and optionally description, created_at, updated_at, label, props): the
+    one way every toolset's relationship is made, in `create_relationships` and in the
+    relationships a new knowledge node brings (`polyg.store.queries.nodes`)."""
+    return (
+        f"CREATE ({start})-[{var}:{RelType(rel_type)} {{id: {row}.id, description: coalesce({row}.description, ''), "
+        f"created_at: coalesce({row}.created_at, $now), updated_at: {row}.updated_at, label: {row}.label}}]->({end}) "
+        f"SET {var} += coalesce({row}.props, {{}})"
+    )
 
 
 def create_relationships_cypher(
@@ -72,9 +79,13 @@ def create_relationships_cypher(
         cypher += f"OPTIONAL MATCH (a)-[x]->(b) WHERE {_LIKE[if_absent]} WITH row, a, b, count(x) AS dup WHERE dup = 0 "
     kinds = sorted({RelType(t) for t in types})
     if len(kinds) == 1:
-        cypher += _NEW_RELATIONSHIP.format(type=kinds[0]) + " "
+        cypher += new_relationship("a", "b", "row", kinds[0]) + " "
     else:
-        cypher += type_dispatch("row", _NEW_RELATIONSHIP, kinds) + " "
+        cypher += " ".join(
+            f"FOREACH (_ IN CASE WHEN row.type = '{t}' THEN [1] ELSE [] END | {new_relationship('a', 'b', 'row', t)})"
+            for t in kinds
+        )
+        cypher += " "
     if touch_ends:  # a document built from an endpoint is stale
         cypher += "SET a.updated_at = coalesce(row.created_at, $now), b.updated_at = coalesce(row.created_at, $now) "
     return cypher + f"RETURN {returns}"
@@ -109,16 +120,6 @@ async def create_relationships(
         returns=returns,
     )
     return await runner.write(project, cypher, {**(params or {}), "rows": rows, "now": now})
-
-
-def type_dispatch(rows: str, clause: str, types: Sequence[str]) -> str:
-    """`clause` (which may use `{type}`) run for the rows of each relationship type, in one
-    query: each type present in the batch gets its own FOREACH, entered only by the rows of
-    that type. Types are checked names."""
-    return " ".join(
-        f"FOREACH (_ IN CASE WHEN {rows}.type = '{t}' THEN [1] ELSE [] END | {clause.format(type=t)})"
-        for t in (RelType(t) for t in sorted(set(types)))
-    )
 
 
 async def create_edges(

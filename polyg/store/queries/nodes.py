@@ -17,6 +17,7 @@ from polyg.store.falkor import Row
 from polyg.store.names import HAS_OBSERVATION, OBSERVATION, STRUCTURAL_REL_TYPES, Label, RelType
 from polyg.store.queries import Runner
 from polyg.store.queries.document_cache import drop_documents
+from polyg.store.queries.edges import new_relationship
 from polyg.store.queries.entities import NAME_KEY, bump_rev
 
 # A node's own fields as one map, and its user properties as [key, value] pairs: the keys
@@ -72,10 +73,9 @@ def _edge_clause(kind: int, edge: EdgeShape) -> str:
     """The edge of `kind` from the new node `n` to `o` (or back), made only for edges `e` of that
     kind: FOREACH over a list of one element or none is Cypher's conditional write."""
     ends = ("n", "o") if edge.outgoing else ("o", "n")
-    fields = "{id: e.i, description: e.d, created_at: r.now, updated_at: r.now}"
     return (
         f"FOREACH (_ IN CASE WHEN e.k = {kind} THEN [1] ELSE [] END | "
-        f"CREATE ({ends[0]})-[x:{edge.type} {fields}]->({ends[1]}) SET x += e.p, o.updated_at = r.now) "
+        f"{new_relationship(ends[0], ends[1], 'e', edge.type, 'x')} SET o.updated_at = e.created_at) "
     )
 
 
@@ -94,7 +94,11 @@ def create_nodes_clauses(
     params = []
     for row in rows:
         ends = [sorted({o for edge, o, *_ in row["edges"] if edge.other_label == label}) for label in others]
-        edges = [{"k": kind_of[edge], "o": o, "i": i, "d": d, "p": p} for edge, o, i, d, p in row["edges"]]
+        edges = [
+            {"k": kind_of[edge], "o": o, "id": i, "description": d, "props": p}
+            | dict.fromkeys(("created_at", "updated_at"), row["now"])
+            for edge, o, i, d, p in row["edges"]
+        ]
         params.append({**{k: v for k, v in row.items() if k != "edges"}, "edges": edges, "ends": ends})
     carried = ["r", "p"] if parent else ["r"]
     prelude = ""
