@@ -11,7 +11,7 @@ directory) never both create one name:
   skipped ("name"); a restore that keeps ids skips ids that exist ("id");
 - memory (`remember`, `add_fact`, `add_entity`, `link_entities`, `add_event`, ...): a name means
   the entity of that name in any case, made when there is none (`match_or_create`); a concept
-  is made unless a concept of that name exists ("typed_name").
+  is made unless an entity of that name exists ("name").
 Updates are one statement too (`update`: fields, user properties, second label, revision), and
 deletes two (`delete`; knowledge's also touches the neighbours, whose documents are stale).
 Each entity created, or whose text changed, is queued for its vectors (`polyg.core.vectorizer`).

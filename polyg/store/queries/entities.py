@@ -72,13 +72,13 @@ async def entity_exists(runner: Runner, project: str, entity_id: str) -> bool:
 # (two tasks, two processes on one data directory) create it once.
 # - "always": no check (kg and knowledge: names may repeat; the id is new);
 # - "id": skip a row whose id exists (an import that keeps ids);
-# - "name": skip a row whose exact name exists (memory-compat: names are unique);
+# - "name": skip a row whose exact name exists (memory-compat: names are unique; memory's
+#   concepts, whose names are their own);
 # - "name_key": skip a row whose normalised name exists (memory: a name matches an entity of
-#   that name in any case);
-# - "typed_name": skip a row when an entity of that exact name has its type (memory's concepts).
+#   that name in any case).
 # A unique constraint cannot stand in for the check: FalkorDB 4.16 has them, but kg allows
 # names to repeat, so no store-wide constraint holds on `name` or `name_key`.
-IfAbsent = Literal["always", "id", "name", "name_key", "typed_name"]
+IfAbsent = Literal["always", "id", "name", "name_key"]
 # The normalised name memory matches names on: stored with every entity (indexed), rewritten by
 # a rename (`polyg.store.queries.nodes.update_node`). Computed by the store on both sides of a
 # comparison, so that its lower-casing is the one rule.
@@ -110,12 +110,7 @@ def create_entities_cypher(
     `after`: clauses run per entity created (`n`), e.g. the relationships it brings."""
     kept = ", ".join(["r", *(["p"] if parent else []), *carry])
     cypher = "UNWIND $rows AS r " + ("MATCH (p:Entity {id: r.parent_id}) " if parent else "") + prelude
-    if if_absent == "typed_name":
-        cypher += (
-            "OPTIONAL MATCH (x:Entity {name: r.name}) "
-            f"WITH {kept}, collect(CASE WHEN x.type = r.type THEN x.name END) AS found WHERE NOT r.name IN found "
-        )
-    elif if_absent != "always":
+    if if_absent != "always":
         # The stored key is compared after it is projected out of the node: FalkorDB's index
         # also matches names that differ in surrounding whitespace (`polyg.store.queries.named`).
         prop, key = _CHECKED[if_absent]
