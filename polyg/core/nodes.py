@@ -85,6 +85,8 @@ class NodeService:
         self.ctx = ctx
         self.writer = writer or EntityWriter(ctx)
         self.edges = edges
+        if kind.label != ENTITY.label:  # its writes are the entity writer's
+            raise ValueError(f"NodeService writes entities, not {kind.label}")
         self.kind = kind
         self.registry = registry
 
