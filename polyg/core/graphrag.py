@@ -81,9 +81,13 @@ class Salience:
 
 
 class GraphRag:
-    def __init__(self, ctx: GraphContext, search: SearchService, llm: LLM | None = None) -> None:
+    def __init__(
+        self, ctx: GraphContext, search: SearchService, llm: LLM | None = None, reltypes: RelTypeService | None = None
+    ) -> None:
         self.ctx = ctx
-        self.reltypes = RelTypeService(ctx)
+        # The process's one registry (`Services.reltypes`), which a store restart resets: one of
+        # its own would still believe the types it registered before are there.
+        self.reltypes = reltypes or RelTypeService(ctx)
         self.traversal = TraversalService(ctx, self.reltypes)
         self.centrality = CentralityService(ctx)
         self.links = WeightedLinks(ctx, self.reltypes)

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import CACHED_AT, CACHED_DOCUMENT, RELATIONSHIP_TYPE, Label, RelType
+from polyg.store.names import CACHED_AT, CACHED_DOCUMENT, ENTITY, RELATIONSHIP_TYPE, Label, RelType
 from polyg.store.queries import Runner
+from polyg.store.queries.entities import NAME_KEY
 
 CONCEPT = "concept"
 # A node's own label, by which an export finds it again: an entity's type label (`:Person`)
@@ -190,6 +191,8 @@ async def create_nodes(
     """Nodes (row: id, props, vectors by key) with these labels, but those whose id a `kind`
     node has already; how many were created."""
     vectors = " ".join(_VECTOR.format(key=key) for key in sorted(VECTOR_KEYS))
+    if ENTITY in labels:  # an export older than name keys restores entities memory can match
+        vectors += f" SET n.name_key = coalesce(n.name_key, {NAME_KEY.format(name='n.name')})"
     return await _created(
         run,
         project,
