@@ -8,6 +8,7 @@ module; each test works in its own project.
 
 from __future__ import annotations
 
+import json
 import sys
 import unicodedata
 from collections.abc import AsyncIterator
@@ -17,6 +18,7 @@ from typing import Any
 import anyio
 import jsonschema
 import pytest
+from mcp import types
 
 from polyg.core import limits
 from tests.mcp_helpers import KG, kg_session, server_env
@@ -212,7 +214,15 @@ TEXT_CANDIDATES = ["text", "d" * limits.MAX_TEXT, "d" * (limits.MAX_TEXT + 1), "
 
 
 async def _schemas(both: KG) -> dict[str, dict[str, Any]]:
-    return {tool.name: tool.input_schema for tool in (await both.client.list_tools()).tools}
+    """Each served tool's full input schema, as its page (`polyg://tools/{name}`) publishes it:
+    tools/list's lean form leaves the NUL refusal and the reserved type names to the server."""
+    schemas = {}
+    for tool in (await both.client.list_tools()).tools:
+        (page,) = (await both.client.read_resource(f"polyg://tools/{tool.name}")).contents
+        assert isinstance(page, types.TextResourceContents)
+        block = page.text.split("## Input schema", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+        schemas[tool.name] = json.loads(block)
+    return schemas
 
 
 def _valid(schema: dict[str, Any], args: dict[str, Any]) -> bool:
