@@ -35,11 +35,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from polyg.closing import close_fully
 from polyg.core.app import Polyg
 from polyg.errors import ConfigError, PolygError, ServerError
+from polyg.http_jsonrpc import answer_with_request_id, read_body, read_incoming
 from polyg.server import build_server
 
 log = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
+MCP_PATH = "/mcp"
 PUBLIC_PATHS = {"/health"}
 # /health answers within this even when the store hangs (a server that accepts and never answers).
 HEALTH_STORE_TIMEOUT_S = 2.0
@@ -49,7 +51,8 @@ SHUTDOWN_GRACE_S = 5
 
 
 def is_loopback(host: str) -> bool:
-    host = host.strip("[]")
+    # Host names are case-insensitive: `LOCALHOST` is the user's own machine too.
+    host = host.strip("[]").lower()
     if host in LOOPBACK_NAMES:
         return True
     try:
@@ -95,6 +98,9 @@ class GuardMiddleware:
             )
             await response(scope, receive, send)
             return
+        if scope["method"] == "POST" and scope["path"] == MCP_PATH:
+            body, receive = await read_body(receive)
+            send = answer_with_request_id(send, read_incoming(body).id)
         await self.app(scope, receive, send)
 
     def origin_allowed(self, origin: str) -> bool:
@@ -147,7 +153,7 @@ def build_http_app(core: Polyg) -> ASGIApp:
     settings = core.settings
     server, _ = build_server(core)
     app = server.streamable_http_app(
-        streamable_http_path="/mcp",
+        streamable_http_path=MCP_PATH,
         # polyg checks Host and Origin itself (GuardMiddleware), with its allowed_origins.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=settings.host,
