@@ -1,0 +1,109 @@
+"""The fuzzer in CI: a seeded, bounded run over every tool of every toolset (tests/fuzz.py).
+
+One `polyg serve --toolsets all` over stdio gets ROUNDS calls of each tool (schema-valid,
+invalid and injection inputs: 5,400 calls, about 75 s here). Any internal error (4000), store error
+(2004), result breaking its output schema, protocol error, hang or crash fails the run, unless
+it is a known failure listed in KNOWN, whose fix is under way: each has its own expected-failure
+test, which passes (XPASS) once the fix is merged and the entry can go. bench/fuzz.py runs the
+same fuzzer for longer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.fuzz import Finding, Report, fuzz, tools_under_test
+from tests.mcp_helpers import call, ok, open_log, reap_embedded, stdio_client_for
+
+pytestmark = pytest.mark.anyio
+
+SEED = 26
+ROUNDS = 100
+CANARY_PROJECT = "fuzz-canary"  # never one of the fuzzed projects: injections must not reach it
+
+
+@dataclass(frozen=True)
+class Known:
+    name: str
+    reason: str
+    matches: Callable[[Finding], bool]
+
+
+KNOWN = (
+    Known(
+        "nul-reaches-the-store",
+        "issue 26 item 6: NUL reaches the store (2004 instead of 4002) in about 14 parameters; fix on another branch",
+        lambda f: f.kind == "store" and f.call.label in {"nul", "nul-inside"},
+    ),
+)
+
+
+@dataclass
+class FuzzRun:
+    report: Report
+    tools: list[str]
+    canary_before: dict[str, object]
+    canary_after: dict[str, object]
+
+
+@pytest.fixture(scope="module")
+async def run(servers_root: Path) -> AsyncIterator[FuzzRun]:
+    root = servers_root / "fuzz"
+    env = {"POLYG_EMBEDDING_PROVIDER": "hashing", "POLYG_LOG_LEVEL": "WARNING"}
+    with open_log(root / "stderr.log") as errlog:
+        try:
+            async with stdio_client_for(root, "--toolsets", "all", errlog=errlog, **env) as client:
+                canary = {"project_id": CANARY_PROJECT, "name": "canary", "type": "bird", "description": "sings"}
+                made = (await ok(client, "create_entity", canary))["entity"]
+                await ok(client, "add_observation", {**canary_ref(made), "observation": "still singing"})
+                before = await ok(client, "get_entity", canary_ref(made))
+                tools = [t.name for t in await tools_under_test(client)]
+                report = await fuzz(client, seed=SEED, rounds=ROUNDS)
+                after = await call(client, "get_entity", canary_ref(made))
+                yield FuzzRun(report, tools, before, after.structured)
+        finally:
+            reap_embedded(root / "data")
+
+
+def canary_ref(entity: dict[str, object]) -> dict[str, object]:
+    return {"project_id": CANARY_PROJECT, "entity_id": entity["id"]}
+
+
+async def test_every_tool_was_called_in_every_mode(run: FuzzRun) -> None:
+    report = run.report
+    assert not report.stopped, report.stopped
+    assert len(run.tools) >= 50, run.tools  # every toolset
+    assert report.calls == ROUNDS * len(run.tools)
+    for tool in run.tools:
+        counts = report.per_tool[tool]
+        assert all(counts[mode] > 0 for mode in ("valid", "invalid", "injection")), (tool, counts)
+    # Valid inputs reach real work: most are answered, not refused.
+    valid_ok = report.outcomes["valid ok"] / report.by_mode["valid"]
+    assert valid_ok > 0.4, report.outcomes
+
+
+async def test_no_call_failed_in_a_new_way(run: FuzzRun) -> None:
+    new = [f for f in run.report.findings if not any(known.matches(f) for known in KNOWN)]
+    assert not new, f"{len(new)} findings (seed {SEED}):\n" + "\n".join(f.describe() for f in new[:20])
+
+
+@pytest.mark.parametrize(
+    "known", [pytest.param(k, id=k.name, marks=pytest.mark.xfail(reason=k.reason, strict=False)) for k in KNOWN]
+)
+async def test_known_failure_is_gone(run: FuzzRun, known: Known) -> None:
+    found = [f for f in run.report.findings if known.matches(f)]
+    assert not found, f"{len(found)} calls:\n" + "\n".join(f.describe() for f in found[:5])
+
+
+async def test_injections_left_other_projects_alone(run: FuzzRun) -> None:
+    assert run.canary_after == run.canary_before
+
+
+async def test_no_schema_invalid_input_was_accepted(run: FuzzRun) -> None:
+    """An input the published schema refuses is refused by the server too: a limit the schema
+    shows is one the server keeps."""
+    assert not run.report.accepted_invalid, run.report.accepted_invalid.most_common(10)
