@@ -38,6 +38,7 @@ from polyg.core.app import Polyg
 from polyg.errors import ConfigError, PolygError, ServerError
 from polyg.http_jsonrpc import RequestId, answer_with_request_id, read_body, read_incoming
 from polyg.server import build_server
+from polyg.ui.routes import ui_routes
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +181,7 @@ def build_http_app(core: Polyg) -> ASGIApp:
         # polyg checks Host and Origin itself (GuardMiddleware), with its allowed_origins.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=settings.host,
-        custom_starlette_routes=[health_endpoint(core)],
+        custom_starlette_routes=[health_endpoint(core), *ui_routes(core)],
     )
     return GuardMiddleware(
         app,
@@ -228,7 +229,7 @@ async def serve_http(core: Polyg) -> None:
     core.start()
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(
-        f"polyg {core.store_description}: MCP at http://{host}:{settings.port}/mcp  (health: /health)",
+        f"polyg {core.store_description}: MCP at http://{host}:{settings.port}/mcp  (health: /health, graph: /ui)",
         file=sys.stderr,
         flush=True,
     )

@@ -30,6 +30,7 @@ from polyg.store.names import short
 from polyg.tools import toolsets
 from polyg.tools.prompts import PromptSpec, render
 from polyg.tools.registry import ToolSpec, describe_validation
+from polyg.ui import mcp_app as graph_app
 
 log = logging.getLogger("polyg.calls")
 
@@ -215,4 +216,5 @@ def build_server(core: Polyg) -> tuple[Server[Any], Dispatcher]:
         # The SDK wraps every request (pings too) in a span by default; with nobody recording
         # them, making and closing each span is pure cost on every call's path.
         server.middleware = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    graph_app.install(server)  # the graph view as an MCP App: its resource, its tools' _meta
     return server, dispatcher

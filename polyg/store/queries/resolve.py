@@ -14,6 +14,7 @@ from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, EVENT, Label
 from polyg.store.queries import Runner
 from polyg.store.queries.named import EXACT_NAME
+from polyg.store.queries.vectors import nearest
 
 # The labels a causal or temporal reference may point at, and the text that names each.
 TEXT_FIELD: dict[str, str] = {ENTITY: "name", EVENT: "description"}
@@ -103,9 +104,13 @@ async def text_candidates(run: Runner, project: str, label: Label, query: str, l
 async def vector_candidates(run: Runner, project: str, label: Label, vector: VectorParam, k: int) -> list[Row]:
     """(id, text, cosine similarity) of the `k` nearest `label` nodes."""
     field = TEXT_FIELD[label]
-    return await run.read(
-        project,
-        f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) YIELD node, score "
-        f"RETURN node.id, node.{field}, 1.0 - score",
-        {"k": k, "v": vector},
-    )
+
+    async def ask(n: int) -> list[Row]:
+        return await run.read(
+            project,
+            f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) YIELD node, score "
+            f"RETURN node.id, node.{field}, 1.0 - score",
+            {"k": n, "v": vector},
+        )
+
+    return await nearest(run, project, label, k, ask)

@@ -14,7 +14,9 @@ async def entities_after(runner: Runner, project: str, after: str, page: int) ->
         "MATCH (e:Entity) WHERE e.id > $after WITH e ORDER BY e.id LIMIT $page "
         "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) WITH e, o ORDER BY o.created_at, o.id "
         "RETURN e {.id, .name, .type, .summary, .parent_id, .created_at, .updated_at} AS entity, "
-        "collect(o {.id, .text, .created_at}) AS observations ORDER BY entity.id",
+        # FalkorDB 4.16 projects a missing (null) node to a map of nulls, which collect() keeps.
+        "collect(CASE WHEN o IS NULL THEN NULL ELSE o {.id, .text, .created_at} END) AS observations "
+        "ORDER BY entity.id",
         {"after": after, "page": page},
     )
 
