@@ -178,6 +178,26 @@ def test_mcp_needs_an_accepted_key(server: HttpServer) -> None:
         assert response.status_code == 401, authorization
 
 
+async def test_the_graph_view_shows_a_key_its_projects_only(server: HttpServer) -> None:
+    async with authorized_client(server.url, ADMIN) as admin:
+        for project in ("alpha", "beta"):
+            await ok(admin, "create_entity", {"project_id": project, "name": f"seen-{project}", "type": "t"})
+
+    async def get(path: str, key: str) -> httpx.Response:
+        async with httpx.AsyncClient(timeout=10, headers={"Authorization": f"Bearer {key}"}) as http:
+            return await http.get(f"{server.base_url}{path}")
+
+    everything = (await get("/ui/api/projects", ADMIN)).json()["projects"]
+    assert {"alpha", "beta"} <= set(everything)
+    assert (await get("/ui/api/projects", TEAM)).json()["projects"] == sorted({"alpha", "shared"} & set(everything))
+    assert "seen-alpha" in (await get("/ui/api/p/alpha/search?q=seen", TEAM)).text
+    for path in ("/ui/api/p/beta/search?q=seen", "/ui/api/p/gamma/search?q=seen", "/ui/p/beta"):
+        refused = await get(path, TEAM)
+        assert refused.status_code == 403, (path, refused.text)
+        assert "seen-beta" not in refused.text and "may not use project" in refused.text
+    assert (await get("/ui/api/p/beta/search?q=seen", ADMIN)).status_code == 200
+
+
 def test_no_key_is_in_any_log_line_or_output(server: HttpServer) -> None:
     """Run last in this module: by then every key has been used."""
     logs = "".join(path.read_text() for path in (server.root / "logs").glob("polyg.log*"))
