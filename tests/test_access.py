@@ -252,6 +252,14 @@ def test_an_access_key_equal_to_the_api_key_is_refused() -> None:
 
 
 @pytest.mark.usefixtures("no_user_config")
+def test_access_keys_from_the_environment_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLYG_ACCESS_KEYS", '[{"name": "ci", "key": "0123456789abcdefg", "projects": ["p"]}]')
+    [key] = load_settings().access_keys
+    assert (key.name, key.projects, key.write) == ("ci", ["p"], False)
+    assert "0123456789abcdefg" not in repr(key)
+
+
+@pytest.mark.usefixtures("no_user_config")
 def test_access_keys_alone_allow_a_public_bind() -> None:
     settings = load_settings(access_keys=[{"name": "a", "key": "k" * 16, "projects": ["p"]}])
     assert AccessPolicy(settings.api_key, settings.access_keys).keyed

@@ -19,10 +19,13 @@ import pytest
 from tests.fuzz import Finding, Report, fuzz, tools_under_test
 from tests.mcp_helpers import call, ok, open_log, reap_embedded, stdio_client_for
 
-pytestmark = pytest.mark.anyio
+# The run is the first test's setup: about 90 s here, several times that on a loaded machine.
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(900)]
 
 SEED = 26
 ROUNDS = 100
+# A call answering later than this is a hang (the slowest here take 2 s).
+CALL_TIMEOUT_S = 60
 CANARY_PROJECT = "fuzz-canary"  # never one of the fuzzed projects: injections must not reach it
 
 
@@ -62,7 +65,7 @@ async def run(servers_root: Path) -> AsyncIterator[FuzzRun]:
                 await ok(client, "add_observation", {**canary_ref(made), "observation": "still singing"})
                 before = await ok(client, "get_entity", canary_ref(made))
                 tools = [t.name for t in await tools_under_test(client)]
-                report = await fuzz(client, seed=SEED, rounds=ROUNDS)
+                report = await fuzz(client, seed=SEED, rounds=ROUNDS, timeout_s=CALL_TIMEOUT_S)
                 after = await call(client, "get_entity", canary_ref(made))
                 yield FuzzRun(report, tools, before, after.structured)
         finally:
@@ -83,7 +86,7 @@ async def test_every_tool_was_called_in_every_mode(run: FuzzRun) -> None:
         assert all(counts[mode] > 0 for mode in ("valid", "invalid", "injection")), (tool, counts)
     # Valid inputs reach real work: most are answered, not refused.
     valid_ok = report.outcomes["valid ok"] / report.by_mode["valid"]
-    assert valid_ok > 0.4, report.outcomes
+    assert valid_ok > 0.3, report.outcomes  # 0.52 for seed 26 here
 
 
 async def test_no_call_failed_in_a_new_way(run: FuzzRun) -> None:
