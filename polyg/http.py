@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
 MCP_PATH = "/mcp"
+GRAPH_VIEW_API = "/ui/api/"
 PUBLIC_PATHS = {"/health"}
 # /health answers within this even when the store hangs (a server that accepts and never answers).
 HEALTH_STORE_TIMEOUT_S = 2.0
@@ -112,13 +113,33 @@ class GuardMiddleware:
             incoming = read_incoming(body)
             # Only tool calls count: they are the work; a session's handshake, listings and pings
             # must go on so that the client can retry once the wait is over.
-            limited = grant.over_limit() if grant is not None and incoming.method == "tools/call" else None
-            if limited is not None:
-                log.info("rate limited", extra={"key_name": limited.key_name, "retry_after_s": limited.retry_after_s})
-                await rate_limited_response(limited, incoming.id)(scope, receive, send)
+            if incoming.method == "tools/call" and await self.refused_over_rate(
+                grant, scope, receive, send, incoming.id
+            ):
                 return
             send = answer_with_request_id(send, incoming.id)
+        elif scope["path"].startswith(GRAPH_VIEW_API):  # each of the graph view's JSON views runs tools
+            if await self.refused_over_rate(grant, scope, receive, send, None, json_rpc=False):
+                return
         await self.app(scope, receive, send)
+
+    async def refused_over_rate(
+        self,
+        grant: Grant | None,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        request_id: RequestId | None,
+        *,
+        json_rpc: bool = True,
+    ) -> bool:
+        """Take a token of the key's bucket; answer 429 and say so when there was none."""
+        limited = grant.over_limit() if grant is not None else None
+        if limited is None:
+            return False
+        log.info("rate limited", extra={"key_name": limited.key_name, "retry_after_s": limited.retry_after_s})
+        await rate_limited_response(limited, request_id, json_rpc=json_rpc)(scope, receive, send)
+        return True
 
     def origin_allowed(self, origin: str) -> bool:
         """A page on the user's own machine, or one the configuration names."""
@@ -128,16 +149,16 @@ class GuardMiddleware:
         return hostname is not None and is_loopback(hostname)
 
 
-def rate_limited_response(limited: RateLimited, request_id: RequestId | None) -> Response:
+def rate_limited_response(limited: RateLimited, request_id: RequestId | None, *, json_rpc: bool = True) -> Response:
     """HTTP 429 with Retry-After, and the JSON-RPC error for the request in the body: HTTP
     clients and proxies know 429 and Retry-After, and MCP clients read a non-2xx answer's
-    JSON-RPC error and hand its message (with the time to wait) to the caller."""
+    JSON-RPC error and hand its message (with the time to wait) to the caller. The graph view's
+    JSON views get the message as their other errors have it."""
+    headers = {"Retry-After": limited.retry_after_header}
+    if not json_rpc:
+        return JSONResponse({"error": limited.message, "code": RATE_LIMITED}, status_code=429, headers=headers)
     error = {"code": RATE_LIMITED, "message": limited.message, "data": {"retryAfterSeconds": limited.retry_after_s}}
-    return JSONResponse(
-        {"jsonrpc": "2.0", "id": request_id, "error": error},
-        status_code=429,
-        headers={"Retry-After": limited.retry_after_header},
-    )
+    return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=429, headers=headers)
 
 
 async def store_health(core: Polyg) -> tuple[str, int | None, str | None]:

@@ -157,6 +157,11 @@ async def test_a_rate_limited_key_gets_429_with_retry_after_and_others_go_on(ser
         assert 900 < int(response.headers["retry-after"]) <= 1000
         body = response.json()
         assert body["id"] == "r-9" and body["error"]["code"] == 4029
+        # The graph view's JSON views run tools too: they take from the same bucket.
+        async with httpx.AsyncClient(timeout=10, headers={"Authorization": f"Bearer {BATCH}"}) as http:
+            view = await http.get(f"{server.base_url}/ui/api/p/alpha/search?q=x")
+        assert view.status_code == 429 and int(view.headers["retry-after"]) > 900
+        assert view.json()["code"] == 4029 and "retry after" in view.json()["error"]
     # Another key's bucket is its own.
     async with authorized_client(server.url, ADMIN) as admin:
         for _ in range(5):
