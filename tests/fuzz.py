@@ -118,6 +118,24 @@ class Report:
     accepted_invalid: Counter[str] = field(default_factory=Counter)  # "tool: detail"
     stopped: str = ""  # why the run stopped early, if it did
 
+    @staticmethod
+    def merged(reports: list[Report]) -> Report:
+        """One report of runs made at once (by several clients of one server)."""
+        total = Report(reports[0].seed)
+        for report in reports:
+            total.calls += report.calls
+            total.seconds = max(total.seconds, report.seconds)
+            total.by_mode.update(report.by_mode)
+            total.outcomes.update(report.outcomes)
+            for tool, counts in report.per_tool.items():
+                total.per_tool.setdefault(tool, Counter()).update(counts)
+            for mode, values in report.latencies_ms.items():
+                total.latencies_ms.setdefault(mode, []).extend(values)
+            total.findings.extend(report.findings)
+            total.accepted_invalid.update(report.accepted_invalid)
+            total.stopped = total.stopped or report.stopped
+        return total
+
     def record(self, call: Call, outcome: str, ms: float) -> None:
         self.calls += 1
         self.by_mode[call.mode] += 1
