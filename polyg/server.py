@@ -29,7 +29,7 @@ from polyg.logs import new_request_id, request_id
 from polyg.store.names import short
 from polyg.tools import toolsets
 from polyg.tools.prompts import PromptSpec, render
-from polyg.tools.registry import ToolSpec, describe_validation
+from polyg.tools.registry import ToolSpec, describe_validation, refuse_unstorable_text
 from polyg.ui import mcp_app as graph_app
 
 log = logging.getLogger("polyg.calls")
@@ -144,6 +144,7 @@ class Dispatcher:
                 bool(tool.annotations.read_only_hint),
                 self.core.settings.project if project is None else project,
             )
+            refuse_unstorable_text(tool.name, arguments)
             try:
                 args = tool.params.model_validate(arguments)
             except ValidationError as exc:

@@ -367,6 +367,9 @@ class Polyg:
         except PolygError:
             await store.close()
             raise
+        # A server polyg does not start may have no per-query memory capacity (the embedded
+        # one is started with it): see `FalkorStore.limit_query_memory`.
+        await store.limit_query_memory()
         return store
 
     async def _database_unreachable(self) -> None:

@@ -66,17 +66,24 @@ class SemanticGraph:
     async def add_concept(
         self, project: str, *, name: str, description: str = "", represents: list[str] | None = None
     ) -> Concept:
-        limits.name(name)
+        name = limits.name(name)
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
         names = [limits.name(n, f"represents[{i}]") for i, n in enumerate(represents or [])]
         targets = await self.resolver.entity_ids(project, names)
         unknown = [n for n in names if n not in targets]
         if unknown:
             raise NotFound(f"Entity with name {', '.join(unknown)} not found.")
+        existing = await q.entity_named(self.ctx, project, name)
+        if existing and existing[0][2] != CONCEPT:
+            # A second entity of the name would make every lookup by name ambiguous; turning
+            # the entity into a concept would lose its type.
+            raise InvalidParams(
+                f"An entity named {name!r} exists already, of type {existing[0][2]!r}: a concept needs a name "
+                "of its own (e.g. the topic it stands for); link the concept to that entity with represents."
+            )
         # Everything is checked: now the writes.
-        existing = await q.concept_named(self.ctx, project, name)
         if existing:
-            concept_id, summary = existing[0]
+            concept_id, summary, _ = existing[0]
             created = False
             if description and description != summary:
                 await self.entities.update_description(project, concept_id, description)

@@ -85,6 +85,23 @@ def _as_name(context: str | None) -> str:
         return ""
 
 
+# A memory is stored as one text, its context then ': ' then its content, held to the limit of
+# every stored text (limits.MAX_TEXT): the content's limit leaves room for the longest context,
+# so a content the tool's schema accepts is never refused later as a too long "description".
+MAX_CONTEXT = 200
+MAX_CONTENT = limits.MAX_TEXT - MAX_CONTEXT - len(": ")
+
+
+def check_memory(content: str, context: str | None) -> None:
+    """Refuses (4013 or 4002, naming the parameter) a content or context over its limit. A
+    content longer than MAX_CONTENT is taken when its context is short enough for both to fit
+    (a memory exported by an earlier version comes back)."""
+    if context is not None:
+        limits.text(context, "context", max_len=MAX_CONTEXT, allow_empty=True)
+    room = limits.MAX_TEXT - (len(context) + len(": ") if context else 0)
+    limits.text(content, "content", max_len=room)
+
+
 def memory_text(content: str, context: str | None) -> str:
     """What is stored: the content, after who or where it is from."""
     return f"{context}: {content}" if context else content
@@ -98,6 +115,7 @@ class MemoryWriter:
         self._writing: dict[str, asyncio.Event] = {}
 
     async def remember(self, project: str, content: str, context: str | None, at: datetime) -> Remembered:
+        check_memory(content, context)
         temporal, resolver = self.graphs.temporal, self.graphs.resolver
         text = memory_text(content, context)
         temporal.ctx.prefetch([text])

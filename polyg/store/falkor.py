@@ -21,7 +21,14 @@ import redis.exceptions as rexc
 from falkordb.asyncio import FalkorDB
 from falkordb.helpers import stringify_param_value
 
-from polyg.errors import InvalidParams, StoreAuthError, StoreError, StoreTimeout
+from polyg.errors import (
+    InvalidParams,
+    QueryMemoryExceeded,
+    QueryTimedOut,
+    StoreAuthError,
+    StoreError,
+    StoreTimeout,
+)
 from polyg.names import GRAPH_PREFIX, graph_key
 from polyg.store import results
 
@@ -29,6 +36,11 @@ log = logging.getLogger(__name__)
 
 Row = list[Any]
 PROBE_TIMEOUT_S = 2.0
+# What one query may allocate in the database (GRAPH.CONFIG QUERY_MEM_CAPACITY). Unlimited by
+# default, and a template variable is user Cypher: one query folding `range(1, 100000000)`
+# held 4 GB of a database every project shares. polyg's own heaviest queries (a batch of a
+# thousand vectors, an export page) take tens of megabytes.
+QUERY_MEM_CAPACITY = 1 << 30
 
 
 class VectorParam:
@@ -234,6 +246,27 @@ class FalkorStore:
         plan = await self._run(graph.explain(cypher, params))
         return [str(line) for line in plan.plan]
 
+    async def limit_query_memory(self, capacity: int = QUERY_MEM_CAPACITY) -> int:
+        """Sets the database's per-query memory capacity when it has none (0: unlimited); a
+        capacity its operator chose is kept. Returns the capacity in force (0: none). A server
+        that refuses GRAPH.CONFIG (renamed command, ACL) keeps running without one: polyg's own
+        checks of template queries still apply, so this is logged, not raised."""
+        try:
+            reply = await self._run(self.graph_config("GET", "QUERY_MEM_CAPACITY"))
+            current = int(reply[1])
+            if current == 0:
+                await self._run(self.graph_config("SET", "QUERY_MEM_CAPACITY", str(capacity)))
+                current = capacity
+        except (StoreError, IndexError, TypeError, ValueError) as exc:
+            log.warning("the database's per-query memory capacity could not be set: %s", exc)
+            return 0
+        return current
+
+    def graph_config(self, *args: str) -> Awaitable[Any]:
+        """GRAPH.CONFIG with `args` (GET name, SET name value): the database's settings."""
+        command: Callable[..., Awaitable[Any]] = self._client.execute_command
+        return command("GRAPH.CONFIG", *args)
+
     async def list_projects(self) -> list[str]:
         db: FalkorDB = await self._run(self._database())
         graphs = await self._run(db.list_graphs())
@@ -262,7 +295,11 @@ class FalkorStore:
                 # failing once on a dead connection.
                 with contextlib.suppress(Exception):
                     await self._pool.disconnect(inuse_connections=False)
-            if isinstance(error, StoreTimeout) and self.on_unreachable is not None:
+            if (
+                isinstance(error, StoreTimeout)
+                and not isinstance(error, QueryTimedOut)  # the database answered: it is up
+                and self.on_unreachable is not None
+            ):
                 # The failed call is not retried: a write may or may not have been applied.
                 await self.on_unreachable()
             raise error from exc
@@ -275,5 +312,7 @@ class FalkorStore:
         if isinstance(exc, (rexc.ConnectionError, rexc.TimeoutError, TimeoutError, OSError)):
             return StoreTimeout(f"Cannot reach FalkorDB at {self.where}: {exc}")
         if isinstance(exc, rexc.ResponseError) and "Query timed out" in str(exc):
-            return StoreTimeout(f"Query timed out: {exc}")
+            return QueryTimedOut(f"Query timed out: {exc}")
+        if isinstance(exc, rexc.ResponseError) and "exceeded capacity" in str(exc):
+            return QueryMemoryExceeded(f"FalkorDB error: {exc}")
         return StoreError(f"FalkorDB error: {exc}")

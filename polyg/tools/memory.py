@@ -441,7 +441,11 @@ class ExportGraph(Params):
     format: Literal["cypher", "json"] = "json"
     offset: int = OFFSET
     limit: int = Field(default=5000, ge=1, le=20000, description="Nodes and relationships per page.")
-    include_embeddings: bool = True
+    # Off unless asked: 384 floats a node made a page of 5,000 nodes 17.7 MB (and its build held
+    # up other calls for seconds); an import computes the vectors again when they are missing.
+    include_embeddings: bool = Field(
+        default=False, description="Also export each node's vectors (large: about 4 KB a node in JSON)."
+    )
 
 
 # --- shaping -------------------------------------------------------------------------------

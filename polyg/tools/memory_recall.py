@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from polyg.core.app import Services
+from polyg.core.memory_write import MAX_CONTENT, MAX_CONTEXT
 from polyg.core.recall.executor import Executor
 from polyg.core.recall.graphs import ProjectGraphs
 from polyg.core.recall.model import ClassifierOutput
@@ -73,10 +74,10 @@ class Recall(Params):
 
 
 class Remember(Params):
-    content: str = Field(min_length=1, max_length=20000)
+    content: str = Field(min_length=1, max_length=MAX_CONTENT)
     context: str | None = Field(
         default=None,
-        max_length=200,
+        max_length=MAX_CONTEXT,
         description=(
             "Who or where it is from, e.g. a speaker or a channel. The memory is stored, searched and "
             "embedded as '<context>: <content>', and the context is an entity: a question naming it "

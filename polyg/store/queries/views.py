@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import RELATIONSHIP_TYPE, Label, RelType
+from polyg.store.names import CACHED_AT, CACHED_DOCUMENT, RELATIONSHIP_TYPE, Label, RelType
 from polyg.store.queries import Runner
 
 CONCEPT = "concept"
@@ -24,14 +24,17 @@ BATCH = 5_000
 VECTOR_KEYS = ("embedding", "head_embedding")  # vector properties (stored as vecf32)
 
 # What each view's clear deletes: (match clause binding `x`, whether x is a node). Nodes go
-# with their relationships (DETACH DELETE); an entity's observations go first.
+# with their relationships (DETACH DELETE); an entity's observations and its cached documents
+# (spec 000's, left behind with nothing to reach them before) go first.
 CLEARS: dict[str, tuple[tuple[str, bool], ...]] = {
     "entity": (
         ("MATCH (e:Entity)-[:HAS_OBSERVATION]->(x:Observation) WHERE e.type <> 'concept'", True),
+        (f"MATCH (e:Entity)-[:{CACHED_AT}]->(x:{CACHED_DOCUMENT}) WHERE e.type <> 'concept'", True),
         ("MATCH (x:Entity) WHERE x.type <> 'concept'", True),
     ),
     "semantic": (
         ("MATCH (e:Entity {type: 'concept'})-[:HAS_OBSERVATION]->(x:Observation)", True),
+        (f"MATCH (e:Entity {{type: 'concept'}})-[:{CACHED_AT}]->(x:{CACHED_DOCUMENT})", True),
         ("MATCH (x:Entity {type: 'concept'})", True),
     ),
     "temporal": (
