@@ -2,21 +2,19 @@
 
 One `polyg serve --toolsets all` over stdio gets ROUNDS calls of each tool (schema-valid,
 invalid and injection inputs: 5,400 calls, about 75 s here). Any internal error (4000), store error
-(2004), result breaking its output schema, protocol error, hang or crash fails the run, unless
-it is a known failure listed in KNOWN, whose fix is under way: each has its own expected-failure
-test, which passes (XPASS) once the fix is merged and the entry can go. bench/fuzz.py runs the
-same fuzzer for longer.
+(2004), result breaking its output schema, protocol error, hang or crash fails the run.
+bench/fuzz.py runs the same fuzzer for longer.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.fuzz import Finding, Report, fuzz, tools_under_test
+from tests.fuzz import Report, fuzz, tools_under_test
 from tests.mcp_helpers import call, ok, open_log, reap_embedded, stdio_client_for
 
 # The run is the first test's setup: about 90 s here, several times that on a loaded machine.
@@ -27,22 +25,6 @@ ROUNDS = 100
 # A call answering later than this is a hang (the slowest here take 2 s).
 CALL_TIMEOUT_S = 60
 CANARY_PROJECT = "fuzz-canary"  # never one of the fuzzed projects: injections must not reach it
-
-
-@dataclass(frozen=True)
-class Known:
-    name: str
-    reason: str
-    matches: Callable[[Finding], bool]
-
-
-KNOWN = (
-    Known(
-        "nul-reaches-the-store",
-        "issue 26 item 6: NUL reaches the store (2004 instead of 4002) in about 14 parameters; fix on another branch",
-        lambda f: f.kind == "store" and f.call.label in {"nul", "nul-inside"},
-    ),
-)
 
 
 @dataclass
@@ -89,17 +71,9 @@ async def test_every_tool_was_called_in_every_mode(run: FuzzRun) -> None:
     assert valid_ok > 0.3, report.outcomes  # 0.52 for seed 26 here
 
 
-async def test_no_call_failed_in_a_new_way(run: FuzzRun) -> None:
-    new = [f for f in run.report.findings if not any(known.matches(f) for known in KNOWN)]
-    assert not new, f"{len(new)} findings (seed {SEED}):\n" + "\n".join(f.describe() for f in new[:20])
-
-
-@pytest.mark.parametrize(
-    "known", [pytest.param(k, id=k.name, marks=pytest.mark.xfail(reason=k.reason, strict=False)) for k in KNOWN]
-)
-async def test_known_failure_is_gone(run: FuzzRun, known: Known) -> None:
-    found = [f for f in run.report.findings if known.matches(f)]
-    assert not found, f"{len(found)} calls:\n" + "\n".join(f.describe() for f in found[:5])
+async def test_no_call_failed(run: FuzzRun) -> None:
+    findings = run.report.findings
+    assert not findings, f"{len(findings)} findings (seed {SEED}):\n" + "\n".join(f.describe() for f in findings[:20])
 
 
 async def test_injections_left_other_projects_alone(run: FuzzRun) -> None:
