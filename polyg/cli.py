@@ -1,4 +1,4 @@
-"""The `polyg` command: serve, init-schema, status, import, export, ingest, query."""
+"""The `polyg` command: serve, init-schema, status, doctor, import, export, ingest, query."""
 
 from __future__ import annotations
 
@@ -213,6 +213,16 @@ def status(store: StoreOpt = None, data_dir: DataDirOpt = None, config: ConfigOp
     if unfinished:
         counts = ", ".join(f"{p} {n}" for p, n in unfinished.items())
         print(f"memories whose facts or causal links were not all written (remember them again): {counts}")
+
+
+@app.command()
+def doctor(store: StoreOpt = None, data_dir: DataDirOpt = None, config: ConfigOpt = None) -> None:
+    """Check the install (database binaries, embedding model, NLP pipeline), the configuration,
+    the data directory and the store; say what to fix. Exits 1 when a check fails."""
+    from polyg.doctor import report, run_checks
+
+    if report(run_checks(config, {"store": store, "data_dir": data_dir})):
+        raise typer.Exit(1)
 
 
 def _counts(total: int, what: str, by_name: dict[str, int]) -> str:

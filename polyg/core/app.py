@@ -15,7 +15,7 @@ import logging
 import time
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from polyg.config import Settings
 from polyg.core import word_prior
@@ -175,6 +175,11 @@ class Services:
         self.ctx.schema = SchemaGuard(self.store, self.ctx.schema.model_id, self.ctx.schema.dimension)
 
 
+def _read_outcome(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 class Polyg:
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None, sweep: bool = True) -> None:
         self.settings = settings
@@ -291,6 +296,9 @@ class Polyg:
             await warm
         except BaseException:
             warm.cancel()
+            # The loads end in their threads; their outcome is not wanted, and a gather nobody
+            # reads is printed at exit as an error never retrieved (`polyg status` on a dead server).
+            warm.add_done_callback(_read_outcome)
             # The embedded database stays attached (`self._embedded`): the next open reuses
             # it, and `close()` stops it.
             if store is not None:

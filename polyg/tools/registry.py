@@ -17,6 +17,7 @@ Prompts and server instructions belong to a toolset and are served only when it 
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -71,6 +72,9 @@ class ToolSpec:
     # A toolset whose tool of the same name this one replaces when both are enabled, because
     # it accepts that tool's form too and answers it with that tool's result.
     supersedes: str | None = None
+    # What does not fit the listed description: served with the full schemas as the resource
+    # polyg://tools/{name}, not sent to the model with every tools/list.
+    details: str = ""
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -91,8 +95,10 @@ def _annotations(title: str | None, read_only: bool, destructive: bool, idempote
     )
 
 
-def _description(fn: Callable[..., Any]) -> str:
-    return " ".join((fn.__doc__ or "").split())
+def _description(text: str | None) -> tuple[str, str]:
+    """A docstring's first paragraph (the listed description) and the rest (the details)."""
+    paragraphs = [" ".join(p.split()) for p in inspect.cleandoc(text or "").split("\n\n")]
+    return paragraphs[0], "\n\n".join(p for p in paragraphs[1:] if p)
 
 
 @dataclass
@@ -115,7 +121,10 @@ class Toolset:
     ) -> Callable[[Handler], Handler]:
         def register(fn: Handler) -> Handler:
             annotations = _annotations(title, read_only, destructive, idempotent)
-            spec = ToolSpec(fn.__name__, _description(fn), params, output, annotations, fn, self.name, supersedes)
+            description, details = _description(fn.__doc__)
+            spec = ToolSpec(
+                fn.__name__, description, params, output, annotations, fn, self.name, supersedes, details=details
+            )
             self._add(spec)
             return fn
 
@@ -172,7 +181,8 @@ def shared_tool(
         return await form.handler(services, chosen)
 
     annotations = _annotations(title, read_only, destructive, idempotent)
-    return ToolSpec(name, " ".join(description.split()), params, output, annotations, dispatch, "shared")
+    summary, details = _description(description)
+    return ToolSpec(name, summary, params, output, annotations, dispatch, "shared", details=details)
 
 
 def _union_params(name: str, forms: Sequence[Form]) -> type[Params]:
