@@ -144,11 +144,17 @@ class Grant:
     def every_project(self) -> bool:
         return self.projects is None
 
+    def allows(self, project: Any) -> bool:
+        return self.projects is None or (isinstance(project, str) and project in self.projects)
+
+    def denial(self, project: Any) -> str:
+        return f"Access denied: key {self.name!r} may not use project {short(str(project))}."
+
     def check(self, tool: str, read_only: bool, project: Any) -> None:
         """Raise AccessDenied (4003) unless this grant covers `tool` in `project` (the raw
         `project_id` argument with the server's default filled in: any value, as it comes)."""
-        if self.projects is not None and not (isinstance(project, str) and project in self.projects):
-            raise AccessDenied(f"Access denied: key {self.name!r} may not use project {short(str(project))}.")
+        if not self.allows(project):
+            raise AccessDenied(self.denial(project))
         if not read_only and not self.write:
             raise AccessDenied(f"Access denied: key {self.name!r} is read-only and {tool} writes.")
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp import types
 from mcp.shared.exceptions import MCPError
 
 from polyg.access import AccessPolicy
@@ -201,6 +202,32 @@ async def test_the_graph_view_shows_a_key_its_projects_only(server: HttpServer) 
         assert refused.status_code == 403, (path, refused.text)
         assert "seen-beta" not in refused.text and "may not use project" in refused.text
     assert (await get("/ui/api/p/beta/search?q=seen", ADMIN)).status_code == 200
+
+
+async def test_resources_list_read_and_complete_a_keys_projects_only(server: HttpServer) -> None:
+    async with authorized_client(server.url, ADMIN) as admin:
+        for project in ("alpha", "beta"):
+            await ok(admin, "create_entity", {"project_id": project, "name": f"res-{project}", "type": "t"})
+        everything = [r.uri for r in (await admin.list_resources()).resources]
+        assert any(uri.startswith("polyg://beta/") for uri in everything)
+    entity_ref = types.ResourceTemplateReference(uri="polyg://{project}/entity/{id}")
+    async with authorized_client(server.url, TEAM) as team:
+        listed = [r.uri for r in (await team.list_resources()).resources]
+        projects = {uri.removeprefix("polyg://").split("/")[0] for uri in listed if uri.startswith("polyg://")}
+        projects -= {"tools"}
+        assert projects and projects <= {"alpha", "shared"}, listed
+        assert "res-alpha" in (await team.read_resource("polyg://alpha/summary")).contents[0].text
+        for uri in ("polyg://beta/summary", "polyg://beta/export/json", "polyg://gamma/entity/res-beta"):
+            with pytest.raises(MCPError) as info:
+                await team.read_resource(uri)
+            assert info.value.code == 4003 and "may not use project" in info.value.message, uri
+            assert "res-beta" not in info.value.message or uri.endswith("res-beta")
+        completed = await team.complete(entity_ref, {"name": "project", "value": ""})
+        assert set(completed.completion.values) <= {"alpha", "shared"} and "alpha" in completed.completion.values
+        hidden = await team.complete(entity_ref, {"name": "id", "value": "res"}, {"project": "beta"})
+        assert hidden.completion.values == []
+        shown = await team.complete(entity_ref, {"name": "id", "value": "res"}, {"project": "alpha"})
+        assert "res-alpha" in shown.completion.values
 
 
 def test_no_key_is_in_any_log_line_or_output(server: HttpServer) -> None:
