@@ -175,8 +175,9 @@ class Values:
                 branch = self.rng.choice(branches if self.rng.random() < 0.2 else typed)
                 return self.of(branch, root, key, depth)
         kind = schema.get("type")
-        if isinstance(kind, list):
-            kind = self.rng.choice(kind)
+        if isinstance(kind, list):  # as for anyOf: mostly a value, sometimes null
+            typed = [k for k in kind if k != "null"] or kind
+            kind = self.rng.choice(kind if self.rng.random() < 0.2 else typed)
         if kind is None:
             kind = "object" if "properties" in schema else self.rng.choice(["string", "integer", "boolean"])
         make: Callable[..., Any] = getattr(self, f"_{kind}")
@@ -272,6 +273,11 @@ def _bounds(schema: dict[str, Any], *, integer: bool) -> tuple[Any, Any]:
     return low, high
 
 
+def _types(schema: dict[str, Any]) -> list[str]:
+    kind = schema.get("type")
+    return kind if isinstance(kind, list) else [kind] if isinstance(kind, str) else []
+
+
 def _leaves(value: Any, key: str | None = None) -> Iterator[tuple[str | None, Any]]:
     if isinstance(value, dict):
         for k, v in value.items():
@@ -321,6 +327,9 @@ class ToolUnderTest:
     name: str
     input_schema: dict[str, Any]
     output_validator: jsonschema.protocols.Validator | None
+    # The whole output schema from the tool's page (`polyg://tools/{name}`), when the server has
+    # one: the listing's is lean (the result's keys), this one is the contract.
+    full_output_validator: jsonschema.protocols.Validator | None = None
 
     @cached_property
     def input_validator(self) -> jsonschema.protocols.Validator:
@@ -374,10 +383,14 @@ class Generator:
         if choice == "out-of-range":
             return Call(tool.name, "invalid", {**valid, name: self._out_of_range(sub)}, f"{name} out of range", choice)
         wrong = self.schedule.choice([7, "seven", 1.5, True, None, [], ["a", 1], {"a": 1}])
+        if wrong is None and name not in required:
+            # null for an optional parameter means "not given" to the server; the lean listing
+            # writes some optional parameters (project_id) without their null.
+            wrong = "seven"
         return Call(tool.name, "invalid", {**valid, name: wrong}, f"{name}={wrong!r}", choice)
 
     def _out_of_range(self, sub: dict[str, Any]) -> Any:
-        kinds = {b.get("type") for b in sub.get("anyOf", [sub])}
+        kinds = {k for b in sub.get("anyOf", [sub]) for k in _types(b)}
         if "integer" in kinds or "number" in kinds:
             return self.schedule.choice(INVALID_NUMBERS)
         if "array" in kinds:
@@ -389,15 +402,28 @@ class Generator:
 
 
 async def tools_under_test(client: Client) -> list[ToolUnderTest]:
+    """Every listed tool, with its published input schema (what inputs are generated from) and
+    output schemas to check results against."""
     listed = (await client.list_tools()).tools
     return [
         ToolUnderTest(
             t.name,
             dict(t.input_schema),
             jsonschema.Draft202012Validator(t.output_schema) if t.output_schema else None,
+            await _full_output_validator(client, t.name),
         )
         for t in listed
     ]
+
+
+async def _full_output_validator(client: Client, tool: str) -> jsonschema.protocols.Validator | None:
+    try:
+        page = await client.read_resource(f"polyg://tools/{tool}")
+    except MCPError:  # a server without tool pages
+        return None
+    text = getattr(page.contents[0], "text", "")
+    blocks = re.findall(r"## Output schema\n\n```json\n(.*?)\n```", text, re.DOTALL)
+    return jsonschema.Draft202012Validator(json.loads(blocks[0])) if blocks else None
 
 
 @dataclass(frozen=True)
@@ -427,10 +453,12 @@ async def run_one(client: Client, tool: ToolUnderTest, call: Call, timeout_s: fl
             return Outcome(str(code), Finding(FINDING_CODES[code], call, text, code))
         return Outcome(str(code))
     structured = result.structured_content
-    if tool.output_validator is not None:
+    for validator in (tool.output_validator, tool.full_output_validator):
+        if validator is None:
+            continue
         if structured is None:
             return Outcome("schema", Finding("schema", call, "a success without structuredContent"))
-        errors = sorted(tool.output_validator.iter_errors(structured), key=str)
+        errors = sorted(validator.iter_errors(structured), key=str)
         if errors:
             return Outcome("schema", Finding("schema", call, f"{errors[0].json_path}: {errors[0].message}"))
     return Outcome("ok", None, structured)
