@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from polyg.config import Settings
 from polyg.core import word_prior
 from polyg.core.entities import EntityService
+from polyg.core.entity_writer import EntityWriter
 from polyg.core.graph import GraphContext
 from polyg.core.named import NamedGraph
 from polyg.core.projects import ProjectService
@@ -89,7 +90,7 @@ class Services:
     def nodes(self) -> NodeService:
         from polyg.core.nodes import NodeService
 
-        return NodeService(self.ctx, self.edges)
+        return NodeService(self.ctx, self.edges, writer=self.entities.writer)
 
     @cached_property
     def traversal(self) -> TraversalService:
@@ -129,7 +130,7 @@ class Services:
     def graphrag(self) -> GraphRag:
         from polyg.core.graphrag import GraphRag
 
-        return GraphRag(self.ctx, self.search, self.llm)
+        return GraphRag(self.ctx, self.search, self.llm, self.reltypes)
 
     @cached_property
     def classifier(self) -> Classifier:
@@ -290,6 +291,11 @@ class Polyg:
         # The model, and the vocabulary behind search's word prior, load in worker threads
         # while the database starts: no request pays for them or waits on the event loop.
         warm = asyncio.gather(asyncio.to_thread(embedder.load), asyncio.to_thread(word_prior.load))
+        # The English pipeline (remember's extraction) loads in a thread of its own, waited for
+        # by no open: the first parse waits for it instead.
+        from polyg.nlp.pipeline import pipeline
+
+        pipeline().load_in_background()
         store: FalkorStore | None = None
         try:
             store = await self._open_store()
@@ -307,13 +313,14 @@ class Polyg:
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
         reltypes = RelTypeService(ctx)
         search = SearchService(ctx)
+        writer = EntityWriter(ctx)  # the one writer of entities, whichever toolset writes
         services = Services(
             settings,
             store,
             ctx,
-            EntityService(ctx),
+            EntityService(ctx, writer),
             RelationshipService(ctx, reltypes),
-            NamedGraph(ctx, reltypes),
+            NamedGraph(ctx, reltypes, writer),
             search,
             ProjectService(ctx, search, reltypes),
             reltypes,

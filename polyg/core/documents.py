@@ -56,11 +56,13 @@ DEFAULT_TEMPLATE = Template(
     ),
     variables={
         "outgoing": (
-            "MATCH (n)-[r]->(m) WHERE NOT type(r) IN ['USES_TEMPLATE', 'CACHED_AT', 'DEPENDS_ON', 'HAS_OBSERVATION'] "
+            # polyg's own DEPENDS_ON leaves a cached document, never a node: one leaving the node
+            # is the user's (polyg.store.names.SHARED_REL_TYPES).
+            "MATCH (n)-[r]->(m) WHERE NOT type(r) IN ['USES_TEMPLATE', 'CACHED_AT', 'HAS_OBSERVATION'] "
             "RETURN type(r) AS type, m.name AS name, r, m ORDER BY type, name LIMIT 100"
         ),
         "incoming": (
-            "MATCH (n)<-[r]-(m) WHERE NOT type(r) IN ['USES_TEMPLATE', 'CACHED_AT', 'DEPENDS_ON'] "
+            "MATCH (n)<-[r]-(m) WHERE NOT type(r) IN ['USES_TEMPLATE', 'CACHED_AT'] AND NOT m:CachedDocument "
             "RETURN type(r) AS type, m.name AS name, r, m ORDER BY type, name LIMIT 100"
         ),
     },

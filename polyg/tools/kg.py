@@ -11,7 +11,7 @@ from polyg.core import limits
 from polyg.core.app import Services
 from polyg.core.entities import EntityDetail, Observation
 from polyg.core.model import Edge, Node
-from polyg.store.names import NAME, OWN_REL_TYPES
+from polyg.store.names import NAME, RESERVED_REL_TYPES
 from polyg.tools.listing import LISTED
 from polyg.tools.prompts import PROMPTS
 from polyg.tools.registry import Params, Toolset
@@ -41,11 +41,11 @@ def _any_case(word: str) -> str:
 
 
 # A valid name that is none of polyg's own types in any case (reservation ignores case).
-RESERVED_REL_TYPES = "|".join(_any_case(t) for t in sorted(OWN_REL_TYPES))
+RESERVED = "|".join(_any_case(t) for t in sorted(RESERVED_REL_TYPES))
 # `(?!.*\n)`: Python's `$` (which JSON Schema validators in Python use) also matches before a
 # final newline, and the server's check does not accept one.
 REL_TYPE: dict[str, Any] = {
-    "pattern": f"^(?!.*\\n)(?!(?:{RESERVED_REL_TYPES})$){NAME.pattern}$",
+    "pattern": f"^(?!.*\\n)(?!(?:{RESERVED})$){NAME.pattern}$",
     # tools/list shows the name rule only (the reserved names spelt in any case are 450 bytes
     # on every listing); the description says it, and polyg://tools/create_relationship has it all.
     LISTED: {"pattern": f"^{NAME.pattern}$"},

@@ -16,7 +16,8 @@ from pydantic.json_schema import SkipJsonSchema
 from polyg.core import limits
 from polyg.core.app import Services
 from polyg.core.causal import CausalNode, Chain, Explanation
-from polyg.core.entity_graph import EntityRecord, Relation
+from polyg.core.entity_graph import Relation
+from polyg.core.model import Node
 from polyg.core.temporal import Event, Fact
 from polyg.core.time import format_utc, parse_instant
 from polyg.errors import InvalidParams, NotFound
@@ -463,12 +464,12 @@ class ExportGraph(Params):
 # --- shaping -------------------------------------------------------------------------------
 
 
-def entity_out(record: EntityRecord) -> dict[str, Any]:
+def entity_out(record: Node) -> dict[str, Any]:
     return {
         "id": record.id,
         "name": record.name,
         "type": record.type,
-        "description": record.description,
+        "description": record.summary,
         "parentId": record.parent_id,
         "properties": record.properties,
         "created_at": record.created_at,
@@ -476,7 +477,7 @@ def entity_out(record: EntityRecord) -> dict[str, Any]:
     }
 
 
-def entity_ref(record: EntityRecord) -> dict[str, Any]:
+def entity_ref(record: Node) -> dict[str, Any]:
     return {"id": record.id, "name": record.name, "type": record.type}
 
 
@@ -581,7 +582,7 @@ def now_text(s: Services) -> str:
 @memory.tool(AddEntity, AddEntityResult, idempotent=True, title="Add entity")
 async def add_entity(s: Services, p: AddEntity) -> dict[str, Any]:
     """Add an entity by name, or update it (properties merged, description replaced)."""
-    record = await s.memory.entities.add_entity(
+    record, created = await s.memory.entities.add_entity(
         s.project(p.project_id),
         name=p.name,
         entity_type=p.entity_type,
@@ -589,7 +590,7 @@ async def add_entity(s: Services, p: AddEntity) -> dict[str, Any]:
         description=p.description,
         replace_properties=p.replace_properties,
     )
-    return {"entity": entity_out(record), "created": record.created}
+    return {"entity": entity_out(record), "created": created}
 
 
 @memory.tool(LinkEntities, LinkEntitiesResult, idempotent=True, title="Link entities")
@@ -835,7 +836,8 @@ async def add_causal_link(s: Services, p: AddCausalLink) -> dict[str, Any]:
     """Record that a cause led to an effect, with a confidence (0-1) and evidence.
 
     Each of cause and effect is matched to an event or entity (by id, exactly, in any case,
-    fuzzily, then by meaning) or created as a new event."""
+    fuzzily, then by meaning) or created as a new event. Stating a link again updates its
+    confidence and adds new evidence to the evidence it had."""
     result = await s.memory.causal.add_link(
         s.project(p.project_id),
         cause=p.cause,
