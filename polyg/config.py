@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
+from polyg.access import AccessKey, check_unique
 from polyg.errors import ConfigError, InvalidConfigFormat, InvalidParams, MissingConfigFile
 from polyg.names import check_project_id
 from polyg.tools.catalog import BUILT, DEFAULT, KNOWN
@@ -89,6 +90,8 @@ class Settings(BaseSettings):
     host: str = _env("host")
     port: int = _env("port", "PORT")
     api_key: str | None = _env("api_key")
+    # Keys scoped to projects, read-only or not, rate-limited or not (polyg.access).
+    access_keys: list[AccessKey] = _env("access_keys")
     allowed_origins: Annotated[list[str], NoDecode] = _env("allowed_origins")
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = _env("log_level", "LOG_LEVEL")
@@ -156,6 +159,11 @@ class Settings(BaseSettings):
     def _upper(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
 
+    @model_validator(mode="after")
+    def _distinct_keys(self) -> Settings:
+        check_unique(self.access_keys, self.api_key)
+        return self
+
     @property
     def server_url(self) -> str | None:
         """The FalkorDB server URL in server mode, None in embedded mode."""
@@ -213,6 +221,7 @@ DEFAULTS: dict[str, Any] = {
     "host": "127.0.0.1",
     "port": 8765,
     "api_key": None,
+    "access_keys": [],
     "allowed_origins": [],
     "log_level": "INFO",
     "log_dir": None,

@@ -90,6 +90,12 @@ class InvalidParams(PolygError):
     code = 4002
 
 
+class AccessDenied(PolygError):
+    """The request's access key does not cover this project, or may not write (HTTP keys)."""
+
+    code = 4003
+
+
 class NotFound(PolygError):
     code = 4004
 

@@ -31,6 +31,9 @@ from typing import Any
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("polyg_request_id", default=None)
 
 _STANDARD_ATTRS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+# Extra fields left out of the JSON line: uvicorn adds `color_message`, its message again with
+# terminal colour codes, which showed up as escape sequences in every `make run` line.
+_DROPPED_EXTRAS = {"color_message"}
 # A text field longer than this is cut: log lines quote bad input, and fifty lines of a 1 MB
 # input would rotate every useful line out of the log.
 MAX_FIELD_CHARS = 1000
@@ -63,7 +66,7 @@ class JsonFormatter(logging.Formatter):
         if rid:
             entry["request_id"] = rid
         for key, value in record.__dict__.items():
-            if key not in _STANDARD_ATTRS and not key.startswith("_"):
+            if key not in _STANDARD_ATTRS and key not in _DROPPED_EXTRAS and not key.startswith("_"):
                 entry[key] = _bounded(value)
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)

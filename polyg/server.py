@@ -21,6 +21,7 @@ from opentelemetry import trace
 from pydantic import ValidationError
 
 from polyg import __version__
+from polyg.access import FULL_ACCESS, Grant, grant_of_request
 from polyg.core import progress
 from polyg.core.app import Polyg
 from polyg.errors import PolygError
@@ -97,19 +98,25 @@ class Dispatcher:
             for t in self.tools.values()
         ]
 
+    @cached_property
+    def read_only_listing(self) -> list[types.Tool]:
+        return [t for t in self.listing if t.annotations is not None and t.annotations.read_only_hint]
+
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self.listing)
+        # A read-only key is shown the tools it may call: a model offered write tools would try them.
+        grant = grant_of_request(ctx.request)
+        return types.ListToolsResult(tools=self.listing if grant.write else self.read_only_listing)
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         # The session sends progress only when the client's request carried a progressToken.
         with progress.bound(ctx.session.report_progress):
-            return await self.call(params.name, params.arguments or {})
+            return await self.call(params.name, params.arguments or {}, grant_of_request(ctx.request))
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def call(self, name: str, arguments: dict[str, Any], grant: Grant = FULL_ACCESS) -> types.CallToolResult:
         tool = self.tools.get(name)
         if tool is None:
             log.info("unknown tool", extra={"tool": short(name)})
@@ -118,8 +125,10 @@ class Dispatcher:
         token = request_id.set(rid)
         started = time.perf_counter()
         outcome: dict[str, Any] = {"tool": name}
+        if grant.name is not None:
+            outcome["key_name"] = grant.name  # the key's name from the config, never the key
         try:
-            result = await self._run(tool, arguments, rid, outcome)
+            result = await self._run(tool, arguments, rid, outcome, grant)
         finally:
             # polyg.logs cuts a long field (an error quoting a huge input) in the log line.
             outcome["ms"] = ms = round((time.perf_counter() - started) * 1000, 3)
@@ -131,9 +140,16 @@ class Dispatcher:
         return result
 
     async def _run(
-        self, tool: ToolSpec, arguments: dict[str, Any], rid: str, outcome: dict[str, Any]
+        self, tool: ToolSpec, arguments: dict[str, Any], rid: str, outcome: dict[str, Any], grant: Grant
     ) -> types.CallToolResult:
         try:
+            # Before anything is validated, read or written: a refusal tells nothing of the project.
+            project = arguments.get("project_id")
+            grant.check(
+                tool.name,
+                bool(tool.annotations.read_only_hint),
+                self.core.settings.project if project is None else project,
+            )
             refuse_unstorable_text(tool.name, arguments)
             try:
                 args = tool.params.model_validate(arguments)

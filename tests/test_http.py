@@ -315,6 +315,61 @@ def test_a_foreign_host_is_refused_on_loopback_for_health_too(open_server: HttpS
     assert httpx.get(f"{open_server.base_url}/health", headers={"Host": "localhost"}, timeout=10).status_code == 200
 
 
+@pytest.mark.parametrize("host", ["LOCALHOST", "LocalHost", "LOCALHOST:{port}", "localhost:{port}", "[::1]:{port}"])
+def test_the_host_check_ignores_case(open_server: HttpServer, host: str) -> None:
+    """Host names are case-insensitive: `LOCALHOST` is a loopback name (it got 421)."""
+    assert initialized(post_initialize(open_server, Host=host.format(port=open_server.port)))
+
+
+@pytest.mark.parametrize("host", ["EVIL.example", "LOCALHOST.evil.example", "127.0.0.1.evil"])
+def test_foreign_hosts_in_any_case_are_still_421(open_server: HttpServer, host: str) -> None:
+    assert post_initialize(open_server, Host=host).status_code == 421
+
+
+# --- JSON-RPC errors name the request they answer ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "request_id"),
+    [
+        ({"jsonrpc": "2.0", "id": 5, "method": 7}, 5),
+        ({"jsonrpc": "2.0", "id": "req-a", "method": "tools/call", "params": "not an object"}, "req-a"),
+        ({"jsonrpc": "1.0", "id": 0, "method": "ping"}, 0),
+        ({"jsonrpc": "2.0", "id": True, "method": 7}, None),  # a bool is no JSON-RPC id
+        ({"jsonrpc": "2.0", "id": [1], "method": 7}, None),
+    ],
+)
+def test_a_request_refused_as_invalid_is_answered_with_its_id(
+    open_server: HttpServer, body: dict[str, Any], request_id: Any
+) -> None:
+    response = httpx.post(open_server.url, json=body, headers=MCP_HEADERS, timeout=10)
+    assert response.status_code == 400
+    answer = response.json()
+    assert answer["id"] == request_id, answer
+    assert answer["error"]["code"] == -32602
+    assert int(response.headers["content-length"]) == len(response.content)
+
+
+def test_unparseable_json_is_answered_with_id_null(open_server: HttpServer) -> None:
+    response = httpx.post(open_server.url, content=b'{"jsonrpc": "2.0", "id": 5, ', headers=MCP_HEADERS, timeout=10)
+    assert response.status_code == 400
+    assert response.json()["id"] is None
+    assert response.json()["error"]["code"] == -32700
+
+
+# --- log lines on the terminal ------------------------------------------------------------------
+
+
+def test_log_lines_carry_no_colour_codes(open_server: HttpServer) -> None:
+    """uvicorn's records carry `color_message` (the message with terminal colour codes); it was
+    written into every JSON line `make run` shows."""
+    open_server.wait_ready()
+    output = open_server.stderr_text()
+    assert "Application startup complete." in output  # uvicorn's own lines are there
+    assert "color_message" not in output
+    assert "\\u001b" not in output and "\x1b" not in output
+
+
 # --- /health when the store is down ----------------------------------------------------------
 
 

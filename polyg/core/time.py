@@ -102,6 +102,10 @@ def _as_utc_instant(at: datetime | str) -> datetime:
 # -- zones and formatting ------------------------------------------------------------------
 
 
+# IANA names are at most about 30 characters (America/Argentina/ComodRivadavia: 32).
+MAX_ZONE_NAME_CHARS = 64
+
+
 def resolve_zone(tz: str | tzinfo | None = None, reference: datetime | None = None) -> tzinfo:
     """The zone naive input is read in: `tz`, else the reference's zone, else UTC."""
     if isinstance(tz, tzinfo):
@@ -111,6 +115,9 @@ def resolve_zone(tz: str | tzinfo | None = None, reference: datetime | None = No
         if name.upper() in ("UTC", "Z"):
             return UTC
         try:
+            if len(name) > MAX_ZONE_NAME_CHARS:
+                # zoneinfo imports one package per `/` of a name: a long one raised RecursionError.
+                raise ValueError("longer than any time zone name")
             return ZoneInfo(name)
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise InvalidParams(

@@ -18,7 +18,8 @@ a page of results per call (`nextCursor`). `completion/complete` completes those
 arguments and the prompts' (project ids, entity names and ids, template ids, formats, tools).
 
 A project or entity that does not exist is a resource error (-32602, the URI in `data`) with a
-sentence saying so, never a trace.
+sentence saying so, never a trace. Over HTTP, an access key sees, reads and completes its own
+projects only (polyg.access): another's is error 4003, before the store is asked.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from polyg.access import Grant, grant_of_request
 from polyg.core.app import Polyg, Services
-from polyg.errors import InvalidParams, NotFound, PolygError
+from polyg.errors import AccessDenied, InvalidParams, NotFound, PolygError
 from polyg.logs import new_request_id
 from polyg.names import PROJECT_ID
 from polyg.tools.listing import LISTED
@@ -166,7 +168,8 @@ class Resources:
             found += [self._tool_resource(tool) for tool in self.tools.values()]
             project_index, offset = 0, -1
         services = await self._services()
-        projects = await services.projects.names()
+        grant = grant_of_request(ctx.request)
+        projects = [p for p in await services.projects.names() if grant.allows(p)]
         while len(found) < PAGE_SIZE and project_index < len(projects):
             project = projects[project_index]
             if offset == -1:
@@ -213,9 +216,11 @@ class Resources:
     ) -> types.ReadResourceResult:
         uri = params.uri
         try:
-            mime_type, text = await self._read(uri)
+            mime_type, text = await self._read(uri, grant_of_request(ctx.request))
         except MCPError:
             raise
+        except AccessDenied as exc:
+            raise MCPError(code=exc.code, message=exc.message, data={"uri": uri}) from exc
         except PolygError as exc:
             raise resource_error(uri, exc.message) from exc
         except Exception as exc:
@@ -226,7 +231,7 @@ class Resources:
             ) from exc
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime_type, text=text)])
 
-    async def _read(self, uri: str) -> tuple[str, str]:
+    async def _read(self, uri: str, grant: Grant) -> tuple[str, str]:
         if not uri.startswith(SCHEME):
             raise resource_error(uri, f"Unknown resource {uri}: polyg's resources start with {SCHEME}.")
         parts = urlsplit(uri)
@@ -237,6 +242,8 @@ class Resources:
             return MARKDOWN, self._tool_page(uri, unquote(tool["name"]))
         if page is None:
             raise resource_error(uri, f"Unknown resource {uri}; the templates are {', '.join(KIND_BY_TEMPLATE)}.")
+        if not grant.allows(unquote(page["project"])):
+            raise AccessDenied(grant.denial(unquote(page["project"])))
         services = await self._services()
         project = await self._project(services, uri, unquote(page["project"]))
         if page["summary"]:
@@ -346,7 +353,7 @@ class Resources:
         if known:
             given = dict(params.context.arguments or {}) if params.context else {}
             try:
-                values = await self._values(argument.name, argument.value, given)
+                values = await self._values(argument.name, argument.value, given, grant_of_request(ctx.request))
             except PolygError:
                 values = []  # a project id or name that cannot exist completes to nothing
         shown = values[:MAX_COMPLETIONS]
@@ -354,10 +361,12 @@ class Resources:
             completion=types.Completion(values=shown, total=len(values), has_more=len(values) > len(shown))
         )
 
-    async def _values(self, argument: str, prefix: str, given: dict[str, str]) -> list[str]:
+    async def _values(self, argument: str, prefix: str, given: dict[str, str], grant: Grant) -> list[str]:
+        if argument not in ("project", "project_id", "format", "name") and not grant.allows(self._given_project(given)):
+            return []  # nothing of a project the key may not use
         completers: dict[str, Callable[[], Awaitable[list[str]]]] = {
-            "project": lambda: self._project_ids(prefix),
-            "project_id": lambda: self._project_ids(prefix),
+            "project": lambda: self._project_ids(prefix, grant),
+            "project_id": lambda: self._project_ids(prefix, grant),
             "id": lambda: self._entities(given, prefix, names=True),
             "entity_id": lambda: self._entities(given, prefix, names=False),
             "source_id": lambda: self._entities(given, prefix, names=False),
@@ -369,8 +378,9 @@ class Resources:
         completer = completers.get(argument)
         return await completer() if completer else []
 
-    async def _project_ids(self, prefix: str) -> list[str]:
-        return await _starting(await (await self._services()).projects.names(), prefix)
+    async def _project_ids(self, prefix: str, grant: Grant) -> list[str]:
+        names = await (await self._services()).projects.names()
+        return await _starting([p for p in names if grant.allows(p)], prefix)
 
     def _given_project(self, given: dict[str, str]) -> str:
         return given.get("project") or given.get("project_id") or self.core.settings.project

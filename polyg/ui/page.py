@@ -101,7 +101,7 @@ def _document(head: str, boot: dict[str, Any], *scripts: str) -> str:
     )
 
 
-def error_page(status: Literal[404, 500, 503], title: str, message: str, base: str) -> str:
+def error_page(status: Literal[403, 404, 500, 503], title: str, message: str, base: str) -> str:
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>'
         f"{status} {escape(title)} - polyg</title>"

@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from polyg.access import grant_of_request
 from polyg.core.app import Polyg
 from polyg.logs import new_request_id
 from polyg.store.names import short
@@ -36,11 +37,19 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-TITLES: dict[int, str] = {400: "Bad request", 404: "Not found", 500: "Internal error", 503: "Store unavailable"}
+TITLES: dict[int, str] = {
+    400: "Bad request",
+    403: "Forbidden",
+    404: "Not found",
+    500: "Internal error",
+    503: "Store unavailable",
+}
 
 
 def _page_error(status: int, message: str) -> Response:
-    code: Literal[404, 500, 503] = 404 if status in (400, 404) else 503 if status == 503 else 500
+    code: Literal[403, 404, 500, 503] = (
+        403 if status == 403 else 404 if status in (400, 404) else 503 if status == 503 else 500
+    )
     return HTMLResponse(error_page(code, TITLES[code], message, BASE), status_code=code, headers=SECURITY_HEADERS)
 
 
@@ -51,19 +60,23 @@ def _unexpected(exc: Exception) -> str:
 
 
 def ui_routes(core: Polyg) -> list[Route]:
-    views = GraphViews(core)
+    every_key = GraphViews(core)
+
+    def views_for(request: Request) -> GraphViews:
+        # The access key's grant, stamped by polyg.http's guard: its projects only.
+        return every_key.for_grant(grant_of_request(request))
 
     async def page(request: Request) -> Response:
         project = request.path_params.get("project")
         entity_id = request.path_params.get("entity_id")
+        views = views_for(request)
         try:
-            projects = await views.projects()
             entity = None
             if project is not None:
-                if project not in projects:
-                    raise ViewError(f"Project {short(project)} does not exist.", 4004)
+                await views.require_project(project)
                 if entity_id is not None:
                     entity = await views.entity_ref(project, entity_id)
+            projects = await views.projects()
         except ViewError as exc:
             return _page_error(exc.status, exc.message)
         except Exception as exc:
@@ -79,10 +92,12 @@ def ui_routes(core: Polyg) -> list[Route]:
         return Response(static_text(name), media_type=media_type, headers=SECURITY_HEADERS)
 
     async def projects(request: Request) -> Response:
+        views = views_for(request)
         return await _json(lambda: _projects(views))
 
     async def view(request: Request) -> Response:
         project, name = request.path_params["project"], request.path_params["view"]
+        views = views_for(request)
         handler = VIEWS.get(name)
         if handler is None:
             return JSONResponse({"error": f"No view {short(name)}."}, status_code=404, headers=SECURITY_HEADERS)

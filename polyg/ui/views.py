@@ -11,8 +11,9 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
+from polyg.access import FULL_ACCESS, Grant
 from polyg.core.app import Polyg
-from polyg.errors import PolygError
+from polyg.errors import AccessDenied, PolygError
 from polyg.server import Dispatcher
 from polyg.store.names import short
 from polyg.tools import toolsets
@@ -48,23 +49,35 @@ class ViewError(Exception):
     def status(self) -> int:
         if self.code == 4004:
             return 404
+        if self.code == 4003:  # the request's access key does not cover the project
+            return 403
         if 2000 <= self.code < 3000:  # the store: not ready, unreachable, timed out
             return 503
         return 500 if self.code == 4000 else 400
 
 
 class GraphViews:
-    def __init__(self, core: Polyg) -> None:
+    """The views as the request's access key may see them (polyg.access): its projects only."""
+
+    def __init__(self, core: Polyg, grant: Grant = FULL_ACCESS, shared: GraphViews | None = None) -> None:
         self.core = core
+        self.grant = grant
+        self._shared = shared
+
+    def for_grant(self, grant: Grant) -> GraphViews:
+        """These views for one request's key, sharing one dispatcher."""
+        return GraphViews(self.core, grant, self._shared or self)
 
     @cached_property
     def dispatcher(self) -> Dispatcher:
+        if self._shared is not None:
+            return self._shared.dispatcher
         # Loaded at the first view, not at start: a server whose page nobody opens pays nothing.
         tools = [t for t in toolsets.enabled(VIEW_TOOLSETS) if t.name in VIEW_TOOLS]
         return Dispatcher(self.core, tools)
 
     async def run(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        result = await self.dispatcher.call(tool, arguments)
+        result = await self.dispatcher.call(tool, arguments, self.grant)
         if result.is_error:
             text = result.content[0].text if result.content and hasattr(result.content[0], "text") else "failed"
             code = int((result.meta or {}).get("polyg/errorCode", 4000))
@@ -72,13 +85,20 @@ class GraphViews:
         return dict(result.structured_content or {})
 
     async def projects(self) -> list[str]:
+        """The projects the key may use (all of them for a key to every project)."""
         try:
             services = await self.core.ready(self.core.settings.store_wait_s)
-            return sorted(await services.projects.names())
+            names = await services.projects.names()
         except PolygError as exc:
             raise ViewError(exc.message, exc.code) from exc
+        allowed = self.grant.projects
+        return sorted(names if allowed is None else [name for name in names if name in allowed])
 
     async def require_project(self, project: str) -> None:
+        try:  # before the store is asked whether it exists
+            self.grant.check("the graph view", True, project)
+        except AccessDenied as exc:
+            raise ViewError(exc.message, exc.code) from exc
         if project not in await self.projects():
             raise ViewError(f"Project {short(project)} does not exist.", 4004)
 

@@ -296,6 +296,8 @@ def test_zone_resolution_and_unknown_zones() -> None:
     assert err.value.code == 4002
     with pytest.raises(InvalidParams, match="unknown time zone"):
         parse_instant("yesterday", tz="../../etc/passwd", reference=THURSDAY)
+    with pytest.raises(InvalidParams, match="unknown time zone"):
+        resolve_zone("a" + "/b" * 2000)  # was a RecursionError in zoneinfo
 
 
 def test_a_naive_reference_is_read_in_tz() -> None:
