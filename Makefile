@@ -30,6 +30,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check polyg tests bench
 	$(VENV)/bin/ruff format --check polyg tests bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)

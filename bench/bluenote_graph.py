@@ -150,7 +150,7 @@ async def load(services: Any, project: str, d: Discography, log: Callable[[str],
 
 async def build(data_dir: Path, csv_path: Path, max_tracks: int | None, embed: str) -> dict[str, Any]:
     from polyg.config import load_settings
-    from polyg.core.app import Polyg
+    from polyg.runtime.app import Polyg
 
     settings = load_settings(
         None, data_dir=data_dir, log_dir=data_dir / "logs", embedding_provider=embed, log_level="WARNING"

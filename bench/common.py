@@ -767,8 +767,8 @@ async def core_on(data_dir: Path, embedder: str | None) -> AsyncIterator[Any]:
     store lets a second process attach), with the server's embedder, once the database has
     rebuilt the default project's search indexes."""
     from polyg.config import load_settings
-    from polyg.core.app import Polyg
     from polyg.errors import IndexNotFound
+    from polyg.runtime.app import Polyg
 
     chosen = {"embedding_provider": embedder} if embedder else {}
     core = Polyg(load_settings(None, data_dir=data_dir, log_level="WARNING", **chosen))
@@ -824,8 +824,8 @@ async def _preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch
     """Fill `data_dir` through polyg's core, as `create_entities` would (the entity rows, then
     their vectors from the core's vectorizer), with ids the benchmarks can address."""
     from polyg.config import load_settings
-    from polyg.core.app import Polyg
     from polyg.core.vectors import head_text
+    from polyg.runtime.app import Polyg
     from polyg.store.embedded import EmbeddedFalkor
 
     def say(msg: str) -> None:

@@ -104,8 +104,8 @@ async def add_graph(data_dir: Path, n: int, extract_share: float) -> dict[str, A
     """Relationships and extraction sentences, written straight to the store (no schema or
     vector work: the entities and their vectors are the preload's)."""
     from polyg.config import load_settings
-    from polyg.core.app import Polyg
     from polyg.embed import create_embedder
+    from polyg.runtime.app import Polyg
 
     settings = load_settings(None, data_dir=data_dir, log_dir=data_dir / "logs", store=None)
     core = Polyg(settings, embedder=create_embedder("hashing"))
@@ -162,8 +162,8 @@ def bluenote_queries(names: list[str], count: int, seed: int = 5) -> list[str]:
 async def ids_and_names(data_dir: Path) -> tuple[str, list[str], list[str]]:
     """The store's project, entity ids and names (the server is not running)."""
     from polyg.config import load_settings
-    from polyg.core.app import Polyg
     from polyg.embed import create_embedder
+    from polyg.runtime.app import Polyg
 
     settings = load_settings(None, data_dir=data_dir, log_dir=data_dir / "logs", store=None)
     core = Polyg(settings, embedder=create_embedder("hashing"))

@@ -140,7 +140,7 @@ async def graph_shape(services: Any, project: str) -> dict[str, Any]:
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     from polyg.config import load_settings
-    from polyg.core.app import Polyg
+    from polyg.runtime.app import Polyg
 
     prep = le.prepare(argparse.Namespace(data=args.data, workdir=args.workdir / "pristine-store", reload=args.reload))
     pristine = args.workdir / "pristine-store" / "data"

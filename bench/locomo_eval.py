@@ -385,7 +385,7 @@ def choose_configs(args: argparse.Namespace, module: Any) -> dict[str, Any]:
 async def run(args: argparse.Namespace, prep: Prepared) -> dict[str, Any]:
     import polyg.core.search
     from polyg.config import load_settings
-    from polyg.core.app import Polyg
+    from polyg.runtime.app import Polyg
 
     workdir: Path = args.workdir
     settings = load_settings(

@@ -116,8 +116,8 @@ async def _preload_memory(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
     add_event, add_fact and add_causal_link write, in batched writes), then the vectorizer's
     vectors (`embed`: minilm or hashing, as the entity preload made them)."""
     from polyg.config import load_settings
-    from polyg.core.app import Polyg
     from polyg.core.memory_bulk import BulkEvent, BulkFact, BulkLink, MemoryBulk
+    from polyg.runtime.app import Polyg
     from polyg.store.embedded import EmbeddedFalkor
 
     size = counts(n)

@@ -130,8 +130,8 @@ async def preload(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
     makes the model's vectors ahead of the writes), then wait for vectors (`embed`: minilm, or
     hashing for a latency-only run)."""
     from polyg.config import load_settings
-    from polyg.core.app import Polyg
     from polyg.core.memory_write import Memory
+    from polyg.runtime.app import Polyg
 
     settings = load_settings(
         None,

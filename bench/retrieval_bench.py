@@ -64,10 +64,10 @@ from bench.common import (
     write_results,
 )
 from polyg.config import load_settings
-from polyg.core.app import Polyg
 from polyg.core.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, ChunkSpec
 from polyg.core.ingest import IngestService
 from polyg.core.parsers import Document
+from polyg.runtime.app import Polyg
 
 SKIP_MODULES = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "__main__"})
 

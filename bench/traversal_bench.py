@@ -34,13 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import SMOKE_HELP, describe_machine, fmt_ms, machine_info, summarize, write_results
 from polyg.config import load_settings
 from polyg.core import limits
-from polyg.core.app import Polyg, Services
 from polyg.core.centrality import CentralityService
 from polyg.core.edges import EdgeDraft
 from polyg.core.model import Outcome
 from polyg.core.nodes import NodeDraft
 from polyg.core.traversal import TraversalService
 from polyg.embed import create_embedder
+from polyg.runtime.app import Polyg, Services
 
 P = "bench"
 TYPES = {"CHILD_OF": "strong", "INFLUENCED_BY": "weak", "COLLABORATED_WITH": "balanced"}

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common
 
 from polyg.config import load_settings
-from polyg.core.app import Polyg
+from polyg.runtime.app import Polyg
 
 P = "lag"
 DESCRIPTION = "Parses the authentication tokens issued by the gateway and checks their expiry."

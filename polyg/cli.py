@@ -136,7 +136,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 async def _serve(settings: Settings) -> None:
-    from polyg.core.app import Polyg
+    from polyg.runtime.app import Polyg
 
     core = Polyg(settings)
     if settings.transport == "http":
@@ -162,7 +162,7 @@ def init_schema(
     settings = _settings(config, store=store, data_dir=data_dir)
 
     async def run() -> list[str]:
-        from polyg.core.app import Polyg
+        from polyg.runtime.app import Polyg
 
         core = Polyg(settings)
         try:
@@ -198,7 +198,7 @@ def status(store: StoreOpt = None, data_dir: DataDirOpt = None, config: ConfigOp
         stats, parked, unfinished = asyncio.run(_with_core(settings, run, sweep=False))
     except PolygError as exc:
         _fail(exc)
-    from polyg.core.app import Polyg
+    from polyg.runtime.app import Polyg
 
     print(f"store: {Polyg(settings).store_description}")
     print(f"projects ({len(stats)}): {', '.join(s.project for s in stats) or '-'}")
@@ -238,7 +238,7 @@ ImportFormatOpt = Annotated[
 
 
 async def _with_core(settings: Settings, work: Any, *, sweep: bool = True) -> Any:
-    from polyg.core.app import Polyg
+    from polyg.runtime.app import Polyg
 
     core = Polyg(settings, sweep=sweep)
     try:

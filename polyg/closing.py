@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from polyg.core.app import Polyg
+from polyg.runtime.app import Polyg
 
 
 async def close_fully(core: Polyg) -> None:

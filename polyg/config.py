@@ -19,12 +19,12 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 from pydantic_settings.exceptions import SettingsError
 
 from polyg.access import AccessKey, check_unique
+from polyg.catalog import BUILT, DEFAULT, KNOWN
 from polyg.errors import ConfigError, InvalidConfigFormat, InvalidParams, MissingConfigFile
 from polyg.names import check_project_id
-from polyg.tools.catalog import BUILT, DEFAULT, KNOWN
 
 # Every toolset built so far (`--toolsets all`), and the ones served when none are named
-# (polyg.tools.catalog lists them all and says why the default is what it is).
+# (polyg.catalog lists them all and says why the default is what it is).
 ALL_TOOLSETS = BUILT
 DEFAULT_TOOLSETS = DEFAULT
 

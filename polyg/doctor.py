@@ -159,7 +159,7 @@ def check_store(settings: Settings | None, data_dir_ok: bool) -> Check:
         return Check("store", "SKIP", "the configuration does not load")
     if not settings.server_url and not data_dir_ok:
         return Check("store", "SKIP", "the data directory is not usable")
-    from polyg.core.app import Polyg
+    from polyg.runtime.app import Polyg
 
     # The store check needs no model: the embedder check above has its own.
     core = Polyg(settings.model_copy(update={"embedding_provider": "hashing"}), sweep=False)

@@ -34,9 +34,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from polyg.access import GRANT_SCOPE_KEY, AccessPolicy, Grant, RateLimited
 from polyg.closing import close_fully
-from polyg.core.app import Polyg
 from polyg.errors import ConfigError, PolygError, ServerError
 from polyg.http_jsonrpc import RequestId, answer_with_request_id, read_body, read_incoming
+from polyg.runtime.app import Polyg
 from polyg.server import build_server
 from polyg.ui.routes import ui_routes
 

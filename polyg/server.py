@@ -23,9 +23,9 @@ from pydantic import ValidationError
 from polyg import __version__
 from polyg.access import FULL_ACCESS, Grant, grant_of_request
 from polyg.core import progress
-from polyg.core.app import Polyg
 from polyg.errors import PolygError
 from polyg.logs import new_request_id, request_id
+from polyg.runtime.app import Polyg
 from polyg.store.names import short
 from polyg.tools import toolsets
 from polyg.tools.listing import lean_input_schema, lean_output_schema

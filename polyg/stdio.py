@@ -35,8 +35,8 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from polyg.closing import close_fully
-from polyg.core.app import Polyg
 from polyg.logs import flush_logs
+from polyg.runtime.app import Polyg
 from polyg.server import build_server
 
 log = logging.getLogger(__name__)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from polyg.config import load_settings
-from polyg.core.app import Polyg, Services
 from polyg.core.traversal import TraversalService, WeightScorer
 from polyg.embed import create_embedder
+from polyg.runtime.app import Polyg, Services
 
 pytestmark = pytest.mark.anyio
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from polyg.config import load_settings
-from polyg.core.app import Polyg
 from polyg.core.reltypes import INITIAL
 from polyg.embed import create_embedder
+from polyg.runtime.app import Polyg
 from tests.mcp_helpers import polyg_command, server_env
 
 pytestmark = pytest.mark.anyio

@@ -16,8 +16,8 @@ import anyio
 import pytest
 
 from polyg.config import load_settings
-from polyg.core.app import Polyg, Services
 from polyg.errors import IndexNotFound
+from polyg.runtime.app import Polyg, Services
 from tests.mcp_helpers import reap_embedded
 
 pytestmark = pytest.mark.anyio

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from polyg.config import load_settings
-from polyg.core.app import Polyg, Services
 from polyg.core.search import (
     DEFAULT,
     SearchConfig,
@@ -31,6 +30,7 @@ from polyg.core.search import (
 )
 from polyg.core.word_prior import informativeness
 from polyg.errors import EmptyQuery
+from polyg.runtime.app import Polyg, Services
 from tests.mcp_helpers import reap_embedded
 
 PROJECT = "searchq"

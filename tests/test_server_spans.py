@@ -11,8 +11,8 @@ from mcp.server._otel import OpenTelemetryMiddleware
 from opentelemetry import trace
 
 from polyg.config import load_settings
-from polyg.core.app import Polyg
 from polyg.embed import create_embedder
+from polyg.runtime.app import Polyg
 from polyg.server import build_server, spans_recorded
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from mcp import types
 
+from polyg.catalog import BY_NAME, DEFAULT
 from polyg.names import PROJECT_ID
 from polyg.server import Dispatcher
 from polyg.tools import toolsets
-from polyg.tools.catalog import BY_NAME, DEFAULT
 from polyg.tools.listing import LISTED, lean_input_schema, lean_output_schema
 from polyg.tools.schema import NO_NUL
 from tests.mcp_helpers import kg_session

@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
+from polyg import catalog
+from polyg.catalog import ToolsetInfo
 from polyg.config import ALL_TOOLSETS, DEFAULT_TOOLSETS, load_settings
-from polyg.core.app import Polyg, Services
 from polyg.embed import create_embedder
 from polyg.errors import ConfigError, NotFound
+from polyg.runtime.app import Polyg, Services
 from polyg.server import Dispatcher
-from polyg.tools import catalog, toolsets
-from polyg.tools.catalog import ToolsetInfo
+from polyg.tools import toolsets
 from polyg.tools.kg import shape_entity
 from polyg.tools.prompts import PromptSpec
 from polyg.tools.registry import Form, Params, ToolNameConflict, Toolset, shared_tool

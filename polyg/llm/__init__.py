@@ -9,15 +9,12 @@ required. Another provider can be added with `register_llm` without touching thi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from polyg.errors import ConfigError
 from polyg.llm.base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LLM, Message
 from polyg.llm.errors import LLMError, LLMInvalidOutput, LLMRefusal, LLMTimeout, LLMUnavailable
 from polyg.llm.fallback import Answer, Fallback, with_fallback
-
-if TYPE_CHECKING:
-    from polyg.config import Settings
 
 __all__ = [
     "LLM",
@@ -33,7 +30,6 @@ __all__ = [
     "Message",
     "available_llm_providers",
     "create_llm",
-    "llm_from_settings",
     "register_llm",
     "with_fallback",
 ]
@@ -81,23 +77,6 @@ def create_llm(
     if timeout_s <= 0:
         raise ConfigError(f"the LLM time limit must be positive, got {timeout_s:g} s")
     return factory(model=model, base_url=base_url, api_key=api_key, timeout_s=timeout_s, max_retries=max_retries)
-
-
-def llm_from_settings(settings: Settings) -> LLM | None:
-    """The LLM the settings configure. The key is `llm_api_key`, else the provider's own
-    variable (OPENAI_API_KEY, ANTHROPIC_API_KEY); Ollama's URL may come from OLLAMA_BASE_URL."""
-    provider = settings.llm_provider
-    keys = {"openai": settings.openai_api_key, "anthropic": settings.anthropic_api_key}
-    secret = settings.llm_api_key or keys.get(provider)
-    base_url = settings.llm_base_url or (settings.ollama_base_url if provider == "ollama" else None)
-    return create_llm(
-        provider,
-        model=settings.llm_model,
-        base_url=base_url,
-        api_key=secret.get_secret_value() if secret is not None else None,
-        timeout_s=settings.llm_timeout_s,
-        max_retries=settings.llm_max_retries,
-    )
 
 
 def _openai(*, model: str | None, base_url: str | None, api_key: str | None, timeout_s: float, max_retries: int) -> LLM:

@@ -14,11 +14,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.core import progress
-from polyg.core.app import Services
 from polyg.core.extract import EntityExtraction, Extracted
 from polyg.core.graph_search import ContextNeighbour, RankedEntity
 from polyg.core.traversal import EdgeRef
 from polyg.core.weighted_links import is_causal, shown_type, stored_type
+from polyg.runtime.app import Services
 from polyg.tools.registry import Params, Toolset
 
 graphrag = Toolset(

@@ -14,13 +14,13 @@ from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from polyg.core import limits
-from polyg.core.app import Services
 from polyg.core.causal import CausalNode, Chain, Explanation
 from polyg.core.entity_graph import Relation
 from polyg.core.model import Node
 from polyg.core.temporal import Event, Fact
 from polyg.core.time import format_utc, parse_instant
 from polyg.errors import InvalidParams, NotFound
+from polyg.runtime.app import Services
 from polyg.tools import kg
 from polyg.tools.registry import Params, Toolset
 

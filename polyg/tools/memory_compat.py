@@ -13,8 +13,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from polyg.core import limits
-from polyg.core.app import Services
 from polyg.core.named import NamedEntity, NamedRelation
+from polyg.runtime.app import Services
 from polyg.tools.registry import Params, Toolset
 
 memory_compat = Toolset(

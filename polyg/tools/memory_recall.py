@@ -10,7 +10,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from polyg.core.app import Services
 from polyg.core.memory_write import MAX_CONTENT, MAX_CONTEXT
 from polyg.core.recall.executor import Executor
 from polyg.core.recall.graphs import ProjectGraphs
@@ -18,6 +17,7 @@ from polyg.core.recall.model import ClassifierOutput
 from polyg.core.recall.output import SynthesizerOutput
 from polyg.core.recall.service import DEFAULT_MAX_RESULTS, MAX_RESULTS, RecallService
 from polyg.core.time import FixedClock
+from polyg.runtime.app import Services
 from polyg.tools.memory import REFERENCE, memory
 from polyg.tools.registry import Params
 

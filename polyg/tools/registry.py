@@ -33,7 +33,7 @@ from polyg.tools.prompts import PromptSpec
 from polyg.tools.schema import input_schema, output_schema
 
 if TYPE_CHECKING:
-    from polyg.core.app import Services
+    from polyg.runtime.app import Services
 
 Handler = Callable[["Services", Any], Awaitable[dict[str, Any] | str]]
 

@@ -41,10 +41,10 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from polyg.access import Grant, grant_of_request
-from polyg.core.app import Polyg, Services
 from polyg.errors import AccessDenied, InvalidParams, NotFound, PolygError
 from polyg.logs import new_request_id
 from polyg.names import PROJECT_ID
+from polyg.runtime.app import Polyg, Services
 from polyg.tools.listing import LISTED
 from polyg.tools.prompts import PromptSpec
 from polyg.tools.registry import ToolSpec

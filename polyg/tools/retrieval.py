@@ -8,11 +8,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.core import limits
-from polyg.core.app import Services
 from polyg.core.chunking import ChunkSpec
 from polyg.core.ingest import IngestService
 from polyg.core.parsers import Document
 from polyg.core.retrieval import DEFAULT_LIMIT, MAX_LIMIT, Retrieved
+from polyg.runtime.app import Services
 from polyg.tools.registry import Params, Toolset
 
 retrieval = Toolset(

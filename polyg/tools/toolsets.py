@@ -3,7 +3,7 @@ its tools (each once), its prompts and its instructions.
 
 A toolset's modules are imported when it is first enabled (`load`), so a server pays at start
 only for the toolsets it serves. Loading checks what it loaded: a toolset missing from (or not
-marked built in) `polyg.tools.catalog`, or a name two loaded toolsets claim for different tools,
+marked built in) `polyg.catalog`, or a name two loaded toolsets claim for different tools,
 fails the load. `load_all` loads every toolset at once (the whole catalog checked together).
 """
 
@@ -14,7 +14,7 @@ import importlib
 import logging
 from collections.abc import Iterable, Mapping
 
-from polyg.tools import catalog
+from polyg import catalog
 from polyg.tools.prompts import PromptSpec
 from polyg.tools.registry import ToolNameConflict, Toolset, ToolSpec
 

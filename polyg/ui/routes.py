@@ -23,8 +23,8 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from polyg.access import grant_of_request
-from polyg.core.app import Polyg
 from polyg.logs import new_request_id
+from polyg.runtime.app import Polyg
 from polyg.store.names import short
 from polyg.ui.page import PAGE_CSP, STATIC_FILES, error_page, graph_page, static_text
 from polyg.ui.views import GraphViews, ViewError

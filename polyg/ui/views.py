@@ -12,8 +12,8 @@ from functools import cached_property
 from typing import Any
 
 from polyg.access import FULL_ACCESS, Grant
-from polyg.core.app import Polyg
 from polyg.errors import AccessDenied, PolygError
+from polyg.runtime.app import Polyg
 from polyg.server import Dispatcher
 from polyg.store.names import short
 from polyg.tools import toolsets

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from polyg.config import Settings, load_settings
-from polyg.core.app import Polyg, Services
 from polyg.core.edges import EdgeService
 from polyg.core.nodes import NodeService
 from polyg.embed import create_embedder
+from polyg.runtime.app import Polyg, Services
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ from types import ModuleType
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.errors import InvalidParams
+from polyg.runtime.app import Services
 from polyg.store.names import ENTITY
 
 pytestmark = pytest.mark.anyio

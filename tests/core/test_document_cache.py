@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.nodes import NodeDraft, NodeEdge
 from polyg.core.templates import TemplateDraft
+from polyg.runtime.app import Services
 
 pytestmark = pytest.mark.anyio
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.entity_writer import EntityWriter
 from polyg.core.nodes import NodeChange, NodeService
+from polyg.runtime.app import Services
 from polyg.store.schema import SCHEMA_VERSION
 from tests.store.test_projects import make_version_1
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.graph_search import GraphSearch
 from polyg.core.traversal import Surroundings
+from polyg.runtime.app import Services
 
 pytestmark = pytest.mark.anyio
 

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.centrality import personalised_pagerank
 from polyg.core.extract import Extractor
 from polyg.core.graph_search import check_weights
 from polyg.core.graphrag import percentile, tier_of
 from polyg.errors import InvalidParams, NotFound
 from polyg.llm.openai_compat import OpenAICompatLLM
+from polyg.runtime.app import Services
 from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.anyio

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.entity_graph import OWN_KEYS
 from polyg.core.graph import GraphContext
 from polyg.core.resolve import all_words_query
 from polyg.core.temporal import TemporalGraph
 from polyg.core.time import epoch_us
 from polyg.embed.hashing import HashingEmbedder
+from polyg.runtime.app import Services
 from polyg.store.falkor import Row
 from polyg.store.names import EVENT, RelType
 from polyg.store.queries import entity_graph as entity_q

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.recall.memories import DEFAULT_RANKING, MemorySearch
+from polyg.runtime.app import Services
 
 pytestmark = pytest.mark.anyio
 

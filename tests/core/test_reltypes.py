@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.relationships import RelationshipService
 from polyg.core.reltypes import RelationshipType, RelTypeService, canonical
 from polyg.errors import InvalidParams, NotFound
+from polyg.runtime.app import Services
 
 pytestmark = pytest.mark.anyio
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.event_chain import FRESH_S, EventChain, NewEvent, chain_links
 from polyg.core.time import epoch_us
 from polyg.errors import StoreError
 from polyg.names import new_id
+from polyg.runtime.app import Services
 from polyg.store.falkor import Row
 from polyg.store.names import RelType
 from polyg.store.queries import causal as causal_q

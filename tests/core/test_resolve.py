@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.resolve import Resolver
+from polyg.runtime.app import Services
 from tests.store.test_projects import indexes_operational
 
 pytestmark = pytest.mark.anyio

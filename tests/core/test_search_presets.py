@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from polyg.core.app import Polyg, Services
 from polyg.core.search import PRESETS, SEMANTIC_SEARCH
 from polyg.embed.hashing import HashingEmbedder
 from polyg.errors import InvalidParams
+from polyg.runtime.app import Polyg, Services
 from polyg.store.names import CHUNK
 
 from .conftest import isolated_settings

@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.centrality import CentralityService
 from polyg.core.reltypes import RelTypeService
 from polyg.core.traversal import TraversalService, WeightScorer
 from polyg.errors import InvalidParams, NotFound
+from polyg.runtime.app import Services
 from polyg.store.names import ENTITY
 from polyg.store.queries import traversal as q
 

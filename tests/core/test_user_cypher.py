@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import redis.asyncio as aioredis
 
-from polyg.core.app import Services
 from polyg.core.user_cypher import UserCypher
 from polyg.errors import InvalidParams, NotFound, QueryTooCostly, StoreTimeout
+from polyg.runtime.app import Services
 from polyg.store.falkor import QUERY_MEM_CAPACITY
 from polyg.store.names import Label
 

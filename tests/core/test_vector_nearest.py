@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from polyg.core.app import Services
+from polyg.runtime.app import Services
 from polyg.store.falkor import VectorParam
 from polyg.store.names import ENTITY
 from polyg.store.queries import resolve as resolve_q

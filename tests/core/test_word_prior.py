@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from polyg.core import word_prior
-from polyg.core.app import Polyg
 from polyg.core.chunking import tokenizer
 from polyg.embed import create_embedder
+from polyg.runtime.app import Polyg
 from tests.core.conftest import isolated_settings
 
 pytestmark = pytest.mark.anyio

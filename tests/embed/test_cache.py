@@ -10,10 +10,10 @@ from typing import Any, cast
 import pytest
 
 from polyg.config import load_settings
-from polyg.core.app import Polyg
 from polyg.embed.cache import CachingEmbedder
 from polyg.embed.hashing import HashingEmbedder
 from polyg.errors import EmbeddingError
+from polyg.runtime.app import Polyg
 
 
 class CountingEmbedder(HashingEmbedder):

@@ -12,9 +12,10 @@ from pydantic import BaseModel
 
 from polyg.config import load_settings
 from polyg.errors import ConfigError
-from polyg.llm import LLM, Message, available_llm_providers, create_llm, llm_from_settings, register_llm
+from polyg.llm import LLM, Message, available_llm_providers, create_llm, register_llm
 from polyg.llm.anthropic import ANTHROPIC_BASE_URL, AnthropicLLM
 from polyg.llm.openai_compat import OLLAMA_BASE_URL, OPENAI_BASE_URL, OllamaLLM, OpenAICompatLLM
+from polyg.runtime.providers import llm_from_settings
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.llm.conftest import GOOD_PLAN, Plan
 

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from polyg.config import load_settings
-from polyg.core.app import Polyg
 from polyg.core.memory_bulk import BulkEvent, BulkFact, BulkLink, MemoryBulk
 from polyg.embed import create_embedder
 from polyg.errors import InvalidParams
+from polyg.runtime.app import Polyg
 from tests.mcp_helpers import KG, kg_session
 
 pytestmark = pytest.mark.anyio

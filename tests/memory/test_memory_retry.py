@@ -20,9 +20,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from polyg.core.app import Polyg
 from polyg.embed import create_embedder
 from polyg.errors import StoreError
+from polyg.runtime.app import Polyg
 from polyg.store.queries import temporal as temporal_q
 from tests.core.conftest import isolated_settings
 from tests.mcp_helpers import KG, open_log, polyg_command, reap_embedded, serve_args, server_env

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from polyg.core.app import Polyg, Services
+from polyg.runtime.app import Polyg, Services
 from tests.core.conftest import isolated_settings
 
 TEST_DATA = Path(__file__).with_name("test_data.yaml")

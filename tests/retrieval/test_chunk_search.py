@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.ingest import IngestService
 from polyg.core.parsers import Document
 from polyg.core.search import CHUNK_SEARCH, CHUNK_TARGETS
+from polyg.runtime.app import Services
 
 pytestmark = pytest.mark.anyio
 

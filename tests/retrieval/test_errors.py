@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from polyg.config import load_settings
-from polyg.core.app import Polyg
 from polyg.embed import create_embedder
+from polyg.runtime.app import Polyg
 from tests.mcp_helpers import free_port, kg_session, polyg_command, server_env
 from tests.retrieval.conftest import write_corpus
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.chunking import DEFAULT_SPEC, MAX_CHUNK_TOKENS, ChunkSpec, chunk_text, count_tokens
 from polyg.core.ingest import IngestService
 from polyg.core.parsers import Document, find_files, parse_file
 from polyg.errors import InvalidParams, TextEncodingError
+from polyg.runtime.app import Services
 from polyg.tools.retrieval import retrieve
 from tests.retrieval.conftest import minimal_pdf, write_corpus
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from polyg.core import graph_import
-from polyg.core.app import Services
 from polyg.core.ingest import IngestService
 from polyg.core.mentions import NameMatcher
 from polyg.core.nodes import NodeChange
 from polyg.core.parsers import Document
+from polyg.runtime.app import Services
 from polyg.tools.retrieval import retrieve
 from tests.mcp_helpers import kg_session
 

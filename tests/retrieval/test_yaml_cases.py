@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.ingest import IngestService
 from polyg.core.parsers import find_files, parse_file
+from polyg.runtime.app import Services
 from polyg.store.falkor import VectorParam
 from polyg.tools.retrieval import retrieve
 from tests.retrieval.conftest import load_test_data, write_corpus

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from polyg.config import Settings, load_settings
-from polyg.core.app import Polyg, Services
 from polyg.embed import create_embedder
+from polyg.runtime.app import Polyg, Services
 from tests.falkor_server import FalkorServer
 
 MODES = ("embedded", "server", "server-password")

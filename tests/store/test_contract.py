@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from polyg.config import load_settings
-from polyg.core.app import Polyg, Services
 from polyg.core.entities import EntityDetail, EntityService
 from polyg.core.graph import GraphContext
 from polyg.core.model import Edge, Node
 from polyg.core.vectors import compose
 from polyg.embed import create_embedder
 from polyg.errors import DimensionMismatch, InvalidParams, NotFound, StoreAuthError, StoreTimeout
+from polyg.runtime.app import Polyg, Services
 from polyg.store.falkor import VectorParam
 from polyg.store.schema import EF_CONSTRUCTION, EF_RUNTIME, SchemaGuard, ensure_schema, existing_indexes
 from tests.falkor_server import FalkorServer, free_port

@@ -8,12 +8,12 @@ import asyncio
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.entities import DELETE_ENTITY_TAIL
 from polyg.core.graph import GraphContext
 from polyg.core.named import NamedGraph
 from polyg.core.relationships import RelationshipService, delete_by_id
 from polyg.errors import NotFound
+from polyg.runtime.app import Services
 from polyg.store.names import RelType
 from polyg.store.schema import SchemaGuard
 from tests.store.test_projects import indexes_operational

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from polyg.config import Settings, load_settings
-from polyg.core.app import Polyg, Services
 from polyg.embed.hashing import HashingEmbedder
 from polyg.errors import EmbeddingError, EmbeddingModelError, IndexNotFound, StoreError
+from polyg.runtime.app import Polyg, Services
 from polyg.store.embedded import EmbeddedFalkor
 from tests.mcp_helpers import embedded_pid, polyg_command, redis_servers_under, server_env
 
@@ -113,7 +113,7 @@ async def test_close_during_a_restart_stops_the_restarted_database(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="polyg.core.app")
+    caplog.set_level(logging.INFO, logger="polyg.runtime.app")
     core = Polyg(settings(), embedder=HashingEmbedder())
     s = await core.ready()
     await s.entities.create(P, name="a", type_="thing")
@@ -141,7 +141,7 @@ async def test_close_during_a_restart_stops_the_restarted_database(
     monkeypatch.setattr(EmbeddedFalkor, "_start_server", held_start)
     monkeypatch.setattr(EmbeddedFalkor, "stop", stop_now)
     handler = CloseWaits()
-    logging.getLogger("polyg.core.app").addHandler(handler)
+    logging.getLogger("polyg.runtime.app").addHandler(handler)
     try:
         kill9_database(clean_env / "data")
         failing = asyncio.create_task(s.store.ping())  # meets the dead database: restarts it
@@ -150,7 +150,7 @@ async def test_close_during_a_restart_stops_the_restarted_database(
         with pytest.raises(StoreError):
             await failing
     finally:
-        logging.getLogger("polyg.core.app").removeHandler(handler)
+        logging.getLogger("polyg.runtime.app").removeHandler(handler)
         go_on.set()
     assert redis_servers_under(clean_env) == []
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from polyg.core import projects as projects_module
-from polyg.core.app import Polyg, Services
 from polyg.embed.hashing import HashingEmbedder
 from polyg.errors import InvalidParams, StoreError
+from polyg.runtime.app import Polyg, Services
 from polyg.store import schema
 from polyg.store.names import ENTITY, OBSERVATION
 from polyg.store.schema import (

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import redis
 
-from polyg.core.app import Services
 from polyg.errors import QueryMemoryExceeded
+from polyg.runtime.app import Services
 from polyg.store.falkor import QUERY_MEM_CAPACITY, FalkorStore
 from tests.falkor_server import FalkorServer
 

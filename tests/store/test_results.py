@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.errors import StoreError
+from polyg.runtime.app import Services
 
 pytestmark = pytest.mark.anyio
 

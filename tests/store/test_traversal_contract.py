@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from polyg.core.app import Services
 from polyg.core.centrality import CentralityService
 from polyg.core.reltypes import RelTypeService
 from polyg.core.traversal import TraversalService
 from polyg.core.user_cypher import UserCypher
 from polyg.errors import InvalidParams, StoreTimeout
+from polyg.runtime.app import Services
 from polyg.store.names import Label
 from tests.store.test_projects import indexes_operational
 

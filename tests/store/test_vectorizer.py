@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from polyg.core.app import Polyg, Services
 from polyg.core.embeddable import ENTITY as ENTITY_DECL
 from polyg.core.embeddable import OBSERVATION as OBSERVATION_DECL
 from polyg.core.embeddable import Embeddable, EmbeddableRegistry
@@ -22,6 +21,7 @@ from polyg.core.vectorizer import Vectorizer
 from polyg.core.vectors import compose
 from polyg.embed.hashing import HashingEmbedder
 from polyg.errors import EmbeddingError
+from polyg.runtime.app import Polyg, Services
 from polyg.store.names import CHUNK, ENTITY, EVENT, OBSERVATION, Label
 
 from .conftest import StoreMode

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from polyg.core.app import Services
 from polyg.core.documents import MAX_IDENTIFIERS, Document
+from polyg.runtime.app import Services
 from polyg.tools.knowledge.shared import knowledge
 from polyg.tools.registry import Params
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from polyg.core.app import Services
+from polyg.runtime.app import Services
 from polyg.tools.knowledge.shared import knowledge, visible
 from polyg.tools.registry import Params
 

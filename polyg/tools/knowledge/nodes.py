@@ -6,10 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from polyg.core.app import Services
 from polyg.core.edges import EdgeDraft
 from polyg.core.nodes import NodeChange, NodeDraft, NodeEdge
 from polyg.errors import InvalidParams, NotFound, PolygError
+from polyg.runtime.app import Services
 from polyg.store.names import ENTITY
 from polyg.tools.knowledge.shared import (
     DIRECTION,

@@ -8,9 +8,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.core import limits
-from polyg.core.app import Services
 from polyg.core.narrative import Step, tell
 from polyg.core.traversal import FANOUT, FRONTIER, EdgeRef, ScoredPath
+from polyg.runtime.app import Services
 from polyg.tools.knowledge.shared import knowledge, rounded, visible
 from polyg.tools.registry import Params
 

@@ -6,10 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from polyg.core.app import Services
 from polyg.core.edges import EdgeChange, EdgeDraft
 from polyg.core.reltypes import canonical
 from polyg.errors import InvalidParams, PolygError
+from polyg.runtime.app import Services
 from polyg.tools.knowledge.shared import (
     DIRECTION,
     STRENGTH,

@@ -6,9 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from polyg.core.app import Services
 from polyg.core.reltypes import MIGRATIONS, RelationshipType
 from polyg.errors import InvalidParams
+from polyg.runtime.app import Services
 from polyg.tools.knowledge.shared import ItemResult, each, knowledge
 from polyg.tools.registry import Params
 

@@ -122,7 +122,7 @@ class Services:
     # failure or after the LLM's time limit.
     @cached_property
     def llm(self) -> LLM | None:
-        from polyg.llm import llm_from_settings
+        from polyg.runtime.providers import llm_from_settings
 
         return llm_from_settings(self.settings)
 

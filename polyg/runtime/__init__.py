@@ -1,0 +1,1 @@
+"""The running server: the core wired once from the configuration, started and closed."""
