@@ -42,9 +42,7 @@ def cached_sha256(path: Path) -> str:
     return digest
 
 
-def verify_sha256(
-    path: Path, expected: str, *, what: str, error: type[PolygError] = EmbeddingModelError
-) -> None:
+def verify_sha256(path: Path, expected: str, *, what: str, error: type[PolygError] = EmbeddingModelError) -> None:
     """Raise `error` unless `path` exists and its sha256 is `expected`."""
     try:
         actual = cached_sha256(path)

@@ -25,8 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from polyg.embed.base import Embedder, check_texts, in_background_thread, lower_priority
 from polyg.checksum import verify_sha256
+from polyg.embed.base import Embedder, check_texts, in_background_thread, lower_priority
 from polyg.embed.quantize import quantized_copy
 from polyg.errors import EmbeddingError, EmbeddingModelError, TextEncodingError
 
