@@ -25,6 +25,10 @@ import redis
 from tests.falkor_server import FalkorServer, free_port
 
 SLOTS = 16384
+# Project ids whose graph keys hash to each of the three shards of the slot split below
+# (0-5460, 5461-10921, 10922-16383); checked by tests/cluster's
+# `test_projects_spread_over_the_shards`.
+ON_SHARD = ("p_a", "p_b", "p_c")
 NODE_TIMEOUT_MS = 1000
 
 
@@ -122,6 +126,10 @@ class FalkorCluster:
                 for member in members:
                     if _fields(member)["health"] != "online":
                         return False
+        for node in live:
+            role = self._command(node, "ROLE")
+            if role[0] == "slave" and role[3] != "connected":  # still resynchronising
+                return False
         return True
 
     def heal(self) -> None:
@@ -131,6 +139,11 @@ class FalkorCluster:
             if node._proc is None or node._proc.poll() is not None:
                 node.restart()
         self._until(self.healthy, "the cluster to heal")
+
+    def shard_of(self, key: str) -> int:
+        """Which of the slot ranges `_form` gave out holds `key` (0 for the first)."""
+        slot = int(self._command(self._any_live(), "CLUSTER", "KEYSLOT", key))
+        return min(slot // (SLOTS // len(self.primaries)), len(self.primaries) - 1)
 
     def primary_for(self, key: str) -> FalkorServer:
         """The node that serves `key` as its primary now (after a failover: the promoted replica)."""
@@ -146,6 +159,12 @@ class FalkorCluster:
                 if start <= slot <= end and int(owner[1]) == node.port:
                     return node
         raise LookupError(f"no live primary holds slot {slot}")
+
+    def primary_for_or_none(self, key: str) -> FalkorServer | None:
+        try:
+            return self.primary_for(key)
+        except (LookupError, redis.RedisError):
+            return None
 
     def replica_of(self, primary: FalkorServer) -> FalkorServer:
         primary_id = self._command(primary, "CLUSTER", "MYID")

@@ -106,6 +106,9 @@ class ServerConnection:
         with contextlib.suppress(Exception):
             await self._pool.disconnect(inuse_connections=False)
 
+    async def forget_topology(self) -> None:
+        """Nothing to forget: one server."""
+
     async def close(self) -> None:
         await self._pool.aclose()
 
@@ -223,6 +226,13 @@ class ClusterConnection:
 
     async def reset(self) -> None:
         """Nothing to do: the client re-reads the topology after a connection error itself."""
+
+    async def forget_topology(self) -> None:
+        """Make the next call read the topology afresh. A node that answers READONLY to a write
+        was a primary and is a replica now (a failover the client has not heard of yet: it
+        learns of those from MOVED and connection errors only)."""
+        with contextlib.suppress(Exception):
+            await self.client.aclose()  # closes the connections and marks the topology stale
 
     async def close(self) -> None:
         await self.client.aclose()

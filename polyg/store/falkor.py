@@ -314,6 +314,8 @@ class FalkorStore:
                 # restarted): drop them, so that later calls connect afresh instead of each
                 # failing once on a dead connection.
                 await self._conn.reset()
+            if isinstance(exc, rexc.ReadOnlyError):
+                await self._conn.forget_topology()
             if isinstance(error, StoreTimeout) and self.on_unreachable is not None:
                 # The failed call is not retried: a write may or may not have been applied.
                 await self.on_unreachable()
@@ -327,6 +329,8 @@ class FalkorStore:
             return StoreAuthError(f"Authentication to FalkorDB at {where} failed: {exc}")
         if isinstance(exc, (rexc.ConnectionError, rexc.TimeoutError, TimeoutError, OSError)):
             return StoreTimeout(f"Cannot reach FalkorDB at {where}: {exc}")
+        if self.is_cluster and isinstance(exc, rexc.ReadOnlyError):
+            return StoreTimeout(f"FalkorDB at {where} is no longer the primary (a failover): try again. {exc}")
         if isinstance(exc, (rexc.ClusterDownError, rexc.SlotNotCoveredError, rexc.MaxConnectionsError)) or (
             isinstance(exc, rexc.RedisClusterException) and self.is_cluster
         ):

@@ -3,10 +3,13 @@ only when a cluster test runs. Tests that kill nodes bring them back before they
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from polyg.config import Settings, load_settings
 from tests.falkor_cluster import FalkorCluster
 
 
@@ -22,3 +25,14 @@ def cluster(falkor_cluster: FalkorCluster) -> Iterator[FalkorCluster]:
     cluster healthy)."""
     yield falkor_cluster
     falkor_cluster.heal()
+
+
+@pytest.fixture
+def settings(tmp_path: Path, cluster: FalkorCluster) -> Callable[..., Settings]:
+    """Settings for a polyg core on the cluster, with `overrides`."""
+
+    def make(**overrides: Any) -> Settings:
+        base: dict[str, Any] = {"data_dir": tmp_path / "data", "log_dir": tmp_path / "logs", "store": cluster.url}
+        return load_settings(None, **{**base, **overrides})
+
+    return make

@@ -5,34 +5,19 @@ that cannot be reached is named."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from polyg.config import Settings, load_settings
+from polyg.config import Settings
 from polyg.core.app import Polyg, Services
 from polyg.embed import create_embedder
 from polyg.errors import StoreTimeout
 from polyg.names import graph_key
 from polyg.store.falkor import FalkorStore
-from tests.falkor_cluster import FalkorCluster
+from tests.falkor_cluster import ON_SHARD, FalkorCluster
 from tests.falkor_server import free_port
 
-# Project ids whose graph keys hash to each of the three shards of FalkorCluster's slot split
-# (0-5460, 5461-10921, 10922-16383); checked by `test_projects_spread_over_the_shards`.
 pytestmark = pytest.mark.anyio
-
-ON_SHARD = ("p_a", "p_b", "p_c")
-
-
-@pytest.fixture
-def settings(tmp_path: Path, cluster: FalkorCluster) -> Callable[..., Settings]:
-    def make(**overrides: Any) -> Settings:
-        base: dict[str, Any] = {"data_dir": tmp_path / "data", "log_dir": tmp_path / "logs", "store": cluster.url}
-        return load_settings(None, **{**base, **overrides})
-
-    return make
 
 
 @pytest.fixture
@@ -47,20 +32,18 @@ async def services(settings: Callable[..., Settings]) -> AsyncIterator[Services]
         await core.close()
 
 
-def shard_of(cluster: FalkorCluster, project: str) -> int:
-    return cluster.primaries.index(cluster.primary_for(graph_key(project)))
-
-
 async def test_projects_spread_over_the_shards(cluster: FalkorCluster, services: Services) -> None:
     assert services.store.is_cluster
     for project in ON_SHARD:
         await services.entities.create(project, name=f"in {project}", type_="note")
-    assert [shard_of(cluster, p) for p in ON_SHARD] == [0, 1, 2]
+    assert [cluster.shard_of(graph_key(p)) for p in ON_SHARD] == [0, 1, 2]
     # Each graph is on its own shard's primary only: the cluster never splits or copies one.
-    for shard, project in enumerate(ON_SHARD):
-        for i, primary in enumerate(cluster.primaries):
+    homes = [cluster.primary_for(graph_key(p)) for p in ON_SHARD]
+    assert len(set(homes)) == 3
+    for project, home in zip(ON_SHARD, homes, strict=True):
+        for primary in homes:
             keys = FalkorCluster._command(primary, "KEYS", "polyg:*")
-            assert (graph_key(project) in keys) == (i == shard)
+            assert (graph_key(project) in keys) == (primary is home)
     assert await services.store.list_projects() == sorted(ON_SHARD)
     for project in ON_SHARD:
         assert [e.name for e in await services.entities.find(project)] == [f"in {project}"]

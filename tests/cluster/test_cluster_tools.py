@@ -11,10 +11,8 @@ from pathlib import Path
 import anyio.to_thread
 import pytest
 
-from tests.falkor_cluster import FalkorCluster
+from tests.falkor_cluster import ON_SHARD, FalkorCluster
 from tests.mcp_helpers import kg_session, polyg_command, server_env
-
-from .test_cluster_store import ON_SHARD
 
 pytestmark = pytest.mark.anyio
 
