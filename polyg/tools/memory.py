@@ -21,7 +21,7 @@ from polyg.core.temporal import Event, Fact
 from polyg.core.time import format_utc, parse_instant
 from polyg.errors import InvalidParams, NotFound
 from polyg.tools import kg
-from polyg.tools.registry import Params, Toolset
+from polyg.tools.registry import Params, Toolset, degraded_field
 
 memory = Toolset("memory")
 
@@ -269,6 +269,7 @@ class SemanticHitOut(BaseModel):
 
 class SearchResult(BaseModel):
     results: list[SemanticHitOut]
+    degraded: str | None = degraded_field()
 
 
 class StatisticsResult(BaseModel):

@@ -12,7 +12,7 @@ from polyg.core.chunking import ChunkSpec
 from polyg.core.ingest import IngestService
 from polyg.core.parsers import Document
 from polyg.core.retrieval import DEFAULT_LIMIT, MAX_LIMIT, Retrieved
-from polyg.tools.registry import Params, Toolset
+from polyg.tools.registry import Params, Toolset, degraded_field
 
 retrieval = Toolset(
     "retrieval",
@@ -56,6 +56,7 @@ class RetrieveResult(BaseModel):
 class RetrieveResults(BaseModel):
     results: list[RetrieveResult]
     total_results: int
+    degraded: str | None = degraded_field()
 
 
 class AddArticleParams(Params):
