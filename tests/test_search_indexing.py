@@ -16,7 +16,6 @@ import anyio
 import pytest
 
 from polyg.config import load_settings
-from polyg.core import degraded
 from polyg.core.app import Polyg, Services
 from polyg.errors import IndexNotFound
 from tests.mcp_helpers import reap_embedded
@@ -43,10 +42,7 @@ async def services(tmp_path: Path) -> AsyncIterator[Services]:
         reap_embedded(tmp_path / "data")
 
 
-async def test_search_during_index_build_answers_by_words_and_says_so(services: Services) -> None:
-    """Issue 28 (degrade, don't fail): while a vector index is built, search answers from words
-    and names, noting "vector index building" (it used to refuse with 2003); once the index is
-    built it ranks by meaning again and notes nothing."""
+async def test_search_during_index_build_is_a_clear_error_then_works(services: Services) -> None:
     s = services
     await s.named.create_entities(
         PROJECT, [{"name": "Miles Davis", "entityType": "person", "observations": ["trumpet"]}]
@@ -66,23 +62,17 @@ async def test_search_during_index_build_answers_by_words_and_says_so(services: 
         "CREATE VECTOR INDEX FOR (n:Observation) ON (n.embedding) "
         "OPTIONS {dimension: 384, similarityFunction: 'cosine', efRuntime: 100}",
     )
-    with degraded.collecting() as notes:
-        during = await s.search.search(PROJECT, "Miles Davis trumpet", "default")
-    assert notes == [degraded.VECTOR_INDEX_BUILDING]
-    assert during[0].vector is None  # ranked without the vectors
-    assert (await s.named.entities(PROJECT, [during[0].node_id]))[0].name == "Miles Davis"
-    with pytest.raises(IndexNotFound) as refused:  # what needs the index still refuses clearly
-        await s.ctx.indexes.check(PROJECT)
+    with pytest.raises(IndexNotFound) as refused:
+        await s.search.entities(PROJECT, "Miles Davis")
     assert refused.value.code == 2003
     assert "being rebuilt" in refused.value.message
 
     with anyio.fail_after(120):
         while True:
-            with degraded.collecting() as notes:
-                hits = await s.search.search(PROJECT, "Miles Davis", "default")
-            if not notes:
+            try:
+                hits = await s.search.entities(PROJECT, "Miles Davis")
                 break
-            await anyio.sleep(0.2)
-    assert hits[0].vector is not None
-    entity_id = hits[0].node_id
+            except IndexNotFound:
+                await anyio.sleep(0.2)
+    [(entity_id, _), *_] = hits
     assert (await s.named.entities(PROJECT, [entity_id]))[0].name == "Miles Davis"

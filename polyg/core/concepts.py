@@ -187,7 +187,8 @@ class SemanticGraph:
                 embedding, self.ctx.vectors.settle(project, self.search_service.config.vector_wait_s)
             )
         except EmbeddingError as exc:
-            degraded.note(degraded.embedder_failed(exc.message))
+            if not degraded.note(degraded.embedder_failed(exc.message)):
+                raise
             return []
         return await index_rows(q.event_hits(self.ctx, project, VectorParam(vector), k))
 

@@ -401,9 +401,13 @@ class SearchService:
         # Degrade, don't fail (polyg.core.degraded): while FalkorDB builds the indexes, words
         # are matched by a scan of the nodes and nothing is ranked by meaning; when the
         # embedder fails, the words alone rank. The call's result says which.
-        building = not await self._indexes_ready(project)
-        if building and by_vector:
-            degraded.note(degraded.VECTOR_INDEX_BUILDING)
+        building = False
+        try:
+            await self.ctx.indexes.check(project)
+        except IndexNotFound:
+            if not degraded.note(degraded.VECTOR_INDEX_BUILDING):
+                raise
+            building = True
         cfg = config or self.config
         k = max(cfg.candidates, limit)
         terms = query_terms(query, cfg)
@@ -441,13 +445,6 @@ class SearchService:
             Hit(node_id, fused, similarity.get(node_id), text_votes.get(node_id)) for node_id, fused in ranked[:limit]
         ]
 
-    async def _indexes_ready(self, project: str) -> bool:
-        try:
-            await self.ctx.indexes.check(project)
-        except IndexNotFound:
-            return False
-        return True
-
     async def _vector_or_none(
         self,
         project: str,
@@ -457,13 +454,16 @@ class SearchService:
         query_vector: asyncio.Future[list[float]] | None,
     ) -> dict[str, float] | None:
         """`_vector`, or None (noted) when there is no ranking by meaning to be had: the vector
-        index is being built, or the embedder fails."""
+        index is being built, or the embedder fails. Raised as before where nobody collects
+        the note (polyg.core.degraded.note)."""
         try:
             return await self._vector(project, query, k, targets, query_vector)
         except IndexNotFound:
-            degraded.note(degraded.VECTOR_INDEX_BUILDING)
+            if not degraded.note(degraded.VECTOR_INDEX_BUILDING):
+                raise
         except EmbeddingError as exc:
-            degraded.note(degraded.embedder_failed(exc.message))
+            if not degraded.note(degraded.embedder_failed(exc.message)):
+                raise
         return None
 
     async def _exact_names(self, project: str, name: str) -> list[Row]:
