@@ -160,6 +160,26 @@ class FalkorCluster:
                     return node
         raise LookupError(f"no live primary holds slot {slot}")
 
+    def migrate_slot_of(self, key: str, to: FalkorServer, pause_s: float = 0.2) -> None:
+        """Move the hash slot of `key`, with its keys, to the primary `to`, as an operator
+        resharding does: IMPORTING / MIGRATING, MIGRATE of the keys (clients are sent ASK
+        meanwhile), then the slot's new owner told to every primary (then MOVED)."""
+        source = self.primary_for(key)
+        slot = int(self._command(source, "CLUSTER", "KEYSLOT", key))
+        source_id, target_id = self._command(source, "CLUSTER", "MYID"), self._command(to, "CLUSTER", "MYID")
+        self._command(to, "CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+        self._command(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+        time.sleep(pause_s)
+        keys = self._command(source, "CLUSTER", "GETKEYSINSLOT", slot, 1000)
+        if keys:
+            self._command(source, "MIGRATE", to.host, to.port, "", 0, 10_000, "KEYS", *keys)
+        time.sleep(pause_s)
+        for primary in {id(n): n for n in self.nodes if self._is_live_primary(n)}.values():
+            self._command(primary, "CLUSTER", "SETSLOT", slot, "NODE", target_id)
+
+    def _is_live_primary(self, node: FalkorServer) -> bool:
+        return node._proc is not None and node._proc.poll() is None and self._command(node, "ROLE")[0] == "master"
+
     def primary_for_or_none(self, key: str) -> FalkorServer | None:
         try:
             return self.primary_for(key)

@@ -13,6 +13,7 @@ Both variants give `FalkorStore` a `client` with `execute_command`, which is all
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from polyg.store.results import RO_QUERY
 log = logging.getLogger(__name__)
 
 LIST_GRAPHS = "GRAPH.LIST"
+GRAPH_TYPE = "graphdata"  # what TYPE answers for a FalkorDB graph key
 
 
 def connection_options(*, password: str | None, pool_size: int, timeout_s: float) -> dict[str, Any]:
@@ -113,6 +115,11 @@ class ServerConnection:
         await self._pool.aclose()
 
 
+# A command bounced between a migrating slot's two nodes is sent again this many times.
+REDIRECT_ROUNDS = 10
+REDIRECT_PAUSE_S = 0.05
+
+
 class GraphCluster(RedisCluster):
     """redis-py's cluster client, told that GRAPH.RO_QUERY is a read.
 
@@ -126,6 +133,42 @@ class GraphCluster(RedisCluster):
             return [self.nodes_manager.get_node_from_slot(self.keyslot(args[0]), True, self.load_balancing_strategy)]
         nodes: list[ClusterNode] = await super().get_nodes_from_slot(command, *args)
         return nodes
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        """During a slot migration the client answers ASK with ASKING and the command, but on
+        two different pooled connections of the target when it has several free (its node
+        pool hands them out first in, first out): the target, which does not own the slot yet,
+        then answers MOVED back to the source, which answers ASK again, until the client's
+        redirect budget is spent ("TTL exhausted"). Every reply was a redirect, so the command
+        never ran and may be sent again: it is, a few times, until the migration has ended and
+        MOVED alone routes it.
+
+        Likewise a graph command that FalkorDB accepted and then ran on its worker thread after
+        MIGRATE had taken the key away ("Encountered an empty key when opened key"): it found
+        no graph, changed nothing, and is sent again (to the key's new node). A read-only query
+        whose connection was closed under it (seen while a slot migrates) is sent again too: it
+        changes nothing, however often it runs; a write is not (it may have been applied).
+
+        A pooled connection the node closed while the slot moved can also surface as asyncio's
+        TypeError ("'NoneType' object is not callable") when the command is written to it: the
+        command was not sent. The client's connections are then all closed (they are opened
+        again, with the topology read afresh) and the command is sent again."""
+        read_only = bool(args) and str(args[0]).upper() == RO_QUERY
+        for round_ in range(REDIRECT_ROUNDS):
+            try:
+                return await super().execute_command(*args, **kwargs)
+            except TypeError as exc:
+                if "'NoneType' object is not callable" not in str(exc) or round_ == REDIRECT_ROUNDS - 1:
+                    raise
+                await self.aclose()
+            except (rexc.ClusterError, rexc.ResponseError, rexc.ConnectionError) as exc:
+                moved_away = isinstance(exc, rexc.ClusterError) and "TTL exhausted" in str(exc)
+                moved_away = moved_away or "Encountered an empty key when opened key" in str(exc)
+                moved_away = moved_away or (read_only and isinstance(exc, rexc.ConnectionError))
+                if not moved_away or round_ == REDIRECT_ROUNDS - 1:
+                    raise
+                await asyncio.sleep(REDIRECT_PAUSE_S * (round_ + 1))
+        raise AssertionError("unreachable")
 
 
 class ClusterConnection:
@@ -204,11 +247,10 @@ class ClusterConnection:
         return True
 
     async def list_graphs(self) -> list[str]:
-        """GRAPH.LIST on every primary: each holds the graphs whose keys hash to its slots."""
-        replies = await self.client.execute_command(LIST_GRAPHS, target_nodes=self.client.get_primaries())
-        if isinstance(replies, dict):
-            return [graph for graphs in replies.values() for graph in graphs]
-        return list(replies)
+        """The graph keys of every primary, by SCAN (the client visits each primary). Not
+        GRAPH.LIST: a node's list of graphs can still name one that a slot migration has moved
+        to another node."""
+        return [key async for key in self.client.scan_iter(match="*", count=1000, _type=GRAPH_TYPE)]
 
     async def write_and_wait(self, command: Sequence[Any], replicas: int, timeout_ms: int) -> tuple[Any, int]:
         """As `ServerConnection.write_and_wait`: the pipeline sends the write and the WAIT to the
