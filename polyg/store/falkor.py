@@ -19,7 +19,7 @@ import redis.exceptions as rexc
 from falkordb.asyncio.graph import AsyncGraph
 from falkordb.helpers import stringify_param_value
 
-from polyg.errors import InvalidParams, StoreAuthError, StoreError, StoreTimeout
+from polyg.errors import InvalidParams, ReplicasBehind, StoreAuthError, StoreError, StoreTimeout
 from polyg.names import GRAPH_PREFIX, graph_key
 from polyg.store import results
 from polyg.store.connection import ClusterConnection, Connection, ServerConnection, cluster_seeds
@@ -75,12 +75,6 @@ def _format_for(length: int) -> str:
 
 
 CLUSTER_SCHEMES = ("falkor+cluster", "falkordb+cluster", "redis+cluster")
-
-
-class ReplicasBehind(StoreError):
-    """A write the primary applied but fewer replicas than asked confirmed in time (WAIT)."""
-
-    code = 2006
 
 
 def _url_password(url: str) -> str | None:

@@ -12,7 +12,7 @@ import pytest
 from polyg.config import load_settings
 from polyg.core.app import Polyg
 from polyg.embed import create_embedder
-from polyg.store.falkor import ReplicasBehind
+from polyg.errors import ReplicasBehind
 from tests.falkor_server import FalkorServer
 
 pytestmark = pytest.mark.anyio
