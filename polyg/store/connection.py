@@ -121,12 +121,21 @@ REDIRECT_PAUSE_S = 0.05
 
 
 class GraphCluster(RedisCluster):
-    """redis-py's cluster client, told that GRAPH.RO_QUERY is a read.
+    """redis-py's cluster client, told that GRAPH.RO_QUERY is a read, and made to queue calls
+    beyond its connections rather than fail them.
 
     It sends to replicas only the commands in its own list of reads, which knows no module
     command; given a load balancing strategy (replicas only, round robin), a read-only graph
-    query goes to one of its slot's replicas, everything else to the slot's primary. A reply of MOVED from a
-    replica (one that is no longer one) is followed to the primary by the client."""
+    query goes to one of its slot's replicas, everything else to the slot's primary. A reply
+    of MOVED from a replica (one that is no longer one) is followed to the primary."""
+
+    def __init__(self, *args: Any, max_in_flight: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Its per-node pool fails a command (MaxConnectionsError) when all its connections are
+        # busy, where the server mode's blocking pool waits: at most this many commands are in
+        # flight at once, the others wait their turn (10 HTTP clients on one project's shard
+        # met the error without it).
+        self._in_flight = asyncio.Semaphore(max_in_flight)
 
     async def get_nodes_from_slot(self, command: str, *args: Any) -> list[ClusterNode]:
         if self.load_balancing_strategy is not None and command.upper() == RO_QUERY and args:
@@ -156,7 +165,8 @@ class GraphCluster(RedisCluster):
         read_only = bool(args) and str(args[0]).upper() == RO_QUERY
         for round_ in range(REDIRECT_ROUNDS):
             try:
-                return await super().execute_command(*args, **kwargs)
+                async with self._in_flight:
+                    return await super().execute_command(*args, **kwargs)
             except TypeError as exc:
                 if "'NoneType' object is not callable" not in str(exc) or round_ == REDIRECT_ROUNDS - 1:
                     raise
@@ -164,7 +174,8 @@ class GraphCluster(RedisCluster):
             except (rexc.ClusterError, rexc.ResponseError, rexc.ConnectionError) as exc:
                 moved_away = isinstance(exc, rexc.ClusterError) and "TTL exhausted" in str(exc)
                 moved_away = moved_away or "Encountered an empty key when opened key" in str(exc)
-                moved_away = moved_away or (read_only and isinstance(exc, rexc.ConnectionError))
+                cut_off = isinstance(exc, rexc.ConnectionError) and not isinstance(exc, rexc.AuthenticationError)
+                moved_away = moved_away or (read_only and cut_off)
                 if not moved_away or round_ == REDIRECT_ROUNDS - 1:
                     raise
                 await asyncio.sleep(REDIRECT_PAUSE_S * (round_ + 1))
@@ -199,6 +210,7 @@ class ClusterConnection:
             # stale, so the next call reads it afresh (and finds a promoted replica).
             # Redirects (MOVED, ASK) are followed regardless.
             retry=Retry(NoBackoff(), 0),
+            max_in_flight=pool_size,
             **connection_options(password=password, pool_size=pool_size, timeout_s=timeout_s),
         )
 
