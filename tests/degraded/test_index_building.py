@@ -4,7 +4,8 @@ from words and the graph and say `degraded: "vector index building"` (polyg.core
 The index is built for real: the entities' vector index of a project is dropped, ten thousand
 entities with vectors are added, and the index is created again, which FalkorDB then builds in
 the background (tens of seconds here) as it does after a restart. The test checks that the
-index is still under construction after its calls, so that they all ran while it was."""
+index is still under construction after its calls, so that they all ran while it was (the
+index is made costly to build for that)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from polyg.store.schema import vector_index
 from tests.falkor_server import FalkorServer, graph_query
 from tests.mcp_helpers import KG, kg_session
 
@@ -45,7 +45,14 @@ def rebuild_entity_vectors(server: FalkorServer) -> None:
             "toString(i), type: 'filler', embedding: vecf32([x IN range(1, 384) | rand() - 0.5])})",
             GRAPH,
         )
-        graph_query(client, vector_index("Entity", 384), GRAPH)
+        # Built with a far larger graph per vector than polyg's own (M, efConstruction), so that
+        # the build outlasts the calls below on a machine of any speed.
+        graph_query(
+            client,
+            "CREATE VECTOR INDEX FOR (n:Entity) ON (n.embedding) OPTIONS "
+            "{dimension: 384, similarityFunction: 'cosine', M: 64, efConstruction: 800}",
+            GRAPH,
+        )
     finally:
         client.close()
 
