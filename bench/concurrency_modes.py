@@ -6,7 +6,8 @@ model, is measured), seeded with a few memories and facts. Then, for each client
 many MCP clients (one HTTP session each) run calls in parallel for `--seconds`: 80% reads
 (`recall`, `search_nodes`, `get_entity`, `query_timeline`, in turn) and 20% writes
 (`remember`, `add_fact`, `create_entities`, in turn). Reported per mode and client count:
-calls/s, mean and p99 latency, and the error rate (the target is 0). Every node runs on this
+calls/s, mean and p99 latency, and the error rate (the target is 0); and per mode the memory
+(RSS) of polyg and of the database idle and after a phase at 10 calls/s. Every node runs on this
 machine: 2 shared cores here, so the figures are floors for what more cores would give.
 
 Usage: .venv/bin/python bench/concurrency_modes.py [--clients 1,10,50,100] [--seconds 20]
@@ -103,6 +104,26 @@ async def measure(url: str, clients: int, seconds: float) -> dict[str, Any]:
     }
 
 
+async def paced(url: str, qps: float, seconds: float) -> int:
+    """One client calling at `qps` calls per second (the same mix) for `seconds`: calls made."""
+    made = 0
+    async with Client(url) as mcp:
+        began = time.monotonic()
+        for i in itertools.count():
+            due = began + i / qps
+            if due >= began + seconds:
+                return made
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+            tool, args = writes(i // 5, 0) if i % 5 == 4 else reads(i)
+            await mcp.call_tool(tool, args)
+            made += 1
+    return made
+
+
+def rss_mb(pids: list[int]) -> float:
+    return round(sum(common.memory_kb(p, with_children=False)["rss_kb"] for p in pids) / 1024, 1)
+
+
 async def seed(url: str) -> None:
     async with Client(url) as mcp:
         entities = [{"name": n, "entityType": "service", "observations": [f"{n} is in the stack."]} for n in NAMES]
@@ -112,13 +133,25 @@ async def seed(url: str) -> None:
         await mcp.call_tool("add_fact", {"subject": "Alice", "predicate": "works_on", "object": "billing"})
 
 
-async def run_mode(store: str | None, root: Path, client_counts: list[int], seconds: float) -> list[dict[str, Any]]:
+async def run_mode(
+    store: str | None, root: Path, client_counts: list[int], seconds: float, database_pids: list[int]
+) -> dict[str, Any]:
+    """The rows of one mode, and its memory: polyg's RSS idle (seeded, after a pause) and after
+    `seconds` at 10 calls/s, and the database's (every node) at the same moments."""
     args = ["--toolsets", "kg,memory-compat,memory"] + (["--store", store] if store else [])
     server = HttpServer(root, args=args, env={"POLYG_EMBEDDING_PROVIDER": "hashing"}).start()
     try:
         await asyncio.to_thread(server.wait_ready)
         await seed(server.url)
-        return [await measure(server.url, n, seconds) for n in client_counts]
+        assert server.proc is not None
+        polyg_pid = server.proc.pid
+        pids = database_pids or [p for p in [common.read_db_pid(server.data_dir)] if p]
+        await asyncio.sleep(2.0)
+        memory = {"idle_polyg_mb": rss_mb([polyg_pid]), "idle_database_mb": rss_mb(pids)}
+        await paced(server.url, 10.0, seconds)
+        memory.update(qps10_polyg_mb=rss_mb([polyg_pid]), qps10_database_mb=rss_mb(pids))
+        rows = [await measure(server.url, n, seconds) for n in client_counts]
+        return {"rows": rows, "memory": memory}
     finally:
         await asyncio.to_thread(server.stop)
 
@@ -128,12 +161,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"seconds": args.seconds, "modes": {}}
     with tempfile.TemporaryDirectory(prefix="polyg-concurrency-") as tmp:
         root = Path(tmp)
-        out["modes"]["embedded"] = await run_mode(None, root / "embedded", counts, args.seconds)
+        out["modes"]["embedded"] = await run_mode(None, root / "embedded", counts, args.seconds, [])
         with FalkorServer() as server:
-            out["modes"]["server"] = await run_mode(server.url, root / "server", counts, args.seconds)
+            out["modes"]["server"] = await run_mode(server.url, root / "server", counts, args.seconds, [server.pid])
         if not args.smoke:  # the smoke run leaves clusters to cluster_bench.py's
             with FalkorCluster() as cluster:
-                out["modes"]["cluster"] = await run_mode(cluster.url, root / "cluster", counts, args.seconds)
+                pids = [n.pid for n in cluster.nodes]
+                out["modes"]["cluster"] = await run_mode(cluster.url, root / "cluster", counts, args.seconds, pids)
     out["errors"] = dict(ERRORS)
     return out
 
@@ -149,12 +183,26 @@ def render(r: dict[str, Any], info: dict[str, Any]) -> str:
         "| store | clients | calls | calls/s | mean ms | p99 ms | error rate |",
         "|---|---|---|---|---|---|---|",
     ]
-    for mode, rows in r["modes"].items():
-        for row in rows:
+    for mode, found in r["modes"].items():
+        for row in found["rows"]:
             lines.append(
                 f"| {mode} | {row['clients']} | {row['calls']} | {row['calls_per_s']} | {row['mean_ms']} | "
                 f"{row['p99_ms']} | {row['error_rate']} |"
             )
+    lines += [
+        "",
+        "Memory (RSS, MB; spec 003: polyg idle < 150, under 10 calls/s < 500): polyg idle / after "
+        f"{r['seconds']} s at 10 calls/s; the database (every node) likewise.",
+        "",
+        "| store | polyg idle | polyg at 10/s | database idle | database at 10/s |",
+        "|---|---|---|---|---|",
+    ]
+    for mode, found in r["modes"].items():
+        m = found["memory"]
+        lines.append(
+            f"| {mode} | {m['idle_polyg_mb']} | {m['qps10_polyg_mb']} | {m['idle_database_mb']} | "
+            f"{m['qps10_database_mb']} |"
+        )
     if r.get("errors"):
         lines += ["", "First error per tool:", ""] + [f"- {tool}: {text}" for tool, text in r["errors"].items()]
     return "\n".join([*lines, ""])
@@ -176,9 +224,12 @@ def main() -> int:
     if not args.no_save:
         figures = {
             f"{mode}_{row['clients']}c_calls_per_s": row["calls_per_s"]
-            for mode, rows in result["modes"].items()
-            for row in rows
+            for mode, found in result["modes"].items()
+            for row in found["rows"]
         }
+        figures.update(
+            {f"{mode}_polyg_idle_mb": found["memory"]["idle_polyg_mb"] for mode, found in result["modes"].items()}
+        )
         md, _ = common.write_results("concurrency-modes", markdown, {"machine": info, **result}, figures=figures)
         print(f"saved {md}")
     return 0
