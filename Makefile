@@ -12,7 +12,7 @@ PYTHON_BIN := $(shell for c in "$$PYTHON" python3.14 python3.13 python3.12 \
 	[ -n "$$c" ] && command -v "$$c" >/dev/null 2>&1 && \
 	"$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { command -v "$$c"; break; }; done)
 
-.PHONY: run test lint bench venv clean
+.PHONY: run test lint bench venv clean ui-vendor
 
 $(STAMP): pyproject.toml
 	@if [ -z "$(PYTHON_BIN)" ]; then echo "polyg needs Python >= 3.12 (set PYTHON=/path/to/python3.12)" >&2; exit 1; fi
@@ -36,6 +36,16 @@ test: lint
 
 bench: $(STAMP)
 	$(PY) bench/kg_bench.py
+
+# The graph view's library, from npm, into polyg/ui/static with its licence (committed: the page
+# and the MCP App work offline and from a wheel). CYTOSCAPE=3.x.y to move to another version.
+CYTOSCAPE ?= 3.35.0
+ui-vendor:
+	@tmp=$$(mktemp -d) && cd $$tmp && npm pack -q cytoscape@$(CYTOSCAPE) >/dev/null && \
+	tar xzf cytoscape-$(CYTOSCAPE).tgz && \
+	cp package/dist/cytoscape.min.js $(CURDIR)/polyg/ui/static/cytoscape.min.js && \
+	cp package/LICENSE $(CURDIR)/polyg/ui/static/cytoscape.LICENSE && rm -rf $$tmp
+	@sha256sum polyg/ui/static/cytoscape.min.js
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

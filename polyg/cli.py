@@ -1,4 +1,4 @@
-"""The `polyg` command: serve, init-schema, status, import, export, ingest, query."""
+"""The `polyg` command: serve, init-schema, status, doctor, import, export, ingest, query."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from polyg.config import Settings, load_settings
-from polyg.errors import ConfigError, NotFound, PolygError
+from polyg.errors import ConfigError, InvalidParams, NotFound, PolygError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Graph memory for AI agents over MCP.")
 
@@ -220,6 +220,16 @@ def status(store: StoreOpt = None, data_dir: DataDirOpt = None, config: ConfigOp
         print(f"memories whose facts or causal links were not all written (remember them again): {counts}")
 
 
+@app.command()
+def doctor(store: StoreOpt = None, data_dir: DataDirOpt = None, config: ConfigOpt = None) -> None:
+    """Check the install (database binaries, embedding model, NLP pipeline), the configuration,
+    the data directory and the store; say what to fix. Exits 1 when a check fails."""
+    from polyg.doctor import report, run_checks
+
+    if report(run_checks(config, {"store": store, "data_dir": data_dir})):
+        raise typer.Exit(1)
+
+
 def _counts(total: int, what: str, by_name: dict[str, int]) -> str:
     parts = ", ".join(f"{name} {count}" for name, count in sorted(by_name.items()))
     return f"{total} {what}" + (f" ({parts})" if parts else "")
@@ -272,6 +282,8 @@ def import_(
         if kind == "graph-json":
             pages = graph_import.read_pages(path, files.read_text(path))
             graph = graph_import.check(graph_import.whole_export(pages))
+        elif kind == "json" and (items := files.export_items(document)) is not None:
+            graph = graph_import.check(items)  # `polyg export`'s items are export_graph's
     except PolygError as exc:
         _fail(exc)
 
@@ -302,7 +314,9 @@ def import_(
             vectors = bar.add_task("storing vectors", total=None)
 
             def stored(done: int, total: int) -> None:
-                bar.update(vectors, completed=done, total=total)
+                # Nothing left to store (the vectors came with the text, or were stored while
+                # it was written) is a finished bar, not one at 0 of 0.
+                bar.update(vectors, completed=done if total else 1, total=total or 1)
 
             if not await transfer.wait_for_vectors(target, stored):
                 print(
@@ -332,12 +346,22 @@ def import_(
         print(f"  skipped{f' line {number}' if number else ''}: {reason}", file=sys.stderr)
     if len(report.skipped) > 20:
         print(f"  ... and {len(report.skipped) - 20} more", file=sys.stderr)
+    if report.skipped:
+        # A partial import is not a success: a script must see it.
+        print(
+            f"Error: {len(report.skipped)} of the file's items were skipped (listed above); the rest was imported.",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1)
 
 
 @app.command()
 def export(
     fmt: FormatOpt = "json",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default stdout).")] = None,
+    embeddings: Annotated[
+        bool, typer.Option("--embeddings", help="Include the vectors (json; by default an import recomputes them).")
+    ] = False,
     project: ProjectOpt = None,
     store: StoreOpt = None,
     data_dir: DataDirOpt = None,
@@ -355,19 +379,15 @@ def export(
         from polyg.core.transfer import Transfer
 
         transfer = Transfer(services.named)
-        target = services.project(None)
-        projects = await services.store.list_projects()
-        if target not in projects:
-            # Said before any file is made: a mistyped name must not leave an empty export.
-            known = ", ".join(projects) or "none"
-            raise NotFound(f"Project {target!r} does not exist (projects: {known}).")
+        # Said before any file is made: a mistyped name must not leave an empty export.
+        target = await _existing_project(services)
         try:
             out = output.open("w", encoding="utf-8") if output else sys.stdout
         except OSError as exc:
             raise ConfigError(f"Cannot write {output}: {exc.strerror or exc}.") from None
         try:
             if fmt == "json":
-                return await transfer.export_json(target, out)
+                return await transfer.export_json(target, out, embeddings=embeddings)
             return await transfer.export_memory_jsonl(target, out)
         finally:
             if output:
@@ -378,6 +398,17 @@ def export(
     except PolygError as exc:
         _fail(exc)
     print(f"exported {count} items", file=sys.stderr)
+
+
+async def _existing_project(services: Any) -> str:
+    """The project the command is for, which must exist: a mistyped name is an error, not an
+    empty export or answer."""
+    target: str = services.project(None)
+    projects = await services.store.list_projects()
+    if target not in projects:
+        known = ", ".join(projects) or "none"
+        raise NotFound(f"Project {target!r} does not exist (projects: {known}).")
+    return target
 
 
 IncludeOpt = Annotated[
@@ -433,38 +464,47 @@ def ingest(
     except PolygError as exc:
         _fail(exc)
     print(json.dumps(report.as_dict()))
-    for _path, error in failures:
-        print(f"Error: {error.message} (code {error.code})", file=sys.stderr)
+    for path, error in failures:
+        # Most parser messages start with the file already; every line names it once.
+        reason = error.message if str(path) in error.message else f"{path}: {error.message}"
+        print(f"Error: not ingested: {reason} (code {error.code})", file=sys.stderr)
     if failures:
+        print(f"{len(failures)} of the files failed; the others were ingested.", file=sys.stderr)
         raise typer.Exit(2)
 
 
 async def _ingest_files(
     service: Any, project: str, files: list[Path], authors: list[str] | None, title: str | None
 ) -> tuple[Any, list[tuple[Path, PolygError]]]:
-    """Parse every file (a file that cannot be read is reported, the others go on), then
-    ingest them all with a progress bar on stderr."""
+    """Parse and check every file (a file that cannot be read, or whose documents the ingest
+    would refuse, is reported by name and the others go on), then ingest them all with a
+    progress bar on stderr."""
     import dataclasses
 
     from rich.console import Console
     from rich.progress import Progress
 
+    from polyg.core.ingest import checked
     from polyg.core.parsers import parse_file
 
     documents = []
     failures: list[tuple[Path, PolygError]] = []
     for path in files:
         try:
-            parsed = parse_file(path)
+            parsed = []
+            for doc in parse_file(path):
+                if authors:
+                    doc = dataclasses.replace(doc, authors=tuple(authors))
+                if title:
+                    doc = dataclasses.replace(doc, title=title)
+                parsed.append(checked(doc))
         except PolygError as exc:
             failures.append((path, exc))
             continue
-        for doc in parsed:
-            if authors:
-                doc = dataclasses.replace(doc, authors=tuple(authors))
-            if title:
-                doc = dataclasses.replace(doc, title=title)
-            documents.append(doc)
+        except OSError as exc:  # unreadable (permissions, a file gone meanwhile)
+            failures.append((path, InvalidParams(f"cannot read it: {exc.strerror or exc}.")))
+            continue
+        documents += parsed
     with Progress(console=Console(stderr=True)) as bar:
         task = bar.add_task(f"ingesting {len(documents)} documents into {project}", total=None)
 
@@ -495,7 +535,12 @@ def query(
         from polyg.tools.retrieval import retrieve
 
         request_id.set(new_request_id())  # the execution trace in the log carries it
-        return await retrieve(services, None, text, settings.retrieval_limit)
+        result = await retrieve(services, None, text, settings.retrieval_limit)
+        if not result["results"]:
+            # No answer from a project that does not exist is a mistyped name, not "nothing
+            # found" (asked after the search, so that a failing embedder is reported as such).
+            await _existing_project(services)
+        return result
 
     try:
         result = asyncio.run(_with_core(settings, work))

@@ -63,6 +63,15 @@ class ReplicasBehind(StoreError):
     code = 2006
 
 
+class QueryTimedOut(StoreTimeout):
+    """The database answered that a query ran past its TIMEOUT: it is reachable, unlike the
+    other `StoreTimeout`s."""
+
+
+class QueryMemoryExceeded(StoreError):
+    """The database stopped a query that used more than its per-query memory capacity."""
+
+
 class EmbeddingError(PolygError):
     code = 3001
 
@@ -93,6 +102,19 @@ class NotFound(PolygError):
 
 class PayloadTooLarge(InvalidParams):
     code = 4013
+
+
+class QueryTooCostly(InvalidParams):
+    """A caller's query (a template variable) went past its time or memory limit."""
+
+    code = 4008
+
+
+class UserQueryTimeout(QueryTooCostly, QueryTimedOut):
+    """A template variable ran past its time limit: a 4xxx error (the caller's query, not the
+    database, is at fault), and still a `StoreTimeout` for code that waits on queries."""
+
+    code = 4008
 
 
 class RetrievalError(PolygError):

@@ -36,6 +36,7 @@ from polyg.closing import close_fully
 from polyg.core.app import Polyg
 from polyg.errors import ConfigError, PolygError, ServerError
 from polyg.server import build_server
+from polyg.ui.routes import ui_routes
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ def build_http_app(core: Polyg) -> ASGIApp:
         # polyg checks Host and Origin itself (GuardMiddleware), with its allowed_origins.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=settings.host,
-        custom_starlette_routes=[health_endpoint(core)],
+        custom_starlette_routes=[health_endpoint(core), *ui_routes(core)],
     )
     return GuardMiddleware(
         app, api_key=settings.api_key, allowed_origins=settings.allowed_origins, loopback=is_loopback(settings.host)
@@ -195,7 +196,7 @@ async def serve_http(core: Polyg) -> None:
     core.start()
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(
-        f"polyg {core.store_description}: MCP at http://{host}:{settings.port}/mcp  (health: /health)",
+        f"polyg {core.store_description}: MCP at http://{host}:{settings.port}/mcp  (health: /health, graph: /ui)",
         file=sys.stderr,
         flush=True,
     )

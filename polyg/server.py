@@ -27,8 +27,11 @@ from polyg.errors import PolygError
 from polyg.logs import new_request_id, request_id
 from polyg.store.names import short
 from polyg.tools import toolsets
+from polyg.tools.listing import lean_input_schema, lean_output_schema
 from polyg.tools.prompts import PromptSpec, render
-from polyg.tools.registry import ToolSpec, describe_validation
+from polyg.tools.registry import ToolSpec, describe_validation, refuse_unstorable_text
+from polyg.tools.resources import Resources
+from polyg.ui import mcp_app as graph_app
 
 log = logging.getLogger("polyg.calls")
 
@@ -77,15 +80,19 @@ class Dispatcher:
     @cached_property
     def listing(self) -> list[types.Tool]:
         # Made at the first tools/list, not before `initialize` is answered: the JSON schemas
-        # are the larger part of building the tools' models.
+        # are the larger part of building the tools' models. The lean forms (polyg.tools.listing)
+        # keep every parameter's limits. No title: it re-spells the name, on every tool; the
+        # resource polyg://tools/{name} has it.
         return [
             types.Tool(
                 name=t.name,
-                title=t.annotations.title,
                 description=t.description,
-                input_schema=t.input_schema,
-                output_schema=t.output_schema,
-                annotations=t.annotations,
+                input_schema=lean_input_schema(t.input_schema),
+                output_schema=lean_output_schema(t.output_schema),
+                # idempotentHint false is the protocol's default: said only when true.
+                annotations=t.annotations.model_copy(
+                    update={"title": None, "idempotent_hint": t.annotations.idempotent_hint or None}
+                ),
             )
             for t in self.tools.values()
         ]
@@ -127,6 +134,7 @@ class Dispatcher:
         self, tool: ToolSpec, arguments: dict[str, Any], rid: str, outcome: dict[str, Any]
     ) -> types.CallToolResult:
         try:
+            refuse_unstorable_text(tool.name, arguments)
             try:
                 args = tool.params.model_validate(arguments)
             except ValidationError as exc:
@@ -190,18 +198,22 @@ def build_server(core: Polyg) -> tuple[Server[Any], Dispatcher]:
     names = core.settings.toolsets
     serving = toolsets.load(names)  # only the enabled toolsets' modules are imported
     dispatcher = Dispatcher(core, toolsets.enabled(names, serving))
-    prompts = toolsets.prompts(names, serving)  # only the enabled toolsets' prompts
+    # Only the enabled toolsets' prompts, their project defaulting to the server's.
+    prompts = [p.for_project(core.settings.project) for p in toolsets.prompts(names, serving)]
     server: Server[Any] = Server(
         "polyg",
         version=__version__,
-        instructions=toolsets.instructions(names, serving),
+        instructions=toolsets.instructions(names, serving, project=core.settings.project),
         on_list_tools=dispatcher.list_tools,
         on_call_tool=dispatcher.call_tool,
         on_list_prompts=partial(list_prompts, prompts),
         on_get_prompt=partial(get_prompt, prompts),
     )
+    # resources/* and completion/complete: polyg.tools.resources, in a module of its own.
+    Resources(core, list(dispatcher.tools.values()), prompts).register(server)
     if not spans_recorded(trace.get_tracer_provider()):
         # The SDK wraps every request (pings too) in a span by default; with nobody recording
         # them, making and closing each span is pure cost on every call's path.
         server.middleware = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    graph_app.install(server)  # the graph view as an MCP App: its resource, its tools' _meta
     return server, dispatcher

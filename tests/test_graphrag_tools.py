@@ -410,3 +410,24 @@ async def test_relationship_input_errors(g: Graph) -> None:
     assert causal["is_causal"] is True and causal["relation_type"] == "causes"
     custom = await g.link(a, b, "MENTORS", is_causal=True)
     assert (custom["relation_type"], custom["is_causal"], custom["context"]) == ("MENTORS", True, None)
+
+
+async def test_entities_are_named_by_id_or_by_name(g: Graph) -> None:
+    """Every tool that takes an entity id takes the entity's name too (exact, then in any case),
+    resolved as the memory toolset resolves names; an unknown name is still not found."""
+    ada = await g.entity("Ada Lovelace", "Ada worked with Charles Babbage.", type_="person")
+    charles = await g.entity("Charles Babbage", type_="person")
+    engine = await g.entity("Analytical Engine", type_="machine")
+    by_name = await g.link("Ada Lovelace", "analytical engine", "programmed", weight=0.9)
+    assert (by_name["source_id"], by_name["target_id"]) == (ada, engine)
+    await g.link(charles, engine, "designed")
+    near = await g.ok("get_entity_neighbors", entity_id="charles babbage")
+    assert near["entity_id"] == charles
+    assert [n["neighbor_id"] for n in near["neighbors"]] == [engine]
+    local = (await g.ok("build_local_graph", entity_ids=["Ada Lovelace", engine, "Nobody Here"]))["graph"]
+    assert sorted(n["id"] for n in local["nodes"]) == sorted([ada, engine])
+    assert local["missing"] == ["Nobody Here"]
+    extracted = await g.ok("extract_entity_relationships", entity_id="Ada Lovelace")
+    assert extracted["entity_id"] == ada
+    await g.fails("get_entity_neighbors", 4004, entity_id="Nobody Here")
+    await g.fails("add_entity_relationship", 4004, source_id="Ada Lovelace", target_id="Nobody", relation_type="uses")

@@ -94,3 +94,24 @@ def test_js_string() -> None:
         "1,2,3",
         "[object Object]",
     ]
+
+
+def test_nesting_is_limited_on_parse_and_on_render() -> None:
+    from polyg.core.mustache import MAX_NESTING
+
+    def nested(depth: int, inner: str = "{{x}}") -> str:
+        return (
+            "".join(f"{{{{#s{i}}}}}" for i in range(depth))
+            + inner
+            + "".join(f"{{{{/s{i}}}}}" for i in reversed(range(depth)))
+        )
+
+    # 1,000 nested sections parsed, then every render died of Python's recursion limit.
+    with pytest.raises(MustacheError, match=f"deeper than {MAX_NESTING}"):
+        parse(nested(1000))
+    data = {f"s{i}": True for i in range(MAX_NESTING)} | {"x": "deep"}
+    assert render_text(nested(MAX_NESTING), data) == "deep"
+    # Partials each within the limit, together past it: refused when rendered, not a crash.
+    partial = nested(60, "{{> p}}")
+    with pytest.raises(MustacheError, match="nest deeper"):
+        render_text(partial, data, {"p": partial})

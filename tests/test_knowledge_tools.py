@@ -337,7 +337,7 @@ async def test_relationship_types_managed_and_weights_used(kn: KG, project: str)
                 "source_types": ["Person"],
             },
             {"name": "BAD NAME"},
-            {"name": "DEPENDS_ON"},
+            {"name": "HAS_OBSERVATION"},  # DEPENDS_ON was the reserved example: a user's to take now
             {"name": "PARENT_OF"},
         ],
     )
@@ -751,6 +751,46 @@ async def test_explore_neighborhoods(kn: KG, project: str) -> None:
         {"node_id": made["Miles Davis"], "node_name": "Miles Davis", "confidence": 0.325},
         {"node_id": made["New York"], "node_name": "New York", "confidence": 0.195},
     ]
+
+
+async def test_default_paths_keep_two_strong_links_of_an_undescribed_type(kn: KG, project: str) -> None:
+    """Two strong links of a type no one described weigh 1.0 x 0.5 each: the path's strength is
+    0.25 x 1/2 = 0.125 (spec 000). The default keeps a path whose hops score 0.3 on average, so
+    it is found; an explicit minimum still applies to the strength itself."""
+    made = await ids(
+        kn,
+        project,
+        [
+            {"name": "Carol", "summary": "c"},
+            {
+                "name": "Bob",
+                "summary": "b",
+                "relationships": [{"target_id": "Carol", "relationship_type": "KNOWS", "relevance_strength": "strong"}],
+            },
+            {
+                "name": "Alice",
+                "summary": "a",
+                "relationships": [{"target_id": "Bob", "relationship_type": "KNOWS", "relevance_strength": "strong"}],
+            },
+            {
+                "name": "Dan",
+                "summary": "d",
+                "relationships": [{"target_id": "Alice", "relationship_type": "KNOWS", "relevance_strength": "weak"}],
+            },
+        ],
+    )
+    found = await paths(kn, project, "Alice", "Carol")
+    assert [p["strength"] for p in found["paths"]] == [0.125]
+    assert found["paths"][0]["strength_breakdown"] == {
+        "raw_strength": 0.25,
+        "length_penalty": 0.5,
+        "final_strength": 0.125,
+    }
+    assert found["summary"]["total_paths_found"] == 1
+    # A weak link (0.2 x 0.5 = 0.1) is below the bar on its own and on average in a path.
+    assert (await paths(kn, project, "Dan", "Alice"))["paths"] == []
+    assert (await paths(kn, project, "Dan", "Carol"))["paths"] == []
+    assert (await paths(kn, project, made["Alice"], "Carol", min_path_strength=0.3))["paths"] == []
 
 
 async def test_paths_say_when_a_hub_was_not_read_whole(kn: KG, project: str) -> None:

@@ -55,12 +55,14 @@ def succeeds(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def import_file(root: Path, path: Path, project: str) -> tuple[tuple[int, int, int, int], str]:
-    """`polyg import`; returns (entities, relations, observations added, lines skipped) and stderr."""
-    done = succeeds(root, "import", str(path), "--project", project)
+    """`polyg import`; returns (entities, relations, observations added, lines skipped) and stderr.
+    An import that skipped lines exits 1 (it did not do all it was asked), else 0."""
+    done = polyg(root, "import", str(path), "--project", project)
     assert done.stdout == "", "import must leave stdout alone"
     found = REPORT.search(done.stderr)
     assert found, done.stderr
     counts = tuple(int(n) for n in found.groups())
+    assert done.returncode == (1 if counts[3] else 0), f"polyg import exited {done.returncode}:\n{done.stderr}"
     return (counts[0], counts[1], counts[2], counts[3]), done.stderr
 
 
@@ -95,7 +97,55 @@ def export_json(root: Path, project: str, out: Path | None = None) -> dict[str, 
         assert succeeds(root, *args, "--output", str(out)).stdout == ""
         document = json.loads(out.read_text(encoding="utf-8"))
     assert document["format"] == "polyg-export" and document["project"] == project
+    assert document["version"] == 2 and not document["embeddings"]
     return document
+
+
+def entities_and_relationships(document: dict[str, Any]) -> dict[str, Any]:
+    """The entities (with their observations) and the relationships between them of a
+    version-2 export, shaped as version 1 of the format wrote them, which these tests read."""
+    nodes = {(label, i["properties"]["id"]): i for i in document["items"] if i["kind"] == "node"
+             for label in i["labels"] if "id" in i["properties"]}  # fmt: skip
+    edges = [i for i in document["items"] if i["kind"] == "edge"]
+    observations: dict[str, list[dict[str, Any]]] = {}
+    for edge in edges:
+        if edge["type"] == "HAS_OBSERVATION":
+            o = nodes[("Observation", edge["to"]["id"])]["properties"]
+            observations.setdefault(edge["from"]["id"], []).append(
+                {"id": o["id"], "text": o["text"], "created_at": o.get("created_at")}
+            )
+    entities = []
+    for (label, node_id), node in nodes.items():
+        if label != "Entity":
+            continue
+        props = node["properties"]
+        entities.append(
+            {
+                **{k: props.get(k) for k in ("id", "name", "type", "parent_id", "created_at", "updated_at")},
+                "description": props.get("summary") or "",
+                "observations": sorted(observations.get(node_id, []), key=lambda o: (o["created_at"], o["id"])),
+            }
+        )
+    relationships = []
+    for edge in edges:
+        if edge["from"]["label"] != "Entity" or edge["to"]["label"] != "Entity":
+            continue
+        props = dict(edge["properties"])
+        relationships.append(
+            {
+                "id": props.pop("id"),
+                "source_id": edge["from"]["id"],
+                "target_id": edge["to"]["id"],
+                "from": nodes[("Entity", edge["from"]["id"])]["properties"]["name"],
+                "to": nodes[("Entity", edge["to"]["id"])]["properties"]["name"],
+                "type": edge["type"],
+                "text": props.pop("label", None) or edge["type"],
+                "description": props.pop("description", "") or "",
+                "created_at": props.pop("created_at", None),
+                "properties": props,
+            }
+        )
+    return {"entities": entities, "relationships": relationships}
 
 
 def progress_shown(stderr: str, project: str) -> bool:
@@ -175,7 +225,8 @@ def test_memory_jsonl_round_trip_is_idempotent_and_exact(root: Path, tmp_path: P
     assert len(source.read_text(encoding="utf-8").splitlines()) == 3500
 
     counts, stderr = import_file(root, source, "imported")
-    assert counts == (2000, 1500, 0, 0), stderr
+    # Every observation is counted, those of the entities created too.
+    assert counts == (2000, 1500, sum(len(e["observations"]) for e in entities), 0), stderr
     assert progress_shown(stderr, "imported"), stderr
 
     again, stderr = import_file(root, source, "imported")
@@ -208,7 +259,7 @@ def test_import_merges_into_what_exists(root: Path, tmp_path: Path) -> None:
             {"type": "relation", "from": "Babbage", "to": "Engine", "relationType": "designed"},
         ],
     )
-    assert import_file(root, first, "p")[0] == (2, 1, 0, 0)
+    assert import_file(root, first, "p")[0] == (2, 1, 2, 0)
     assert import_file(root, second, "p")[0] == (1, 1, 3, 0)
     entities, relations = export_jsonl(root, "p")
     assert entities == {
@@ -220,7 +271,7 @@ def test_import_merges_into_what_exists(root: Path, tmp_path: Path) -> None:
     # The export is itself a memory file: imported into another project, the same graph.
     exported = tmp_path / "exported.jsonl"
     succeeds(root, "export", "--format", "memory-jsonl", "--project", "p", "--output", str(exported))
-    assert import_file(root, exported, "copy")[0] == (3, 2, 0, 0)
+    assert import_file(root, exported, "copy")[0] == (3, 2, 5, 0)
     copied, copied_relations = export_jsonl(root, "copy")
     assert copied == entities and sorted(copied_relations) == sorted(relations)
 
@@ -256,7 +307,7 @@ def test_malformed_lines_are_reported_and_the_rest_imported(root: Path, tmp_path
     path = write_jsonl(tmp_path / "malformed.jsonl", lines)
 
     counts, stderr = import_file(root, path, "messy")
-    assert counts == (2, 1, 0, len(bad)), stderr
+    assert counts == (2, 1, 3, len(bad)), stderr
     reported = {int(n) for n in re.findall(r"skipped line (\d+):", stderr)}
     assert reported == bad, stderr
     assert re.search(r"skipped line 9: .*'Nobody'", stderr), stderr
@@ -359,7 +410,21 @@ async def build_source_project(kg: KG) -> dict[str, str]:
 
 
 def without_project(document: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in document.items() if k != "project"}
+    """The document but its project, its items in an order of their own (the store's order of
+    nodes is the order of their writes, which an import does not keep)."""
+    rest = {k: v for k, v in document.items() if k not in ("project", "items")}
+    return {**rest, "items": sorted(document["items"], key=lambda i: json.dumps(i, sort_keys=True))}
+
+
+def import_graph(root: Path, path: Path, project: str) -> tuple[int, int, int]:
+    """`polyg import` of a JSON export: (nodes created, relationships created, already there)."""
+    done = succeeds(root, "import", str(path), "--project", project)
+    assert done.stdout == "", "import must leave stdout alone"
+    found = re.search(r"created (\d+) nodes, (\d+) relationships; (\d+) already there", done.stderr)
+    assert found, done.stderr
+    assert progress_shown(done.stderr, project), done.stderr
+    nodes, edges, there = (int(n) for n in found.groups())
+    return nodes, edges, there
 
 
 @pytest.mark.anyio
@@ -370,8 +435,9 @@ async def test_json_export_import_restores_a_project_exactly(root: Path, tmp_pat
         graph_before = await kg.ok("read_graph", {"limit": 1000})
 
     original = export_json(root, "source", tmp_path / "source.json")
-    entities = {e["id"]: e for e in original["entities"]}
-    rels = {(r["from"], r["to"], r["text"]): r for r in original["relationships"]}
+    view = entities_and_relationships(original)
+    entities = {e["id"]: e for e in view["entities"]}
+    rels = {(r["from"], r["to"], r["text"]): r for r in view["relationships"]}
     # What the document has to carry (so that comparing two exports means something).
     assert len(entities) == 7 and len(rels) == 9
     assert entities[ids["app"]]["parent_id"] == ids["repo"]
@@ -387,10 +453,13 @@ async def test_json_export_import_restores_a_project_exactly(root: Path, tmp_pat
     assert rels[("Ada", "Acme Corp.", "works_at")]["type"] == "works_at"
     assert rels[("Ada", "repo", "HAS_OBSERVATION")]["type"] != "HAS_OBSERVATION"
 
-    counts, stderr = import_file(root, tmp_path / "source.json", "restored")
-    assert counts == (7, 9, 0, 0), stderr
-    assert progress_shown(stderr, "restored"), stderr
-    assert import_file(root, tmp_path / "source.json", "restored")[0] == (0, 0, 0, 0)  # idempotent
+    # 7 entities, their 7 observations (and the project's relationship types); 9 relationships
+    # between entities and 7 to observations.
+    nodes = sum(1 for i in original["items"] if i["kind"] == "node" and "PolygMeta" not in i["labels"])
+    edges = sum(1 for i in original["items"] if i["kind"] == "edge")
+    assert sum(1 for i in original["items"] if "Observation" in i.get("labels", ())) == 7 and edges == 9 + 7
+    assert import_graph(root, tmp_path / "source.json", "restored") == (nodes, edges, 0)
+    assert import_graph(root, tmp_path / "source.json", "restored") == (0, 0, nodes + edges)  # idempotent
     restored = export_json(root, "restored")  # to stdout this time
     assert without_project(restored) == without_project(original)
     assert jsonl_lines(root, "restored") == jsonl_lines(root, "source")
@@ -463,7 +532,7 @@ def test_json_import_does_not_trust_relationship_types(root: Path, tmp_path: Pat
     entities, relations = export_jsonl(root, "target")
     assert entities == {"a": ("thing", []), "b": ("thing", [])}
     assert sorted(relations) == sorted([("a", "b", hostile), ("a", "b", "HAS_OBSERVATION")])
-    types = {r["type"] for r in export_json(root, "target")["relationships"]}
+    types = {r["type"] for r in entities_and_relationships(export_json(root, "target"))["relationships"]}
     assert all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", t) for t in types) and "HAS_OBSERVATION" not in types
 
 
@@ -480,7 +549,7 @@ def test_a_nul_line_is_reported_by_number_and_the_rest_imported(root: Path, tmp_
     lines.append({"type": "relation", "from": "e001", "to": "e002", "relationType": "knows"})
     path = write_jsonl(tmp_path / "nul.jsonl", lines)
     counts, stderr = import_file(root, path, "nul")
-    assert counts == (599, 1, 0, 2), stderr
+    assert counts == (599, 1, 599, 2), stderr
     assert {int(n) for n in re.findall(r"skipped line (\d+):", stderr)} == {401, 601}, stderr
     assert "NUL" in stderr
     entities, relations = export_jsonl(root, "nul")
@@ -494,7 +563,7 @@ def test_files_are_read_as_written(root: Path, tmp_path: Path) -> None:
     bom = tmp_path / "bom.jsonl"
     bom.write_bytes(b"\xef\xbb\xbf" + (json.dumps(first) + "\n" + json.dumps(second) + "\n").encode())
     counts, stderr = import_file(root, bom, "bom")
-    assert counts == (2, 0, 0, 0), stderr
+    assert counts == (2, 0, 1, 0), stderr
     assert export_jsonl(root, "bom")[0] == {"first": ("t", ['"format": in an observation']), "second": ("t", [])}
 
     mentions_format = write_jsonl(
@@ -564,7 +633,7 @@ def test_json_import_applies_the_tools_limits_and_keeps_polyg_keys(root: Path, t
     path.write_text(json.dumps(document), encoding="utf-8")
     counts, stderr = import_file(root, path, "limited")
     assert counts == (2, 1, 0, 5), stderr
-    exported = export_json(root, "limited")
+    exported = entities_and_relationships(export_json(root, "limited"))
     assert sorted(e["name"] for e in exported["entities"]) == ["a", "b"]
     (rel,) = exported["relationships"]
     assert rel["id"] == "rel_0000000000000001" and rel["text"] == "KNOWS" and rel["created_at"] == stamp

@@ -15,11 +15,12 @@ import logging
 import time
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from polyg.config import Settings
 from polyg.core import word_prior
 from polyg.core.entities import EntityService
+from polyg.core.entity_writer import EntityWriter
 from polyg.core.graph import GraphContext
 from polyg.core.named import NamedGraph
 from polyg.core.projects import ProjectService
@@ -89,7 +90,7 @@ class Services:
     def nodes(self) -> NodeService:
         from polyg.core.nodes import NodeService
 
-        return NodeService(self.ctx, self.edges)
+        return NodeService(self.ctx, self.edges, writer=self.entities.writer)
 
     @cached_property
     def traversal(self) -> TraversalService:
@@ -129,7 +130,7 @@ class Services:
     def graphrag(self) -> GraphRag:
         from polyg.core.graphrag import GraphRag
 
-        return GraphRag(self.ctx, self.search, self.llm)
+        return GraphRag(self.ctx, self.search, self.llm, self.reltypes)
 
     @cached_property
     def classifier(self) -> Classifier:
@@ -173,6 +174,11 @@ class Services:
             self.retrieval.forget_database_state()
         self.reltypes.forget_all()
         self.ctx.schema = SchemaGuard(self.store, self.ctx.schema.model_id, self.ctx.schema.dimension)
+
+
+def _read_outcome(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 class Polyg:
@@ -285,12 +291,20 @@ class Polyg:
         # The model, and the vocabulary behind search's word prior, load in worker threads
         # while the database starts: no request pays for them or waits on the event loop.
         warm = asyncio.gather(asyncio.to_thread(embedder.load), asyncio.to_thread(word_prior.load))
+        # The English pipeline (remember's extraction) loads in a thread of its own, waited for
+        # by no open: the first parse waits for it instead.
+        from polyg.nlp.pipeline import pipeline
+
+        pipeline().load_in_background()
         store: FalkorStore | None = None
         try:
             store = await self._open_store()
             await warm
         except BaseException:
             warm.cancel()
+            # The loads end in their threads; their outcome is not wanted, and a gather nobody
+            # reads is printed at exit as an error never retrieved (`polyg status` on a dead server).
+            warm.add_done_callback(_read_outcome)
             # The embedded database stays attached (`self._embedded`): the next open reuses
             # it, and `close()` stops it.
             if store is not None:
@@ -299,13 +313,14 @@ class Polyg:
         ctx = GraphContext(store, embedder, SchemaGuard(store, embedder.model_id, embedder.dimension))
         reltypes = RelTypeService(ctx)
         search = SearchService(ctx)
+        writer = EntityWriter(ctx)  # the one writer of entities, whichever toolset writes
         services = Services(
             settings,
             store,
             ctx,
-            EntityService(ctx),
+            EntityService(ctx, writer),
             RelationshipService(ctx, reltypes),
-            NamedGraph(ctx, reltypes),
+            NamedGraph(ctx, reltypes, writer),
             search,
             ProjectService(ctx, search, reltypes),
             reltypes,
@@ -373,6 +388,9 @@ class Polyg:
         except PolygError:
             await store.close()
             raise
+        # A server polyg does not start may have no per-query memory capacity (the embedded
+        # one is started with it): see `FalkorStore.limit_query_memory`.
+        await store.limit_query_memory()
         return store
 
     async def _database_unreachable(self) -> None:

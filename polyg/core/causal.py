@@ -109,6 +109,18 @@ def check_confidence(value: float) -> float:
     return float(value)
 
 
+def merged_evidence(known: str, new: str) -> str:
+    """A link's evidence when it is stated again: what it had, and the new evidence on a line
+    of its own unless it is there already (stating a link again must not erase why it was
+    believed). Within the text limit, the oldest lines give way first."""
+    if not new.strip() or new in known.splitlines():
+        return known
+    lines = [*known.splitlines(), new] if known else [new]
+    while len(lines) > 1 and len("\n".join(lines)) > limits.MAX_TEXT:
+        lines.pop(0)
+    return "\n".join(lines)
+
+
 class CausalGraph:
     def __init__(self, ctx: GraphContext, resolver: Resolver, temporal: TemporalGraph) -> None:
         self.ctx = ctx
@@ -186,6 +198,7 @@ class CausalGraph:
         elif found:
             link_id = found[0][0]
             memories = tuple(dict.fromkeys([*(found[0][3] or []), *memories]))
+            evidence = values["evidence"] = merged_evidence(found[0][2] or "", evidence)
             write = q.update_link(self.ctx, project, *ends, {"id": link_id, **values}, settles=settles)
         else:
             link_id = new_id("cau")

@@ -66,25 +66,39 @@ class SemanticGraph:
     async def add_concept(
         self, project: str, *, name: str, description: str = "", represents: list[str] | None = None
     ) -> Concept:
-        limits.name(name)
+        name = limits.name(name)
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
         names = [limits.name(n, f"represents[{i}]") for i, n in enumerate(represents or [])]
         targets = await self.resolver.entity_ids(project, names)
         unknown = [n for n in names if n not in targets]
         if unknown:
             raise NotFound(f"Entity with name {', '.join(unknown)} not found.")
+        existing = await q.entity_named(self.ctx, project, name)
+        if existing and existing[0][2] != CONCEPT:
+            # A second entity of the name would make every lookup by name ambiguous; turning
+            # the entity into a concept would lose its type.
+            raise _name_taken(name, existing[0][2])
         # Everything is checked: now the writes.
-        existing = await q.concept_named(self.ctx, project, name)
+        created = False
+        if not existing:
+            # Made unless an entity of that name exists by now, checked inside the write (the
+            # one writer of entities): two calls at once make one concept.
+            row = {"id": new_id("ent"), "name": name, "type": CONCEPT, "summary": description}
+            made = await self.entities.writer.create(project, [row], if_absent="name")
+            if made:
+                concept_id, created = made[0].id, True
+            else:
+                existing = await q.entity_named(self.ctx, project, name)
+                if not existing:
+                    raise NotFound(f"Concept {name!r} was deleted meanwhile.")
+                if existing[0][2] != CONCEPT:
+                    raise _name_taken(name, existing[0][2])
         if existing:
-            concept_id, summary = existing[0]
-            created = False
+            concept_id, summary, _ = existing[0]
             if description and description != summary:
                 await self.entities.update_description(project, concept_id, description)
             else:
                 description = summary or ""
-        else:
-            concept_id = (await self.entities.create(project, name=name, type_=CONCEPT, description=description)).id
-            created = True
         now = now_iso()
         if targets:
             rows = [{"id": i, "rid": new_id("rel")} for i in sorted(set(targets.values()))]
@@ -205,3 +219,10 @@ def _vector_of(embedding: asyncio.Future[list[float]]) -> list[float] | None:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(float(value), 4)
+
+
+def _name_taken(name: str, entity_type: str) -> InvalidParams:
+    return InvalidParams(
+        f"An entity named {name!r} exists already, of type {entity_type!r}: a concept needs a name "
+        "of its own (e.g. the topic it stands for); link the concept to that entity with represents."
+    )

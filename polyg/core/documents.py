@@ -34,8 +34,8 @@ from typing import Any
 from polyg.core import limits, mustache
 from polyg.core.graph import GraphContext
 from polyg.core.templates import Template, TemplateService, template_from
-from polyg.core.user_cypher import UserCypher
-from polyg.errors import InvalidParams, NotFound
+from polyg.core.user_cypher import RENDER_BUDGET_MS, UserCypher, render_share_ms
+from polyg.errors import InvalidParams, NotFound, UserQueryTimeout
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row
 from polyg.store.names import ENTITY, Label
@@ -56,11 +56,13 @@ DEFAULT_TEMPLATE = Template(
     ),
     variables={
         "outgoing": (
-            "MATCH (n)-[r]->(m) WHERE NOT type(r) IN ['USES_TEMPLATE', 'CACHED_AT', 'DEPENDS_ON', 'HAS_OBSERVATION'] "
+            # polyg's own DEPENDS_ON leaves a cached document, never a node: one leaving the node
+            # is the user's (polyg.store.names.SHARED_REL_TYPES).
+            "MATCH (n)-[r]->(m) WHERE NOT type(r) IN ['USES_TEMPLATE', 'CACHED_AT', 'HAS_OBSERVATION'] "
             "RETURN type(r) AS type, m.name AS name, r, m ORDER BY type, name LIMIT 100"
         ),
         "incoming": (
-            "MATCH (n)<-[r]-(m) WHERE NOT type(r) IN ['USES_TEMPLATE', 'CACHED_AT', 'DEPENDS_ON'] "
+            "MATCH (n)<-[r]-(m) WHERE NOT type(r) IN ['USES_TEMPLATE', 'CACHED_AT'] AND NOT m:CachedDocument "
             "RETURN type(r) AS type, m.name AS name, r, m ORDER BY type, name LIMIT 100"
         ),
     },
@@ -212,12 +214,18 @@ class DocumentService:
         tree = mustache.parse(template.structure)
         data = template_data(node)
         dependencies: set[int] = {node.internal_id}
-        results = await asyncio.gather(
-            *(
-                self.user_cypher.run(project, query, node.internal_id, dependencies=True)
-                for query in template.variables.values()
+        share = render_share_ms(len(template.variables))
+        try:
+            results = await asyncio.gather(
+                *(
+                    self.user_cypher.run(project, query, node.internal_id, dependencies=True, timeout_ms=share)
+                    for query in template.variables.values()
+                )
             )
-        )
+        except UserQueryTimeout as exc:
+            raise UserQueryTimeout(
+                f"{exc.message} A template's variables share {RENDER_BUDGET_MS} ms ({share} ms each)."
+            ) from exc
         for name, result in zip(template.variables, results, strict=True):
             rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
             data[name] = rows

@@ -86,7 +86,8 @@ ENTITY = Embeddable(
     head_text=_entity_head,
     fulltext=("name", "type", "summary"),
     # parent_id: deleting an entity clears its children's parent, a lookup per deleted entity.
-    lookup=("id", "name", "type", "parent_id"),
+    # name_key: memory's match-or-create of a name (polyg.store.queries.entities).
+    lookup=("id", "name", "type", "parent_id", "name_key"),
     parts=Link(names.OBSERVATION, names.HAS_OBSERVATION),
 )
 OBSERVATION = Embeddable(

@@ -7,13 +7,13 @@ Writes store the text and queue the entity; `polyg.core.vectorizer` stores the v
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from polyg.core import limits
+from polyg.core.entity_writer import EntityWriter, type_label
 from polyg.core.graph import GraphContext
 from polyg.core.model import Node
-from polyg.core.nodes import type_label
 from polyg.errors import NotFound
 from polyg.names import new_id, now_iso, timestamps
 from polyg.store.names import ENTITY
@@ -73,8 +73,9 @@ def entity_node(row: dict[str, Any]) -> Node:
 
 
 class EntityService:
-    def __init__(self, ctx: GraphContext) -> None:
+    def __init__(self, ctx: GraphContext, writer: EntityWriter | None = None) -> None:
         self.ctx = ctx
+        self.writer = writer or EntityWriter(ctx)
 
     async def create(
         self,
@@ -101,25 +102,13 @@ class EntityService:
             for text, at in zip(obs_texts, timestamps(len(obs_texts)), strict=True)
         ]
         # Text now, vectors just after (polyg.core.vectorizer): the model is not on this path.
-        rows = await q.create_entity(
-            self.ctx,
-            project,
-            type_label(type_),
-            {
-                "id": entity_id,
-                "name": name,
-                "type": type_,
-                "summary": description,
-                "parent": parent_id,
-                "now": now_iso(),
-                "obs": obs,
-            },
-            with_parent=parent_id is not None,
-        )
-        if not rows:
+        row = {"id": entity_id, "name": name, "type": type_, "summary": description, "parent_id": parent_id, "obs": obs}
+        made = await self.writer.create(project, [row], parent=parent_id is not None)
+        if not made:
             raise NotFound(f"Parent entity {parent_id} not found.")
-        self.ctx.vectors.mark(project, [entity_id])
-        return EntityDetail(entity_node(rows[0][0]), tuple(Observation(o["id"], o["text"]) for o in obs), len(obs))
+        # As `get` reads it back (`entity_node`: kg shows no labels).
+        node = replace(made[0], labels=())
+        return EntityDetail(node, tuple(Observation(o["id"], o["text"]) for o in obs), len(obs))
 
     async def get(
         self, project: str, entity_id: str, *, skip: int = 0, shown: int = limits.OBSERVATIONS_SHOWN
@@ -155,16 +144,15 @@ class EntityService:
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
         if not await q.entity_exists(self.ctx, project, entity_id):
             raise NotFound(f"Entity {entity_id} not found.")
-        if not await q.set_summary(self.ctx, project, entity_id, description, now_iso()):
+        if await self.writer.update(project, entity_id, sets={"summary": description}, text_changed=True) is None:
             raise NotFound(f"Entity {entity_id} not found.")
-        self.ctx.vectors.mark(project, [entity_id])
 
     async def delete(self, project: str, entity_id: str) -> None:
         """Delete the entity, its observations and relationships; its children lose their parent."""
         limits.identifier(entity_id, "entity_id")
         if not await q.entity_exists(self.ctx, project, entity_id):
             raise NotFound(f"Entity {entity_id} not found.")
-        if await q.delete_entities(self.ctx, project, [entity_id]) == 0:
+        if await self.writer.delete(project, [entity_id]) == 0:
             raise NotFound(f"Entity {entity_id} not found.")
 
     async def add_observation(self, project: str, entity_id: str, text: str) -> Observation:

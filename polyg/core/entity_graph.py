@@ -16,34 +16,20 @@ from typing import Any
 from polyg.core import limits
 from polyg.core.edges import new_edge_id
 from polyg.core.entities import EntityDetail, EntityService, Observation, entity_node
+from polyg.core.entity_writer import EntityWriter
 from polyg.core.graph import GraphContext
-from polyg.core.model import OWN_PROPERTY_KEYS, decode_properties, encode_properties
+from polyg.core.model import OWN_PROPERTY_KEYS, Node, decode_properties, encode_properties
 from polyg.core.named import NamedGraph, stored_type
 from polyg.core.reltypes import RelTypeService
 from polyg.core.resolve import Resolver
 from polyg.core.time import SYSTEM_CLOCK, Clock, format_utc
 from polyg.errors import InvalidParams, NotFound
-from polyg.names import now_iso
 from polyg.store.falkor import TextListParam
-from polyg.store.names import RelType
+from polyg.store.names import ENTITY, RelType
 from polyg.store.queries import entity_graph as q
 
-DEFAULT_TYPE = "entity"
 RECENT_EVENTS = 10  # the events get_entity shows, latest first
 OWN_KEYS = TextListParam(sorted(OWN_PROPERTY_KEYS))
-
-
-@dataclass(frozen=True)
-class EntityRecord:
-    id: str
-    name: str
-    type: str
-    description: str
-    parent_id: str | None
-    properties: dict[str, Any]
-    created_at: str | None
-    updated_at: str | None
-    created: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,7 +51,7 @@ class Relation:
 
 @dataclass(frozen=True)
 class EntityView:
-    entity: EntityRecord
+    entity: Node
     observations: EntityDetail  # the entity with the page of its observations asked for
     relations: list[Relation] = field(default_factory=list)
     has_more: bool = False
@@ -75,8 +61,8 @@ class EntityView:
 @dataclass(frozen=True)
 class LinkResult:
     id: str
-    source: EntityRecord
-    target: EntityRecord
+    source: Node
+    target: Node
     type: str
     relationship: str
     created: bool
@@ -89,17 +75,18 @@ def relation_from(row: list[Any]) -> Relation:
     return Relation(rid, rtype, text, direction, oid, oname, otype, desc or "", vfrom, vto, inv, conf, score)
 
 
-def record_from(fields: dict[str, Any], stored: dict[str, Any], created: bool = False) -> EntityRecord:
-    return EntityRecord(
+def record_from(fields: dict[str, Any], stored: dict[str, Any]) -> Node:
+    """An entity with its user properties (the one entity model, `polyg.core.model.Node`)."""
+    return Node(
         fields["id"],
-        fields["name"],
-        fields["type"],
-        fields.get("summary") or "",
-        fields.get("parent_id"),
-        decode_properties(stored),
-        fields.get("created_at"),
-        fields.get("updated_at"),
-        created,
+        ENTITY,
+        name=fields["name"],
+        type=fields["type"],
+        summary=fields.get("summary") or "",
+        parent_id=fields.get("parent_id"),
+        properties=decode_properties(stored),
+        created_at=fields.get("created_at"),
+        updated_at=fields.get("updated_at"),
     )
 
 
@@ -112,8 +99,10 @@ class EntityGraph:
         named: NamedGraph,
         reltypes: RelTypeService,
         clock: Clock = SYSTEM_CLOCK,
+        writer: EntityWriter | None = None,
     ) -> None:
         self.ctx = ctx
+        self.writer = writer or entities.writer
         self.resolver = resolver
         self.entities = entities
         self.named = named
@@ -132,19 +121,31 @@ class EntityGraph:
         `DEFAULT_TYPE`); and the names created. `known`: the names' ids, looked up already
         (`Resolver.entity_ids`)."""
         ids = dict(known) if known is not None else await self.resolver.entity_ids(project, names)
-        created = []
-        for name in dict.fromkeys(names):
-            if name not in ids:
-                entity = await self.entities.create(project, name=name, type_=(types or {}).get(name) or DEFAULT_TYPE)
-                ids[name] = entity.id
-                created.append(name)
-        return ids, created
+        missing = [name for name in dict.fromkeys(names) if name not in ids]
+        if not missing:
+            return ids, []
+        # Made only where no entity of that name exists, checked inside the write: a name
+        # another writer made meanwhile is that writer's entity, looked up as any name is.
+        made = await self.writer.match_or_create(project, missing, types)
+        ids.update((name, node.id) for name, node in made.items())
+        ids.update(await self._made_meanwhile(project, [name for name in missing if name not in made]))
+        return ids, [name for name in missing if name in made]
 
-    async def record(self, project: str, entity_id: str, created: bool = False) -> EntityRecord:
+    async def _made_meanwhile(self, project: str, names: list[str]) -> dict[str, str]:
+        """The entities of names the writer found existing (made since they were looked up)."""
+        if not names:
+            return {}
+        found = await self.resolver.entity_ids(project, names)
+        gone = [name for name in names if name not in found]
+        if gone:  # found by the write, deleted before the lookup
+            raise NotFound(f"Entity with name {', '.join(gone)} was deleted meanwhile.")
+        return found
+
+    async def record(self, project: str, entity_id: str) -> Node:
         rows = await q.entity(self.ctx, project, entity_id, OWN_KEYS)
         if not rows:
             raise NotFound(f"Entity {entity_id} not found.")
-        return record_from(rows[0][0], dict(rows[0][1]), created)
+        return record_from(rows[0][0], dict(rows[0][1]))
 
     async def add_entity(
         self,
@@ -155,29 +156,31 @@ class EntityGraph:
         properties: dict[str, Any] | None = None,
         description: str = "",
         replace_properties: bool = False,
-    ) -> EntityRecord:
+    ) -> tuple[Node, bool]:
         """Create the entity, or update the one of that name: its properties are merged into
-        the stored ones (or replace them), a new description replaces the old one."""
+        the stored ones (or replace them), a new description replaces the old one. Returns the
+        entity and whether it was created."""
         limits.name(name)
         limits.type_(entity_type, "entity_type")
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
         values = encode_properties(properties)
         entity_id = await self.resolver.entity_id(project, name)
-        now = now_iso()
         if entity_id is None:
-            entity_id = (await self.entities.create(project, name=name, type_=entity_type, description=description)).id
             stored = {k: v for k, v in values.items() if v is not None}
-            if stored:
-                await q.set_properties(self.ctx, project, entity_id, stored, now)
-            return await self.record(project, entity_id, created=True)
+            fields = {name: {"summary": description, "props": stored}}
+            made = await self.writer.match_or_create(project, [name], {name: entity_type}, fields=fields)
+            if name in made:
+                return await self.record(project, made[name].id), True
+            # Made meanwhile by another writer: updated as an entity found by the lookup is.
+            entity_id = (await self._made_meanwhile(project, [name]))[name]
         if replace_properties:
             old = (await self.record(project, entity_id)).properties
             values = {**dict.fromkeys(old), **values}
         if values:
-            await q.set_properties(self.ctx, project, entity_id, values, now)
+            await self.writer.update(project, entity_id, props=values)
         if description:
             await self.entities.update_description(project, entity_id, description)
-        return await self.record(project, entity_id)
+        return await self.record(project, entity_id), False
 
     async def link(
         self,
@@ -198,17 +201,23 @@ class EntityGraph:
         unknown = [n for n in dict.fromkeys([source, target]) if n not in ids]
         if unknown and not create_missing:
             raise NotFound(f"Entity with name {', '.join(unknown)} not found (pass create_missing to create it).")
-        ids, _ = await self.ensure(project, [source, target], known=ids)
+        ids, made = await self.ensure(project, [source, target], known=ids)
         a, b = ids[source], ids[target]
         found = await q.relation_between(self.ctx, project, a, b, rel_type, relationship)
-        created = not found
+        created = False
         if found:
             rel_id = found[0][0]
         else:
-            await self.reltypes.ensure(project, [rel_type])
+            # Written unless a relation with that text joins them by now, checked inside the
+            # write: two links of one pair at once make one relation.
             rel_id = new_edge_id(rel_type)
             row = {"id": rel_id, "a": a, "b": b, "text": relationship, "type": rel_type, "description": description}
-            await self.named.write_relations(project, [row], same="id")
+            created = bool(await self.named.write_relations(project, [row], same="text"))
+            if not created:
+                found = await q.relation_between(self.ctx, project, a, b, rel_type, relationship)
+                if not found:
+                    raise NotFound("The relation was deleted meanwhile.")
+                rel_id = found[0][0]
         return LinkResult(
             rel_id,
             await self.record(project, a),
@@ -216,7 +225,7 @@ class EntityGraph:
             rel_type,
             relationship,
             created,
-            unknown,
+            made,
         )
 
     async def get(

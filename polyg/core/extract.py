@@ -35,6 +35,7 @@ from polyg.core.graph import GraphContext
 from polyg.core.progress import Progress
 from polyg.core.relation_patterns import RELATIONS, SELF, Statement, statements
 from polyg.core.reltypes import RelTypeService
+from polyg.core.resolve import Resolver
 from polyg.core.weighted_links import CAUSAL, ensure_type, stored_type
 from polyg.errors import InvalidParams, NotFound, StoreError
 from polyg.llm import LLM, Message, with_fallback
@@ -120,34 +121,26 @@ def fulltext_query(name: str) -> str:
 
 
 class NameResolver:
-    """Entity names to entities: exact, then in any case, then fuzzy (see the module)."""
+    """Entity names to entities: exact, then in any case (the one name resolver's steps), then
+    fuzzy (see the module)."""
 
     def __init__(self, ctx: GraphContext) -> None:
         self.ctx = ctx
+        self.names = Resolver(ctx)
 
     async def resolve(self, project: str, names: Sequence[str]) -> dict[str, Resolved]:
         wanted = list(dict.fromkeys(n for n in names if n))
         found: dict[str, Resolved] = {}
         if not wanted:
             return found
-        # Looked up as names are stored (stripped, NFC), keyed by the name as written.
+        # Looked up as names are stored (stripped, NFC), keyed by the name as written: exact,
+        # then in any case, as every tool resolves a name (`polyg.core.resolve.Resolver`).
         stored = {name: limits.as_stored(name) for name in wanted}
-        exact: dict[str, tuple[str, str]] = {
-            name: (entity_id, entity_name)
-            for name, (entity_id, entity_name) in await q.ids_named(self.ctx, project, list(set(stored.values())))
-        }
+        matches = await self.names.entities_named(project, list(set(stored.values())))
         for name in wanted:
-            if stored[name] in exact:
-                entity_id, entity_name = exact[stored[name]]
-                found[name] = Resolved(entity_id, entity_name, "exact")
-        missing = [n for n in wanted if n not in found]
-        if missing:
-            folded = await q.ids_named_folded(self.ctx, project, list({stored[n].lower() for n in missing}))
-            by_fold = {lowered: (entity_id, entity_name) for lowered, (entity_id, entity_name) in folded}
-            for name in missing:
-                if stored[name].lower() in by_fold:
-                    entity_id, entity_name = by_fold[stored[name].lower()]
-                    found[name] = Resolved(entity_id, entity_name, "case-insensitive")
+            match = matches.get(stored[name])
+            if match is not None:
+                found[name] = Resolved(match.id, match.name, match.how)
         for name in [n for n in wanted if n not in found]:
             fuzzy = await self._fuzzy(project, name)
             if fuzzy is not None:

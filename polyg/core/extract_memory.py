@@ -1,9 +1,11 @@
-"""What `remember` extracts from a memory by rules: entities, events (statements with a time,
-resolved against the reference time), facts (subject-predicate-object) and causal links.
+"""What `remember` extracts from a memory: entities, events (statements with a time, resolved
+against the reference time), facts (subject-predicate-object, with the validity the sentence
+states) and causal links.
 
-Rules stay conservative: an item is extracted only when its words say so, because a wrong link
-in the graph costs more than a missing one (the memory itself is always stored and searchable).
-A negated statement ("X did not cause Y", "Alice no longer works on Z") adds nothing.
+The rules read the memory's dependency parse (polyg.nlp.extract, over the process's English
+pipeline). They stay conservative: an item is extracted only when the parse says so, because a
+wrong link in the graph costs more than a missing one (the memory itself is always stored and
+searchable). A negated statement ("X did not cause Y", "Alice no longer works on Z") adds nothing.
 With an LLM configured, its extraction is used once checked against the text (names must
 occur in it, times must read as times); any failure leaves the rules' extraction.
 """
@@ -11,235 +13,48 @@ occur in it, times must read as times); any failure leaves the rules' extraction
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from pydantic import BaseModel, Field
 
 from polyg.core import sentences
-from polyg.core.recall.mentions import capitalised_mid_sentence, find_mentions, mask
-from polyg.core.recall.timeref import find_time_refs
-from polyg.core.time import parse_instant, parse_range
+from polyg.core.extraction import ExtractedCause, ExtractedEntity, ExtractedEvent, ExtractedFact, Extraction
+from polyg.core.time import parse_instant
 from polyg.errors import PolygError
 from polyg.llm import LLM, Answer, Message, with_fallback
+from polyg.nlp import extract as nlp_extract
+from polyg.nlp.pipeline import pipeline
 
-MAX_PHRASE_CHARS = 300
+__all__ = [
+    "ExtractedCause",
+    "ExtractedEntity",
+    "ExtractedEvent",
+    "ExtractedFact",
+    "Extraction",
+    "MemoryExtractor",
+    "extract",
+    "extract_async",
+]
 
-
-@dataclass(frozen=True)
-class ExtractedEntity:
-    name: str
-    type: str | None = None
-
-
-@dataclass(frozen=True)
-class ExtractedEvent:
-    description: str
-    occurred_at: datetime
-    time_text: str
-    entities: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ExtractedFact:
-    subject: str
-    predicate: str
-    object: str
+MAX_PHRASE_CHARS = nlp_extract.MAX_PHRASE_CHARS
 
 
-@dataclass(frozen=True)
-class ExtractedCause:
-    cause: str
-    effect: str
-    confidence: float
-    evidence: str
+def extract(
+    content: str, reference: datetime, known_names: tuple[str, ...] = (), speaker: str | None = None
+) -> Extraction:
+    """Entities, events, facts and causal links of `content` (see the module docstring), said
+    at `reference` by `speaker` (whom "I" names); `known_names`: names the graph knows that
+    the content mentions (each is an entity where a sentence names it). Parses in this thread:
+    on the event loop, parse first with `pipeline().parse_async` (the parse is kept)."""
+    return nlp_extract.extract(content, reference, speaker, known_names)
 
 
-@dataclass
-class Extraction:
-    entities: list[ExtractedEntity] = field(default_factory=list)
-    events: list[ExtractedEvent] = field(default_factory=list)
-    facts: list[ExtractedFact] = field(default_factory=list)
-    causes: list[ExtractedCause] = field(default_factory=list)
-
-
-_NEGATION = re.compile(r"\b(?:not|never|no longer|n['’]t|cannot|no)\b", re.IGNORECASE)
-
-# Fact verbs, longest first, with the predicate they store.
-_FACT_VERBS: tuple[tuple[str, str], ...] = (
-    ("is owned by", "owned_by"),
-    ("is managed by", "managed_by"),
-    ("is maintained by", "maintained_by"),
-    ("is located in", "located_in"),
-    ("is based in", "based_in"),
-    ("reports to", "reports_to"),
-    ("works on", "works_on"),
-    ("works at", "works_at"),
-    ("works for", "works_for"),
-    ("is working on", "works_on"),
-    ("lives in", "lives_in"),
-    ("moved to", "lives_in"),
-    ("is married to", "married_to"),
-    ("depends on", "depends_on"),
-    ("runs on", "runs_on"),
-    ("belongs to", "belongs_to"),
-    ("is part of", "part_of"),
-    ("owns", "owns"),
-    ("maintains", "maintains"),
-    ("leads", "leads"),
-    ("manages", "manages"),
-    ("uses", "uses"),
-    ("joined", "member_of"),
-    ("is a member of", "member_of"),
-    ("prefers", "prefers"),
-)
-_FACT = re.compile(
-    r"^(?P<subject>.+?) (?P<verb>" + "|".join(re.escape(v) for v, _ in _FACT_VERBS) + r") (?P<object>.+)$"
-)
-_PREDICATES = dict(_FACT_VERBS)
-
-# Causal patterns: (regex, which group is the cause, confidence). Effect-first forms come first
-# so "A because B" is not read as "A" causing anything.
-_CAUSE_FORMS: tuple[tuple[re.Pattern[str], str, float], ...] = tuple(
-    (re.compile(p, re.IGNORECASE), first, conf)
-    for p, first, conf in (
-        (r"^because (?:of )?(?P<a>.+?), (?P<b>.+)$", "a", 0.9),
-        (r"^after (?P<a>.+? (?:failed|crashed|broke|went down|expired|stopped|ran out))\b,? (?P<b>.+)$", "a", 0.7),
-        (r"^(?P<b>.+?),? (?:because of|because|due to|owing to|as a result of|thanks to) (?P<a>.+)$", "a", 0.9),
-        (
-            r"^(?P<b>.+?) (?:was|were|is|are|got|had been|has been) (?:caused|triggered|brought on) by (?P<a>.+)$",
-            "a",
-            0.9,
-        ),
-        (r"^(?P<b>.+?) (?:was|were|is) the (?:result|consequence) of (?P<a>.+)$", "a", 0.85),
-        (r"^(?P<b>.+?) after (?P<a>.+? (?:failed|crashed|broke|went down|expired|stopped|ran out))$", "a", 0.7),
-        (
-            r"^(?P<a>.+?) (?:caused|causes|led to|leads to|resulted in|results in|triggered|triggers|"
-            r"brought down|broke|made) (?P<b>.+)$",
-            "a",
-            0.9,
-        ),
-        (r"^(?P<a>.+?),? so (?P<b>.+)$", "a", 0.75),
-    )
-)
-
-
-def extract(content: str, reference: datetime, known_names: tuple[str, ...] = ()) -> Extraction:
-    """Entities, events, facts and causal links of `content` (see the module docstring)."""
-    out = Extraction()
-    seen_entities: set[str] = set()
-    previous: str | None = None
-    capitalised = capitalised_mid_sentence(content)
-    for sentence in sentences.split(content):
-        mentions = find_mentions(sentence, known_names, statement=True, capitalised=capitalised)
-        for m in mentions:
-            if m.text.lower() not in seen_entities:
-                seen_entities.add(m.text.lower())
-                out.entities.append(ExtractedEntity(m.text, _entity_type(m.kind)))
-        names = tuple(m.text for m in mentions)
-        event = _event(sentence, mask(sentence, mentions), reference, names)
-        if event is not None:
-            out.events.append(event)
-        fact = _fact(sentence)
-        if fact is not None:
-            out.facts.append(fact)
-            for name in (fact.subject, fact.object):
-                if name[:1].isupper() and name.lower() not in seen_entities:
-                    seen_entities.add(name.lower())
-                    out.entities.append(ExtractedEntity(name))
-        cause = _cause(sentence, previous)
-        if cause is not None:
-            out.causes.append(cause)
-        previous = _clause(sentence)
-    return out
-
-
-def _entity_type(kind: str) -> str | None:
-    return {"code": "Code", "service": "Service"}.get(kind)
-
-
-def _event(sentence: str, masked: str, reference: datetime, names: tuple[str, ...]) -> ExtractedEvent | None:
-    for ref in find_time_refs(masked):
-        text = re.sub(r"['’]s\b", "", ref.text)
-        try:
-            span = parse_range(text, reference=reference)
-        except (PolygError, ValueError, OverflowError):
-            continue
-        if span.start is None:
-            continue
-        return ExtractedEvent(_clip(sentence), span.start, ref.text, names)
-    return None
-
-
-def _fact(sentence: str) -> ExtractedFact | None:
-    clause = _clause(sentence)
-    match = _FACT.match(clause)
-    if match is None or _NEGATION.search(match.group("subject") + " " + match.group("verb")):
-        return None
-    subject = _ARTICLE.sub("", _phrase(match.group("subject")))
-    obj = _ARTICLE.sub(
-        "", _phrase(re.split(r",| and | but | because | since | until | as of ", match.group("object"))[0])
-    )
-    if not subject or not obj or len(subject.split()) > 5 or len(obj.split()) > 8:
-        return None
-    if subject.lower() in {"it", "this", "that", "he", "she", "they", "we", "i", "you", "there"}:
-        return None
-    return ExtractedFact(subject, _PREDICATES[match.group("verb")], obj)
-
-
-_PRONOUNS = frozenset({"it", "this", "that", "which"})
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
-
-
-_DENIED_CUE = re.compile(
-    r"(?:\bnot|\bnever|n['’]t|\bno longer)\s+(?:\w+\s+){0,2}?(?:cause|caused|causes|lead|led|leads|result|"
-    r"resulted|trigger|triggered|because|due|owing|make|made|break|broke)\b",
-    re.IGNORECASE,
-)
-
-
-def _cause(sentence: str, previous: str | None) -> ExtractedCause | None:
-    clause = _clause(sentence)
-    if _DENIED_CUE.search(clause):
-        return None
-    for pattern, _first, confidence in _CAUSE_FORMS:
-        match = pattern.match(clause)
-        if match is None:
-            continue
-        # "It led to faster reports": "it" is what the sentence before said.
-        cause = _antecedent(_phrase(match.group("a")), previous)
-        effect = _antecedent(_phrase(match.group("b")), previous)
-        if not cause or not effect or cause.lower() == effect.lower():
-            continue
-        if _negated_link(clause, match):
-            return None
-        return ExtractedCause(cause, effect, confidence, _clip(sentence))
-    return None
-
-
-def _antecedent(phrase: str, previous: str | None) -> str:
-    if phrase.lower() in _PRONOUNS:
-        return previous or ""
-    return phrase
-
-
-def _negated_link(clause: str, match: re.Match[str]) -> bool:
-    """The words between the two sides ("did not cause", "wasn't caused by", "not because of")
-    or just before the cue deny the link."""
-    between = clause[min(match.end("a"), match.end("b")) : max(match.start("a"), match.start("b"))]
-    head = clause[: min(match.start("a"), match.start("b"))]
-    tail_of_first = clause[max(0, min(match.end("a"), match.end("b")) - 12) : min(match.end("a"), match.end("b"))]
-    return bool(_NEGATION.search(between) or _NEGATION.search(head) or _NEGATION.search(tail_of_first))
-
-
-def _clause(sentence: str) -> str:
-    return sentence.strip().rstrip(".!?;:").strip()
-
-
-def _phrase(text: str) -> str:
-    cleaned = text.strip(" ,;:\"'“”")
-    cleaned = re.sub(r"^(?:and|but|then|that|which|also)\s+", "", cleaned, flags=re.IGNORECASE)
-    return _clip(cleaned)
+async def extract_async(
+    content: str, reference: datetime, known_names: tuple[str, ...] = (), speaker: str | None = None
+) -> Extraction:
+    """`extract`, its parse run off the event loop."""
+    await pipeline().parse_async(content)
+    return extract(content, reference, known_names, speaker)
 
 
 def _clip(text: str) -> str:
@@ -329,13 +144,20 @@ class MemoryExtractor:
     def __init__(self, llm: LLM | None = None, *, timeout_s: float | None = None) -> None:
         self.llm = llm
         self._call = with_fallback(
-            self._llm_extract if llm is not None else None, extract, name="remember extraction", timeout_s=timeout_s
+            self._llm_extract if llm is not None else None,
+            extract_async,
+            name="remember extraction",
+            timeout_s=timeout_s,
         )
 
-    async def extract(self, content: str, reference: datetime, known_names: tuple[str, ...] = ()) -> Answer[Extraction]:
-        return await self._call.run(content, reference, known_names)
+    async def extract(
+        self, content: str, reference: datetime, known_names: tuple[str, ...] = (), speaker: str | None = None
+    ) -> Answer[Extraction]:
+        return await self._call.run(content, reference, known_names, speaker)
 
-    async def _llm_extract(self, content: str, reference: datetime, known_names: tuple[str, ...] = ()) -> Extraction:
+    async def _llm_extract(
+        self, content: str, reference: datetime, known_names: tuple[str, ...] = (), speaker: str | None = None
+    ) -> Extraction:
         assert self.llm is not None
         prompt = EXTRACTION_PROMPT.replace("{reference}", reference.isoformat()).replace("{content}", content)
         messages: list[Message] = [{"role": "user", "content": prompt}]

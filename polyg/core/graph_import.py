@@ -44,7 +44,7 @@ from polyg.store.names import (
     RELATIONSHIP_TYPE,
     Label,
     RelType,
-    is_reserved_rel_type,
+    is_own_rel_type,
     short,
 )
 from polyg.store.queries import views as q
@@ -285,7 +285,8 @@ class GraphImport:
         if graph.dimension is not None and graph.dimension != dimension:
             raise InvalidParams(
                 f"The export's vectors have {graph.dimension} dimensions but this project's embedder makes "
-                f"{dimension}: export again with include_embeddings: false, and polyg computes them."
+                f"{dimension}: export again without them (include_embeddings: false; `polyg export` without "
+                "--embeddings), and polyg computes them."
             )
         for label, ids in graph.outside_ends().items():
             missing = sorted(ids - set(await q.existing_ids(self.ctx, project, label, sorted(ids))))
@@ -315,7 +316,7 @@ class GraphImport:
                 if progress:
                     progress(len(batch))
         await self.temporal.reltypes.ensure(
-            project, sorted({e.type for e in graph.edges if not is_reserved_rel_type(e.type)})
+            project, sorted({e.type for e in graph.edges if not is_own_rel_type(e.type)})
         )
         by_ends: dict[tuple[RelType, Label, Label], list[Edge]] = defaultdict(list)
         for edge in graph.edges:
@@ -328,9 +329,7 @@ class GraphImport:
                 report.already_there += len(batch) - made
                 if progress:
                     progress(len(batch))
-        fact_types = sorted(
-            {e.type for e in graph.edges if "valid_from" in e.props and not is_reserved_rel_type(e.type)}
-        )
+        fact_types = sorted({e.type for e in graph.edges if "valid_from" in e.props and not is_own_rel_type(e.type)})
         await self.temporal.mark_fact_types(project, fact_types)
         await self._link_mentions(project, graph.nodes)
         queued: dict[Label, list[str]] = defaultdict(list)

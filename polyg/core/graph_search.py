@@ -42,6 +42,7 @@ from polyg.core.graph import GraphContext
 from polyg.core.search import SearchService
 from polyg.core.traversal import NodeRef, Surroundings, TraversalService, node_from
 from polyg.errors import InvalidParams
+from polyg.store.names import ENTITY
 from polyg.store.queries import graphrag as gq
 from polyg.store.queries import traversal as tq
 
@@ -163,13 +164,22 @@ class GraphSearch:
             gq.entity_texts_at(self.ctx, project, [i for i, _, _ in ranked], CONTENT_OBSERVATIONS),
             tq.links_by_internal_id(self.ctx, project, sorted(set(shown))),
         )
-        nodes = {n.internal_id: n for n in map(node_from, node_rows)}
+        # Another session may delete an entity between the ranking and this read: it is then
+        # missing, or FalkorDB gave its internal id to a node made since. Either way it is left
+        # out (and a named seed must still carry the polyg id the search found).
+        nodes = {
+            n.internal_id: n
+            for n in map(node_from, node_rows)
+            if ENTITY in n.labels and context.ids.get(n.internal_id, n.id) == n.id
+        }
         texts = {int(row[0]): content_of(row[1], row[2] or []) for row in text_rows}
         links = {int(row[0]): (int(row[1]), str(row[2])) for row in link_rows}
         seed_set = set(seeds)
         results = []
         for internal, graph_score, combined in ranked:
-            node = nodes[internal]
+            node = nodes.get(internal)
+            if node is None:
+                continue
             near = [
                 ContextNeighbour(nodes[n], links[link.internal_id][1], link.weight, links[link.internal_id][0] != n, d)
                 for n, link, d in listed[internal][:LISTED_NEIGHBOURS]

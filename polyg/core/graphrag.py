@@ -22,6 +22,7 @@ from polyg.core.graph import GraphContext
 from polyg.core.graph_search import GraphSearch
 from polyg.core.graph_stats import GraphStatistics, statistics
 from polyg.core.reltypes import RelTypeService
+from polyg.core.resolve import Resolver
 from polyg.core.search import SearchService
 from polyg.core.traversal import EdgeRef, NodeRef, TraversalService
 from polyg.core.weighted_links import WeightedLinks
@@ -80,16 +81,31 @@ class Salience:
 
 
 class GraphRag:
-    def __init__(self, ctx: GraphContext, search: SearchService, llm: LLM | None = None) -> None:
+    def __init__(
+        self, ctx: GraphContext, search: SearchService, llm: LLM | None = None, reltypes: RelTypeService | None = None
+    ) -> None:
         self.ctx = ctx
-        self.reltypes = RelTypeService(ctx)
+        # The process's one registry (`Services.reltypes`), which a store restart resets: one of
+        # its own would still believe the types it registered before are there.
+        self.reltypes = reltypes or RelTypeService(ctx)
         self.traversal = TraversalService(ctx, self.reltypes)
         self.centrality = CentralityService(ctx)
         self.links = WeightedLinks(ctx, self.reltypes)
         self.search = GraphSearch(ctx, search, self.traversal, self.centrality)
         self.extractor = Extractor(ctx, self.reltypes, llm)
         self.llm = llm
+        self.resolver = Resolver(ctx)
         self._salience: tuple[Centrality, Salience] | None = None
+
+    async def entity_ids(self, project: str, refs: list[str]) -> list[str]:
+        """Each reference as an entity id: an entity's id, or the name of one (the memory
+        view's resolver: exact, then in any case). One that is neither is left as given, so
+        that the tool reports it as not found."""
+        found = await self.resolver.entity_refs(project, refs)
+        return [found.get(ref, ref) for ref in refs]
+
+    async def entity_id(self, project: str, ref: str) -> str:
+        return (await self.entity_ids(project, [ref]))[0]
 
     async def close(self) -> None:
         if self.llm is not None:

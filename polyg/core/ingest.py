@@ -93,7 +93,7 @@ class IngestService:
     ) -> IngestReport:
         started = time.perf_counter()
         report = IngestReport()
-        docs = list({doc.source: _checked(doc) for doc in documents}.values())  # last one per source wins
+        docs = list({doc.source: checked(doc) for doc in documents}.values())  # last one per source wins
         known = {
             row[0]: (row[1], row[2]) for row in await q.article_hashes(self.ctx, project, [d.source for d in docs])
         }
@@ -245,8 +245,10 @@ def _groups(pending: list[_Pending], batch: int) -> list[list[_Pending]]:
     return groups
 
 
-def _checked(doc: Document) -> Document:
-    """A document with a title and some text (the parsers make them; an agent's may lack them)."""
+def checked(doc: Document) -> Document:
+    """A document with a title and some text (the parsers make them; an agent's may lack them).
+    `polyg ingest` checks each file's documents with it first, so one bad file is reported by
+    name and the others are ingested."""
     limits.name(doc.title, "title")
     for author in doc.authors:
         limits.name(author, "authors")

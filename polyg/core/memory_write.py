@@ -39,6 +39,7 @@ from polyg.core.time import epoch_us, format_utc
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import InvalidParams
 from polyg.names import new_id
+from polyg.nlp.pipeline import pipeline
 from polyg.store.queries import memories as q
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,23 @@ def _as_name(context: str | None) -> str:
         return ""
 
 
+# A memory is stored as one text, its context then ': ' then its content, held to the limit of
+# every stored text (limits.MAX_TEXT): the content's limit leaves room for the longest context,
+# so a content the tool's schema accepts is never refused later as a too long "description".
+MAX_CONTEXT = 200
+MAX_CONTENT = limits.MAX_TEXT - MAX_CONTEXT - len(": ")
+
+
+def check_memory(content: str, context: str | None) -> None:
+    """Refuses (4013 or 4002, naming the parameter) a content or context over its limit. A
+    content longer than MAX_CONTENT is taken when its context is short enough for both to fit
+    (a memory exported by an earlier version comes back)."""
+    if context is not None:
+        limits.text(context, "context", max_len=MAX_CONTEXT, allow_empty=True)
+    room = limits.MAX_TEXT - (len(context) + len(": ") if context else 0)
+    limits.text(content, "content", max_len=room)
+
+
 def memory_text(content: str, context: str | None) -> str:
     """What is stored: the content, after who or where it is from."""
     return f"{context}: {content}" if context else content
@@ -98,6 +116,7 @@ class MemoryWriter:
         self._writing: dict[str, asyncio.Event] = {}
 
     async def remember(self, project: str, content: str, context: str | None, at: datetime) -> Remembered:
+        check_memory(content, context)
         temporal, resolver = self.graphs.temporal, self.graphs.resolver
         text = memory_text(content, context)
         temporal.ctx.prefetch([text])
@@ -108,8 +127,10 @@ class MemoryWriter:
         await asyncio.sleep(0)
         # What the rules find without the graph's names (the extraction proper needs them):
         # the names and the times the memory most likely writes, looked up and placed in time
-        # while the store answers those two.
-        likely = extract(content, at)
+        # while the store answers those two. The parse runs off the event loop, once: the
+        # extraction proper reads it again.
+        await pipeline().parse_async(content)
+        likely = extract(content, at, speaker=source or None)
         likely_names = list(dict.fromkeys([*([source] if source else []), *(e.name for e in likely.entities)]))
         existing, mentioned, named, chain = await asyncio.gather(
             duplicate,
@@ -126,9 +147,9 @@ class MemoryWriter:
                 state = await q.memory_state(temporal.ctx, project, existing) or "whole"
             if state == "unfinished":
                 # No await between the look and `_finish`'s claim: one retry finishes it.
-                return await self._finish(project, existing, content, at, Known(mentioned, named, chain))
+                return await self._finish(project, existing, content, at, Known(mentioned, named, chain), source)
             return Remembered(memory_id=existing, duplicate=True)
-        found = await self.extractor.extract(content, at, tuple(mentioned))
+        found = await self.extractor.extract(content, at, tuple(mentioned), source or None)
         extracted = found.value
         temporal.ctx.prefetch(
             [*(e.description for e in extracted.events), *(t for c in extracted.causes for t in (c.cause, c.effect))]
@@ -137,13 +158,15 @@ class MemoryWriter:
         out.extracted_by = found.source
         return out
 
-    async def _finish(self, project: str, memory: str, content: str, at: datetime, known: Known) -> Remembered:
+    async def _finish(
+        self, project: str, memory: str, content: str, at: datetime, known: Known, source: str = ""
+    ) -> Remembered:
         """An unfinished memory told again: its extraction again, and the facts and causal
         links of it that are not written yet (its events were written with it). `duplicate`
         only when none was missing (another remember finished it meanwhile): the lists say
         what this call added."""
         with self._claimed(memory):
-            found = await self.extractor.extract(content, at, tuple(known.mentioned))
+            found = await self.extractor.extract(content, at, tuple(known.mentioned), source or None)
             out = Remembered(memory_id=memory, duplicate=False, extracted_by=found.source)
             if not (found.value.facts or found.value.causes):  # a model's extraction this time: nothing follows
                 await q.settle(self.graphs.temporal.ctx, project, memory)
@@ -183,6 +206,9 @@ class MemoryWriter:
         pending: asyncio.Future[None] | None = None
         try:
             for k, batch in enumerate(batches):
+                if not caching:
+                    # Parsed in one batch (with the vectors, when made ahead: `_embed_ahead`).
+                    await pipeline().parse_many_async([m.content for m in batch])
                 if caching:
                     current = pending or asyncio.ensure_future(self._embed_ahead(batch))
                     with contextlib.suppress(Exception):  # a failing model fails the remember itself
@@ -201,9 +227,12 @@ class MemoryWriter:
         """The vectors of what the memories will store (their text, and what the rules find
         in it: events, causes and effects), into the embedder's cache; one model call each."""
         texts: list[str] = []
+        # One batch through the parser (`nlp.pipe`), off the event loop; each remember reads
+        # its parse again.
+        await pipeline().parse_many_async([m.content for m in batch])
         for m in batch:
             texts.append(memory_text(m.content, m.context))
-            found = extract(m.content, m.at)
+            found = extract(m.content, m.at, speaker=_as_name(m.context) or None)
             texts += [e.description for e in found.events]
             texts += [t for c in found.causes for t in (c.cause, c.effect)]
         await self.graphs.temporal.ctx.embedder.embed_batch([t for t in dict.fromkeys(texts) if t.strip()])
@@ -301,6 +330,8 @@ class MemoryWriter:
                         subject=fact.subject,
                         predicate=fact.predicate,
                         object_=fact.object,
+                        valid_from=format_utc(fact.valid_from) if fact.valid_from is not None else None,
+                        valid_to=format_utc(fact.valid_to) if fact.valid_to is not None else None,
                         reference_time=when,
                         memory=memory,
                         entity_ids=ids,

@@ -38,6 +38,7 @@ OWN_PROPERTY_KEYS = frozenset(
     {
         "id",
         "name",
+        "name_key",  # the normalised name entities are matched on (polyg.store.queries.entities)
         "type",
         "summary",
         "description",

@@ -29,6 +29,10 @@ from typing import Any
 from polyg.errors import InvalidParams
 
 MAX_PARTIAL_DEPTH = 16
+# Sections inside sections, and partials counted as a level each when rendering: the renderer
+# recurses once a level, and a template of 1,000 nested sections saved, then failed every render
+# with Python's recursion limit (an internal error).
+MAX_NESTING = 100
 _ESCAPES = {
     "&": "&amp;",
     "<": "&lt;",
@@ -208,6 +212,10 @@ def _nest(tokens: list[_Token]) -> list[Node]:
         if token.kind in ("!", "="):
             continue
         if token.kind in ("#", "^"):
+            if len(stack) >= MAX_NESTING:
+                raise MustacheError(
+                    f"Template error: sections nest deeper than {MAX_NESTING} levels at character {token.pos}."
+                )
             node = Node(token.kind, token.value)
             current.append(node)
             stack.append((node, current))
@@ -251,7 +259,7 @@ Partials = Callable[[str], str | None]
 
 def render(tree: Sequence[Node], data: Mapping[str, Any], partials: Partials | None = None) -> str:
     out: list[str] = []
-    _render(tree, [data], partials or (lambda _name: None), out, 0)
+    _render(tree, [data], partials or (lambda _name: None), out, 0, 0)
     return "".join(out)
 
 
@@ -278,7 +286,10 @@ def _lookup(name: str, stack: list[Any]) -> Any:
     return value
 
 
-def _render(tree: Sequence[Node], stack: list[Any], partials: Partials, out: list[str], depth: int) -> None:
+def _render(tree: Sequence[Node], stack: list[Any], partials: Partials, out: list[str], depth: int, level: int) -> None:
+    """`depth`: partials entered; `level`: sections and partials entered (see MAX_NESTING)."""
+    if level > MAX_NESTING:
+        raise MustacheError(f"Template error: sections and partials nest deeper than {MAX_NESTING} levels.")
     for node in tree:
         kind = node.kind
         if kind == "text":
@@ -294,16 +305,16 @@ def _render(tree: Sequence[Node], stack: list[Any], partials: Partials, out: lis
             items = value if isinstance(value, (list, tuple)) else [value]
             for item in items:
                 stack.append(item)
-                _render(node.children, stack, partials, out, depth)
+                _render(node.children, stack, partials, out, depth, level + 1)
                 stack.pop()
         elif kind == "^":
             if not truthy(_lookup(node.value, stack)):
-                _render(node.children, stack, partials, out, depth)
+                _render(node.children, stack, partials, out, depth, level + 1)
         elif kind == ">":
-            _partial(node, stack, partials, out, depth)
+            _partial(node, stack, partials, out, depth, level + 1)
 
 
-def _partial(node: Node, stack: list[Any], partials: Partials, out: list[str], depth: int) -> None:
+def _partial(node: Node, stack: list[Any], partials: Partials, out: list[str], depth: int, level: int) -> None:
     if depth >= MAX_PARTIAL_DEPTH:
         raise MustacheError(f"Template error: partials nest deeper than {MAX_PARTIAL_DEPTH} levels.")
     source = partials(node.value)
@@ -314,4 +325,4 @@ def _partial(node: Node, stack: list[Any], partials: Partials, out: list[str], d
         # values it prints).
         lines = source.split("\n")
         source = "\n".join(node.indent + line if line or i < len(lines) - 1 else line for i, line in enumerate(lines))
-    _render(parse(source), stack, partials, out, depth + 1)
+    _render(parse(source), stack, partials, out, depth + 1, level)

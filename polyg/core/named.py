@@ -22,14 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from polyg.core import limits
+from polyg.core.entity_writer import EntityWriter
 from polyg.core.graph import GraphContext
-from polyg.core.nodes import type_label
 from polyg.core.reltypes import RelTypeService
+from polyg.core.resolve import Resolver
 from polyg.errors import NotFound
 from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
 from polyg.store.names import is_reserved_rel_type
 from polyg.store.queries import named as q
-from polyg.store.queries.named import REL_TEXT, type_dispatch
+from polyg.store.queries.named import REL_TEXT
 
 __all__ = [
     "MAX_RELATIONS",
@@ -39,7 +40,6 @@ __all__ = [
     "NamedGraph",
     "NamedRelation",
     "stored_type",
-    "type_dispatch",
 ]
 
 # Relations one read returns at most (see `relations_touching`).
@@ -89,16 +89,20 @@ class AddedObservations:
 
 
 class NamedGraph:
-    def __init__(self, ctx: GraphContext, reltypes: RelTypeService | None = None) -> None:
+    def __init__(
+        self, ctx: GraphContext, reltypes: RelTypeService | None = None, writer: EntityWriter | None = None
+    ) -> None:
         self.ctx = ctx
         self.reltypes = reltypes or RelTypeService(ctx)
+        self.writer = writer or EntityWriter(ctx)
+        self.resolver = Resolver(ctx)
 
     # --- reads ------------------------------------------------------------------------------
 
     async def ids_by_name(self, project: str, names: list[str]) -> dict[str, str]:
         """name -> id of the oldest entity with exactly that name; `names` are normalised."""
-        rows = await q.ids_by_name(self.ctx, project, _unique(names))
-        return {name: entity_id for name, entity_id in rows}
+        found = await self.resolver.exact_names(project, _unique(names))
+        return {name: match.id for name, match in found.items()}
 
     async def entities(
         self, project: str, ids: list[str], *, skip: int = 0, shown: int | None = None
@@ -166,7 +170,7 @@ class NamedGraph:
                 "name": e["name"],
                 "type": e["entityType"],
                 "obs": [
-                    {"id": new_id("obs"), "text": o, "created_at": t}
+                    {"id": new_id("obs"), "text": o, "at": t}
                     for o, t in zip(e["observations"], timestamps(len(e["observations"])), strict=True)
                 ],
             }
@@ -184,10 +188,9 @@ class NamedGraph:
         The check runs inside the write query, which FalkorDB executes alone on the graph,
         so two writers racing on one name create it once.
         """
-        rows = [{**row, "label": type_label(row["type"])} for row in rows]
-        created = await q.create_entities(self.ctx, project, rows, "name" if unique_names else "id", now or now_iso())
-        self.ctx.vectors.mark(project, created)
-        return created
+        rows = [{**row, "obs": [_observation_row(o) for o in row.get("obs", [])]} for row in rows]
+        made = await self.writer.create(project, rows, if_absent="name" if unique_names else "id", now=now)
+        return {node.id for node in made}
 
     async def create_relations(self, project: str, items: list[dict[str, str]]) -> list[NamedRelation]:
         """Create relations between named entities; an unknown endpoint fails the whole batch."""
@@ -283,7 +286,7 @@ class NamedGraph:
         clean = [limits.name(n, f"entityNames[{i}]") for i, n in enumerate(names)]
         ids = await self.ids_by_name(project, clean)
         if ids:
-            await q.delete_entities(self.ctx, project, list(ids.values()))
+            await self.writer.delete(project, list(ids.values()))
 
     async def delete_observations(self, project: str, items: list[dict[str, Any]]) -> None:
         limits.count(items, "deletions")
@@ -314,6 +317,11 @@ class NamedGraph:
             if rel["from"] in ids and rel["to"] in ids
         ]
         await q.delete_relations(self.ctx, project, rows)
+
+
+def _observation_row(o: dict[str, Any]) -> dict[str, Any]:
+    """An observation as the writer takes it: its time under `at` (an import names it created_at)."""
+    return {"id": o["id"], "text": o["text"], "at": o.get("at", o.get("created_at"))}
 
 
 def _relation(item: dict[str, str], i: int) -> dict[str, str]:

@@ -17,20 +17,19 @@ from typing import Any
 from polyg.core import limits
 from polyg.core.edges import OWN_KEYS, EdgeService, Resolved, check_batch, new_edge_id, resolve
 from polyg.core.embeddable import ENTITY, REGISTRY, Embeddable, EmbeddableRegistry
+from polyg.core.entity_writer import EntityWriter, node_from, type_label
 from polyg.core.graph import GraphContext
 from polyg.core.model import (
     Node,
     Outcome,
     check_name,
     check_text,
-    decode_properties,
     encode_edge_properties,
     encode_properties,
 )
 from polyg.errors import InvalidParams, NotFound, PayloadTooLarge, PolygError
 from polyg.names import new_id, now_iso, timestamps
-from polyg.store.falkor import Row
-from polyg.store.names import Label, is_name, is_reserved_label, user_rel_type
+from polyg.store.names import user_rel_type
 from polyg.store.queries import nodes as q
 
 MAX_NODE_EDGES = 100  # edges one new node may bring along
@@ -69,31 +68,6 @@ class NodeChange:
     properties: Mapping[str, object] | None = None  # merged; a None value removes the property
 
 
-def type_label(type_: str) -> Label | None:
-    """A second label from the node type (`location` -> `:Location`), if the type is a valid
-    name and the label is not one of polyg's own."""
-    if not is_name(type_):
-        return None
-    label = type_[0].upper() + type_[1:]
-    return None if is_reserved_label(label) else Label(label)
-
-
-def node_from(row: Row, kind: str) -> Node:
-    fields, labels, props = row[:3]
-    return Node(
-        id=fields["id"],
-        kind=kind,
-        labels=tuple(labels),
-        name=fields.get("name"),
-        type=fields.get("type"),
-        summary=fields.get("summary") or "",
-        parent_id=fields.get("parent_id"),
-        properties=decode_properties(dict(props)),
-        created_at=fields.get("created_at"),
-        updated_at=fields.get("updated_at"),
-    )
-
-
 def _refs(draft: NodeDraft) -> list[str]:
     return [ref for ref in (draft.parent, *(edge.target for edge in draft.edges)) if isinstance(ref, str)]
 
@@ -106,9 +80,13 @@ class NodeService:
         *,
         kind: Embeddable = ENTITY,
         registry: EmbeddableRegistry = REGISTRY,
+        writer: EntityWriter | None = None,
     ) -> None:
         self.ctx = ctx
+        self.writer = writer or EntityWriter(ctx)
         self.edges = edges
+        if kind.label != ENTITY.label:  # its writes are the entity writer's
+            raise ValueError(f"NodeService writes entities, not {kind.label}")
         self.kind = kind
         self.registry = registry
 
@@ -137,8 +115,6 @@ class NodeService:
             pending.append((index, shape, row))
             pending_names.update((row["name"], draft.name))  # as stored, and as given
         await self._write(project, pending, drafts, outcomes, made)
-        created = [o.id for o in outcomes.values() if o.id is not None and o.status == "created"]
-        self.ctx.vectors.mark(project, created)
         return [outcomes[index] for index in range(len(drafts))]
 
     async def _write(
@@ -155,16 +131,11 @@ class NodeService:
         for shape, items in groups.items():
             try:
                 await self.edges.reltypes.ensure(project, [edge.type for _, row in items for edge, *_ in row["edges"]])
-                rows = await q.create_nodes(
-                    self.ctx,
-                    project,
-                    self.kind.label,
-                    shape,
-                    [row for _, row in items],
-                    parent_label=self.kind.label,
-                    own_keys=OWN_KEYS,
+                params, prelude, carry, after = q.create_nodes_clauses([row for _, row in items], parent=shape.parent)
+                nodes = await self.writer.create(
+                    project, params, parent=shape.parent, prelude=prelude, carry=carry, after=after
                 )
-                written = {n.id: n for n in (node_from(r, self.kind.label) for r in rows)}
+                written = {n.id: n for n in nodes}
             except PolygError as exc:
                 # The checks leave nothing the database refuses: this is the store failing, and the
                 # group's one query wrote nothing.
@@ -236,8 +207,7 @@ class NodeService:
                 {"id": new_id("obs"), "text": text, "at": at}
                 for text, at in zip(dict.fromkeys(texts), timestamps(len(set(texts))), strict=True)
             ],
-            "now": now_iso(),
-        }
+        } | dict.fromkeys(("now", "created_at", "updated_at"), now_iso())
 
     @staticmethod
     def _endpoint(known: Mapping[str, Resolved], ref: object, where: str) -> Resolved:
@@ -276,23 +246,12 @@ class NodeService:
         if "type" in sets and target.type != sets["type"]:
             relabel = (type_label(target.type or ""), type_label(sets["type"]))
         text_changed = any(field in self.kind.head for field in sets)
-        rows = await q.update_node(
-            self.ctx,
-            project,
-            self.kind.label,
-            target.id,
-            sets,
-            props,
-            now_iso(),
-            relabel=relabel,
-            text_changed=text_changed,
-            own_keys=OWN_KEYS,
+        node = await self.writer.update(
+            project, target.id, sets=sets, props=props, relabel=relabel, text_changed=text_changed
         )
-        if not rows:
+        if node is None:
             raise NotFound(f"{where}: node {change.ref!r} was deleted meanwhile.")
-        if text_changed:
-            self.ctx.vectors.mark(project, [target.id])
-        return Outcome(index, "updated", target.id, node_from(rows[0], self.kind.label))
+        return Outcome(index, "updated", target.id, node)
 
     async def delete(self, project: str, refs: Sequence[str]) -> list[Outcome]:
         """Delete nodes with their observations and edges; their neighbours' `updated_at` is
@@ -303,8 +262,7 @@ class NodeService:
         for index, ref in enumerate(refs):
             try:
                 target = self._own(found, ref, f"nodes[{index}]")
-                rows = await q.delete_node(self.ctx, project, self.kind.label, target.id, now_iso())
-                if not rows:
+                if not await self.writer.delete(project, [target.id], touch_neighbours=True):
                     raise NotFound(f"nodes[{index}]: node {ref!r} was deleted meanwhile.")
                 outcomes.append(Outcome(index, "deleted", target.id))
             except PolygError as exc:

@@ -33,6 +33,7 @@ from polyg.core.graph import GraphContext
 from polyg.errors import StoreError
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, EVENT, Label
+from polyg.store.queries import named as named_q
 from polyg.store.queries import resolve as q
 
 Kind = Literal["entity", "event"]
@@ -53,6 +54,15 @@ class NodeRef:
     kind: Kind
     how: How
     score: float = 1.0
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    """The entity a name resolved to: its id, its name as stored, and how it was found."""
+
+    id: str
+    name: str
+    how: Literal["exact", "case-insensitive"]
 
 
 def normalise(text: str) -> str:
@@ -100,10 +110,21 @@ class Resolver:
 
     # --- entities by name -----------------------------------------------------------------
 
-    async def entity_ids(self, project: str, names: list[str]) -> dict[str, str]:
-        """name -> entity id, exact names first, then case-insensitively; unknown names absent."""
+    async def exact_names(self, project: str, names: list[str]) -> dict[str, NameMatch]:
+        """name -> the oldest entity with exactly that name; unknown names absent."""
+        rows = await q.entities_named(self.ctx, project, list(dict.fromkeys(names)))
+        return {name: NameMatch(entity[0], entity[1], "exact") for name, entity in rows if entity is not None}
+
+    async def entities_named(self, project: str, names: list[str]) -> dict[str, NameMatch]:
+        """name -> entity, the exact name first, then the same name in any case (the oldest
+        entity of either); unknown names absent."""
         wanted = list(dict.fromkeys(names))
-        found = {name: entity_id for name, entity_id in await q.entities_named(self.ctx, project, wanted)}
+        # On the name, then on the key the writer matches names on (`polyg.core.entity_writer`),
+        # then, for entities written without one (by a user's Cypher), through the full-text index.
+        found: dict[str, NameMatch] = {}
+        for name, entity in await q.entities_named_or_keyed(self.ctx, project, wanted):
+            if entity is not None and entity[0] is not None:
+                found[name] = NameMatch(entity[0], entity[1], "exact" if entity[2] else "case-insensitive")
         missing = [name for name in wanted if name not in found]
         if missing:
             folded = {name.lower(): name for name in missing}
@@ -113,14 +134,28 @@ class Resolver:
             rows = await index_rows(q.entities_named_folded_indexed(self.ctx, project, indexed)) if indexed else []
             if scanned:
                 rows += await q.entities_named_folded(self.ctx, project, scanned)
-            for lowered, entity_id in rows:
+            for lowered, entity in rows:
                 for name in missing:
-                    if name.lower() == lowered and entity_id is not None:
-                        found[name] = entity_id
+                    if name.lower() == lowered and entity is not None and entity[0] is not None:
+                        found[name] = NameMatch(entity[0], entity[1], "case-insensitive")
         return found
+
+    async def entity_ids(self, project: str, names: list[str]) -> dict[str, str]:
+        """name -> entity id, exact names first, then case-insensitively; unknown names absent."""
+        return {name: match.id for name, match in (await self.entities_named(project, names)).items()}
 
     async def entity_id(self, project: str, name: str) -> str | None:
         return (await self.entity_ids(project, [name])).get(name)
+
+    async def entity_refs(self, project: str, refs: list[str]) -> dict[str, str]:
+        """reference -> entity id, where a reference is an entity's id or else its name (as
+        `entity_ids` finds it); references that are neither are absent."""
+        wanted = list(dict.fromkeys(refs))
+        found = {ref: ref for ref in await named_q.existing_ids(self.ctx, project, wanted)}
+        names = [ref for ref in wanted if ref not in found]
+        if names:
+            found.update(await self.entity_ids(project, names))
+        return found
 
     # --- free text (causal and temporal references) ----------------------------------------
 

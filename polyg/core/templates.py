@@ -149,10 +149,13 @@ class TemplateService:
             "created_at": now,
             "updated_at": now,
         }
-        rows = await q.create(self.ctx, project, fields)
+        rows = await q.create(self.ctx, project, fields, new_id("tok"))
         if not rows:
+            raise InvalidParams(f"Template id {template_id!r} is an entity's id; a template needs an id of its own.")
+        made, stored = rows[0]
+        if not made:
             raise InvalidParams(f"A template with id {template_id!r} exists already; update it instead.")
-        return template_from(rows[0][0])
+        return template_from(stored)
 
     async def update(self, project: str, change: TemplateChange) -> Template:
         template_id = check_template_id(change.id)

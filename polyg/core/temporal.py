@@ -66,6 +66,9 @@ SINGLE_VALUED = frozenset(
         "managed_by",
         "owned_by",
         "assigned_to",
+        # Team membership (remember's canonical predicate for "joined / works on / is on / moved
+        # to the X team"): a new team closes the previous one, whatever verb stated either.
+        "member_of",
         "married_to",
         "role",
         "has_role",

@@ -4,9 +4,12 @@
 `{"type": "relation", "from", "to", "relationType"}`. Importing is idempotent: entities are
 matched by name, observations and relations already present are skipped.
 
-`json`: everything polyg stores (ids, descriptions, parents, timestamps, relationship
-properties); importing it restores those exactly. Embeddings are derived data: they are not
-exported, and are recomputed on import.
+`json`: everything polyg stores, every toolset's nodes and relationships with all their
+properties, in the form of the memory toolset's `export_graph` (one export for both: the CLI
+document's `items` are that tool's items); importing it goes through `polyg.core.graph_import`
+and restores them exactly. Embeddings are derived data: they are exported only when asked,
+and recomputed on import when left out. A version-1 document (entities and relationships
+only, as polyg wrote before) still imports.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any, TextIO
 from polyg.core import limits
 from polyg.core.graph_import import is_graph_export
 from polyg.core.named import NamedGraph, stored_type
+from polyg.core.views import Views
 from polyg.errors import InvalidParams, PolygError
 from polyg.names import TYPE_NAME
 from polyg.store.names import is_reserved_rel_type, short
@@ -31,7 +35,13 @@ PROGRESS_S = 0.5
 
 Progress = Callable[[int], None]  # called with the number of items just processed
 PAGE = 1000
+# Items per export_graph page the JSON export reads: each page sorts the graph to skip to its
+# offset, so fewer, larger pages (the store reads them in well under a second).
+EXPORT_PAGE = 5000
 JSON_FORMAT = "polyg-export"
+# Version 2 holds `items`, export_graph's nodes and edges (everything the project stores);
+# version 1 held only entities and their relationships, and is still read.
+VERSION = 2
 # Relationship properties polyg writes itself: an imported `properties` map cannot set them.
 OWN_REL_PROPERTIES = frozenset({"id", "label", "description", "created_at", "rev"})
 # How much of a line a skipped-line reason quotes.
@@ -92,6 +102,18 @@ def _whole(path: Path) -> Any:
 
 def read_text(path: Path) -> str:
     return "".join(line for _, line in read_lines(path))
+
+
+def export_items(document: dict[str, Any]) -> list[Any] | None:
+    """The nodes and edges of a version-2 export, or None for a version-1 one."""
+    if document.get("format") != JSON_FORMAT:
+        raise InvalidParams(f'Not a polyg export (expected "format": "{JSON_FORMAT}").')
+    if "items" not in document:
+        return None
+    items = document["items"]
+    if not isinstance(items, list):
+        raise InvalidParams("items must be a list.")
+    return items
 
 
 def load_json(path: Path) -> dict[str, Any]:
@@ -217,6 +239,9 @@ class Transfer:
             written = await self.named.write_entities(project, rows) if rows else set()
             created = [e for e, row in zip(new, rows, strict=True) if row["id"] in written]
             report.entities_created += len(created)
+            # A new entity's observations are added too (the summary used to count only those
+            # added to entities the project held).
+            report.observations_added += sum(len(e["observations"]) for e in created)
             made = {e["name"] for e in created}
             extra = [
                 {"entityName": e["name"], "contents": e["observations"]}
@@ -251,12 +276,14 @@ class Transfer:
         (entities done, entities queued) as it goes. False if the embedder is failing: what is
         left is made the next time polyg opens the store."""
         vectors = self.ctx.vectors
-        total = vectors.pending(project)
+        total = vectors.unstored(project)
         while not await vectors.settle(project, PROGRESS_S):
             if vectors.failures:
                 return False
             if progress:
-                progress(total - vectors.pending(project), total)
+                left = vectors.unstored(project)
+                total = max(total, left)
+                progress(total - left, total)
         if progress:
             progress(total, total)
         return True
@@ -279,28 +306,21 @@ class Transfer:
             count += 1
         return count
 
-    async def export_json(self, project: str, out: TextIO) -> int:
-        """Write the project as one JSON document, streamed entity by entity."""
-        out.write(json.dumps({"format": JSON_FORMAT, "version": 1, "project": project})[:-1])
-        out.write(', "entities": [\n')
+    async def export_json(self, project: str, out: TextIO, *, embeddings: bool = False) -> int:
+        """Write the project as one JSON document: every node and relationship, as the memory
+        toolset's `export_graph` gives them (the one export both paths share), streamed a page
+        at a time. Vectors only when asked: they are derived, and an import recomputes them."""
+        header = {"format": JSON_FORMAT, "version": VERSION, "project": project, "embeddings": embeddings}
+        out.write(json.dumps(header)[:-1] + ', "items": [\n')
+        views = Views(self.ctx)
         count = 0
-        after = ""
-        while True:
-            rows = await q.entities_after(self.ctx, project, after, PAGE)
-            for entity, observations in rows:
-                description = entity.pop("summary", "") or ""
-                item = {**entity, "description": description, "observations": observations}
+        offset: int | None = 0
+        while offset is not None:
+            page = await views.export(project, "json", offset=offset, limit=EXPORT_PAGE, embeddings=embeddings)
+            for item in page.items:
                 out.write(("" if count == 0 else ",\n") + json.dumps(item, ensure_ascii=False))
                 count += 1
-            if len(rows) < PAGE:
-                break
-            after = rows[-1][0]["id"]
-        out.write('\n], "relationships": [\n')
-        first = True
-        async for rel in self._relationships(project):
-            out.write(("" if first else ",\n") + json.dumps(rel, ensure_ascii=False))
-            first = False
-            count += 1
+            offset = page.next_offset
         out.write("\n]}\n")
         return count
 
@@ -344,7 +364,7 @@ class Transfer:
         if progress:
             progress(len(report.skipped))
         for batch in _batches(entities, batch_size):
-            report.entities_created += await self._restore_entities(project, batch)
+            await self._restore_entities(project, batch, report)
             if progress:
                 progress(len(batch))
         for batch in _batches(relationships, _relation_batch(batch_size)):
@@ -353,12 +373,14 @@ class Transfer:
                 progress(len(batch))
         return report
 
-    async def _restore_entities(self, project: str, batch: list[dict[str, Any]]) -> int:
+    async def _restore_entities(self, project: str, batch: list[dict[str, Any]], report: ImportReport) -> None:
         have = await self.named.existing_ids(project, [e["id"] for e in batch])
         fresh = [e for e in batch if e["id"] not in have]
         if not fresh:
-            return 0
-        return len(await self.named.write_entities(project, fresh, unique_names=False))
+            return
+        written = await self.named.write_entities(project, fresh, unique_names=False)
+        report.entities_created += len(written)
+        report.observations_added += sum(len(e["obs"]) for e in fresh if e["id"] in written)
 
 
 def _checked(

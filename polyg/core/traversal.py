@@ -181,6 +181,16 @@ class WeightScorer:
         return HopRank(None, {}, (1.0, 1.0), weight=True)
 
 
+def _kept(min_score: float, min_hop_score: float) -> Callable[[PathScore, int], bool]:
+    """Whether a complete path (its score, its length) is kept (see `TraversalService.paths`);
+    a hair of tolerance, so that hops exactly at `min_hop_score` pass whatever the rounding."""
+
+    def keep(score: PathScore, length: int) -> bool:
+        return score.final >= min_score and score.raw >= min_hop_score**length - 1e-12
+
+    return keep
+
+
 def relevance(value: Any) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
         return float(value)
@@ -505,11 +515,15 @@ class TraversalService:
         max_len: int = 4,
         k: int = 5,
         min_score: float = 0.0,
+        min_hop_score: float = 0.0,
         types: Sequence[str] | None = None,
         scorer: PathScorer | None = None,
     ) -> PathSearch:
         """The `k` best-scored simple paths of 1..`max_len` hops between two nodes (spec 000's
-        strength unless another scorer is given), best first; ties go to the shorter path."""
+        strength unless another scorer is given), best first; ties go to the shorter path.
+        A path is kept when its score is at least `min_score` and its hops score at least
+        `min_hop_score` on average (geometric mean: the product of its hop scores reaches
+        `min_hop_score` to the power of its length)."""
         if not 1 <= max_len <= MAX_PATH_LEN:
             raise InvalidParams(f"max_path_length must be between 1 and {MAX_PATH_LEN}.")
         if not 1 <= k <= MAX_PATHS:
@@ -523,12 +537,18 @@ class TraversalService:
         if source.internal_id == target.internal_id:
             return PathSearch(source, target, (), 0, False)
         scorer = stored
+        keep = _kept(min_score, min_hop_score)
+        # No kept path scores less than a path of max_len hops each at min_hop_score: the
+        # search prunes below that.
+        min_score = max(min_score, scorer.final(min_hop_score**max_len, max_len))
         if self.best_first:
             scored, total, truncated = await self._best_first(
-                project, source, target, max_len, k, min_score, rels, scorer
+                project, source, target, max_len, k, min_score, rels, scorer, keep
             )
         else:
-            scored, total, truncated = await self._enumerate(project, source, target, max_len, min_score, rels, scorer)
+            scored, total, truncated = await self._enumerate(
+                project, source, target, max_len, min_score, rels, scorer, keep
+            )
         scored.sort(key=lambda item: (-item[0].final, len(item[2]), item[1]))
         best = scored[:k]
         described = await self._describe(project, best) if best else []
@@ -543,6 +563,7 @@ class TraversalService:
         min_score: float,
         rels: list[RelType] | None,
         scorer: PathScorer,
+        keep: Callable[[PathScore, int], bool],
     ) -> tuple[list[Candidate], int, bool]:
         """Every path FalkorDB enumerates (up to PATH_CAP), scored here."""
         rows = await q.paths_between(
@@ -562,7 +583,7 @@ class TraversalService:
                 for i, (_, source_of, type_, strength, weight) in enumerate(hops)
             ]
             score = scorer.combine(hop_scores)
-            if score.final >= min_score:
+            if keep(score, len(hop_scores)):
                 scored.append((score, nodes, hops, hop_scores))
         return scored, len(scored), len(rows) >= PATH_CAP
 
@@ -576,6 +597,7 @@ class TraversalService:
         min_score: float,
         rels: list[RelType] | None,
         scorer: PathScorer,
+        keep: Callable[[PathScore, int], bool],
     ) -> tuple[list[Candidate], int, bool]:
         """The relationships around both ends are read first (`_around`), then searched in
         memory: best-first branch and bound. A partial path's bound is the score of its best
@@ -621,6 +643,8 @@ class TraversalService:
                 if end == goal:
                     hop_scores = [*scores, hop_score]
                     score = scorer.combine(hop_scores)
+                    if not keep(score, length):
+                        continue
                     found.append((score, [*nodes, end], [edges[e] for e in (*path_edges, edge)], hop_scores))
                     heapq.heappush(best, score.final)
                     if len(best) > k:

@@ -25,9 +25,18 @@ from typing import Any
 
 from falkordb import Edge, Node, Path
 
-from polyg.core import limits
+from polyg.core import cypher_bounds, limits
 from polyg.core.graph import GraphContext
-from polyg.errors import InvalidParams, NotFound, StoreError, StoreTimeout
+from polyg.errors import (
+    InvalidParams,
+    NotFound,
+    QueryMemoryExceeded,
+    QueryTimedOut,
+    QueryTooCostly,
+    StoreError,
+    StoreTimeout,
+    UserQueryTimeout,
+)
 from polyg.names import check_project_id
 from polyg.store.falkor import Row
 from polyg.store.names import Label
@@ -35,6 +44,11 @@ from polyg.store.queries import traversal as tq
 from polyg.store.queries import user_cypher as q
 
 DEFAULT_TIMEOUT_MS = 1_000
+# What the variables of one template share when a document is rendered: each runs (and its
+# dependency probe runs) within its share, so a template of 32 slow variables holds the database
+# for about twice this, not 32 x 2 s. A template of one or two variables keeps 1 s each.
+RENDER_BUDGET_MS = 2_000
+MIN_SHARE_MS = 50
 MAX_TIMEOUT_MS = 30_000
 DEFAULT_MAX_ROWS = 1_000
 MAX_PROBE_ROWS = 10_000
@@ -160,6 +174,8 @@ class UserCypher:
         await self.ctx.schema.ensure(project)
         try:
             ops = await q.plan(self.ctx.store, project, query)
+        except QueryMemoryExceeded as exc:
+            raise _too_much_memory() from exc
         except StoreTimeout:
             raise
         except StoreError as exc:
@@ -194,8 +210,8 @@ class UserCypher:
         limits.limit(max_rows, "max_rows")
         try:
             graph_rows, columns = await self._rows(project, query, node, timeout_ms)
-        except StoreTimeout as exc:
-            raise StoreTimeout(f"The template query ran longer than its limit of {timeout_ms} ms.") from exc
+        except QueryTimedOut as exc:
+            raise _too_long(timeout_ms) from exc
         rows = graph_rows[:max_rows]
         nodes, edges = graph_ids(rows)
         nodes.add(node)
@@ -235,8 +251,10 @@ class UserCypher:
             return await q.run_probe(
                 self.ctx.store, project, q.ids_probe(probe, columns), node, timeout_ms=timeout_ms, cap=MAX_PROBE_ROWS
             )
-        except StoreTimeout as exc:
-            raise StoreTimeout(f"The template query ran longer than its limit of {timeout_ms} ms.") from exc
+        except QueryTimedOut as exc:
+            raise _too_long(timeout_ms) from exc
+        except QueryMemoryExceeded as exc:
+            raise _too_much_memory() from exc
         except StoreError:
             return None  # e.g. no variable left in scope at the final RETURN: the rows are all we know
 
@@ -250,6 +268,8 @@ class UserCypher:
     async def _rows(self, project: str, query: str, node: int, timeout_ms: int) -> tuple[list[Row], tuple[str, ...]]:
         try:
             columns, rows = await q.run(self.ctx.store, project, query, node, timeout_ms=timeout_ms)
+        except QueryMemoryExceeded as exc:
+            raise _too_much_memory() from exc
         except StoreTimeout:
             raise
         except StoreError as exc:
@@ -259,5 +279,20 @@ class UserCypher:
         return rows, tuple(columns)
 
 
+def render_share_ms(variables: int) -> int:
+    """The time limit of each of a template's `variables` queries when a document is rendered."""
+    return max(MIN_SHARE_MS, min(DEFAULT_TIMEOUT_MS, RENDER_BUDGET_MS // max(variables, 1)))
+
+
 def _check_text(query: str) -> None:
     limits.text(query, "query", max_len=MAX_QUERY)
+    # At render too: a template saved before these checks existed is refused, not run.
+    cypher_bounds.check(query)
+
+
+def _too_long(timeout_ms: int) -> UserQueryTimeout:
+    return UserQueryTimeout(f"The template query ran longer than its limit of {timeout_ms} ms.")
+
+
+def _too_much_memory() -> QueryTooCostly:
+    return QueryTooCostly("The template query needed more memory than one query may use.")

@@ -85,6 +85,9 @@ class Vectorizer:
         self.labels = registry.vectorized_labels()
         self._sources = {label: registry.vector_source(label) for label in self.labels}
         self._pending: dict[str, dict[Label, set[str]]] = {}  # project -> label -> ids to embed
+        # project -> label -> ids of the round under way not yet stored (`unstored`): they have
+        # left the queue, but an import's progress bar still waits for them.
+        self._in_flight: dict[str, dict[Label, set[str]]] = {}
         self._marked: dict[str, int] = {}  # project -> marks made (a ticket counter)
         self._stored: dict[str, int] = {}  # project -> tickets whose vectors are stored
         self._changed = asyncio.Condition()
@@ -123,6 +126,12 @@ class Vectorizer:
         """Nodes waiting for vectors (in one project or in all; of one label or of all)."""
         queues = [self._pending.get(project, {})] if project is not None else list(self._pending.values())
         return sum(len(ids) for queue in queues for queued, ids in queue.items() if label in (None, queued))
+
+    def unstored(self, project: str) -> int:
+        """Nodes of `project` whose vectors are not stored yet: those waiting, and those of the
+        round under way (which `pending` no longer counts). What an import's bar waits for."""
+        queued, flying = self._pending.get(project, {}), self._in_flight.get(project, {})
+        return sum(len(queued.get(label, set()) | flying.get(label, set())) for label in {*queued, *flying})
 
     async def settle(self, project: str, timeout_s: float) -> bool:
         """Wait until vectors of everything marked so far in `project` are stored (True), or
@@ -217,10 +226,12 @@ class Vectorizer:
         left = {label: set(ids) for label, ids in queue.items()}  # not yet stored or parked
         forgotten = self._forgotten.get(project, 0)
         self._storing = project
+        self._in_flight[project] = left
         try:
             for label, ids in queue.items():
                 await self._store_all(project, label, sorted(ids), left[label])
         except Exception as exc:
+            self._in_flight.pop(project, None)
             # Nothing is lost: what is left goes back to the queue and is tried again later
             # (unless the project was cleared meanwhile).
             if self._forgotten.get(project, 0) != forgotten:
@@ -240,6 +251,7 @@ class Vectorizer:
                 self._storing = None
                 self._changed.notify_all()  # searches waiting on this project stop waiting
             return
+        self._in_flight.pop(project, None)
         self._failures.pop(project, None)
         self._retry_at.pop(project, None)
         async with self._changed:

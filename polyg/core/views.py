@@ -143,7 +143,7 @@ class Views:
         total = total_nodes + await q.edge_count(self.ctx, project)
         node_rows = []
         if offset < total_nodes:
-            node_rows = await q.nodes_page(self.ctx, project, offset, limit)
+            node_rows = await q.nodes_page(self.ctx, project, offset, limit, vectors=embeddings)
         room = limit - len(node_rows)
         edge_rows = []
         if room > 0:

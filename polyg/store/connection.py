@@ -92,6 +92,9 @@ class ServerConnection:
         graphs: list[str] = await self.client.execute_command(LIST_GRAPHS)
         return graphs
 
+    async def graph_config(self, *args: str) -> Any:
+        return await self.client.execute_command("GRAPH.CONFIG", *args)
+
     async def write_and_wait(self, command: Sequence[Any], replicas: int, timeout_ms: int) -> tuple[Any, int]:
         """`command`, then WAIT on the same connection (WAIT counts the replicas that have every
         write made on its own connection): (the command's reply, replicas that confirmed it)."""
@@ -263,6 +266,15 @@ class ClusterConnection:
         GRAPH.LIST: a node's list of graphs can still name one that a slot migration has moved
         to another node."""
         return [key async for key in self.client.scan_iter(match="*", count=1000, _type=GRAPH_TYPE)]
+
+    async def graph_config(self, *args: str) -> Any:
+        """GRAPH.CONFIG is each node's own: SET goes to every node (a replica promoted later
+        keeps the setting), GET is answered by one primary."""
+        nodes = self.client.get_nodes() if args and args[0].upper() == "SET" else self.client.get_primaries()[:1]
+        replies = await self.client.execute_command("GRAPH.CONFIG", *args, target_nodes=nodes)
+        if isinstance(replies, dict):
+            return next(iter(replies.values()))
+        return replies
 
     async def write_and_wait(self, command: Sequence[Any], replicas: int, timeout_ms: int) -> tuple[Any, int]:
         """As `ServerConnection.write_and_wait`: the pipeline sends the write and the WAIT to the

@@ -44,6 +44,7 @@ from redis.retry import Retry
 
 from polyg.errors import StoreError, StoreTimeout
 from polyg.store.binaries import embedded_binaries
+from polyg.store.falkor import QUERY_MEM_CAPACITY
 
 log = logging.getLogger(__name__)
 
@@ -272,7 +273,9 @@ class EmbeddedFalkor:
             # The server daemonizes: this returns once it has forked. Config errors surface here,
             # later ones (module load, bind) only in the log.
             launcher = subprocess.run(
-                [server, str(config), "--loadmodule", module],
+                # A cap on what one query may allocate (see QUERY_MEM_CAPACITY), from the start,
+                # so a database this process revives has it too.
+                [server, str(config), "--loadmodule", module, "QUERY_MEM_CAPACITY", str(QUERY_MEM_CAPACITY)],
                 # GraphBLAS caches kernels it compiles; keep them with the database, not in $HOME.
                 env={**os.environ, "GRAPHBLAS_CACHE_PATH": str(self.data_dir / "graphblas-cache")},
                 capture_output=True,

@@ -19,7 +19,15 @@ import redis.exceptions as rexc
 from falkordb.asyncio.graph import AsyncGraph
 from falkordb.helpers import stringify_param_value
 
-from polyg.errors import InvalidParams, ReplicasBehind, StoreAuthError, StoreError, StoreTimeout
+from polyg.errors import (
+    InvalidParams,
+    QueryMemoryExceeded,
+    QueryTimedOut,
+    ReplicasBehind,
+    StoreAuthError,
+    StoreError,
+    StoreTimeout,
+)
 from polyg.names import GRAPH_PREFIX, graph_key
 from polyg.store import results
 from polyg.store.connection import ClusterConnection, Connection, ServerConnection, cluster_seeds
@@ -28,6 +36,11 @@ log = logging.getLogger(__name__)
 
 Row = list[Any]
 PROBE_TIMEOUT_S = 2.0
+# What one query may allocate in the database (GRAPH.CONFIG QUERY_MEM_CAPACITY). Unlimited by
+# default, and a template variable is user Cypher: one query folding `range(1, 100000000)`
+# held 4 GB of a database every project shares. polyg's own heaviest queries (a batch of a
+# thousand vectors, an export page) take tens of megabytes.
+QUERY_MEM_CAPACITY = 1 << 30
 
 
 class VectorParam:
@@ -280,6 +293,27 @@ class FalkorStore:
         plan = await self._run(graph.explain(cypher, params), graph.name)
         return [str(line) for line in plan.plan]
 
+    async def limit_query_memory(self, capacity: int = QUERY_MEM_CAPACITY) -> int:
+        """Sets the database's per-query memory capacity when it has none (0: unlimited); a
+        capacity its operator chose is kept. Returns the capacity in force (0: none). A server
+        that refuses GRAPH.CONFIG (renamed command, ACL) keeps running without one: polyg's own
+        checks of template queries still apply, so this is logged, not raised."""
+        try:
+            reply = await self._run(self.graph_config("GET", "QUERY_MEM_CAPACITY"))
+            current = int(reply[1])
+            if current == 0:
+                await self._run(self.graph_config("SET", "QUERY_MEM_CAPACITY", str(capacity)))
+                current = capacity
+        except (StoreError, IndexError, TypeError, ValueError) as exc:
+            log.warning("the database's per-query memory capacity could not be set: %s", exc)
+            return 0
+        return current
+
+    def graph_config(self, *args: str) -> Awaitable[Any]:
+        """GRAPH.CONFIG with `args` (GET name, SET name value): the database's settings (in a
+        cluster, set on every node and read from one)."""
+        return self._conn.graph_config(*args)
+
     async def list_projects(self) -> list[str]:
         """Every project, on every shard of a cluster."""
         graphs = await self._run(self._conn.list_graphs())
@@ -310,7 +344,11 @@ class FalkorStore:
                 await self._conn.reset()
             if isinstance(exc, rexc.ReadOnlyError):
                 await self._conn.forget_topology()
-            if isinstance(error, StoreTimeout) and self.on_unreachable is not None:
+            if (
+                isinstance(error, StoreTimeout)
+                and not isinstance(error, QueryTimedOut)  # the database answered: it is up
+                and self.on_unreachable is not None
+            ):
                 # The failed call is not retried: a write may or may not have been applied.
                 await self.on_unreachable()
             raise error from exc
@@ -331,5 +369,7 @@ class FalkorStore:
             # A shard without a live primary (failing over, or down): its projects wait for it.
             return StoreTimeout(f"FalkorDB cluster cannot serve this now at {where}: {exc}")
         if isinstance(exc, rexc.ResponseError) and "Query timed out" in str(exc):
-            return StoreTimeout(f"Query timed out: {exc}")
+            return QueryTimedOut(f"Query timed out: {exc}")
+        if isinstance(exc, rexc.ResponseError) and "exceeded capacity" in str(exc):
+            return QueryMemoryExceeded(f"FalkorDB error: {exc}")
         return StoreError(f"FalkorDB error: {exc}")

@@ -97,6 +97,16 @@ OWN_REL_TYPES: frozenset[RelType] = frozenset(
 )
 
 
+# polyg's own types a user may give a relationship between two entities too: polyg writes them
+# only from or to nodes of its other labels (an author's article, a chunk's entity, a cached
+# document's sources), so between two entities such a relationship is the user's. Natural
+# names (`wrote`, `mentions`, `depends_on`) are not refused for being polyg's as well; every
+# query that reads polyg's own edges of these types names the label of an end that is not an
+# entity, and the queries that leave own types out keep these where both ends are entities.
+SHARED_REL_TYPES: frozenset[RelType] = frozenset({WROTE, MENTIONS, DEPENDS_ON})
+# What a user may not name a relationship type.
+RESERVED_REL_TYPES: frozenset[RelType] = OWN_REL_TYPES - SHARED_REL_TYPES
+
 # polyg's own types that carry knowledge between entities, so that traversal, search expansion
 # and statistics follow them like any user type (spec 004's `causes` is the causal view's
 # `CAUSES`); the other own types are structure (an entity's observations, a document's
@@ -105,6 +115,7 @@ KNOWLEDGE_OWN_REL_TYPES: frozenset[RelType] = frozenset({CAUSES})
 STRUCTURAL_REL_TYPES = OWN_REL_TYPES - KNOWLEDGE_OWN_REL_TYPES
 _OWN_LABELS_FOLDED = frozenset(label.casefold() for label in OWN_LABELS)
 _OWN_REL_TYPES_FOLDED = frozenset(rel.casefold() for rel in OWN_REL_TYPES)
+_RESERVED_REL_TYPES_FOLDED = frozenset(rel.casefold() for rel in RESERVED_REL_TYPES)
 
 
 # Reservation ignores case: FalkorDB's names are case-sensitive, but a user's `has_observation`
@@ -113,8 +124,13 @@ def is_reserved_label(name: str) -> bool:
     return name.casefold() in _OWN_LABELS_FOLDED
 
 
-def is_reserved_rel_type(name: str) -> bool:
+def is_own_rel_type(name: str) -> bool:
+    """One of polyg's own types (a user's relationship may share the name: `SHARED_REL_TYPES`)."""
     return name.casefold() in _OWN_REL_TYPES_FOLDED
+
+
+def is_reserved_rel_type(name: str) -> bool:
+    return name.casefold() in _RESERVED_REL_TYPES_FOLDED
 
 
 def user_label(name: object, what: str = "label") -> Label:

@@ -23,6 +23,7 @@ from typing import Any
 from polyg.errors import DimensionMismatch, StoreError
 from polyg.store.falkor import FalkorStore
 from polyg.store.names import ENTITY, EVENT, POLYG_META, Label, RelType, is_name, is_reserved_rel_type
+from polyg.store.queries.entities import NAME_KEY
 from polyg.store.queries.retrieval import INDEXES as DOCUMENT_INDEXES
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,8 @@ HNSW_M = 16  # FalkorDB's default, written out so that the index says what it is
 # The embeddable labels' indexes (polyg.core.embeddable derives the same lists).
 RANGE_INDEXES: dict[str, tuple[str, ...]] = {
     # parent_id: deleting an entity clears its children's parent, a lookup per deleted entity.
-    "Entity": ("id", "name", "type", "parent_id"),
+    # name_key: memory's match-or-create of a name (polyg.store.queries.entities).
+    "Entity": ("id", "name", "type", "parent_id", "name_key"),
     "Observation": ("id",),
     # occurred_us: timelines and an event's neighbours in time are read through it.
     "Event": ("id", "occurred_us"),
@@ -198,6 +200,14 @@ def steps(*parts: Step) -> Step:
     return apply
 
 
+async def backfill_name_keys(store: FalkorStore, project: str) -> None:
+    """Give every entity written before name keys its key (the writer's own expression)."""
+    key = NAME_KEY.format(name="e.name")
+    await store.query(
+        project, f"MATCH (e:{ENTITY}) WHERE e.name_key IS NULL AND e.name IS NOT NULL SET e.name_key = {key}"
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     # Deleting an entity clears its children's parent_id: without this index, by a scan of
     # every entity.
@@ -213,6 +223,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             add_fulltext_field(EVENT, "description"),
             add_vector_index(EVENT),
         ),
+    ),
+    # Entities are matched on their normalised name inside the write that would create them
+    # (one entity per name however many writers race): the key written on every entity since.
+    Migration(
+        4,
+        "Entity.name_key: range index, set on the entities that lack it",
+        steps(add_range_index(ENTITY, "name_key"), backfill_name_keys),
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version if MIGRATIONS else BASE_VERSION

@@ -11,18 +11,24 @@ from polyg.core import limits
 from polyg.core.app import Services
 from polyg.core.entities import EntityDetail, Observation
 from polyg.core.model import Edge, Node
-from polyg.store.names import NAME, OWN_REL_TYPES
+from polyg.store.names import NAME, RESERVED_REL_TYPES
+from polyg.tools.listing import LISTED
 from polyg.tools.prompts import PROMPTS
 from polyg.tools.registry import Params, Toolset
 
 kg = Toolset(
     "kg",
     prompts=PROMPTS,
-    instructions="kg: entities (by id) with observations, typed relationships between them, hybrid search.",
+    instructions=(
+        "kg: entities by id (create_entity, get_entity, list_entities, update_entity_description, "
+        "delete_entity), their observations (add_observation, delete_observation) and typed relationships "
+        "between them (create_relationship, get_relationships, get_related_entities, delete_relationship)."
+    ),
 )
 
 Direction = Literal["incoming", "outgoing", "both"]
-LIMIT = Field(default=50, ge=1, le=limits.MAX_LIMIT, description=f"Maximum number of results (1-{limits.MAX_LIMIT}).")
+# A limit is described by its name and bounds (every tools/list carries it: kept short).
+LIMIT = Field(default=50, ge=1, le=limits.MAX_LIMIT)
 # What the server checks, published in the input schemas (derived from the same constants).
 ENTITY_NAME = limits.schema_name()
 ID = limits.schema_identifier()
@@ -35,10 +41,15 @@ def _any_case(word: str) -> str:
 
 
 # A valid name that is none of polyg's own types in any case (reservation ignores case).
-RESERVED_REL_TYPES = "|".join(_any_case(t) for t in sorted(OWN_REL_TYPES))
+RESERVED = "|".join(_any_case(t) for t in sorted(RESERVED_REL_TYPES))
 # `(?!.*\n)`: Python's `$` (which JSON Schema validators in Python use) also matches before a
 # final newline, and the server's check does not accept one.
-REL_TYPE: dict[str, Any] = {"pattern": f"^(?!.*\\n)(?!(?:{RESERVED_REL_TYPES})$){NAME.pattern}$"}
+REL_TYPE: dict[str, Any] = {
+    "pattern": f"^(?!.*\\n)(?!(?:{RESERVED})$){NAME.pattern}$",
+    # tools/list shows the name rule only (the reserved names spelt in any case are 450 bytes
+    # on every listing); the description says it, and polyg://tools/create_relationship has it all.
+    LISTED: {"pattern": f"^{NAME.pattern}$"},
+}
 
 
 # --- result shapes -------------------------------------------------------------------------
@@ -128,21 +139,19 @@ class ObservationResult(BaseModel):
 
 class CreateEntity(Params):
     name: str = Field(
-        description="Entity name, e.g. 'src/utils.ts' (surrounding whitespace is dropped).",
+        description="e.g. 'src/utils.ts' (trimmed).",
         json_schema_extra=ENTITY_NAME,
     )
-    type: str = Field(
-        description="Entity type, e.g. 'file', 'class', 'function'.", json_schema_extra=limits.schema_type()
-    )
+    type: str = Field(description="e.g. 'file', 'class', 'function'.", json_schema_extra=limits.schema_type())
     description: str = Field(default="", json_schema_extra=OPTIONAL_TEXT)
     observations: list[str] = Field(
         default=[],
-        description="Optional initial observations (a text repeated is stored once).",
+        description="Initial observations (each text once).",
         json_schema_extra=limits.schema_list({"type": "string", **TEXT}),
     )
     parentId: str | None = Field(
         default=None,
-        description="Optional id of a parent entity.",
+        description="Id of a parent entity.",
         json_schema_extra={**ID, "minLength": 1, "pattern": limits.TEXT_PATTERN},
     )
 
@@ -164,10 +173,10 @@ class GetEntity(EntityRef):
 
 
 class ListEntities(Params):
-    type: str | None = Field(default=None, description="Only entities of this type.")
-    name_contains: str | None = Field(default=None, description="Case-insensitive part of the name.")
+    type: str | None = None
+    name_contains: str | None = Field(default=None, description="Part of the name, in any case.")
     limit: int = LIMIT
-    offset: int = Field(default=0, ge=0, le=limits.MAX_OFFSET, description="Skip this many entities (for paging).")
+    offset: int = Field(default=0, ge=0, le=limits.MAX_OFFSET)
 
 
 class UpdateDescription(Params):
@@ -179,8 +188,7 @@ class CreateRelationship(Params):
     source_id: str = Field(json_schema_extra=ID)
     target_id: str = Field(json_schema_extra=ID)
     type: str = Field(
-        description="Relationship type: letters, digits and '_', e.g. 'imports'. The same type between the "
-        "same entities again returns the existing relationship.",
+        description="Letters, digits and '_', not a type polyg uses itself; e.g. 'imports'.",
         json_schema_extra=REL_TYPE,
     )
     description: str = Field(default="", json_schema_extra=OPTIONAL_TEXT)
@@ -272,7 +280,7 @@ def _within_budget(key: str, items: list[Any], how_to_see_more: Callable[[int], 
 
 @kg.tool(CreateEntity, EntityResult, title="Create entity")
 async def create_entity(s: Services, p: CreateEntity) -> dict[str, Any]:
-    """Create an entity (name, type, optional description, initial observations and parent)."""
+    """Create an entity with optional description, observations and parent."""
     entity = await s.entities.create(
         s.project(p.project_id),
         name=p.name,
@@ -303,7 +311,7 @@ async def get_entity(s: Services, p: GetEntity) -> dict[str, Any]:
 
 @kg.tool(ListEntities, EntityList, read_only=True, title="List entities")
 async def list_entities(s: Services, p: ListEntities) -> dict[str, Any]:
-    """List entities, optionally filtered by type and by part of the name; at most `limit` (default 50)."""
+    """List entities, optionally of a type and by part of the name."""
     entities = await s.entities.find(
         s.project(p.project_id), type_=p.type, name_contains=p.name_contains, limit=p.limit, offset=p.offset
     )
@@ -323,14 +331,16 @@ async def update_entity_description(s: Services, p: UpdateDescription) -> str:
 
 @kg.tool(EntityRef, destructive=True, title="Delete entity")
 async def delete_entity(s: Services, p: EntityRef) -> str:
-    """Delete an entity, its observations and all its incoming and outgoing relationships."""
+    """Delete an entity with its observations and relationships."""
     await s.entities.delete(s.project(p.project_id), p.entity_id)
     return "Entity, its observations, and related relationships deleted."
 
 
 @kg.tool(CreateRelationship, RelationshipResult, title="Create relationship")
 async def create_relationship(s: Services, p: CreateRelationship) -> dict[str, Any]:
-    """Create a typed relationship from source_id to target_id (both entities of the project)."""
+    """Create a typed relationship from source_id to target_id.
+
+    The same type between the same entities again returns the existing relationship."""
     relationship = await s.relationships.create(
         s.project(p.project_id),
         source_id=p.source_id,
@@ -343,7 +353,7 @@ async def create_relationship(s: Services, p: CreateRelationship) -> dict[str, A
 
 @kg.tool(RelationshipQuery, RelationshipList, read_only=True, title="Get relationships")
 async def get_relationships(s: Services, p: RelationshipQuery) -> dict[str, Any]:
-    """Relationships of an entity, filtered by type and direction; at most `limit` (default 50)."""
+    """Relationships of an entity, by type and direction."""
     rels = await s.relationships.list_for(
         s.project(p.project_id), p.entity_id, type_=p.relationship_type, direction=p.direction, limit=p.limit
     )
@@ -352,7 +362,7 @@ async def get_relationships(s: Services, p: RelationshipQuery) -> dict[str, Any]
 
 @kg.tool(RelationshipQuery, RelatedEntities, read_only=True, title="Get related entities")
 async def get_related_entities(s: Services, p: RelationshipQuery) -> dict[str, Any]:
-    """Entities connected to an entity, with the relationship that connects them; at most `limit`."""
+    """Entities connected to an entity, each with its relationship."""
     related = await s.relationships.related(
         s.project(p.project_id), p.entity_id, type_=p.relationship_type, direction=p.direction, limit=p.limit
     )
@@ -375,8 +385,7 @@ async def delete_relationship(s: Services, p: RelationshipRef) -> str:
 
 @kg.tool(AddObservation, ObservationResult, title="Add observation")
 async def add_observation(s: Services, p: AddObservation) -> dict[str, Any]:
-    """Add an observation (a fact, as a sentence) to an entity; a text the entity already holds
-    is not added twice (the existing observation is returned)."""
+    """Add an observation (a sentence) to an entity; one it already holds is returned, not added."""
     observation = await s.entities.add_observation(s.project(p.project_id), p.entity_id, p.observation)
     return {"observation": observation_out(observation)}
 

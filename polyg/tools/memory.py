@@ -16,19 +16,35 @@ from pydantic.json_schema import SkipJsonSchema
 from polyg.core import limits
 from polyg.core.app import Services
 from polyg.core.causal import CausalNode, Chain, Explanation
-from polyg.core.entity_graph import EntityRecord, Relation
+from polyg.core.entity_graph import Relation
+from polyg.core.model import Node
 from polyg.core.temporal import Event, Fact
 from polyg.core.time import format_utc, parse_instant
 from polyg.errors import InvalidParams, NotFound
 from polyg.tools import kg
 from polyg.tools.registry import Params, Toolset, degraded_field
 
-memory = Toolset("memory")
+memory = Toolset(
+    "memory",
+    instructions=(
+        "memory: remember stores a memory and what it states (entities, events, facts, causal links); "
+        "recall answers a question from all of it, citing its evidence. Direct tools: entities by name "
+        "(add_entity, link_entities, get_entity), events and facts in time (add_event, add_fact, get_facts, "
+        "query_timeline, list_invalidations, undo_invalidation), causes (add_causal_link, get_causal_chain, "
+        "explain_why), concepts (add_concept, search_semantic); get_statistics, clear_graph, export_graph. "
+        # Said once here rather than in every time parameter's description in tools/list.
+        "Times are ISO 8601 or English phrases ('yesterday 14:30', 'last Tuesday'), read against "
+        "reference_time (ISO; default: now) in timezone (IANA; default: the reference time's zone, else "
+        "UTC); results are in UTC."
+    ),
+)
 
-LIMIT = Field(default=50, ge=1, le=1000, description="Maximum number of results (1-1000).")
-OFFSET = Field(default=0, ge=0, description="Skip this many results (paging).")
-REFERENCE = Field(default=None, description="ISO time relative phrases are read against ('yesterday'); default: now.")
-TIMEZONE = Field(default=None, description="IANA zone for times written without one (default: UTC).")
+# limit and offset are described by their names and bounds (kept short: every tools/list carries them).
+LIMIT = Field(default=50, ge=1, le=1000)
+OFFSET = Field(default=0, ge=0)
+# Described once, in the toolset's instructions (every time tool has them).
+REFERENCE = Field(default=None)
+TIMEZONE = Field(default=None)
 Graph = Literal["semantic", "temporal", "causal", "entity", "all"]
 Direction = Literal["upstream", "downstream", "both"]
 
@@ -298,33 +314,31 @@ class ExportResult(BaseModel):
 class AddEntity(Params):
     name: str
     entity_type: str = Field(description="e.g. Person, Service, Deployment.")
-    properties: dict[str, Any] | None = Field(default=None, description="Stored as the entity's properties.")
+    properties: dict[str, Any] | None = None
     description: str = ""
     replace_properties: bool = Field(
-        default=False, description="For an existing entity: replace its properties instead of merging into them."
+        default=False, description="Replace an existing entity's properties instead of merging."
     )
 
 
 class LinkEntities(Params):
-    source: str = Field(description="Name of the source entity.")
-    target: str = Field(description="Name of the target entity.")
+    source: str
+    target: str
     relationship: str = Field(description="e.g. 'owns', 'depends on'.")
     description: str = ""
-    create_missing: bool = Field(default=False, description="Create entities whose names are unknown.")
+    create_missing: bool = False
 
 
 class GetEntity(Params):
-    name: str | None = Field(default=None, description="Entity name (exact, then case-insensitive).")
-    entity_id: str | None = Field(default=None, description="Or the entity's id (kg's form: no relationships).")
+    name: str | None = Field(default=None, description="Exact, else in any case.")
+    entity_id: str | None = Field(default=None, description="Or its id.")
     observation_offset: int = Field(
         default=0, ge=0, le=limits.MAX_OFFSET, description="Skip this many observations (oldest first)."
     )
-    observation_limit: int = Field(
-        default=limits.OBSERVATIONS_SHOWN, ge=1, le=limits.MAX_LIMIT, description="Observations to return at most."
-    )
+    observation_limit: int = Field(default=limits.OBSERVATIONS_SHOWN, ge=1, le=limits.MAX_LIMIT)
     include_relationships: bool = True
-    as_of: str | None = Field(default=None, description="Show the facts that held at this time (default: now).")
-    include_history: bool = Field(default=False, description="Show every fact, whatever its validity window.")
+    as_of: str | None = Field(default=None, description="Facts that held then (default: now).")
+    include_history: bool = Field(default=False, description="Every fact, whatever its window.")
     limit: int = LIMIT
     offset: int = OFFSET
     reference_time: str | None = REFERENCE
@@ -333,10 +347,10 @@ class GetEntity(Params):
 
 class AddEvent(Params):
     description: str
-    occurred_at: str = Field(description="ISO 8601 or a phrase: 'yesterday 14:30', 'last Tuesday'.")
+    occurred_at: str
     duration: str | None = Field(default=None, description="ISO 8601 (PT30M) or '90 minutes'.")
     ended_at: str | None = None
-    entities: list[str] = Field(default=[], description="Names of entities involved (created when unknown).")
+    entities: list[str] = Field(default=[], description="Names (created when unknown).")
     find_entities: bool = Field(default=True, description="Also link entities whose names occur in the text.")
     reference_time: str | None = REFERENCE
     timezone: str | None = TIMEZONE
@@ -346,12 +360,11 @@ class AddFact(Params):
     subject: str
     predicate: str = Field(description="e.g. works_on, lives_in.")
     object: str
-    valid_from: str | None = Field(default=None, description="When it became true (default: the reference time).")
-    valid_to: str | None = Field(default=None, description="When it stopped being true (default: still true).")
+    valid_from: str | None = Field(default=None, description="Default: the reference time.")
+    valid_to: str | None = Field(default=None, description="Default: still true.")
     single_valued: bool | None = Field(
         default=None,
-        description="Whether the predicate holds one object at a time, so this fact closes the subject's "
-        "other ones (default: decided by the predicate, e.g. works_on, lives_in, status).",
+        description="Whether it closes the subject's other facts of the predicate (default: by predicate).",
     )
     subject_type: str | None = None
     object_type: str | None = None
@@ -363,16 +376,16 @@ class AddFact(Params):
 class GetFacts(Params):
     subject: str
     predicate: str | None = None
-    as_of: str | None = Field(default=None, description="What held at this time (default: now).")
+    as_of: str | None = None
     include_history: bool = False
-    limit: int = Field(default=100, ge=1, le=1000, description="Maximum number of facts (1-1000).")
+    limit: int = Field(default=100, ge=1, le=1000)
     offset: int = OFFSET
     reference_time: str | None = REFERENCE
     timezone: str | None = TIMEZONE
 
 
 class QueryTimeline(Params):
-    from_: str | None = Field(default=None, alias="from", description="Start: ISO or a phrase ('last Monday').")
+    from_: str | None = Field(default=None, alias="from")
     to: str | None = Field(default=None, description="End, including the period it names ('2026-01-07').")
     during: str | None = Field(default=None, description="Or a span: 'last week', 'in March 2023'.")
     entity: str | None = Field(default=None, description="Only what involves this entity (by name).")
@@ -391,7 +404,7 @@ class ListInvalidations(Params):
 
 class UndoInvalidation(Params):
     fact_id: str = Field(description="The invalidated (older) fact.")
-    retract_newer: bool = Field(default=False, description="Also delete the fact that invalidated it.")
+    retract_newer: bool = False
 
 
 class AddCausalLink(Params):
@@ -407,19 +420,19 @@ class GetCausalChain(Params):
     direction: Direction = "upstream"
     depth: int = Field(default=3, ge=1, le=10)
     min_confidence: float = Field(default=0.0, ge=0.0, le=1.0)
-    limit: int = Field(default=200, ge=1, le=1000, description="Nodes at most.")
+    limit: int = Field(default=200, ge=1, le=1000)
 
 
 class ExplainWhy(Params):
     event: str
     depth: int = Field(default=5, ge=1, le=10)
-    limit: int = Field(default=10, ge=1, le=100, description="Explanations at most.")
+    limit: int = Field(default=10, ge=1, le=100)
 
 
 class AddConcept(Params):
     name: str
     description: str = ""
-    represents: list[str] = Field(default=[], description="Names of entities the concept is about.")
+    represents: list[str] = Field(default=[], description="Names of the entities it stands for.")
 
 
 class SearchSemantic(Params):
@@ -435,25 +448,29 @@ class GetStatistics(Params):
 
 class ClearGraph(Params):
     graph: Graph
-    confirm: bool = Field(default=False, description="Must be true: clearing cannot be undone.")
+    confirm: bool = False
 
 
 class ExportGraph(Params):
     format: Literal["cypher", "json"] = "json"
     offset: int = OFFSET
     limit: int = Field(default=5000, ge=1, le=20000, description="Nodes and relationships per page.")
-    include_embeddings: bool = True
+    # Off unless asked: 384 floats a node made a page of 5,000 nodes 17.7 MB (and its build held
+    # up other calls for seconds); an import computes the vectors again when they are missing.
+    include_embeddings: bool = Field(
+        default=False, description="Also export each node's vectors (large: about 4 KB a node in JSON)."
+    )
 
 
 # --- shaping -------------------------------------------------------------------------------
 
 
-def entity_out(record: EntityRecord) -> dict[str, Any]:
+def entity_out(record: Node) -> dict[str, Any]:
     return {
         "id": record.id,
         "name": record.name,
         "type": record.type,
-        "description": record.description,
+        "description": record.summary,
         "parentId": record.parent_id,
         "properties": record.properties,
         "created_at": record.created_at,
@@ -461,7 +478,7 @@ def entity_out(record: EntityRecord) -> dict[str, Any]:
     }
 
 
-def entity_ref(record: EntityRecord) -> dict[str, Any]:
+def entity_ref(record: Node) -> dict[str, Any]:
     return {"id": record.id, "name": record.name, "type": record.type}
 
 
@@ -565,8 +582,8 @@ def now_text(s: Services) -> str:
 
 @memory.tool(AddEntity, AddEntityResult, idempotent=True, title="Add entity")
 async def add_entity(s: Services, p: AddEntity) -> dict[str, Any]:
-    """Add an entity by name (or update the one with that name: properties merged, description replaced)."""
-    record = await s.memory.entities.add_entity(
+    """Add an entity by name, or update it (properties merged, description replaced)."""
+    record, created = await s.memory.entities.add_entity(
         s.project(p.project_id),
         name=p.name,
         entity_type=p.entity_type,
@@ -574,12 +591,12 @@ async def add_entity(s: Services, p: AddEntity) -> dict[str, Any]:
         description=p.description,
         replace_properties=p.replace_properties,
     )
-    return {"entity": entity_out(record), "created": record.created}
+    return {"entity": entity_out(record), "created": created}
 
 
 @memory.tool(LinkEntities, LinkEntitiesResult, idempotent=True, title="Link entities")
 async def link_entities(s: Services, p: LinkEntities) -> dict[str, Any]:
-    """Link two entities by name with a relationship (unknown names are an error unless create_missing)."""
+    """Link two entities by name (an unknown name is an error unless create_missing)."""
     link = await s.memory.entities.link(
         s.project(p.project_id),
         source=p.source,
@@ -603,9 +620,12 @@ async def link_entities(s: Services, p: LinkEntities) -> dict[str, Any]:
 
 @memory.tool(GetEntity, GetEntityResult, read_only=True, title="Get entity", supersedes="kg")
 async def get_entity(s: Services, p: GetEntity) -> dict[str, Any] | str:
-    """An entity by name with its observations, properties, recent events and its relationships:
-    facts that hold now (or as_of a time; all with include_history) and other links. Or, as in
-    the kg toolset, by entity_id alone: the entity with its observations."""
+    """An entity by name with observations, properties, latest events and relationships (facts
+    holding now, or as_of); or by entity_id (kg's form).
+
+    By name: its relationships are the facts that hold now (or as_of a time; all of them with
+    include_history) and its other links. By entity_id alone, as in the kg toolset: the entity
+    with its observations."""
     if p.name is None:
         if p.entity_id is None:
             raise InvalidParams("Invalid arguments for get_entity: give name (or entity_id).")
@@ -675,8 +695,10 @@ def _cut_to_budget(answer: dict[str, Any], observations_total: int, observation_
 
 @memory.tool(AddEvent, AddEventResult, title="Add event")
 async def add_event(s: Services, p: AddEvent) -> dict[str, Any]:
-    """Log an event at a time (ISO or 'yesterday 14:30'), with optional duration and the entities it
-    involves (given by name, or found by name in the text); events are kept in time order."""
+    """Log an event at a time, with the entities it involves (named, or found in the text).
+
+    The time is ISO or a phrase ('yesterday 14:30'); a duration is optional. Entities are given
+    by name or found by name in the text; events are kept in time order."""
     result = await s.memory.temporal.add_event(
         s.project(p.project_id),
         description=p.description,
@@ -693,9 +715,13 @@ async def add_event(s: Services, p: AddEvent) -> dict[str, Any]:
 
 @memory.tool(AddFact, AddFactResult, idempotent=True, title="Add fact")
 async def add_fact(s: Services, p: AddFact) -> dict[str, Any]:
-    """State a fact (subject, predicate, object) valid from a time; subject and object are found by
-    name or created. A new value of a single-valued predicate closes the old fact's window
-    (recorded, listable with list_invalidations, undoable with undo_invalidation)."""
+    """State a fact (subject, predicate, object) valid from a time; a new value of a single-valued
+    predicate closes the old fact (undoably).
+
+    Subject and object are found by name or created. Closing the old fact's window is recorded,
+    listable with list_invalidations and undoable with undo_invalidation. Whether a predicate
+    holds one object at a time is decided by the predicate (works_on, lives_in, status, role,
+    ...) unless single_valued says."""
     result = await s.memory.temporal.add_fact(
         s.project(p.project_id),
         subject=p.subject,
@@ -721,7 +747,7 @@ async def add_fact(s: Services, p: AddFact) -> dict[str, Any]:
 
 @memory.tool(GetFacts, FactList, read_only=True, title="Get facts")
 async def get_facts(s: Services, p: GetFacts) -> dict[str, Any]:
-    """Facts about an entity that hold now, or as_of a time (all of them with include_history)."""
+    """Facts about an entity holding now, or as_of a time (all with include_history)."""
     project = s.project(p.project_id)
     graphs = s.memory
     subject_id = await graphs.resolver.entity_id(project, p.subject)
@@ -747,8 +773,9 @@ async def get_facts(s: Services, p: GetFacts) -> dict[str, Any]:
 
 @memory.tool(QueryTimeline, TimelineResult, read_only=True, title="Query timeline")
 async def query_timeline(s: Services, p: QueryTimeline) -> dict[str, Any]:
-    """Events that happened and facts that began between `from` and `to` (or `during` a span), in time order, only
-    those involving one entity; paged with limit and offset."""
+    """Events and facts that began between `from` and `to` (or `during` a span), in time order.
+
+    Optionally only those involving one entity; paged with limit and offset."""
     graphs = s.memory
     window = graphs.temporal.window(p.from_, p.to, p.during, p.reference_time, p.timezone)
     timeline = await graphs.temporal.timeline(
@@ -776,7 +803,7 @@ async def query_timeline(s: Services, p: QueryTimeline) -> dict[str, Any]:
 
 @memory.tool(ListInvalidations, InvalidationList, read_only=True, title="List invalidations")
 async def list_invalidations(s: Services, p: ListInvalidations) -> dict[str, Any]:
-    """Facts whose windows newer facts closed, most recent first: which fact, by which, when."""
+    """Facts closed by newer facts, latest first: which, by which, when."""
     facts, more = await s.memory.temporal.invalidations(
         s.project(p.project_id), entity=p.entity, limit=p.limit, offset=p.offset
     )
@@ -797,7 +824,7 @@ async def list_invalidations(s: Services, p: ListInvalidations) -> dict[str, Any
 
 @memory.tool(UndoInvalidation, FactResult, destructive=True, title="Undo invalidation")
 async def undo_invalidation(s: Services, p: UndoInvalidation) -> dict[str, Any]:
-    """Give an invalidated fact its window back (and with retract_newer delete the fact that closed it)."""
+    """Reopen an invalidated fact's window (retract_newer: also delete the fact that closed it)."""
     fact = await s.memory.temporal.undo_invalidation(s.project(p.project_id), p.fact_id, retract_newer=p.retract_newer)
     return {"fact": fact_out(fact, now_text(s))}
 
@@ -807,8 +834,11 @@ async def undo_invalidation(s: Services, p: UndoInvalidation) -> dict[str, Any]:
 
 @memory.tool(AddCausalLink, AddCausalLinkResult, idempotent=True, title="Add causal link")
 async def add_causal_link(s: Services, p: AddCausalLink) -> dict[str, Any]:
-    """Record that a cause led to an effect, with a confidence (0-1) and evidence. Each is matched to an
-    event or entity (id, exact, case-insensitive, fuzzy, then by meaning) or created as a new event."""
+    """Record that a cause led to an effect, with a confidence (0-1) and evidence.
+
+    Each of cause and effect is matched to an event or entity (by id, exactly, in any case,
+    fuzzily, then by meaning) or created as a new event. Stating a link again updates its
+    confidence and adds new evidence to the evidence it had."""
     result = await s.memory.causal.add_link(
         s.project(p.project_id),
         cause=p.cause,
@@ -835,8 +865,9 @@ async def add_causal_link(s: Services, p: AddCausalLink) -> dict[str, Any]:
 
 @memory.tool(GetCausalChain, CausalChainResult, read_only=True, title="Get causal chain")
 async def get_causal_chain(s: Services, p: GetCausalChain) -> dict[str, Any]:
-    """Causes (upstream), effects (downstream) or both of an event, up to `depth` links away; each
-    node's confidence is the product along its chain; cycles are reported, not followed."""
+    """Causes (upstream), effects (downstream) or both of an event, up to `depth` links away.
+
+    Each node's confidence is the product along its chain; cycles are reported, not followed."""
     chain = await s.memory.causal.chain(
         s.project(p.project_id),
         p.event,
@@ -850,8 +881,10 @@ async def get_causal_chain(s: Services, p: GetCausalChain) -> dict[str, Any]:
 
 @memory.tool(ExplainWhy, ExplainResult, read_only=True, title="Explain why")
 async def explain_why(s: Services, p: ExplainWhy) -> dict[str, Any]:
-    """Why an event happened: chains from the root causes to the event, strongest first, with each
-    link's confidence and evidence, the nodes' times, and the chain's confidence (their product)."""
+    """Why an event happened: chains from its root causes, strongest first.
+
+    Each chain comes with each link's confidence and evidence, the nodes' times, and the chain's
+    confidence (their product)."""
     chain, explanations = await s.memory.causal.explain(s.project(p.project_id), p.event, depth=p.depth, limit=p.limit)
     return {
         "event": node_out(chain.start),
@@ -877,8 +910,10 @@ async def explain_why(s: Services, p: ExplainWhy) -> dict[str, Any]:
 
 @memory.tool(AddConcept, AddConceptResult, idempotent=True, title="Add concept")
 async def add_concept(s: Services, p: AddConcept) -> dict[str, Any]:
-    """Add a concept (an entity of type concept); similar concepts are linked with their similarity
-    score, and the concept to the entities it represents."""
+    """Add a concept, linked to similar concepts and to the entities it represents.
+
+    A concept is an entity of type concept; the links to similar concepts carry their
+    similarity score."""
     concept = await s.memory.semantic.add_concept(
         s.project(p.project_id), name=p.name, description=p.description, represents=p.represents
     )
@@ -892,8 +927,9 @@ async def add_concept(s: Services, p: AddConcept) -> dict[str, Any]:
 
 @memory.tool(SearchSemantic, SearchResult, read_only=True, title="Semantic search")
 async def search_semantic(s: Services, p: SearchSemantic) -> dict[str, Any]:
-    """Entities, concepts and events by meaning and words (hybrid search), at least `threshold`
-    similar to the query; concepts come with their similar concepts."""
+    """Entities, concepts and events by meaning and words, at least `threshold` similar.
+
+    A hybrid search; concepts come with their similar concepts."""
     hits = await s.memory.semantic.search(
         s.project(p.project_id), p.query, limit=p.limit, threshold=p.threshold, events=p.include_events
     )
@@ -920,8 +956,10 @@ async def search_semantic(s: Services, p: SearchSemantic) -> dict[str, Any]:
 
 @memory.tool(GetStatistics, StatisticsResult, read_only=True, title="Graph statistics")
 async def get_statistics(s: Services, p: GetStatistics) -> dict[str, Any]:
-    """Counts per graph (entity, temporal, causal, semantic): nodes and relationships of each kind,
-    facts current and invalidated, vectors pending; and orphans (nodes no other graph links to)."""
+    """Counts per graph (entity, temporal, causal, semantic), and orphan nodes.
+
+    Per graph: nodes and relationships of each kind, facts current and invalidated, vectors
+    pending; orphans are nodes no other graph links to."""
     stats = await s.memory.views.statistics(s.project(p.project_id))
     return {
         "graphs": {
@@ -936,8 +974,9 @@ async def get_statistics(s: Services, p: GetStatistics) -> dict[str, Any]:
 
 @memory.tool(ClearGraph, ClearResult, destructive=True, title="Clear graph")
 async def clear_graph(s: Services, p: ClearGraph) -> dict[str, Any]:
-    """Delete one graph's contents (semantic, temporal, causal, entity) or all of the project; needs
-    confirm: true. Cannot be undone."""
+    """Delete one graph's contents (semantic, temporal, causal, entity) or all; needs confirm: true.
+
+    Cannot be undone."""
     if not p.confirm:
         raise InvalidParams(f"Clearing the {p.graph} graph deletes data for good: call again with confirm: true.")
     deleted = await s.memory.views.clear(s.project(p.project_id), p.graph)
@@ -946,8 +985,10 @@ async def clear_graph(s: Services, p: ClearGraph) -> dict[str, Any]:
 
 @memory.tool(ExportGraph, ExportResult, read_only=True, title="Export graph")
 async def export_graph(s: Services, p: ExportGraph) -> dict[str, Any]:
-    """The project graph as Cypher statements (they rebuild it in an empty FalkorDB graph) or as JSON
-    nodes and edges, a page at a time (next_offset until null)."""
+    """The project graph as Cypher statements or JSON nodes and edges, a page at a time.
+
+    The Cypher statements rebuild it in an empty FalkorDB graph; read on with next_offset until
+    it is null."""
     export = await s.memory.views.export(
         s.project(p.project_id), p.format, offset=p.offset, limit=p.limit, embeddings=p.include_embeddings
     )

@@ -19,7 +19,11 @@ from polyg.tools.registry import Params, Toolset, degraded_field
 
 memory_compat = Toolset(
     "memory-compat",
-    instructions="memory-compat: the official MCP memory server's tools; entities are named by their names.",
+    instructions=(
+        "memory-compat: the official MCP memory server's tools, with its names and shapes; entities are "
+        "named by their names. search_nodes ranks by meaning and words (an exact name first); read_graph "
+        "returns what fits in one result and gives nextOffset to read on."
+    ),
 )
 
 # A client written for the official server reads the graph in one call and knows nothing of

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from polyg.core.app import Services
+from polyg.core.memory_write import MAX_CONTENT, MAX_CONTEXT
 from polyg.core.recall.executor import Executor
 from polyg.core.recall.graphs import ProjectGraphs
 from polyg.core.recall.model import ClassifierOutput
@@ -69,20 +70,16 @@ class RememberResult(BaseModel):
 class Recall(Params):
     query: str = Field(min_length=1, max_length=2000)
     include_reasoning: bool = Field(default=False, description="Also return how the query was classified.")
-    max_results: int = Field(default=DEFAULT_MAX_RESULTS, ge=1, le=MAX_RESULTS, description="Evidence at most.")
+    max_results: int = Field(default=DEFAULT_MAX_RESULTS, ge=1, le=MAX_RESULTS)
     reference_time: str | None = REFERENCE
 
 
 class Remember(Params):
-    content: str = Field(min_length=1, max_length=20000)
+    content: str = Field(min_length=1, max_length=MAX_CONTENT)
     context: str | None = Field(
         default=None,
-        max_length=200,
-        description=(
-            "Who or where it is from, e.g. a speaker or a channel. The memory is stored, searched and "
-            "embedded as '<context>: <content>', and the context is an entity: a question naming it "
-            "favours what it said, and the memories around it in time."
-        ),
+        max_length=MAX_CONTEXT,
+        description=("Speaker or channel it is from: stored as '<context>: <content>', an entity recall favours."),
     )
     reference_time: str | None = Field(default=None, description="When it was said (ISO); times in it read against it.")
 
@@ -92,9 +89,11 @@ class Remember(Params):
 
 @memory.tool(Recall, RecallResult, read_only=True, title="Recall")
 async def recall(s: Services, p: Recall) -> dict[str, Any]:
-    """Answer a question from memory: which graphs it needs (causal, temporal, entity, semantic) are
-    queried at once; the answer comes with its reasoning, the evidence it cites (node ids and
-    text, best first), the graphs that contributed, and those that failed or timed out."""
+    """Answer a question from memory, with its reasoning and the evidence it cites (ids and text).
+
+    The graphs the question needs (causal, temporal, entity, semantic) are queried at once; the
+    answer comes with its reasoning, the evidence it cites (node ids and text, best first), the
+    graphs that contributed, and those that failed or timed out."""
     graphs = ProjectGraphs(s.memory, s.project(p.project_id))
     at = s.memory.temporal.reference(p.reference_time)
     service = RecallService(
@@ -133,10 +132,15 @@ async def recall(s: Services, p: Recall) -> dict[str, Any]:
 
 @memory.tool(Remember, RememberResult, title="Remember")
 async def remember(s: Services, p: Remember) -> dict[str, Any]:
-    """Store a memory (searchable at once), then what it says: entities, events with their times,
-    facts (a new value of a single-valued fact closes the old one) and causal links, each citing
-    the memory it came from. The same memory twice writes nothing; told again after a remember
-    that failed half-way, it writes what that one did not."""
+    """Store a memory (searchable at once) and the entities, events, facts and causal links it
+    states; the same memory twice writes nothing.
+
+    Events keep their times; a new value of a single-valued fact closes the old one. Told again
+    after a remember that failed half-way, the same memory writes what that one did not.
+
+    With a `context`, the memory is stored, searched and embedded as '<context>: <content>', and
+    the context is an entity: a question naming it favours what it said, and the memories
+    around it in time."""
     project = s.project(p.project_id)
     at = s.memory.temporal.reference(p.reference_time)
     done = await s.memory_writer.remember(project, p.content, p.context, at)

@@ -3,7 +3,7 @@ with the project as an argument)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -13,7 +13,14 @@ class PromptSpec:
     template: str  # str.format with {project_id} and the prompt's own arguments
     arguments: tuple[tuple[str, str, str], ...] = ()  # (name, description, default)
 
+    def for_project(self, project: str) -> PromptSpec:
+        """This prompt with `project_id` defaulting to `project` (the server's), not the spec's
+        example project."""
+        arguments = tuple((n, d, project if n == "project_id" else default) for n, d, default in self.arguments)
+        return replace(self, arguments=arguments)
 
+
+# The spec's example project; a server serves its prompts with its own (`PromptSpec.for_project`).
 PROJECT_ARG = ("project_id", "Project to work in.", "proj_123")
 
 PROMPTS: tuple[PromptSpec, ...] = (

@@ -3,10 +3,11 @@ to their articles and authors; `add_article` lets an agent add a document."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from polyg.core import limits
 from polyg.core.app import Services
 from polyg.core.chunking import ChunkSpec
 from polyg.core.ingest import IngestService
@@ -59,12 +60,30 @@ class RetrieveResults(BaseModel):
     degraded: str | None = degraded_field()
 
 
+# What one add_article call may carry. A 10 MB text took more than 300 s (and 1.1 GB of the
+# server) in one call; half a million characters (a long report: some 600 chunks) is seconds
+# of embedding. Larger documents go through `polyg ingest`, which reads files.
+MAX_ARTICLE_TEXT = 500_000
+MAX_AUTHORS = 100
+MAX_URL = 2_048
+
+
 class AddArticleParams(Params):
-    title: str = Field(description="The article's title.")
-    authors: list[str] = Field(description="Its authors' names.")
-    text: str = Field(description="Its full text; headings as Markdown '#' lines, paragraphs by blank lines.")
-    url: str | None = Field(default=None, description="Where it comes from; adding the same url again updates it.")
-    date: str | None = Field(default=None, description="Its date (ISO 8601 preferred).")
+    title: str = Field(max_length=limits.MAX_NAME, description="The article's title.")
+    authors: list[Annotated[str, Field(max_length=limits.MAX_NAME)]] = Field(
+        max_length=MAX_AUTHORS, description="Its authors' names."
+    )
+    text: str = Field(
+        max_length=MAX_ARTICLE_TEXT,
+        description=(
+            "Its full text; headings as Markdown '#' lines, paragraphs by blank lines. At most "
+            f"{MAX_ARTICLE_TEXT:,} characters: longer documents go through `polyg ingest`."
+        ),
+    )
+    url: str | None = Field(
+        default=None, max_length=MAX_URL, description="Where it comes from; adding the same url again updates it."
+    )
+    date: str | None = Field(default=None, max_length=64, description="Its date (ISO 8601 preferred).")
 
 
 class ArticleAdded(BaseModel):

@@ -32,8 +32,24 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     (the keyword ignores a null), but a strict validator (ajv in strict mode, as clients that
     compile tool schemas may run it) refuses a `maxLength` beside no `type: string`. Moved into
     the string branch, it means the same and every validator compiles it."""
-    constrained: dict[str, Any] = _constraints_into_branches(model.model_json_schema())
+    constrained: dict[str, Any] = _no_nul(_constraints_into_branches(model.model_json_schema()))
     return constrained
+
+
+# What every string argument may not hold (the server refuses it, `refuse_unstorable_text`): a
+# string without a pattern of its own publishes this one.
+NO_NUL = "^[^\\x00]*$"
+
+
+def _no_nul(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_no_nul(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: value if key in DATA_KEYWORDS else _no_nul(value) for key, value in node.items()}
+    if out.get("type") == "string" and not {"pattern", "enum", "const"} & out.keys():
+        out["pattern"] = NO_NUL
+    return out
 
 
 def _constraints_into_branches(node: Any) -> Any:

@@ -21,7 +21,14 @@ from polyg.tools.registry import ToolNameConflict, Toolset, ToolSpec
 log = logging.getLogger(__name__)
 
 # What every client is told, whatever the toolsets; each toolset adds its own lines.
-INSTRUCTIONS = "polyg is a graph memory. Every tool takes project_id (optional; the server has a default project)."
+INSTRUCTIONS = (
+    "polyg is a graph memory: entities, observations, relationships, events, facts in time and causes, "
+    "kept per project. Every tool takes project_id (optional; default: the server's project, "
+    "{project!r}; 1-64 letters, digits, '_', '.' or '-'). Nothing one project holds is visible from another.\n"
+    "Resources: polyg://{{project}}/summary, polyg://{{project}}/entity/{{id}} (an entity's page; id or name), "
+    "polyg://{{project}}/document/{{template}}/{{id}}, polyg://{{project}}/export/{{format}} (json or cypher), "
+    "and polyg://tools/{{name}}: a tool's whole description and full schemas (tools/list shows lean ones)."
+)
 
 
 def collect(
@@ -107,8 +114,9 @@ def prompts(names: list[str], toolsets: Mapping[str, Toolset] | None = None) -> 
     return list(found.values())
 
 
-def instructions(names: list[str], toolsets: Mapping[str, Toolset] | None = None) -> str:
-    """The server's instructions: the common line, then each enabled toolset's."""
+def instructions(names: list[str], toolsets: Mapping[str, Toolset] | None = None, *, project: str = "default") -> str:
+    """The server's instructions: the common lines, then each enabled toolset's, a paragraph each."""
     toolsets = load(names) if toolsets is None else toolsets
-    parts = [INSTRUCTIONS] + [t.instructions for t in _available(names, toolsets) if t.instructions]
-    return " ".join(parts)
+    parts = [INSTRUCTIONS.format(project=project)]
+    parts += [t.instructions for t in _available(names, toolsets) if t.instructions]
+    return "\n\n".join(parts)

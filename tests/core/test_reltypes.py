@@ -129,3 +129,21 @@ async def test_one_registry_serves_every_writer_and_forgets_a_replaced_database(
     await s.named.create_relations(project, [{"from": "a", "to": "b", "relationType": "imports"}])
     assert await type_nodes(s, project) == ["imports"]
     assert "imports" in await edge_id_indexes(s, project)
+
+
+async def test_graphrag_registers_types_again_after_the_database_is_replaced(services: Services, project: str) -> None:
+    """graphrag writes through the process's one registry: after a store restart (which
+    forgets what the registry learnt) a type it registered before is registered again."""
+    a = await services.entities.create(project, name="a", type_="t")
+    b = await services.entities.create(project, name="b", type_="t")
+    links = services.graphrag.links
+    await links.add(project, a.id, b.id, "feeds_into")
+    assert "feeds_into" in await type_nodes(services, project)
+    # The database replaced by an empty one: what a restart on a lost data directory looks like.
+    await services.store.delete_project(project)
+    services.forget_database_state()
+    a = await services.entities.create(project, name="a", type_="t")
+    b = await services.entities.create(project, name="b", type_="t")
+    await links.add(project, a.id, b.id, "feeds_into")
+    assert "feeds_into" in await type_nodes(services, project)
+    assert "feeds_into" in await edge_id_indexes(services, project)

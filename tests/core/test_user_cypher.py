@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+import redis.asyncio as aioredis
 
 from polyg.core.app import Services
 from polyg.core.user_cypher import UserCypher
-from polyg.errors import InvalidParams, NotFound, StoreTimeout
+from polyg.errors import InvalidParams, NotFound, QueryTooCostly, StoreTimeout
+from polyg.store.falkor import QUERY_MEM_CAPACITY
 from polyg.store.names import Label
 
 pytestmark = pytest.mark.anyio
@@ -180,3 +182,80 @@ def test_final_return() -> None:
     )
     assert dependency_probe("MATCH (n) RETURN [x IN [1] | x] AS returned") == "MATCH (n) RETURN *"
     assert dependency_probe("MATCH (n) SET n.returns = 1") is None
+
+
+# --- bounds (issue 26): what one template query may cost the shared database -----------------
+
+MB = 1 << 20
+FIFTY = "[" + ", ".join(str(i) for i in range(50)) + "]"
+
+
+async def database_memory(services: Services) -> int:
+    """The embedded database's used_memory (INFO memory), read on its own socket."""
+    client = aioredis.Redis(unix_socket_path=services.store.where)
+    try:
+        return int((await client.info("memory"))["used_memory"])
+    finally:
+        await client.aclose()
+
+
+async def test_the_embedded_database_caps_the_memory_of_a_query(services: Services) -> None:
+    client = aioredis.Redis(unix_socket_path=services.store.where)
+    try:
+        reply = await client.execute_command("GRAPH.CONFIG", "GET", "QUERY_MEM_CAPACITY")  # type: ignore[no-untyped-call]
+    finally:
+        await client.aclose()
+    assert int(reply[1]) == QUERY_MEM_CAPACITY
+
+
+async def test_expressions_the_database_cannot_stop_are_refused_before_they_run(
+    services: Services, project: str
+) -> None:
+    u = await runner(services, project)
+    before = await database_memory(services)
+    for query, reason in (
+        # Planned (constant-folded) before any limit applies: 12 s and 4 GB on save before.
+        ("UNWIND range(1, 100000000) AS x RETURN count(x)", "ranges hold more than 10000"),
+        ("RETURN reduce(s = 0, x IN range(1, 100) | s + x) AS total", "reduce"),
+        ("RETURN reduce(s = 'a', i IN [1, 2, 3] | s + s) AS doubled", "reduce"),
+        ("RETURN size(range(1, toInteger(n.birth_year) * 100000000)) AS items", "not an integer literal"),
+        # A cartesian product of ranges: each is small, together 10^6.
+        ("UNWIND range(1, 1000) AS a UNWIND range(1, 1000) AS b RETURN count(*)", "ranges hold more than"),
+        (f"WITH {FIFTY} AS s RETURN size([a IN s | [b IN s | [c IN s | a]]]) AS cubed", "nests 3"),
+    ):
+        with pytest.raises(InvalidParams, match=reason) as refused:
+            await u.check(project, query)
+        assert refused.value.code == 4002
+        # At render too: a template saved before the check existed is not run.
+        with pytest.raises(InvalidParams, match=reason):
+            await u.run_for(project, query, ENTITY, "cp")
+    assert await database_memory(services) < before + 16 * MB
+    # What stays allowed: small literal ranges, ranges over a list's own indexes, two levels.
+    for query in (
+        "UNWIND range(1, 3) AS i RETURN i",
+        "MATCH (n)-->(p) WITH collect(p.name) AS names UNWIND range(0, size(names) - 1) AS i RETURN names[i]",
+        "MATCH (n)-->(p) WITH collect(p.name) AS names RETURN [a IN names | [b IN names WHERE a < b | b]] AS pairs",
+    ):
+        await u.check(project, query)
+        assert (await u.run_for(project, query, ENTITY, "cp")).rows
+
+
+async def test_work_the_database_can_stop_ends_at_the_time_limit_with_a_4xxx_error(
+    services: Services, project: str
+) -> None:
+    u = await runner(services, project)
+    await services.ctx.write(project, "UNWIND range(1, 300) AS i CREATE (:Other {id: 'o' + toString(i)})")
+    before = await database_memory(services)
+    for query in (
+        # A deep UNWIND: 50^5 rows, from list literals (no range to refuse).
+        f"WITH {FIFTY} AS xs UNWIND xs AS a UNWIND xs AS b UNWIND xs AS c UNWIND xs AS d UNWIND xs AS e "
+        "RETURN count([a, b, c, d, e])",
+        # A cartesian product of node scans (refused on save: it leaves n), 300^3 rows.
+        "MATCH (a:Other) MATCH (b:Other) MATCH (c:Other) RETURN count([a.id, b.id, c.id])",
+    ):
+        with pytest.raises(QueryTooCostly, match="limit of 1000 ms") as stopped:
+            await u.run_for(project, query, ENTITY, "cp")
+        assert stopped.value.code == 4008
+    assert await database_memory(services) < before + 16 * MB
+    # The database was reachable all along, and still is.
+    assert (await u.run_for(project, "RETURN n.name AS name", ENTITY, "cp")).rows == (("Charlie Parker",),)

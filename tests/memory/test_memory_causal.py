@@ -133,3 +133,24 @@ async def test_incident_response_scenario(mem: Memory) -> None:
         assert explanation["confidence"] == pytest.approx(0.9**4)
     timeline = await mem.ok("query_timeline", entity="svc-3", limit=100)
     assert sum(1 for i in timeline["items"] if i["event"]["description"].startswith("Incident 3")) == 5
+
+
+async def test_stating_a_link_again_keeps_its_evidence(mem: Memory) -> None:
+    """A link stated again (a new confidence, no evidence or other evidence) keeps the evidence
+    it had; new evidence is added to it, once."""
+    first = await mem.ok(
+        "add_causal_link", cause="disk filled up", effect="database stopped", confidence=0.7, evidence="df: 100%"
+    )
+    again = await mem.ok("add_causal_link", cause="disk filled up", effect="database stopped", confidence=0.9)
+    assert again["updated"] is True and again["link"]["id"] == first["link"]["id"]
+    assert (again["link"]["confidence"], again["link"]["evidence"]) == (0.9, "df: 100%")
+    more = await mem.ok(
+        "add_causal_link", cause="disk filled up", effect="database stopped", evidence="postgres log: no space left"
+    )
+    assert more["link"]["evidence"] == "df: 100%\npostgres log: no space left"
+    same = await mem.ok("add_causal_link", cause="disk filled up", effect="database stopped", evidence="df: 100%")
+    assert same["link"]["evidence"] == "df: 100%\npostgres log: no space left"
+    # What is stored, not only what the call answered.
+    chain = await mem.ok("get_causal_chain", event="database stopped", direction="upstream")
+    [link] = chain["links"]
+    assert link["evidence"] == "df: 100%\npostgres log: no space left"

@@ -274,11 +274,11 @@ async def test_cypher_export_loads_into_an_empty_graph_and_gives_the_same_graph(
     statements: list[str] = []
     offset: int | None = 0
     while offset is not None:
-        page = await mem.ok("export_graph", format="cypher", offset=offset, limit=7)
+        page = await mem.ok("export_graph", format="cypher", offset=offset, limit=7, include_embeddings=True)
         statements += page["statements"]
         offset = page["next_offset"]
     # The graph as polyg holds it, read through the JSON export.
-    exported = await mem.ok("export_graph", format="json")
+    exported = await mem.ok("export_graph", format="json", include_embeddings=True)
     assert exported["next_offset"] is None
     nodes = {node_key(n["labels"], n["properties"]): n for n in exported["items"] if n["kind"] == "node"}
     edges = sorted(

@@ -122,10 +122,11 @@ def test_sentence_openers_that_are_not_names_are_no_entities(turn: str) -> None:
         ("Caroline went to the support group yesterday.", ["Caroline"]),
         ("Rafael also fixed the login page.", ["Rafael"]),
         ("Mel is painting again. Wow, Mel, that is lovely.", ["Mel"]),
-        ("Oliver loves the beach. Luna and Oliver chased a ball.", ["Oliver", "Luna and Oliver"]),
+        # "A and B" are two names (issue 25: only the first of "X and Y" was taken, as one name).
+        ("Oliver loves the beach. Luna and Oliver chased a ball.", ["Oliver", "Luna"]),
         ("Wow Caroline, that's great! Thanks Mel.", ["Caroline", "Mel"]),
         ("Sweden was lovely.", ["Sweden"]),
-        ("Oscar has a new cage. Luna and Oscar share it.", ["Oscar", "Luna and Oscar"]),
+        ("Oscar has a new cage. Luna and Oscar share it.", ["Oscar", "Luna"]),
         ("Anthony and I went to a charity quiz.", ["Anthony"]),
         ("Rowling is such an inspiring writer.", ["Rowling"]),
         ("Caroline is going to the parade.", ["Caroline"]),
@@ -177,3 +178,82 @@ def test_people_the_graph_knows_joined_by_and_are_each_an_entity() -> None:
 )
 def test_initials_and_titles_stay_in_the_name(turn: str, names: list[str]) -> None:
     assert [e.name for e in extract(turn, REF).entities] == names
+
+
+# --- issue 25: names as a person names them, validity, time of day, speakers, chains -------------
+
+
+@pytest.mark.parametrize(
+    ("memory", "names"),
+    [
+        ("Since June 2025 Alice works on the Auth Service.", ["Alice", "Auth Service"]),
+        ("Dana joined the payments team on day 0.", ["Dana", "payments team"]),
+        ("Priya works on the data pipeline now.", ["Priya", "data pipeline"]),
+        ("The checkout service depends on Kafka and Redis.", ["checkout service", "Kafka", "Redis"]),
+        ("Der Server ist gestern abgestürzt und niemand hat es bemerkt.", []),
+        ("See https://status.example.org/incidents/4411 for details.", []),
+        ("def retry(fn): return fn() if ok else None", []),
+        ("| service | owner |\n| ledger | payments |", []),
+    ],
+)
+def test_names_hold_no_date_article_clause_word_or_trailing_phrase(memory: str, names: list[str]) -> None:
+    assert [e.name for e in extract(memory, REF).entities] == names
+
+
+@pytest.mark.parametrize(
+    ("memory", "fact"),
+    [
+        (
+            "Since June 2025 Alice works on the Auth Service.",
+            ExtractedFact("Alice", "works_on", "Auth Service", datetime(2025, 6, 1, tzinfo=UTC)),
+        ),
+        (
+            "From January 2024 until May 2025 Bob worked at Initech.",
+            ExtractedFact(
+                "Bob", "works_at", "Initech", datetime(2024, 1, 1, tzinfo=UTC), datetime(2025, 6, 1, tzinfo=UTC)
+            ),
+        ),
+        ("Alice is the tech lead of the Platform team.", ExtractedFact("Alice", "leads", "Platform team")),
+        ("Carol replaced Dave as manager of the Growth team.", ExtractedFact("Carol", "leads", "Growth team")),
+        ("Bob joined the Search team.", ExtractedFact("Bob", "member_of", "Search team")),
+        ("Bob works on the Billing team.", ExtractedFact("Bob", "member_of", "Billing team")),
+        ("The pricing engine is owned by Farah.", ExtractedFact("Farah", "owns", "pricing engine")),
+    ],
+)
+def test_facts_have_a_canonical_predicate_and_the_stated_validity(memory: str, fact: ExtractedFact) -> None:
+    assert extract(memory, REF).facts == [fact]
+
+
+def test_i_is_the_speaker_and_she_the_one_person_named_before() -> None:
+    mine = extract("I moved to Utrecht last week.", REF, speaker="Hannah")
+    assert mine.facts == [ExtractedFact("Hannah", "lives_in", "Utrecht", datetime(2026, 1, 5, tzinfo=UTC))]
+    hers = extract("Fatima joined the Compliance team. She leads the audit project.", REF)
+    assert [(f.subject, f.predicate, f.object) for f in hers.facts] == [
+        ("Fatima", "member_of", "Compliance team"),
+        ("Fatima", "leads", "audit project"),
+    ]
+
+
+def test_an_event_keeps_the_time_of_day_its_sentence_states() -> None:
+    out = extract("Yesterday at 14:30 Sam restarted the database cluster.", REF)
+    assert [(e.occurred_at, e.entities) for e in out.events] == [
+        (datetime(2026, 1, 13, 14, 30, tzinfo=UTC), ("Sam", "database cluster"))
+    ]
+
+
+def test_a_chain_of_causes_in_one_memory_and_a_denied_one() -> None:
+    out = extract(
+        "The samples spoiled because the freezer warmed to 5 degrees, because the outage lasted six hours "
+        "and the generator failed to start. The fire was not caused by the heater.",
+        REF,
+    )
+    assert [(c.cause, c.effect) for c in out.causes] == [
+        ("the freezer warmed to 5 degrees", "The samples spoiled"),
+        ("the outage lasted six hours", "the freezer warmed to 5 degrees"),
+        ("the generator failed to start", "the freezer warmed to 5 degrees"),
+    ]
+
+
+def test_which_caused_links_the_clause_it_hangs_on() -> None:
+    out = extract("The API gateway timed out, which caused the checkout to fail.", REF)
+    assert [(c.cause, c.effect) for c in out.causes] == [("The API gateway timed out", "the checkout to fail")]

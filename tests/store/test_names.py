@@ -25,7 +25,17 @@ from polyg.names import GRAPH_PREFIX, PROJECT_ID, check_project_id, check_type_n
 from polyg.store import names as registry
 from polyg.store import schema
 from polyg.store.embedded import EmbeddedFalkor
-from polyg.store.names import NAME, OWN_LABELS, OWN_REL_TYPES, Label, RelType, user_label, user_rel_type
+from polyg.store.names import (
+    NAME,
+    OWN_LABELS,
+    OWN_REL_TYPES,
+    RESERVED_REL_TYPES,
+    SHARED_REL_TYPES,
+    Label,
+    RelType,
+    user_label,
+    user_rel_type,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -98,13 +108,17 @@ def test_no_project_id_holds_a_quote_a_brace_or_whitespace(value: str) -> None:
 def test_users_get_every_valid_name_except_polygs_own(value: str) -> None:
     label, rel = accepted(Label, value), accepted(RelType, value)
     own_labels = {n.casefold() for n in OWN_LABELS}
-    own_types = {n.casefold() for n in OWN_REL_TYPES}
+    # polyg's own types but those it shares with users (written between entities, they are the user's).
+    own_types = {n.casefold() for n in RESERVED_REL_TYPES}
     assert accepted(user_label, value) == (None if label is None or label.casefold() in own_labels else label)
     assert accepted(user_rel_type, value) == (None if rel is None or rel.casefold() in own_types else rel)
 
 
 def test_reservation_ignores_case_and_trailing_newlines_are_refused() -> None:
     assert user_rel_type("depends_upon") == "depends_upon"
+    assert RESERVED_REL_TYPES == OWN_REL_TYPES - SHARED_REL_TYPES
+    for natural in ("wrote", "mentions", "depends_on", "DEPENDS_ON"):
+        assert user_rel_type(natural) == natural
     for bad in ("imports\n", "HAS_OBSERVATION", "has_Observation", "Entity\n"):
         with pytest.raises(InvalidParams):
             check_type_name(bad)

@@ -244,7 +244,7 @@ class ProjectGraphs:
             out.append(
                 Evidence(
                     view.entity.id,
-                    view.entity.name,
+                    view.entity.name or "",
                     "entity",
                     "entity",
                     1.0,

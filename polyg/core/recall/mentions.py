@@ -395,3 +395,17 @@ def _dedupe(found: list[Mention]) -> list[Mention]:
         seen.add(key)
         kept.append(mention)
     return sorted(kept, key=lambda m: m.start)
+
+
+def code_mentions(text: str) -> list[Mention]:
+    """Code identifiers, paths and hyphenated identifiers in `text` ("render_report()",
+    "core/report.py", "billing-api"), each once: the names a parser does not tell apart."""
+    found: list[Mention] = []
+    for pattern in _CODE:
+        found += [Mention(m.group(0).rstrip("."), m.start(), m.end(), "code") for m in pattern.finditer(text)]
+    found += [
+        Mention(m.group(0), m.start(), m.end(), "code")
+        for m in _HYPHENATED.finditer(text)
+        if _is_identifier(m.group(0))
+    ]
+    return _dedupe(found)

@@ -10,6 +10,24 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from polyg.store.falkor import Row
+from polyg.store.names import SHARED_REL_TYPES
+
+# The types a user shares with polyg (`polyg.store.names.SHARED_REL_TYPES`), as `$shared`.
+SHARED = sorted(SHARED_REL_TYPES)
+
+
+def knowledge(r: str, a: str, b: str) -> str:
+    """Cypher: relationship `r` between nodes `a` and `b` is knowledge, not polyg's structure:
+    of none of the types in `$own`, or of a type in `$shared` between two entities."""
+    return f"(NOT type({r}) IN $own OR (type({r}) IN $shared AND {a}:Entity AND {b}:Entity))"
+
+
+def knowledge_path(p: str) -> str:
+    """Cypher: every relationship of path `p` is knowledge (as `knowledge` says)."""
+    return (
+        f"none(r IN relationships({p}) WHERE type(r) IN $own AND NOT (type(r) IN $shared "
+        "AND 'Entity' IN labels(startNode(r)) AND 'Entity' IN labels(endNode(r))))"
+    )
 
 
 class Runner(Protocol):

@@ -44,10 +44,12 @@ async def link_represents(run: Runner, project: str, concept_id: str, rows: list
     )
 
 
-async def concept_named(run: Runner, project: str, name: str) -> list[Row]:
+async def entity_named(run: Runner, project: str, name: str) -> list[Row]:
+    """[id, summary, type] of an entity of that name, a concept first."""
     return await run.read(
         project,
-        "MATCH (e:Entity {name: $name}) WHERE e.type = 'concept' RETURN e.id, e.summary LIMIT 1",
+        "MATCH (e:Entity {name: $name}) RETURN e.id, e.summary, e.type "
+        "ORDER BY CASE WHEN e.type = 'concept' THEN 0 ELSE 1 END, e.created_at LIMIT 1",
         {"name": name},
     )
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from polyg.store.falkor import Row, TextListParam
 from polyg.store.queries import Runner
 from polyg.store.queries.entities import OBSERVATIONS
@@ -84,23 +82,6 @@ async def entity_view(
             "rel_end": relationships[1] if relationships else 0,
             "events": events,
         },
-    )
-
-
-async def set_properties(run: Runner, project: str, entity_id: str, values: dict[str, Any], now: str) -> None:
-    """Merge properties into the entity (a None value removes that property)."""
-    await run.write(
-        project,
-        "MATCH (e:Entity {id: $id}) SET e += $props, e.updated_at = $now",
-        {"id": entity_id, "props": values, "now": now},
-    )
-
-
-async def set_type(run: Runner, project: str, entity_id: str, type_: str, now: str) -> None:
-    await run.write(
-        project,
-        "MATCH (e:Entity {id: $id}) SET e.type = $type, e.updated_at = $now",
-        {"id": entity_id, "type": type_, "now": now},
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from polyg.store.falkor import Row
 from polyg.store.names import OWN_REL_TYPES
-from polyg.store.queries import Runner
+from polyg.store.queries import SHARED, Runner, knowledge, knowledge_path
 
 OWN_TYPES = sorted(OWN_REL_TYPES)
 HIDDEN = ["embedding", "head_embedding", "rev", "vec_rev", "id", "created_at", "updated_at"]
@@ -24,13 +24,13 @@ async def relationships(runner: Runner, project: str, ids: list[str], cap: int) 
     these entities (polyg's own types left out), at most `cap`."""
     return await runner.read(
         project,
-        "UNWIND $ids AS i MATCH (e:Entity {id: i})-[r]-(o:Entity) WHERE NOT type(r) IN $own "
+        f"UNWIND $ids AS i MATCH (e:Entity {{id: i}})-[r]-(o:Entity) WHERE {knowledge('r', 'e', 'o')} "
         "WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b "
         "RETURN type(r), a.id, b.id, b.name, "
         "CASE WHEN size([k IN keys(r) WHERE NOT k IN $hidden]) = 0 THEN NULL "
         "ELSE properties(r) END "
         "ORDER BY type(r), a.id, b.id LIMIT $cap",
-        {"ids": ids, "own": OWN_TYPES, "hidden": HIDDEN, "cap": cap},
+        {"ids": ids, "own": OWN_TYPES, "shared": SHARED, "hidden": HIDDEN, "cap": cap},
     )
 
 
@@ -48,8 +48,8 @@ async def connected(runner: Runner, project: str, a: str, b: str, depth: int) ->
     rows = await runner.read(
         project,
         "MATCH (x:Entity {id: $a}) MATCH (y:Entity {id: $b}) "
-        f"MATCH p = (x)-[*1..{int(depth)}]-(y) WHERE none(r IN relationships(p) WHERE type(r) IN $own) "
+        f"MATCH p = (x)-[*1..{int(depth)}]-(y) WHERE {knowledge_path('p')} "
         "RETURN 1 LIMIT 1",
-        {"a": a, "b": b, "own": OWN_TYPES},
+        {"a": a, "b": b, "own": OWN_TYPES, "shared": SHARED},
     )
     return bool(rows)

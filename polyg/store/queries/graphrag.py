@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import STRUCTURAL_REL_TYPES, RelType
+from polyg.store.names import SHARED_REL_TYPES, STRUCTURAL_REL_TYPES, RelType
 from polyg.store.queries import Runner
-from polyg.store.queries.named import EXACT_NAME
 
-STRUCTURAL = sorted(STRUCTURAL_REL_TYPES)
+# Between two entities, a type users share with polyg is the user's (names.SHARED_REL_TYPES).
+STRUCTURAL = sorted(STRUCTURAL_REL_TYPES - SHARED_REL_TYPES)
 # Every relationship between two entities that is knowledge, not polyg's bookkeeping.
 KNOWLEDGE = "(a:Entity)-[r]->(b:Entity) WHERE NOT type(r) IN $own"
 # An entity is due for extraction when its text changed since the last one (an entity written
@@ -98,28 +98,6 @@ async def mark_extracted(run: Runner, project: str, items: Sequence[tuple[str, s
         "UNWIND $items AS i MATCH (e:Entity {id: i[0]}) "
         "SET e.extraction_rev = coalesce(i[1], e.rev, ''), e.extracted_at = $now",
         {"items": [list(item) for item in items], "now": now},
-    )
-
-
-async def ids_named(run: Runner, project: str, names: Sequence[str]) -> list[Row]:
-    """[name, [id, name]] of the oldest entity with each exact name (compared after the index
-    lookup, which also matches names that differ in surrounding whitespace)."""
-    return await run.read(
-        project,
-        f"UNWIND $names AS n MATCH (e:Entity {{name: n}}) {EXACT_NAME}WITH n, e ORDER BY e.created_at, e.id "
-        "RETURN n, collect([e.id, e.name])[0]",
-        {"names": list(names)},
-    )
-
-
-async def ids_named_folded(run: Runner, project: str, folded: Sequence[str]) -> list[Row]:
-    """[lower-cased name, [id, name]] of the oldest entity whose name matches in any case (reads
-    every entity's name: run only for names the exact lookup missed)."""
-    return await run.read(
-        project,
-        "MATCH (e:Entity) WITH e, toLower(e.name) AS n WHERE n IN $names "
-        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect([e.id, e.name])[0]",
-        {"names": list(folded)},
     )
 
 

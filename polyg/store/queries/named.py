@@ -1,6 +1,7 @@
 """Cypher for entities and relations addressed by name (the official MCP memory server's model:
-memory-compat and import). Each batch is one query, so it is written whole or not at all, and
-the duplicate checks run inside the write query, which FalkorDB executes alone on the graph.
+memory-compat and import); entities are created and deleted by `polyg.store.queries.entities`.
+Each batch is one query, so it is written whole or not at all, and the duplicate checks run
+inside the write query, which FalkorDB executes alone on the graph.
 
 Names are looked up exactly: FalkorDB's index on `name` also matches names that differ in
 surrounding whitespace, so each index hit is compared again after it is projected out of the
@@ -12,34 +13,14 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from polyg.store.falkor import Row
-from polyg.store.names import Label, RelType
 from polyg.store.queries import Runner
-from polyg.store.queries.entities import BUMP_REV, DELETE_ENTITY_TAIL, NEW_REV, label_dispatch
+from polyg.store.queries.edges import create_relationships
+from polyg.store.queries.entities import bump_rev
 
 # The relation's text as the user wrote it, whether or not it had to be sanitised.
 REL_TEXT = "coalesce(r.label, type(r))"
 # Follows `MATCH (e:Entity {name: n})`: keeps the hits whose name is exactly `n`.
 EXACT_NAME = "WITH n, e, e.name AS found WHERE found = n "
-
-
-def type_dispatch(rows: str, clause: str, types: list[str]) -> str:
-    """`clause` (which may use `{type}`) run for the rows of each relationship type, in one
-    query: Cypher cannot take a type as a parameter, so each type present in the batch gets
-    its own FOREACH, entered only by the rows of that type. Types are checked names."""
-    return " ".join(
-        f"FOREACH (_ IN CASE WHEN {rows}.type = '{t}' THEN [1] ELSE [] END | {clause.format(type=t)})"
-        for t in (RelType(t) for t in sorted(set(types)))
-    )
-
-
-async def ids_by_name(runner: Runner, project: str, names: list[str]) -> list[Row]:
-    """[name, id of the oldest entity with exactly that name] per name found."""
-    return await runner.read(
-        project,
-        f"UNWIND $names AS n MATCH (e:Entity {{name: n}}) {EXACT_NAME}"
-        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect(e.id)[0]",
-        {"names": names},
-    )
 
 
 async def entities(runner: Runner, project: str, ids: list[str], skip: int, end: int | None) -> list[Row]:
@@ -83,55 +64,15 @@ async def existing_ids(runner: Runner, project: str, ids: list[str]) -> set[str]
     return {row[0] for row in rows}
 
 
-async def create_entities(
-    runner: Runner, project: str, rows: list[dict[str, Any]], key: Literal["name", "id"], now: str
-) -> set[str]:
-    """Create entities from rows (id, name, type, label, obs[], optional summary/parent_id/
-    timestamps), skipping rows whose `key` exists; returns the ids created."""
-    result = await runner.write(
-        project,
-        f"UNWIND $rows AS r OPTIONAL MATCH (x:Entity {{{key}: r.{key}}}) "
-        f"WITH r, collect(x.{key}) AS found WHERE NOT r.{key} IN found "
-        "CREATE (e:Entity {id: r.id, name: r.name, type: r.type, "
-        "summary: coalesce(r.summary, ''), parent_id: r.parent_id, "
-        "created_at: coalesce(r.created_at, $now), updated_at: coalesce(r.updated_at, $now), "
-        f"rev: {NEW_REV}}}) "
-        + label_dispatch("e", "r.label", [_label(row) for row in rows])
-        + " FOREACH (o IN r.obs | CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, "
-        "text: o.text, created_at: coalesce(o.created_at, $now)})) "
-        "RETURN r.id",
-        {"rows": rows, "now": now},
-    )
-    return {row[0] for row in result}
-
-
-def _label(row: dict[str, Any]) -> Label | None:
-    label = row.get("label")
-    return Label(label) if label is not None else None
-
-
 async def create_relations(
     runner: Runner, project: str, rows: list[dict[str, Any]], same: Literal["text", "id"], now: str
 ) -> list[Row]:
     """Create relations from rows (id, a, b, type, text, optional description/created_at/props),
     skipping a row when a relation between the same entities has the same text (or, with
     same="id", the same id); returns [from name, to name, text] of those created."""
-    duplicate = "coalesce(x.label, type(x)) = row.text" if same == "text" else "x.id = row.id"
-    types = [row["type"] for row in rows]
-    create = (
-        "CREATE (a)-[r:{type} {{id: row.id, description: coalesce(row.description, ''), "
-        "created_at: coalesce(row.created_at, $now), "
-        "label: CASE WHEN row.text = row.type THEN NULL ELSE row.text END}}]->(b) "
-        "SET r += coalesce(row.props, {{}})"
-    )
-    return await runner.write(
-        project,
-        "UNWIND $rows AS row MATCH (a:Entity {id: row.a}), (b:Entity {id: row.b}) "
-        f"OPTIONAL MATCH (a)-[x]->(b) WHERE {duplicate} "
-        "WITH row, a, b, count(x) AS dup WHERE dup = 0 "
-        + type_dispatch("row", create, types)
-        + " RETURN a.name, b.name, row.text",
-        {"rows": rows, "now": now},
+    labelled = [{**row, "label": None if row["text"] == row["type"] else row["text"]} for row in rows]
+    return await create_relationships(
+        runner, project, labelled, now=now, if_absent=same, returns="a.name, b.name, row.text"
     )
 
 
@@ -144,13 +85,9 @@ async def add_observations(runner: Runner, project: str, rows: list[dict[str, An
         "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(x:Observation) WHERE x.text = o.text "
         "WITH e, o, count(x) AS have WHERE have = 0 "
         "CREATE (e)-[:HAS_OBSERVATION]->(:Observation {id: o.id, text: o.text, created_at: o.created_at}) "
-        f"WITH e, collect(o.text) AS added SET e.updated_at = $now, {BUMP_REV} RETURN e.id, added",
+        f"WITH e, collect(o.text) AS added SET e.updated_at = $now, {bump_rev()} RETURN e.id, added",
         {"rows": rows, "now": now},
     )
-
-
-async def delete_entities(runner: Runner, project: str, ids: list[str]) -> None:
-    await runner.write(project, "UNWIND $ids AS id MATCH (e:Entity {id: id}) " + DELETE_ENTITY_TAIL, {"ids": ids})
 
 
 async def delete_observations(runner: Runner, project: str, rows: list[dict[str, Any]]) -> list[str]:
@@ -160,7 +97,7 @@ async def delete_observations(runner: Runner, project: str, rows: list[dict[str,
         project,
         "UNWIND $rows AS r MATCH (e:Entity {id: r.id})-[:HAS_OBSERVATION]->(o:Observation) "
         "WHERE o.text IN r.texts DELETE o "
-        f"WITH DISTINCT e SET {BUMP_REV} RETURN e.id",
+        f"WITH DISTINCT e SET {bump_rev()} RETURN e.id",
         {"rows": rows},
     )
     return [row[0] for row in touched]

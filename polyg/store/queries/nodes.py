@@ -15,9 +15,10 @@ from typing import Any
 
 from polyg.store.falkor import Row
 from polyg.store.names import HAS_OBSERVATION, OBSERVATION, STRUCTURAL_REL_TYPES, Label, RelType
-from polyg.store.queries import Runner
+from polyg.store.queries import SHARED, Runner, knowledge
 from polyg.store.queries.document_cache import drop_documents
-from polyg.store.queries.entities import NEW_REV
+from polyg.store.queries.edges import new_relationship
+from polyg.store.queries.entities import NAME_KEY, bump_rev
 
 # A node's own fields as one map, and its user properties as [key, value] pairs: the keys
 # polyg owns (embeddings among them: 384 floats each) are not sent back.
@@ -25,8 +26,6 @@ NODE_RETURN = (
     "n {.id, .name, .type, .summary, .parent_id, .created_at, .updated_at} AS node, labels(n) AS labels, "
     "[k IN keys(n) WHERE NOT k IN $own | [k, n[k]]] AS props"
 )
-# Written by every change to what a node's vector is made from (see NEW_REV).
-BUMP_REV = f"n.rev = {NEW_REV}"
 
 SETTABLE = frozenset({"name", "type", "summary", "parent_id"})
 
@@ -74,61 +73,52 @@ def _edge_clause(kind: int, edge: EdgeShape) -> str:
     """The edge of `kind` from the new node `n` to `o` (or back), made only for edges `e` of that
     kind: FOREACH over a list of one element or none is Cypher's conditional write."""
     ends = ("n", "o") if edge.outgoing else ("o", "n")
-    fields = "{id: e.i, description: e.d, created_at: r.now, updated_at: r.now}"
     return (
         f"FOREACH (_ IN CASE WHEN e.k = {kind} THEN [1] ELSE [] END | "
-        f"CREATE ({ends[0]})-[x:{edge.type} {fields}]->({ends[1]}) SET x += e.p, o.updated_at = r.now) "
+        f"{new_relationship(ends[0], ends[1], 'e', edge.type, 'x')} SET o.updated_at = e.created_at) "
     )
 
 
-async def create_nodes(
-    runner: Runner,
-    project: str,
-    kind: Label,
-    shape: NodeShape,
-    rows: list[dict[str, Any]],
-    *,
-    parent_label: Label,
-    own_keys: Sequence[str],
-) -> list[Row]:
-    """Nodes of one shape, with their observations and edges, one per row: id, name, type,
-    summary, parent_id, props, obs [{id, text, at}], now, and edges: [(EdgeShape, the other
-    node's id, the edge id, description, properties)]. Parent and other nodes are matched
-    first: a row whose parent or one of its other nodes is missing writes nothing and returns
-    no row. Edges of every type are made by the one query: each kind (type, direction) is a
-    conditional CREATE, each label of the other nodes one indexed match."""
+def create_nodes_clauses(
+    rows: list[dict[str, Any]], *, parent: bool
+) -> tuple[list[dict[str, Any]], str, list[str], str]:
+    """What `create_entities` needs to write rows of nodes with the edges they bring, each row's
+    `edges` being [(EdgeShape, the other node's id, the edge id, description, properties)]:
+    the rows as parameters, the clauses matching the other nodes (a row one of whose other
+    nodes is missing writes nothing), the variables they bind, and the clauses making the
+    edges of the node created (`n`). Edges of every type are made by the one query: each kind
+    (type, direction) is a conditional CREATE, each label of the other nodes one indexed match."""
     kinds = sorted({e for row in rows for e, *_ in row["edges"]}, key=lambda e: (e.type, e.outgoing, e.other_label))
     kind_of = {edge: i for i, edge in enumerate(kinds)}
     others = sorted({edge.other_label for edge in kinds})
     params = []
     for row in rows:
         ends = [sorted({o for edge, o, *_ in row["edges"] if edge.other_label == label}) for label in others]
-        edges = [{"k": kind_of[edge], "o": o, "i": i, "d": d, "p": p} for edge, o, i, d, p in row["edges"]]
+        edges = [
+            {"k": kind_of[edge], "o": o, "id": i, "description": d, "props": p}
+            | dict.fromkeys(("created_at", "updated_at"), row["now"])
+            for edge, o, i, d, p in row["edges"]
+        ]
         params.append({**{k: v for k, v in row.items() if k != "edges"}, "edges": edges, "ends": ends})
-    carried = ["r", "p"] if shape.parent else ["r"]
-    cypher = "UNWIND $rows AS r " + (f"MATCH (p:{parent_label} {{id: r.parent_id}}) " if shape.parent else "")
+    carried = ["r", "p"] if parent else ["r"]
+    prelude = ""
     for i, label in enumerate(others):
         # One indexed seek per id (`id IN list` would scan the label); a row whose list is empty
         # goes on with one null, which collect() drops.
-        cypher += f"UNWIND CASE WHEN size(r.ends[{i}]) = 0 THEN [null] ELSE r.ends[{i}] END AS e{i} "
-        cypher += f"OPTIONAL MATCH (a{i}:{label} {{id: e{i}}}) "
-        cypher += f"WITH {', '.join(carried)}, collect(a{i}) AS os{i} "
+        prelude += f"UNWIND CASE WHEN size(r.ends[{i}]) = 0 THEN [null] ELSE r.ends[{i}] END AS e{i} "
+        prelude += f"OPTIONAL MATCH (a{i}:{label} {{id: e{i}}}) "
+        prelude += f"WITH {', '.join(carried)}, collect(a{i}) AS os{i} "
         carried.append(f"os{i}")
     if others:
         complete = " AND ".join(f"size(os{i}) = size(r.ends[{i}])" for i in range(len(others)))
         found = " + ".join(f"os{i}" for i in range(len(others)))
-        cypher += f"WITH {', '.join(c for c in carried if not c.startswith('os'))}, {found} AS os WHERE {complete} "
-    cypher += (
-        f"CREATE (n:{labels(kind, shape.extra)} {{id: r.id, name: r.name, type: r.type, summary: r.summary, "
-        f"parent_id: r.parent_id, created_at: r.now, updated_at: r.now, rev: {NEW_REV}}}) SET n += r.props "
-        f"FOREACH (o IN r.obs | CREATE (n)-[:{HAS_OBSERVATION}]->(:{OBSERVATION} "
-        "{id: o.id, text: o.text, created_at: o.at})) "
-    )
+        prelude += f"WITH {', '.join(c for c in carried if not c.startswith('os'))}, {found} AS os WHERE {complete} "
+    after = ""
     if kinds:
         # `o` is the edge's other node, found among the matched ones by its id.
-        cypher += "FOREACH (e IN r.edges | FOREACH (o IN [m IN os WHERE m.id = e.o | m] | "
-        cypher += "".join(_edge_clause(i, edge) for i, edge in enumerate(kinds)) + ")) "
-    return await runner.write(project, cypher + f"RETURN {NODE_RETURN}", {"rows": params, "own": list(own_keys)})
+        after = "FOREACH (e IN r.edges | FOREACH (o IN [m IN os WHERE m.id = e.o | m] | "
+        after += "".join(_edge_clause(i, edge) for i, edge in enumerate(kinds)) + ")) "
+    return params, prelude, ["os"] if others else [], after
 
 
 async def update_node(
@@ -148,9 +138,11 @@ async def update_node(
     value removes one); `relabel` swaps the type label (old, new); a text change bumps the
     revision and drops the head vector, which the vectorizer makes again."""
     assignments = [f"n.{_own_field(key)} = $set_{key}" for key in sets]
+    if "name" in sets:  # a renamed entity is matched on its new name
+        assignments.append(f"n.name_key = {NAME_KEY.format(name='$set_name')}")
     assignments += ["n += $props", "n.updated_at = $now"]
     if text_changed:
-        assignments.append(BUMP_REV)
+        assignments.append(bump_rev("n"))  # what its vector is made from changed
     cypher = f"MATCH (n:{kind} {{id: $id}}) "
     if relabel is not None:
         old, new = relabel
@@ -181,14 +173,14 @@ async def delete_node(runner: Runner, project: str, kind: Label, node_id: str, n
         project,
         f"MATCH (n:{kind} {{id: $id}}) "
         + drop_documents("n")
-        + "OPTIONAL MATCH (n)-[r]-(m) WHERE NOT type(r) IN $structural "
+        + f"OPTIONAL MATCH (n)-[r]-(m) WHERE {knowledge('r', 'n', 'm')} "
         "WITH n, collect(DISTINCT m) AS near FOREACH (m IN near | SET m.updated_at = $now) "
         f"WITH n, [m IN near | m.id] AS near OPTIONAL MATCH (n)-[:{HAS_OBSERVATION}]->(o:{OBSERVATION}) "
         "WITH n, near, collect(o) AS obs FOREACH (x IN obs | DELETE x) "
         f"WITH n, near OPTIONAL MATCH (c:{kind} {{parent_id: n.id}}) "
         "WITH n, near, collect(c) AS kids FOREACH (k IN kids | SET k.parent_id = NULL) "
         "WITH n, near, n.id AS gone DETACH DELETE n RETURN gone, near",
-        {"id": node_id, "now": now, "structural": sorted(STRUCTURAL_REL_TYPES)},
+        {"id": node_id, "now": now, "own": sorted(STRUCTURAL_REL_TYPES), "shared": SHARED},
     )
 
 

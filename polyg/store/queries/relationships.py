@@ -10,6 +10,7 @@ from polyg.errors import InvalidParams
 from polyg.store.falkor import Row
 from polyg.store.names import RelType
 from polyg.store.queries import Runner
+from polyg.store.queries.edges import create_relationships
 
 _PATTERNS: dict[str, str] = {
     "outgoing": "(e)-[r]->(o:Entity)",
@@ -50,16 +51,20 @@ async def endpoints_exist(runner: Runner, project: str, source_id: str, target_i
 async def create(runner: Runner, project: str, rel_type: RelType, params: dict[str, Any]) -> list[Row]:
     """[id, description] of the new edge (`params`: src, dst, id, description, now), or of the
     edge of this type between these entities that exists already; no row if one vanished."""
-    # The type is interpolated (Cypher cannot parameterise it); RelType made it safe. An edge
-    # of this type between these entities already (without a free-text label: that would be
-    # memory-compat's "works at" stored as works_at) is returned instead of a second one.
-    return await runner.write(
+    # An edge of this type between these entities already (without a free-text label: that
+    # would be memory-compat's "works at" stored as works_at) is returned instead of a second
+    # one: the check runs inside the write, the read after it finds the edge that stopped it.
+    row = {"id": params["id"], "a": params["src"], "b": params["dst"], "type": rel_type}
+    row["description"] = params["description"]
+    made = await create_relationships(
+        runner, project, [row], now=params["now"], if_absent="type", returns="r.id, r.description"
+    )
+    if made:
+        return made
+    return await runner.read(
         project,
-        ENDPOINTS + f"OPTIONAL MATCH (a)-[x:{rel_type}]->(b) WHERE x.label IS NULL "
-        "WITH a, b, x ORDER BY x.created_at, x.id WITH a, b, collect(x)[0] AS x "
-        "FOREACH (_ IN CASE WHEN x IS NULL THEN [1] ELSE [] END | "
-        f"CREATE (a)-[:{rel_type} {{id: $id, description: $description, created_at: $now}}]->(b)) "
-        "RETURN coalesce(x.id, $id), coalesce(x.description, $description)",
+        ENDPOINTS + f"MATCH (a)-[x:{rel_type}]->(b) WHERE x.label IS NULL "
+        "RETURN x.id, x.description ORDER BY x.created_at, x.id LIMIT 1",
         params,
     )
 

@@ -13,40 +13,58 @@ from __future__ import annotations
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, EVENT, Label
 from polyg.store.queries import Runner
+from polyg.store.queries.entities import NAME_KEY
 from polyg.store.queries.named import EXACT_NAME
+from polyg.store.queries.vectors import nearest
 
 # The labels a causal or temporal reference may point at, and the text that names each.
 TEXT_FIELD: dict[str, str] = {ENTITY: "name", EVENT: "description"}
 
 
 async def entities_named(run: Runner, project: str, names: list[str]) -> list[Row]:
-    """(name, id) of the oldest entity with each exact name."""
+    """(name, [id, name]) of the oldest entity with each exact name."""
     return await run.read(
         project,
         f"UNWIND $names AS n MATCH (e:Entity {{name: n}}) {EXACT_NAME}"
-        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect(e.id)[0]",
+        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect([e.id, e.name])[0]",
+        {"names": names},
+    )
+
+
+async def entities_named_or_keyed(run: Runner, project: str, names: list[str]) -> list[Row]:
+    """(name, [id, name, exact]) of the oldest entity with each exact name, else the oldest
+    whose normalised name (`name_key`, what the writer matches a name on) is the name's: one
+    round trip, two indexed seeks per name."""
+    key = NAME_KEY.format(name="n")
+    return await run.read(
+        project,
+        "UNWIND $names AS n CALL { "
+        f"WITH n MATCH (e:Entity {{name: n}}) {EXACT_NAME}RETURN e, 0 AS rank UNION "
+        f"WITH n MATCH (e:Entity {{name_key: {key}}}) WITH n, e, e.name_key AS k WHERE k = {key} RETURN e, 1 AS rank "
+        "} WITH n, e, rank ORDER BY rank, e.created_at, e.id RETURN n, collect([e.id, e.name, rank = 0])[0]",
         {"names": names},
     )
 
 
 async def entities_named_folded(run: Runner, project: str, folded: list[str]) -> list[Row]:
-    """(lower-cased name, id) of the oldest entity whose name matches each case-insensitively."""
+    """(lower-cased name, [id, name]) of the oldest entity whose name matches each
+    case-insensitively (reads every entity's name: for names the index cannot find)."""
     return await run.read(
         project,
         "MATCH (e:Entity) WITH e, toLower(e.name) AS n WHERE n IN $names "
-        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect(e.id)[0]",
+        "WITH n, e ORDER BY e.created_at, e.id RETURN n, collect([e.id, e.name])[0]",
         {"names": folded},
     )
 
 
 async def entities_named_folded_indexed(run: Runner, project: str, items: list[dict[str, str]]) -> list[Row]:
-    """(lower-cased name, id) of the oldest entity whose name matches each item's `text`
+    """(lower-cased name, [id, name]) of the oldest entity whose name matches each item's `text`
     case-insensitively, among the full-text matches of its `q` (all the name's words)."""
     return await run.read(
         project,
         "UNWIND $items AS it CALL { WITH it CALL db.idx.fulltext.queryNodes('Entity', it.q) YIELD node "
         "WITH it, node WHERE toLower(node.name) = it.text RETURN node ORDER BY node.created_at, node.id LIMIT 1 } "
-        "RETURN it.text, node.id",
+        "RETURN it.text, [node.id, node.name]",
         {"items": items},
     )
 
@@ -103,9 +121,13 @@ async def text_candidates(run: Runner, project: str, label: Label, query: str, l
 async def vector_candidates(run: Runner, project: str, label: Label, vector: VectorParam, k: int) -> list[Row]:
     """(id, text, cosine similarity) of the `k` nearest `label` nodes."""
     field = TEXT_FIELD[label]
-    return await run.read(
-        project,
-        f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) YIELD node, score "
-        f"RETURN node.id, node.{field}, 1.0 - score",
-        {"k": k, "v": vector},
-    )
+
+    async def ask(n: int) -> list[Row]:
+        return await run.read(
+            project,
+            f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) YIELD node, score "
+            f"RETURN node.id, node.{field}, 1.0 - score",
+            {"k": n, "v": vector},
+        )
+
+    return await nearest(run, project, label, k, ask)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, Label, RelType
 from polyg.store.queries import Runner
+from polyg.store.queries.vectors import nearest
 
 
 @dataclass(frozen=True)
@@ -52,13 +53,17 @@ async def knn(runner: Runner, project: str, target: Target, vector: VectorParam,
     """(id of the node each hit counts for, cosine similarity) of the `k` nearest nodes of the
     target's label."""
     owner, returns = owner_match(target.owner, target.rel)
-    # The index is cosine: `score` is the distance 1 - cos.
-    return await runner.read(
-        project,
-        f"CALL db.idx.vector.queryNodes('{target.label}', 'embedding', $k, vecf32($v)) YIELD node, score "
-        f"{owner}RETURN {returns}, 1.0 - score",
-        {"k": k, "v": vector},
-    )
+
+    async def ask(n: int) -> list[Row]:
+        # The index is cosine: `score` is the distance 1 - cos.
+        return await runner.read(
+            project,
+            f"CALL db.idx.vector.queryNodes('{target.label}', 'embedding', $k, vecf32($v)) YIELD node, score "
+            f"{owner}RETURN {returns}, 1.0 - score",
+            {"k": n, "v": vector},
+        )
+
+    return await nearest(runner, project, target.label, k, ask)
 
 
 async def term_hits(

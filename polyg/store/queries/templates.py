@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import TEMPLATE, USES_TEMPLATE, Label
+from polyg.store.names import ENTITY, TEMPLATE, USES_TEMPLATE, Label
 from polyg.store.queries import Runner
 from polyg.store.queries.document_cache import drop_documents
 
+# Set on a template by the create that made it, and removed by that same query.
+MADE_BY = "polyg_made_by"
 FIELDS = "t {.id, .name, .description, .structure, .variables_json, .node_types, .created_at, .updated_at}"
 
 
@@ -33,13 +35,21 @@ async def list_all(runner: Runner, project: str, limit: int) -> list[Row]:
     )
 
 
-async def create(runner: Runner, project: str, fields: dict[str, Any]) -> list[Row]:
-    """Creates the template unless one with its id exists (no row then)."""
+async def create(runner: Runner, project: str, fields: dict[str, Any], token: str) -> list[Row]:
+    """Creates the template unless a template or an entity has its id. [made, template fields]:
+    made is false when a template of that id existed; no row when an entity has the id.
+
+    MERGE is what makes the id unique: FalkorDB runs a MERGE that creates under the graph's
+    write lock and matches again there, so of concurrent creates of one id exactly one makes
+    the node (an OPTIONAL MATCH then CREATE made 10 nodes of 10). `token` marks the node this
+    query made, and is removed before the query ends."""
     return await runner.write(
         project,
-        f"OPTIONAL MATCH (x:{TEMPLATE} {{id: $fields.id}}) WITH x WHERE x IS NULL "
-        f"CREATE (t:{TEMPLATE}) SET t = $fields RETURN {FIELDS}",
-        {"fields": fields},
+        f"OPTIONAL MATCH (e:{ENTITY} {{id: $id}}) WITH count(e) AS entities WHERE entities = 0 "
+        f"MERGE (t:{TEMPLATE} {{id: $id}}) ON CREATE SET t += $fields, t.{MADE_BY} = $token "
+        f"WITH t, t.{MADE_BY} = $token AS made SET t.{MADE_BY} = NULL "
+        f"RETURN made, {FIELDS}",
+        {"id": fields["id"], "fields": fields, "token": token},
     )
 
 

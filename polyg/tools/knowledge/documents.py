@@ -7,13 +7,16 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from polyg.core.app import Services
-from polyg.core.documents import Document
+from polyg.core.documents import MAX_IDENTIFIERS, Document
 from polyg.tools.knowledge.shared import knowledge
 from polyg.tools.registry import Params
 
 
 class GenerateDocuments(Params):
-    node_identifiers: list[str] = Field(description="Node ids or names (exact, any case, or close).")
+    node_identifiers: list[str] = Field(
+        max_length=MAX_IDENTIFIERS,
+        description=f"Node ids or names (exact, any case, or close), at most {MAX_IDENTIFIERS}.",
+    )
     force_regenerate: bool = Field(default=False, description="Skip the cache and generate again.")
     include_dependencies: bool = Field(default=False, description="List the ids of the nodes each document depends on.")
     template_override: str | None = Field(default=None, description="Template id or name to use instead of the node's.")

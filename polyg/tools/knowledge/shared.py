@@ -13,7 +13,16 @@ from polyg.core.reltypes import canonical
 from polyg.errors import PolygError
 from polyg.tools.registry import Toolset
 
-knowledge = Toolset("knowledge")
+knowledge = Toolset(
+    "knowledge",
+    instructions=(
+        "knowledge: nodes (entities: summary is the description, node_type the type) and their "
+        "relationships, created, updated and deleted in batches (manage_nodes, manage_relationships); "
+        "relationship types with their directionality (manage_relationship_types); mustache templates "
+        "rendered into documents per node (manage_templates, generate_documents); neighbourhoods "
+        "(explore_neighborhoods) and weighted paths between nodes (find_relationship_paths)."
+    ),
+)
 
 Operation = Literal["create", "update", "delete"]
 # Properties polyg keeps on relationships for itself: not shown as the relationship's properties.

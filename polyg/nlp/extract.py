@@ -1,0 +1,1362 @@
+"""What `remember` extracts from a memory, read from its dependency parse (polyg.nlp.pipeline):
+entities as a person names them, facts with a canonical predicate and the validity the sentence
+states, events at the time it states, and the causal links it states.
+
+- A name is a head noun with the words that are part of how it is called: its compounds and
+  proper-noun modifiers, or the named-entity span around it; never its article, a date, a
+  clause word or a trailing prepositional phrase ("the payments team on day 0" is
+  `payments team`). Common nouns are names only when they name a system, a team, a project...
+  by a head noun with a modifier ("the data pipeline", "the auth service").
+- "I", "me", "my" are the memory's speaker (its context); "he", "she", "him", "her" are the
+  last person named in the memory when it named only one.
+- Facts come from the verb and its arguments ("works on", "joined", "moved to", "owns",
+  "depends on", passive "is owned by"), copular and role sentences ("X is the tech lead of Y",
+  "X replaced Y as lead of W"), one fact per conjunct ("depends on A and B"). Predicates are
+  canonical, chosen by the object's type where a verb can mean several ("joined the Search
+  team" and "works on the Billing team" are both `member_of`), so that a single-valued one
+  closes the previous value whatever verb stated it.
+- Causal links come from "because (of)", "due to", "caused by", "led to", "resulted in",
+  ", so", "after ... failed" and passive agents ("was broken by"); a negated link adds nothing.
+- A sentence that is not English prose (code, a table, a URL list, another language) adds no
+  entity: a wrong item costs more than a missing one (the memory itself is always stored).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from polyg.core import word_prior
+from polyg.core.extraction import ExtractedCause, ExtractedEntity, ExtractedEvent, ExtractedFact, Extraction
+from polyg.core.recall.mentions import TIME_WORDS as MENTION_TIME_WORDS
+from polyg.core.recall.mentions import Mention, code_mentions
+from polyg.core.recall.timeref import find_time_refs
+from polyg.core.time import Interval, parse_instant, parse_range
+from polyg.errors import PolygError
+from polyg.nlp.pipeline import pipeline
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+log = logging.getLogger(__name__)
+
+MAX_PHRASE_CHARS = 300
+# A sentence longer than this (in tokens) is a table, a log or a paste, not a statement.
+MAX_SENTENCE_TOKENS = 80
+
+# --- types by head noun ---------------------------------------------------------------------
+TEAM_HEADS = frozenset("team squad group department crew guild tribe unit division chapter".split())
+SERVICE_HEADS = frozenset(
+    "service api app application database db cluster pipeline platform server system library module "
+    "repo repository sdk cli queue cache gateway backend frontend website site tool dashboard bot engine "
+    "bucket endpoint microservice stack framework portal store warehouse lake job worker scheduler "
+    "proxy balancer network firewall vpn index model scheduler".split()
+)
+PROJECT_HEADS = frozenset("project initiative program programme migration rewrite effort epic".split())
+ORG_HEADS = frozenset(
+    "company inc corp corporation ltd llc bank university college school agency foundation startup "
+    "institute lab labs hospital firm logistics industries systems solutions technologies holdings partners "
+    "capital ventures media airlines motors pharmaceuticals consulting bakery clinic".split()
+)
+EVENT_HEADS = frozenset(
+    "conference summit meetup outage incident launch offsite hackathon festival workshop wedding party "
+    "retreat release review kickoff standup marathon race tournament cup championship expo fair".split()
+)
+PLACE_HEADS = frozenset(
+    "office city street park campus airport station building region cafe restaurant bar shop hotel gym museum "
+    "church stadium theatre theater mall market".split()
+)
+# Head nouns that make a common-noun phrase a name ("the data pipeline", "the payments team");
+# "support group", "birthday party" are things, not names.
+COMMON_NAME_HEADS = (SERVICE_HEADS | {"team", "squad", "project", "migration", "initiative", "engine"}) - {
+    "site",
+    "store",
+    "tool",
+    "job",
+    "network",
+    "system",
+}
+NAME_HEADS = TEAM_HEADS | SERVICE_HEADS | PROJECT_HEADS | ORG_HEADS | EVENT_HEADS | PLACE_HEADS
+_NER_TYPES = {
+    "PERSON": "Person",
+    "ORG": "Organisation",
+    "GPE": "Place",
+    "LOC": "Place",
+    "FAC": "Place",
+    "PRODUCT": "Product",
+    "EVENT": "Event",
+    "WORK_OF_ART": "Work",
+    "LAW": "Work",
+}
+_NOT_NAMES = frozenset({"DATE", "TIME", "CARDINAL", "ORDINAL", "MONEY", "PERCENT", "QUANTITY", "NORP", "LANGUAGE"})
+# Never inside a name: "the payments team on day 0" is no "day 0 payments team".
+_NOT_IN_NAMES = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY"})
+# Time words that are never (part of) a name, whatever the tagger says.
+TIME_WORDS = (MENTION_TIME_WORDS - {"new", "year's", "eve", "fall", "spring", "day"}) | frozenset(
+    "week month year weekend morning evening night afternoon day last next mon wed sat sun".split()
+)
+# Words a name never starts with: interjections, greetings, discourse words.
+_NEVER_OPENS = frozenset(
+    "wow thanks thank hey hi hello yeah yes yep nope sure congrats glad sorry oh ah oops hmm ok okay well "
+    "anyway cheers dear".split()
+)
+# Verbs whose subject is a person (a name the tagger calls an organisation or nothing).
+PERSON_VERBS = frozenset(
+    "work live report replace marry say tell think feel love hate restart fix deploy debug write "
+    "visit call meet email ask promise decide teach coach play travel study sing paint cook bake adopt "
+    "present graduate retire hike swim join lead manage own maintain merge rotate roll repaint rebuild "
+    "launch open quit resign marry believe want laugh cry eat drink walk drive fly celebrate explain "
+    "learn teach mentor interview promote hire approve review".split()
+)
+_SPEAKER = frozenset({"i", "me", "my", "myself", "mine"})
+_PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself"})
+
+# --- facts ----------------------------------------------------------------------------------
+# Roles whose holder leads what they are the role of ("the tech lead of", "the manager of").
+LEAD_ROLES = frozenset(
+    "lead manager head director chief captain boss supervisor chair president ceo cto cfo coo vp "
+    "leader founder principal coach dean mayor editor conductor chairman chairwoman chairperson".split()
+)
+# Jobs: "an engineer at Acme" works there.
+JOB_NOUNS = frozenset(
+    "engineer developer designer analyst scientist intern researcher consultant architect writer "
+    "programmer administrator admin accountant nurse doctor teacher professor student contractor "
+    "employee member sre tester recruiter".split()
+)
+# Verbs with a preposition: (lemma, preposition) -> predicate (None: by the object's type).
+PREP_VERBS: dict[tuple[str, str], str | None] = {
+    ("work", "on"): "works_on?",
+    ("work", "at"): "works_at?",
+    ("work", "for"): "works_at?",
+    ("work", "in"): None,
+    ("work", "with"): "works_with",
+    ("teach", "at"): "works_at?",
+    ("teach", "in"): "works_at?",
+    ("play", "in"): "member_of",
+    ("play", "for"): "member_of",
+    ("move", "to"): None,
+    ("relocate", "to"): None,
+    ("transfer", "to"): None,
+    ("switch", "to"): None,
+    ("live", "in"): "lives_in",
+    ("report", "to"): "reports_to",
+    ("depend", "on"): "depends_on",
+    ("rely", "on"): "depends_on",
+    ("run", "on"): "runs_on",
+    ("belong", "to"): "part_of",
+    ("marry", "to"): "married_to",
+    ("base", "in"): "based_in",
+    ("locate", "in"): "located_in",
+}
+# Verbs with an object: lemma -> predicate (None: by the object's type).
+OBJECT_VERBS: dict[str, str | None] = {
+    "join": None,
+    "own": "owns",
+    "maintain": "maintains",
+    "lead": "leads",
+    "manage": "leads",
+    "head": "leads",
+    "run": "leads",
+    "use": "uses",
+    "marry": "married_to",
+    "prefer": "prefers",
+    "love": "likes",
+    "like": "likes",
+    "enjoy": "likes",
+}
+# Passive forms read as their active sentence ("is owned by X" is X owns it).
+PASSIVE_VERBS: dict[str, str] = {
+    "own": "owns",
+    "maintain": "maintains",
+    "lead": "leads",
+    "manage": "leads",
+    "head": "leads",
+    "run": "leads",
+    "use": "uses",
+}
+
+# --- causes ---------------------------------------------------------------------------------
+# Verbs whose subject caused their object: "A caused B", "A led to B", "A resulted in B".
+CAUSE_VERBS: dict[str, str | None] = {
+    "cause": None,
+    "trigger": None,
+    "lead": "to",
+    "result": "in",
+    "spark": None,
+    "provoke": None,
+}
+# Verbs of damage: "A broke B", passive "B was broken by A" (the effect says what happened).
+DAMAGE_VERBS = frozenset(
+    "break crash delay block corrupt overload kill interrupt disrupt halt stop slow disable destroy damage ruin "
+    "wreck "
+    "exhaust overwhelm take bring knock".split()
+)
+# Verbs that say something failed: "after X failed, Y" reads X as Y's cause.
+FAIL_VERBS = frozenset(
+    "fail crash break expire stop die hang leak overflow fill time run go timeout degrade collapse error".split()
+)
+_NEG = frozenset({"not", "n't", "never", "no"})
+
+
+@dataclass
+class _Memory:
+    """What one memory has named so far: its entities and people, for the sentences after."""
+
+    reference: datetime
+    speaker: str | None
+    entities: dict[str, ExtractedEntity]
+    people: list[str]
+    previous_clause: str = ""
+    previous_subject: str = ""  # the name the sentence before had as its subject
+    # Names a fact's arguments would add (with their types), added once a fact states them.
+    pending: dict[str, str | None] = field(default_factory=dict)
+    # The code identifiers of the sentence being read: (start, end) in the text -> the name.
+    codes: dict[tuple[int, int], str] = field(default_factory=dict)
+
+
+def extract(
+    content: str, reference: datetime, speaker: str | None = None, known_names: Iterable[str] = ()
+) -> Extraction:
+    """Entities, events, facts and causal links of `content`, said at `reference` by `speaker`
+    (the memory's context, whom "I" names); `known_names`: names the graph knows (each is an
+    entity where a sentence names it, as the graph spells it)."""
+    return extract_doc(pipeline().parse(content), reference, speaker, known_names)
+
+
+def extract_doc(
+    doc: Doc, reference: datetime, speaker: str | None = None, known_names: Iterable[str] = ()
+) -> Extraction:
+    out = Extraction()
+    memory = _Memory(reference, speaker.strip() if speaker and speaker.strip() else None, {}, [])
+    known = [(n, re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE)) for n in known_names if n.strip()]
+    for sentence in doc.sents:
+        for name, pattern in known:
+            if pattern.search(sentence.text):
+                _add_entity(memory, name, None)
+        # A word in letters alone ("BigQuery", "DevOps") is a product's name more often than
+        # code: the parse types it.
+        codes = [c for c in code_mentions(sentence.text) if not c.text.isalpha()]
+        if not _prose(sentence, codes):
+            continue
+        memory.codes = {(sentence.start_char + c.start, sentence.start_char + c.end): c.text for c in codes}
+        for code in codes:
+            _add_entity(memory, code.text, "Code")
+        before = (dict(memory.entities), list(memory.people), len(out.facts), len(out.events), len(out.causes))
+        try:
+            _read_sentence(sentence, memory, out, [c.text for c in codes])
+        except Exception as exc:  # a parse no rule foresaw: the sentence adds nothing, the memory stays
+            memory.entities, memory.people = before[0], before[1]
+            del out.facts[before[2] :], out.events[before[3] :], out.causes[before[4] :]
+            log.warning("extraction skipped a sentence of %d characters: %s", len(sentence.text), type(exc).__name__)
+        memory.previous_clause = _clause(sentence.root, set())
+        memory.previous_subject = _subject_name(sentence, memory)
+    out.entities = list(memory.entities.values())
+    return out
+
+
+# --- one sentence ---------------------------------------------------------------------------
+
+
+def _read_sentence(sentence: Span, memory: _Memory, out: Extraction, codes: list[str]) -> None:
+    names: list[str] = list(codes)
+    mentions = _mentions(sentence, memory)
+    for name, kind in mentions:
+        _add_entity(memory, name, kind)
+        names.append(name)
+    _people_in_lists(sentence, memory)
+    # The person a pronoun stands for is in the sentence too ("She moved to Oslo").
+    if len(set(memory.people)) == 1 and any(t.lower_ in _PERSON_PRONOUNS for t in sentence):
+        names.append(memory.people[-1])
+    time = _times(sentence, memory.reference)
+    for fact, verb in _facts(sentence, memory):
+        # The time of the fact's own clause ("left X in 2024 and joined Y in January 2025"),
+        # else the sentence's.
+        own = _times(sentence, memory.reference, _clause_offsets(verb))
+        held = own if (own.valid_from or own.valid_to) else time
+        fact = ExtractedFact(fact.subject, fact.predicate, fact.object, held.valid_from, held.valid_to)
+        if fact not in out.facts:
+            out.facts.append(fact)
+    if time.event_at is not None:
+        out.events.append(
+            ExtractedEvent(_clip(sentence.text.strip()), time.event_at, time.text, tuple(dict.fromkeys(names)))
+        )
+    for cause in _causes(sentence, memory):
+        if cause not in out.causes:
+            out.causes.append(cause)
+
+
+def _subject_name(sentence: Span, memory: _Memory) -> str:
+    subject = next((c for c in sentence.root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is None:
+        return ""
+    if subject.lower_ in _PERSON_PRONOUNS:
+        return memory.previous_subject  # still the same person
+    named = _name(subject) if _name_head(subject) is subject else None
+    return named[0] if named is not None else ""
+
+
+def _people_in_lists(sentence: Span, memory: _Memory) -> None:
+    """An untyped name listed with a person's ("Rohan and Leila") is a person's."""
+    for token in sentence:
+        if token.dep_ != "conj" or token.pos_ != "PROPN":
+            continue
+        pair = [token, token.head]
+        if memory.speaker and any(t.lower_ in _SPEAKER for t in pair):
+            other = next(t for t in pair if t.lower_ not in _SPEAKER)
+            named = _name(other) if other.pos_ == "PROPN" else None
+            if named is not None and named[1] is None:
+                _retype(memory, named[0], "Person")
+            continue
+        names = [_name(t) for t in pair if t.pos_ == "PROPN"]
+        if len(names) != 2 or None in names:
+            continue
+        kinds = {n[1] for n in names if n is not None}
+        if "Person" in kinds and kinds <= {"Person", None}:
+            for named in names:
+                if named is not None and named[1] is None:
+                    _retype(memory, named[0], "Person")
+
+
+def _add_entity(memory: _Memory, name: str, kind: str | None) -> None:
+    key = name.lower()
+    held = memory.entities.get(key)
+    if held is None or (held.type is None and kind is not None):
+        memory.entities[key] = ExtractedEntity(held.name if held else name, kind)
+    if kind == "Person" and name != memory.speaker:
+        if name in memory.people:
+            memory.people.remove(name)
+        memory.people.append(name)
+
+
+_CODE_LINE = re.compile(
+    r"^\s*(?:def|class|return|import|from|function|const|let|var|select|insert|update|delete)\b.*[(:=;{*]|"
+    r"==|=>|\(\)\s*[:;{]|;\s*$|^\s*[|+]|\b(?:ERROR|WARN|INFO|DEBUG)\b",
+    re.IGNORECASE,
+)
+
+
+def _prose(sentence: Span, codes: list[Mention]) -> bool:
+    """Whether a sentence reads as English prose: not too long, mostly words, and mostly words
+    the English vocabulary knows (not code, a table, a URL list or another language). A code
+    identifier the sentence names counts as one word ("Rafael fixed render_report() ...")."""
+    base = sentence.start_char
+    inside = [(base + c.start, base + c.end) for c in codes]
+    tokens: list[Token] = []
+    for t in sentence:
+        if t.is_space:
+            continue
+        within = next((span for span in inside if span[0] <= t.idx < span[1]), None)
+        if within is not None:
+            if tokens and tokens[-1].idx >= within[0]:
+                continue  # the identifier's other pieces
+            tokens.append(sentence.doc[t.i])
+            continue
+        tokens.append(t)
+    codes_at = {t.i for t in tokens if any(s <= t.idx < e for s, e in inside)}
+    if not tokens or len(tokens) > MAX_SENTENCE_TOKENS or _CODE_LINE.search(sentence.text):
+        return False
+    words = [t for t in tokens if t.is_alpha or t.i in codes_at]
+    punctuation = [t for t in tokens if t.is_punct or t.is_space]
+    if not words or len(words) < 0.6 * (len(tokens) - len(punctuation)) or len(punctuation) > 0.35 * len(tokens):
+        return False
+    if any(t.like_url or t.like_email for t in tokens) and len(words) < 4:
+        return False
+    # Latin script (accents included: "Valparaíso"); another script is another language.
+    ascii_words = [t for t in words if all(ord(ch) < 0x250 for ch in t.text) and t.i not in codes_at]
+    if len(ascii_words) < 0.9 * (len(words) - len(codes_at)):
+        return False
+    lower = [t for t in ascii_words if t.text.islower()]
+    if len(lower) >= 4:
+        # A word the English vocabulary holds whole (not split into pieces).
+        # English prose has English function words ("the", "to", "is") or, when terse, words
+        # the vocabulary holds; another language has neither.
+        stops = sum(1 for t in lower if t.is_stop)
+        known = sum(1 for t in lower if t.is_stop or word_prior.informativeness(t.lower_) < 1.0)
+        if stops < 0.2 * len(lower) and known < 0.6 * len(lower):
+            return False
+    return True
+
+
+# --- names ----------------------------------------------------------------------------------
+
+
+def _mentions(sentence: Span, memory: _Memory) -> list[tuple[str, str | None]]:
+    """The sentence's names in order, each with its type."""
+    found: dict[int, tuple[str, str | None]] = {}
+    for token in sentence:
+        if token.lower_ in _SPEAKER and memory.speaker and token.pos_ == "PRON":
+            found.setdefault(token.i, (memory.speaker, "Person"))
+            continue
+        head = _name_head(token)
+        if head is None or head.i in found:
+            continue
+        named = _name(head)
+        if named is not None:
+            found[head.i] = named
+    return [found[i] for i in sorted(found)]
+
+
+def _swallowed(token: Token) -> bool:
+    """A proper noun the tagger put inside a time ("at 7pm Rohan and Leila"): a name."""
+    return token.ent_type_ in ("TIME", "DATE") and token.pos_ == "PROPN" and token.lower_ not in TIME_WORDS
+
+
+def _name_head(token: Token) -> Token | None:
+    """The head of the name `token` is part of, when it is part of one."""
+    if (token.ent_type_ in _NOT_NAMES and not _swallowed(token)) or token.lower_ in TIME_WORDS:
+        return None
+    if _proper(token):
+        head = token
+        while (
+            head.dep_ in ("compound", "flat")
+            or (head.dep_ == "amod" and head.head.lemma_.lower() in NAME_HEADS)
+            or (head.head.i != head.i and head.head.ent_iob_ == "I" and head.ent_iob_ != "O" and head.head.i > head.i)
+        ):
+            if head.head.i == head.i:
+                break
+            head = head.head
+        return head if head.pos_ in ("PROPN", "NOUN", "X") else token
+    if token.pos_ == "NOUN" and token.lemma_.lower() in COMMON_NAME_HEADS and token.dep_ not in ("compound",):
+        return token
+    return None
+
+
+def _name(head: Token) -> tuple[str, str | None] | None:
+    """The name whose head is `head` and its type, or None when it is no name."""
+    tokens = _name_tokens(head)
+    if not tokens:
+        return None
+    while tokens and tokens[0].lower_ in _NEVER_OPENS:
+        tokens.pop(0)
+    if not tokens or any(not _wordlike(t) or t.lower_ in TIME_WORDS for t in tokens):
+        return None
+    proper = any(_proper(t) for t in tokens)
+    if proper and any(
+        t.is_alpha and t.text == t.lower_ and t.i != head.i and t.lower_ not in _NAME_CONNECTORS for t in tokens
+    ):
+        return None  # "El equipo de pagos trabaja": a clause, not a name
+    if not proper:
+        # A common noun names a thing only with its head noun and a modifier ("data pipeline").
+        if head.lemma_.lower() not in COMMON_NAME_HEADS or len(tokens) < 2:
+            return None
+    if proper and head.pos_ == "PROPN" and head.i == tokens[0].i and len(tokens) == 1:
+        # A lone capitalised word opening a sentence is a name only when the tagger says so.
+        if head.i == head.sent.start and not head.ent_type_ and word_prior.common_word(head.text):
+            return None
+        if head.i == head.sent.start and not head.ent_type_ and not any(t.pos_ == "VERB" for t in head.sent):
+            return None  # "Super stoked!": no statement names anything
+    text = _text(tokens)
+    if not text or len(text) > 100 or text.lower() in LEAD_ROLES | JOB_NOUNS:
+        return None  # "Our new CTO is ...": a role, not a name
+    return text, _type(tokens, head)
+
+
+def _proper(token: Token) -> bool:
+    """Whether a word is (part of) a proper name: the tagger's proper noun or named entity,
+    written with a capital (a lower-case one is a tagging slip: "config push", "lol"), or a
+    capitalised word that is a name all the same (`_capitalised_name`)."""
+    if token.text == token.lower_:
+        return False
+    if token.pos_ == "PROPN" or (token.ent_type_ and token.ent_type_ not in _NOT_NAMES) or _swallowed(token):
+        return True
+    return _capitalised_name(token)
+
+
+def _capitalised_name(token: Token) -> bool:
+    """A capitalised word the tagger read as a common noun that is a name all the same: one
+    the text capitalises mid-sentence, or one the English vocabulary does not know as a word
+    ("Rowling is...", "Postgres is down")."""
+    if not token.text[:1].isupper() or not token.is_alpha or token.text.isupper() or token.lower_ == "i":
+        return False
+    if token.lower_ in TIME_WORDS:
+        return False
+    if not token.is_sent_start:
+        # Mid-sentence, a capital says name, whatever the tagger made of it ("uses Airflow").
+        prev = token.nbor(-1)
+        return token.pos_ in ("NOUN", "ADV", "ADJ", "VERB") and not (prev.is_punct and prev.text in ':"“(')
+    if token.pos_ != "NOUN":
+        return False
+    if token.lower_ in _NEVER_OPENS or token.lower_ in TIME_WORDS:
+        return False
+    capitalised = token.doc.user_data.get("polyg_capitalised")
+    if capitalised is None:
+        capitalised = token.doc.user_data["polyg_capitalised"] = frozenset(
+            t.lower_ for t in token.doc if t.is_alpha and t.text[:1].isupper() and not t.is_sent_start
+        )
+    if token.lower_ in capitalised:
+        return True
+    return token.dep_ in ("nsubj", "nsubjpass") and not (
+        word_prior.common_word(token.lower_) or word_prior.common_word(token.lemma_.lower())
+    )
+
+
+# Lower-case words inside a proper name ("Bank of America", "Leonardo da Vinci").
+_NAME_CONNECTORS = frozenset("of the and for de du da di del van von der den la le y on upon at".split())
+_GENERIC_ADJECTIVES = frozenset(
+    "new old big small same other main current previous next whole entire first last own single only "
+    "slow fast broken bad good shared whole several many internal external public private legacy "
+    "entire huge tiny large".split()
+)
+
+
+def _name_tokens(head: Token) -> list[Token]:
+    """The head and the words before it that are part of the name: compounds, proper-noun
+    modifiers, the named-entity span it ends (articles and possessives left out)."""
+    keep = {head.i}
+    stack = [head]
+    while stack:
+        current = stack.pop()
+        for child in current.lefts:
+            if (
+                child.dep_ in ("compound", "flat", "nmod")
+                or (child.dep_ == "amod" and (child.pos_ == "PROPN" or child.text[:1].isupper()))
+                or (
+                    child.dep_ == "amod"
+                    and current.lemma_.lower() in COMMON_NAME_HEADS
+                    and child.lower_ not in _GENERIC_ADJECTIVES
+                    and child.pos_ == "ADJ"
+                )
+                or (child.dep_ == "poss" and child.pos_ == "PROPN" and current.text[:1].isupper())
+            ):
+                if child.ent_type_ in _NOT_IN_NAMES or child.lower_ in TIME_WORDS:
+                    continue
+                keep.add(child.i)
+                stack.append(child)
+    # The named-entity span around the head ("Bank of America", "J.K. Rowling").
+    if head.ent_type_ and head.ent_type_ not in _NOT_NAMES:
+        start = head.i
+        while start > 0 and head.doc[start].ent_iob_ == "I":
+            start -= 1
+        keep.update(range(start, head.i + 1))
+    if (
+        head.pos_ == "NOUN"
+        and head.text == head.lower_
+        and head.lemma_.lower() not in NAME_HEADS
+        and any(_proper(head.doc[i]) for i in keep if i != head.i)
+    ):
+        # "the Northwind deal", "the API keys": the name is the proper part, if it is one.
+        keep.discard(head.i)
+        modifiers = sorted(keep)
+        if modifiers[-1] != head.i - 1 or all(head.doc[i].text.isupper() and len(head.doc[i]) <= 4 for i in keep):
+            return []
+    doc = head.doc
+    start, end = min(keep), max(keep)
+    tokens = [doc[i] for i in range(start, end + 1)]
+    while tokens and (tokens[0].dep_ in ("det", "case") or tokens[0].is_punct or tokens[0].pos_ in ("DET", "PRON")):
+        tokens.pop(0)
+    while tokens and (tokens[-1].tag_ == "POS" or tokens[-1].is_punct):
+        tokens.pop()
+    return tokens
+
+
+def _wordlike(token: Token) -> bool:
+    if token.text in ("-", "–") and token.i > 0 and not token.nbor(-1).whitespace_ and not token.whitespace_:
+        return True  # a hyphen inside a word the tokenizer split ("cold-chain")
+    if token.like_url or token.like_email or (token.like_num and not token.text[:1].isalpha()):
+        return token.like_num and token.i > 0 and token.nbor(-1).pos_ == "PROPN"  # "Windows 11"
+    return bool(re.fullmatch(r"[^\W\d_][\w.&'’-]*|&", token.text)) and "_" not in token.text
+
+
+def _type(tokens: list[Token], head: Token) -> str | None:
+    lemma = head.lemma_.lower()
+    for heads, kind in (
+        (TEAM_HEADS, "Team"),
+        (SERVICE_HEADS, "Service"),
+        (PROJECT_HEADS, "Project"),
+        (ORG_HEADS, "Organisation"),
+        (EVENT_HEADS, "Event"),
+        (PLACE_HEADS, "Place"),
+    ):
+        if lemma in heads and (len(tokens) > 1 or head.pos_ == "NOUN"):
+            return kind
+    label = next((t.ent_type_ for t in reversed(tokens) if t.ent_type_), "")
+    ner_kind = _NER_TYPES.get(label)
+    if ner_kind == "Event" and _acts_as_person(head, tokens):
+        return "Person"
+    if ner_kind is None and head.dep_ == "dobj" and head.head.lemma_.lower() in ("visit", "tour"):
+        return "Place"  # "visited Zanzibar"
+    if ner_kind in (None, "Organisation", "Place") and _acts_as_person(head, tokens):
+        return "Person"
+    return ner_kind
+
+
+def _acts_as_person(head: Token, tokens: list[Token]) -> bool:
+    """A short proper name doing what people do ("Carol replaced Dave", "Dave is the manager")."""
+    if len(tokens) > 3 or not all(t.pos_ == "PROPN" for t in tokens):
+        return False
+    verb = head.head
+    dep = head.dep_
+    while dep == "conj" and verb.dep_ in ("nsubj", "nsubjpass", "dobj", "conj"):
+        # "Sven and Petra repainted": the list's place in the sentence.
+        dep, verb = verb.dep_, verb.head
+    if dep == "nsubj" and verb.lemma_.lower() in PERSON_VERBS and verb.pos_ == "VERB":
+        return True
+    if dep == "dobj" and verb.lemma_.lower() in ("replace", "hire", "promote", "meet", "call", "email", "marry"):
+        return True
+    if dep == "nsubj" and verb.lemma_ == "be":
+        attr = next((c for c in verb.children if c.dep_ == "attr"), None)
+        return attr is not None and attr.lemma_.lower() in LEAD_ROLES | JOB_NOUNS | {"owner", "maintainer"}
+    return False
+
+
+def _text(tokens: Iterable[Token]) -> str:
+    toks = list(tokens)
+    if not toks:
+        return ""
+    return "".join(t.text_with_ws for t in toks[:-1]) + toks[-1].text
+
+
+# --- arguments ------------------------------------------------------------------------------
+
+
+def _arguments(token: Token, memory: _Memory, system: bool = False) -> list[str]:
+    """The names a verb's argument stands for: its name (a pronoun: the speaker or the person it
+    stands for), and those of its conjuncts ("A and B")."""
+    out: list[str] = []
+    for t in [token, *_conjuncts(token)]:
+        name = _argument(t, memory, system)
+        if name is not None:
+            out.append(name)
+    return out
+
+
+def _conjuncts(token: Token) -> list[Token]:
+    """The other members of a list `token` opens: "A, B and C" (the parser makes some of
+    them appositions)."""
+    out: list[Token] = []
+    stack = [token]
+    while stack:
+        current = stack.pop()
+        for child in current.children:
+            if child.dep_ in ("conj", "appos") and child.pos_ in ("PROPN", "NOUN", "PRON") and child.i > token.i:
+                out.append(child)
+                stack.append(child)
+    return sorted(out, key=lambda t: t.i)
+
+
+def _argument(token: Token, memory: _Memory, system: bool = False) -> str | None:
+    """The name an argument stands for; `system`: the subject of a predicate only systems have
+    ("the ledger depends on X"), which a common noun with its article names."""
+    lower = token.lower_
+    code = next((name for (start, end), name in memory.codes.items() if start <= token.idx < end), None)
+    if code is not None:
+        return code  # "works on billing-api-3"
+    if lower in _SPEAKER:
+        return memory.speaker
+    if lower in _PERSON_PRONOUNS:
+        if len(set(memory.people)) == 1:
+            return memory.people[-1]
+        # A subject "he"/"she" continues the sentence before's subject when that was a person
+        # ("Teodor reports to Camila. He manages ...").
+        if token.dep_ in ("nsubj", "nsubjpass") and memory.previous_subject in memory.people:
+            return memory.previous_subject
+        return None
+    if token.pos_ == "PRON":
+        return None
+    head = _name_head(token) or (token if token.pos_ in ("NOUN", "PROPN") else None)
+    if head is None:
+        return None
+    named = _name(head)
+    if named is not None:
+        memory.pending[named[0]] = named[1]
+        return named[0]
+    # A common noun argument of a fact verb: a compound ("the fraud model"), a system named by
+    # its kind ("the scheduler"), or a bare noun ("likes pizza"); not "my sister", "the beach".
+    tokens = _name_tokens(head)
+    if not tokens or any(not _wordlike(t) or t.lower_ in TIME_WORDS for t in tokens) or len(tokens) > 3:
+        return None
+    if not all(t.pos_ in ("NOUN", "PROPN", "ADJ") for t in tokens) or tokens[-1].pos_ == "ADJ":
+        return None
+    if any(c.dep_ in ("nummod", "quantmod") for c in head.children) or (len(tokens) == 1 and head.tag_ == "NNS"):
+        return None  # "owns two restaurants": things counted, not one named thing
+    determined = any(c.dep_ in ("det", "poss") for c in head.children)
+    if len(tokens) == 1 and determined and head.lemma_.lower() not in SERVICE_HEADS and not system:
+        return None
+    name = _text(tokens)
+    if len(name) < 2:
+        return None
+    memory.pending[name] = "Service" if head.lemma_.lower() in SERVICE_HEADS else None
+    return name
+
+
+# --- facts ----------------------------------------------------------------------------------
+
+
+def _clause_offsets(verb: Token) -> set[int]:
+    """Where the words of the verb's own clause start: its subtree without the clauses
+    conjoined to it."""
+    other = {i for c in verb.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX") for i in _subtree_ids(c)}
+    return {t.idx for t in verb.subtree if t.i not in other}
+
+
+def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Token]]:
+    for verb in sentence:
+        if verb.pos_ not in ("VERB", "AUX") or _negated(verb):
+            continue
+        subjects = _subjects(verb)
+        if not subjects:
+            continue
+        for predicate, subj_token, objects in _relations(verb, subjects):
+            for subject in _arguments(subj_token, memory, system=predicate in ("depends_on", "runs_on")):
+                for obj_token in objects:
+                    for obj in _arguments(obj_token, memory):
+                        if subject.lower() == obj.lower():
+                            continue
+                        kind = memory.entities.get(obj.lower())
+                        kind_of = kind.type if kind else memory.pending.get(obj)
+                        canonical = _canonical(predicate, kind_of, verb)
+                        if canonical is None:
+                            continue
+                        for name in (subject, obj):
+                            if name.lower() not in memory.entities and name in memory.pending:
+                                _add_entity(memory, name, memory.pending[name])
+                        _retype(memory, subject, SUBJECT_TYPES.get(canonical))
+                        _retype(memory, obj, OBJECT_TYPES.get(canonical))
+                        yield ExtractedFact(subject, canonical, obj), verb
+
+
+# What a predicate says of its arguments' types, where the tagger had none or read a system's
+# name as a company's ("depends on Postgres").
+SUBJECT_TYPES = {
+    "leads": "Person",
+    "works_on": "Person",
+    "works_at": "Person",
+    "member_of": "Person",
+    "lives_in": "Person",
+    "reports_to": "Person",
+    "married_to": "Person",
+    "depends_on": "Service",
+    "runs_on": "Service",
+}
+OBJECT_TYPES = {
+    "maintains": "Service",
+    "member_of": "Team",
+    "depends_on": "Service",
+    "uses": "Service",
+    "runs_on": "Service",
+    "lives_in": "Place",
+    "works_at": "Organisation",
+    "reports_to": "Person",
+    "married_to": "Person",
+}
+
+
+def _retype(memory: _Memory, name: str, kind: str | None) -> None:
+    held = memory.entities.get(name.lower())
+    if kind is None or held is None or held.type == kind:
+        return
+    overridable = {
+        # The small model often reads an unfamiliar first name as a place or an organisation.
+        "Person": (None, "Organisation", "Place", "Event"),
+        "Service": (None, "Organisation", "Place", "Product", "Person"),
+        "Place": (None, "Organisation", "Person"),
+        "Organisation": (None, "Place", "Product", "Work", "Event"),
+        "Team": (None,),
+    }.get(kind, (None, "Place", "Product"))
+    if held.type in overridable:
+        if kind == "Person" and len(name.split()) > 2:
+            return
+        memory.entities[name.lower()] = ExtractedEntity(held.name, kind)
+        if kind == "Person" and name != memory.speaker and name not in memory.people:
+            memory.people.append(name)
+
+
+def _subjects(verb: Token) -> list[Token]:
+    """The verb's subject; a conjoined verb without one shares its first verb's ("joined Acme
+    and moved to Berlin")."""
+    own = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+    if own:
+        return own
+    if verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
+        return _subjects(verb.head)
+    if verb.dep_ in ("xcomp",) and verb.head.pos_ in ("VERB", "AUX"):
+        return _subjects(verb.head)  # "started to work on X"
+    return []
+
+
+def _relations(verb: Token, subjects: list[Token]) -> Iterator[tuple[str | None, Token, list[Token]]]:
+    """(predicate, subject token, object tokens) the verb states; predicate None: by the
+    object's type (`_canonical`)."""
+    lemma = verb.lemma_.lower()
+    subject = subjects[0]
+    passive = subject.dep_ == "nsubjpass" or any(c.dep_ == "auxpass" for c in verb.children)
+    if passive:
+        agent = _prep_object(verb, "by", dep="agent")
+        if agent is not None and lemma in PASSIVE_VERBS:
+            yield PASSIVE_VERBS[lemma], agent, [subject]
+            return
+        for (verb_lemma, prep), predicate in PREP_VERBS.items():
+            if verb_lemma == lemma and (obj := _prep_object(verb, prep)) is not None:
+                yield predicate, subject, [obj]
+                return
+        return
+    if lemma in ("be", "become"):
+        yield from _copular(verb, subject)
+        return
+    if lemma == "replace":
+        role = _prep_object(verb, "as")
+        if role is not None:
+            yield from _role(role, subject)
+        return
+    for (verb_lemma, prep), predicate in PREP_VERBS.items():
+        if verb_lemma == lemma and (obj := _prep_object(verb, prep)) is not None:
+            if lemma in ("move", "relocate", "transfer", "switch") and any(c.dep_ == "dobj" for c in verb.children):
+                continue  # "moved billing-api to Postgres": a migration, not a move
+            yield predicate, subject, [obj]
+            return
+    if lemma in OBJECT_VERBS:
+        obj = next((c for c in verb.children if c.dep_ in ("dobj", "attr")), None)
+        if obj is not None:
+            yield OBJECT_VERBS[lemma], subject, [obj]
+        if lemma == "join" and (role := _prep_object(verb, "as")) is not None and obj is not None:
+            del role  # "joined Acme as CTO": the membership is the fact
+    return
+
+
+def _copular(verb: Token, subject: Token) -> Iterator[tuple[str | None, Token, list[Token]]]:
+    attr = next((c for c in verb.children if c.dep_ in ("attr", "acomp")), None)
+    if attr is None:
+        # "X is on the Search team", "X is part of Y" (parsed as a preposition of "is").
+        obj = _prep_object(verb, "on") or _prep_object(verb, "in")
+        if obj is not None and obj.lemma_.lower() in TEAM_HEADS:
+            yield "member_of", subject, [obj]
+        return
+    lemma = attr.lemma_.lower()
+    if lemma in ("part", "member") and (obj := _prep_object(attr, "of")) is not None:
+        yield ("part_of" if lemma == "part" else "member_of"), subject, [obj]
+        return
+    if lemma in ("base", "locate", "married") or attr.dep_ == "acomp":
+        for (verb_lemma, prep), predicate in PREP_VERBS.items():
+            if verb_lemma == attr.lemma_.lower() and (obj := _prep_object(attr, prep)) is not None:
+                yield predicate, subject, [obj]
+        if attr.lower_ == "married" and (obj := _prep_object(attr, "to")) is not None:
+            yield "married_to", subject, [obj]
+        return
+    # "Dana is Bob's manager", "My manager is Dana", "The lead of X is Y".
+    if lemma in LEAD_ROLES | {"owner", "maintainer"}:
+        yield from _role(attr, subject)
+        return
+    if subject.lemma_.lower() in LEAD_ROLES and attr.pos_ in ("PROPN", "NOUN"):
+        yield from _role(subject, attr)
+        return
+    if lemma in JOB_NOUNS:
+        for prep in ("at", "for", "on", "in"):
+            if (obj := _prep_object(attr, prep)) is not None:
+                yield None, subject, [obj]
+                return
+
+
+def _role(role: Token, holder: Token) -> Iterator[tuple[str | None, Token, list[Token]]]:
+    """A role noun ("tech lead", "manager", "owner") and who holds it: the fact it states about
+    what it is the role of ("of Y", "Y's")."""
+    lemma = role.lemma_.lower()
+    of = _prep_object(role, "of") or _prep_object(role, "for")
+    possessor = next((c for c in role.children if c.dep_ == "poss"), None)
+    target = of or possessor
+    if target is None:
+        return
+    if lemma == "owner":
+        yield "owns", holder, [target]
+    elif lemma == "maintainer":
+        yield "maintains", holder, [target]
+    elif lemma in LEAD_ROLES:
+        if (
+            target.pos_ in ("PROPN", "PRON")
+            and target.ent_type_ in ("PERSON", "")
+            and target.lemma_.lower() not in (NAME_HEADS)
+        ):
+            if target.lower_ in _SPEAKER or target.lower_ in _PERSON_PRONOUNS or target.ent_type_ == "PERSON":
+                # "Dana is my manager": I report to Dana.
+                yield "reports_to", target, [holder]
+                return
+        yield "leads", holder, [target]
+    elif lemma in JOB_NOUNS:
+        yield None, holder, [target]
+
+
+def _prep_object(head: Token, prep: str, dep: str = "prep") -> Token | None:
+    for child in head.children:
+        if child.dep_ in (dep, "prep", "agent") and child.lower_ == prep:
+            obj = next((c for c in child.children if c.dep_ == "pobj"), None)
+            if obj is not None:
+                return obj
+    return None
+
+
+def _canonical(predicate: str | None, object_type: str | None, verb: Token) -> str | None:
+    """The predicate stored: a verb that can mean several things reads its object's type
+    (joining or working on a team is membership, joining a company is working there)."""
+    lemma = verb.lemma_.lower()
+    if lemma == "run" and predicate == "leads" and object_type not in ("Team", "Organisation", "Project", "Service"):
+        return None  # "ran the marathon", "ran the tests"
+    if lemma in ("move", "relocate", "transfer", "switch") and object_type in (None, "Person", "Event", "Code"):
+        return None  # "switched to the new VPN": no place, team or employer
+    if lemma == "switch" and object_type not in ("Team", "Organisation", "Project"):
+        return None
+    if predicate == "works_at?":  # "works at/for X": a team's member, a project's worker, else employed
+        return {"Team": "member_of", "Service": "works_on", "Project": "works_on"}.get(object_type or "", "works_at")
+    if predicate == "works_on?":  # "works on X": a team's member, else working on it
+        return "member_of" if object_type == "Team" else "works_on"
+    if predicate is not None:
+        if predicate in ("lives_in", "based_in") and object_type == "Team":
+            return "member_of"
+        return predicate
+    if object_type == "Team":
+        return "member_of"
+    if object_type == "Organisation" or (lemma == "join" and object_type == "Product"):
+        return "works_at"  # one joins a company; a "product" joined is one the tagger misread
+    if object_type == "Place":
+        return "lives_in" if lemma in ("move", "relocate") else "based_in"
+    if lemma in ("join",) and object_type in (None, "Person"):
+        return "member_of"
+    return "works_on"
+
+
+def _negated(verb: Token) -> bool:
+    if any(c.dep_ == "neg" or c.lower_ in _NEG for c in verb.children):
+        return True
+    # "no longer works on", "never joined"
+    return any(c.lower_ == "longer" and c.nbor(-1).lower_ == "no" for c in verb.children if c.i > 0)
+
+
+# --- times ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Time:
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    event_at: datetime | None = None
+    text: str = ""
+
+
+_SPAN_START = frozenset({"since", "from", "starting", "as of", "effective"})
+_SPAN_END = frozenset({"until", "till", "to", "through", "thru"})
+_NOT_POINTS = frozenset({"for", "every", "each", "per"})
+_CLOCK = re.compile(r"\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bnoon\b|\bmidnight\b", re.IGNORECASE)
+# "a week", "six hours", "two years": how long, not when.
+_DURATION = re.compile(
+    r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a few|several|\d+)[- ]"
+    r"(?:\w+ )?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)",
+    re.IGNORECASE,
+)
+_AGO = re.compile(r"\bago\b", re.IGNORECASE)
+# Main verbs of a state, not of something that happened: its time is no event's.
+_STATIVE = frozenset("be have love like seem know own prefer remain stay".split())
+_VAGUE = frozenset({"now", "currently", "current", "right now", "at the moment", "these days", "nowadays"})
+
+
+def _times(sentence: Span, reference: datetime, within: set[int] | None = None) -> _Time:
+    """The validity and the time the sentence states: "since X" opens a state, "from X until Y"
+    bounds it, "until Y" ends it; any other date (with its time of day) is when it happened.
+    `within`: only the time expressions that start at these character offsets (one clause's)."""
+    phrases = [(o, t) for at, o, t in _time_phrases(sentence) if within is None or at in within]
+    start_of: tuple[str, Interval] | None = None
+    end_of: tuple[str, Interval] | None = None
+    point: tuple[str, Interval] | None = None
+    clock: str | None = None
+    for opener, text in phrases:
+        if opener in _NOT_POINTS or text.lower() in _VAGUE or _DURATION.fullmatch(text.strip()):
+            continue
+        if _CLOCK.fullmatch(text.strip()):
+            clock = text if clock is None else clock
+            continue
+        if _CLOCK.search(text):
+            # "Yesterday at 7pm" as one expression: the instant it names.
+            with contextlib.suppress(PolygError, ValueError, OverflowError):
+                instant = parse_instant(text, reference=reference)
+                point = point or (text, Interval(instant, instant))
+                clock = "" if clock is None else clock
+                continue
+        try:
+            span = _season_or_month(text, reference) or parse_range(text, reference=reference)
+        except (PolygError, ValueError, OverflowError):
+            continue
+        if opener in _SPAN_START and start_of is None:
+            start_of = (text, span)
+        elif opener in _SPAN_END and end_of is None:
+            end_of = (text, span)
+        elif point is None:
+            point = (text, span)
+    if start_of is not None or end_of is not None:
+        begin = start_of[1].start if start_of else None
+        end = end_of[1].end if end_of else None
+        if begin is not None and end is not None and end <= begin:
+            end = None
+        if begin is None and end is not None and end_of is not None and end <= reference:
+            # "Until December 2025 Lena led Support", said later: a fact needs a start, and one
+            # that starts when it is told would end before it began (the write refuses it).
+            # It held at least into the period it ended in.
+            begin = end_of[1].start
+        return _Time(valid_from=begin, valid_to=end)
+    if point is None and clock is None:
+        return _Time()
+    if point is not None and _CLOCK.search(point[0]):
+        clock = ""  # "08:45 today" read as one instant already
+    text = " ".join(p for p in (point[0] if point else "", clock or "") if p)
+    at: datetime | None = None
+    if clock:
+        with contextlib.suppress(PolygError, ValueError, OverflowError):
+            at = parse_instant(text, reference=reference)
+    if at is None and point is not None:
+        at = point[1].start
+        if _AGO.search(point[0]):
+            # "two weeks ago": that day, not the start of that week.
+            with contextlib.suppress(PolygError, ValueError, OverflowError):
+                exact = parse_instant(point[0], reference=reference)
+                at = exact.replace(hour=0, minute=0, second=0, microsecond=0)
+    if at is None:
+        return _Time()
+    stative = sentence.root.lemma_.lower() in _STATIVE
+    return _Time(valid_from=at if point else None, event_at=None if stative else at, text=text)
+
+
+_MONTHS = ("january february march april may june july august september october november december").split()
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_QUARTER = re.compile(r"(last|this|next|previous|past)\s+quarter", re.IGNORECASE)
+_SEASON_OR_MONTH = re.compile(
+    r"(?:(last|this|next|past)\s+)?(" + "|".join([*_MONTHS, *_SEASONS]) + r")(?:\s+(?:of\s+)?(\d{4}))?",
+    re.IGNORECASE,
+)
+
+
+def _season_or_month(text: str, reference: datetime) -> Interval | None:
+    """ "last June", "last summer", "spring 2024": the period, which polyg.core.time does not
+    read (a season starts on the first of its first month; "last" is the latest one before the
+    reference)."""
+    quarter = _QUARTER.fullmatch(text.strip())
+    if quarter is not None:
+        shift = {"last": -1, "previous": -1, "past": -1, "this": 0, "next": 1}[quarter.group(1).lower()]
+        index = reference.year * 4 + (reference.month - 1) // 3 + shift
+        start = datetime(index // 4, index % 4 * 3 + 1, 1, tzinfo=reference.tzinfo)
+        end_index = index + 1
+        return Interval(start, datetime(end_index // 4, end_index % 4 * 3 + 1, 1, tzinfo=reference.tzinfo))
+    match = _SEASON_OR_MONTH.fullmatch(text.strip())
+    if match is None or (match.group(1) is None and match.group(3) is None):
+        return None
+    word = match.group(2).lower()
+    month = _SEASONS.get(word) or _MONTHS.index(word) + 1
+    months = 3 if word in _SEASONS else 1
+    if match.group(3):
+        year = int(match.group(3))
+    else:
+        year = reference.year if month < reference.month else reference.year - 1
+        if match.group(1).lower() == "next":
+            year = reference.year if month > reference.month else reference.year + 1
+        elif match.group(1).lower() == "this":
+            year = reference.year
+    start = datetime(year, month, 1, tzinfo=reference.tzinfo)
+    end_month = month + months
+    end = datetime(year + (end_month - 1) // 12, (end_month - 1) % 12 + 1, 1, tzinfo=reference.tzinfo)
+    return Interval(start, end)
+
+
+def _time_phrases(sentence: Span) -> list[tuple[int, str, str]]:
+    """(the word opening it, the time expression) for each time expression of the sentence:
+    the tagger's dates and times, and what polyg's time references find that it missed."""
+    out: list[tuple[int, str, str]] = []
+    taken: list[tuple[int, int]] = []
+    doc = sentence.doc
+    for ent in _entity_spans(sentence):
+        if ent[0].ent_type_ not in ("DATE", "TIME"):
+            continue
+        tokens = [t for t in ent if not (t.tag_ == "POS")]
+        while tokens and _swallowed(tokens[-1]):
+            tokens.pop()
+        while tokens and tokens[0].lower_ in ("the",):
+            tokens.pop(0)
+        text = _text(tokens)
+        opener = _opener(doc, ent.start)
+        taken.append((ent.start_char, ent.end_char))
+        bounds = _RANGE_INSIDE.split(text, maxsplit=1)
+        if opener in ("from", "between") and len(bounds) == 2:
+            # "from March 2019 to June 2023" tagged as one date.
+            out.append((ent.start_char, "from", bounds[0]))
+            out.append((ent.start_char, "until", bounds[1]))
+            continue
+        out.append((ent.start_char, opener, text))
+    base = sentence.start_char
+    for ref in find_time_refs(sentence.text):
+        start, end = base + ref.start, base + ref.end
+        if any(s <= start and end <= e for s, e in taken) and any(
+            o == "" or t.lower() in ref.text.lower() for _, o, t in out
+        ):
+            # Within a date the tagger found (tried first); still tried when the tagger's span
+            # swallowed other words ("search-13 yesterday").
+            if any(ref.text.lower() == t.lower() for _, _, t in out):
+                continue
+        text = re.sub(r"['’]s\b", "", ref.text)
+        words = text.split()
+        opener = ""
+        if words and words[0].lower() in _SPAN_START | _SPAN_END | {"in", "on", "at", "during", "after", "before"}:
+            opener, text = words[0].lower(), " ".join(words[1:])
+        elif (token := doc.char_span(start, end, alignment_mode="expand")) is not None:
+            opener = _opener(doc, token.start)
+        if text and not re.search(r"\b(?:from|between)\b", text, re.IGNORECASE):
+            out.append((start, opener, text))
+            taken.append((start, end))
+    return sorted(out)
+
+
+def _entity_spans(sentence: Span) -> list[Span]:
+    """The sentence's named-entity spans, read from its tokens (`Span.ents` walks the whole
+    document's entities for every sentence: quadratic on a long memory)."""
+    out: list[Span] = []
+    start = -1
+    for token in sentence:
+        if token.ent_iob_ == "B" or (token.ent_iob_ == "I" and start < 0):
+            if start >= 0:
+                out.append(sentence.doc[start : token.i])
+            start = token.i
+        elif token.ent_iob_ == "O" and start >= 0:
+            out.append(sentence.doc[start : token.i])
+            start = -1
+    if start >= 0:
+        out.append(sentence.doc[start : sentence.end])
+    return [s for s in out if s[0].ent_type_]
+
+
+_RANGE_INSIDE = re.compile(r"\s+(?:to|until|till|through|and|-|–)\s+", re.IGNORECASE)
+
+
+def _opener(doc: Doc, start: int) -> str:
+    if start == 0:
+        return ""
+    before = doc[start - 1].lower_
+    if before == "of" and start >= 2 and doc[start - 2].lower_ == "as":
+        return "as of"
+    return before
+
+
+# --- causes ---------------------------------------------------------------------------------
+
+_MARKERS = {("because", "of"), ("due", "to"), ("owing", "to"), ("thanks", "to")}
+
+
+def _causes(sentence: Span, memory: _Memory) -> Iterator[ExtractedCause]:
+    evidence = _clip(sentence.text.strip())
+    for token in sentence:
+        found = list(_cause_at(token, memory))
+        for cause, effect, confidence in found:
+            cause, effect = _clip(cause), _clip(effect)
+            if cause and effect and cause.lower() != effect.lower():
+                yield ExtractedCause(cause, effect, confidence, evidence)
+
+
+def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]:
+    lower = token.lower_
+    doc = token.doc
+    nxt = doc[token.i + 1].lower_ if token.i + 1 < len(doc) else ""
+    # "A because of B", "A due to B": the marker's object is the cause.
+    if (lower, nxt) in _MARKERS or (
+        lower == "result" and nxt == "of" and token.i > 0 and doc[token.i - 1].lower_ == "a"
+    ):
+        marker = token
+        prep = doc[token.i + 1]
+        objects = [c for c in prep.children if c.dep_ == "pobj"] or [c for c in marker.children if c.dep_ == "pobj"]
+        if not objects:
+            return
+        effect_verb = _governing_verb(marker)
+        if effect_verb is None or _denied(marker, effect_verb):
+            return
+        excluded = _subtree_ids(_marker_root(marker, effect_verb))
+        effect = _clause(effect_verb, excluded)
+        for obj in [objects[0], *_conjuncts(objects[0])]:
+            yield _phrase(obj, memory), effect, 0.9
+        return
+    # "A because B (and C)", "after A failed, B": an adverbial clause and its main clause.
+    if token.dep_ == "advcl":
+        mark = next((c for c in token.children if c.dep_ == "mark"), None)
+        word = mark.lower_ if mark is not None else ""
+        if word == "because" or (word == "after" and token.lemma_.lower() in FAIL_VERBS):
+            effect_verb = token.head
+            if effect_verb.dep_ == "acl" and effect_verb.head.dep_ == "ROOT":
+                # "The queue filled up because ..." parsed as a noun phrase: the sentence is it.
+                effect_verb = effect_verb.head
+            if _denied(mark or token, effect_verb):
+                return
+            effect = _clause(effect_verb, _subtree_ids(token))
+            confidence = 0.9 if word == "because" else 0.7
+            for clause_verb in [token, *(c for c in token.conjuncts if c.i > token.i and _is_clause(c))]:
+                # "A because B, because C": B's own cause is a link of its own, not part of B.
+                nested = {i for c in clause_verb.children if c.dep_ == "advcl" for i in _subtree_ids(c)}
+                cause = _clause(clause_verb, _conj_ids(clause_verb) | nested)
+                yield _resolve(cause, memory), effect, confidence
+            return
+    # "A, so B".
+    if (
+        lower == "so"
+        and token.dep_ in ("advmod", "cc", "mark")
+        and token.i > 0
+        and doc[token.i - 1].lower_ in (",", "and")
+    ):
+        effect_verb = (
+            token.head
+            if token.dep_ != "cc"
+            else next((c for c in token.head.children if c.dep_ == "conj" and c.i > token.i), None)
+        )
+        if effect_verb is None:
+            return
+        cause_verb = effect_verb.head if effect_verb.dep_ in ("conj", "advcl", "ccomp") else None
+        if cause_verb is None or cause_verb.i > token.i:
+            cause_verb = next(
+                (c for c in effect_verb.children if c.dep_ in ("ccomp", "advcl", "conj") and c.i < token.i), None
+            )
+        if token.dep_ == "cc":
+            cause_verb = token.head
+        if cause_verb is None or cause_verb.i == effect_verb.i or effect_verb.pos_ not in ("VERB", "AUX"):
+            return  # ", so peaceful!": no clause after "so"
+        if cause_verb.pos_ not in ("VERB", "AUX"):
+            return
+        if cause_verb.head.i == effect_verb.i:  # the cause's clause hangs under the effect's verb
+            cause = _clause(cause_verb, {token.i})
+            effect = _clause(effect_verb, _subtree_ids(cause_verb) | {token.i})
+        else:
+            cause = _clause(cause_verb, _subtree_ids(effect_verb) | {token.i})
+            effect = _clause(effect_verb, {token.i})
+        yield _resolve(cause, memory), effect, 0.75
+        return
+    if token.pos_ != "VERB":
+        return
+    lemma = token.lemma_.lower()
+    if _negated(token):
+        return
+    passive = any(c.dep_ in ("auxpass", "nsubjpass") for c in token.children)
+    # "B was caused by A", "B was broken by A".
+    if passive and ((lemma in CAUSE_VERBS and CAUSE_VERBS[lemma] is None) or lemma in DAMAGE_VERBS):
+        agent = _prep_object(token, "by", dep="agent")
+        subject = next((c for c in token.children if c.dep_ == "nsubjpass"), None)
+        if agent is None or subject is None:
+            return
+        if lemma in CAUSE_VERBS and CAUSE_VERBS[lemma] is None:
+            effect = _clause(subject, set())
+        else:
+            by = agent.head
+            effect = _clause(token, _subtree_ids(by))
+        for obj in [agent, *_conjuncts(agent)]:
+            yield _phrase(obj, memory), _resolve(effect, memory), 0.9
+        return
+    # "A caused B", "A led to B", "A resulted in B", "A broke B".
+    if lemma in CAUSE_VERBS or lemma in DAMAGE_VERBS:
+        cue = CAUSE_VERBS.get(lemma)
+        if lemma in DAMAGE_VERBS and lemma not in CAUSE_VERBS:
+            if lemma in ("take", "bring", "knock") and not any(c.lower_ == "down" for c in token.children):
+                return
+        subject = next((c for c in token.children if c.dep_ == "nsubj"), None)
+        if subject is None and token.dep_ == "conj":
+            return
+        effect_of = _prep_object(token, cue) if cue else next((c for c in token.children if c.dep_ == "dobj"), None)
+        clause_of = next((c for c in token.children if c.dep_ in ("ccomp", "xcomp")), None)
+        if subject is not None and effect_of is None and clause_of is not None and lemma in CAUSE_VERBS and not cue:
+            # "The power cut caused the freezer to warm up."
+            cause = _resolve(_clause(subject, set()), memory)
+            if subject.lower_ in ("which", "that") and token.head.pos_ in ("VERB", "AUX") and token.head.i != token.i:
+                cause = _clause(token.head, _subtree_ids(token))
+            yield cause, _clause(clause_of, set()), 0.9
+            return
+        if subject is None or effect_of is None:
+            return
+        cause = _resolve(_clause(subject, set()), memory)
+        if subject.lower_ in ("which", "that") and token.head.pos_ in ("VERB", "AUX") and token.head.i != token.i:
+            # "The gateway timed out, which caused ...": the clause it hangs on is the cause.
+            cause = _clause(token.head, _subtree_ids(token))
+        for target in [effect_of, *_conjuncts(effect_of)]:
+            yield cause, _phrase(target, memory), 0.9
+        return
+    if lemma in ("result", "stem") and (source := _prep_object(token, "from")) is not None:
+        subject = next((c for c in token.children if c.dep_ == "nsubj"), None)
+        if subject is not None:
+            yield _phrase(source, memory), _resolve(_clause(subject, set()), memory), 0.85
+
+
+def _governing_verb(token: Token) -> Token | None:
+    current = token
+    for _ in range(6):
+        if current.pos_ in ("VERB", "AUX") and current.i != token.i:
+            return current
+        if current.head.i == current.i:
+            return current if current.pos_ in ("VERB", "AUX") else None
+        current = current.head
+    return None
+
+
+def _marker_root(marker: Token, verb: Token) -> Token:
+    """The child of `verb` whose subtree holds the marker phrase."""
+    current = marker
+    while current.head.i != verb.i and current.head.i != current.i:
+        current = current.head
+    return current
+
+
+def _denied(marker: Token, verb: Token) -> bool:
+    """ "was not because of", "not due to", "wasn't caused by": the link is denied."""
+    doc = marker.doc
+    if marker.i > 0 and doc[marker.i - 1].lower_ in _NEG:
+        return True
+    return any(c.dep_ == "neg" for c in verb.children) and verb.lemma_ == "be"
+
+
+def _subtree_ids(token: Token) -> set[int]:
+    return {t.i for t in token.subtree}
+
+
+def _is_clause(token: Token) -> bool:
+    """A verb, or a noun the parser hung a verb on ("the queue filled up" read as a noun
+    phrase)."""
+    return token.pos_ in ("VERB", "AUX") or (
+        token.pos_ in ("NOUN", "PROPN") and any(c.dep_ in ("acl", "relcl") and c.i > token.i for c in token.children)
+    )
+
+
+def _conj_ids(verb: Token) -> set[int]:
+    out: set[int] = set()
+    for c in verb.children:
+        if c.dep_ == "conj" and _is_clause(c):
+            out |= _subtree_ids(c)
+        if c.dep_ == "cc":
+            out.add(c.i)
+    return out
+
+
+def _clause(head: Token, excluded: set[int]) -> str:
+    """The words of `head`'s subtree without `excluded`, trimmed of punctuation and of the
+    conjunctions and markers that joined it to the rest."""
+    tokens = [t for t in head.subtree if t.i not in excluded]
+    while tokens and (
+        tokens[0].is_punct or tokens[0].dep_ in ("cc", "mark") or tokens[0].lower_ in ("and", "so", "then")
+    ):
+        tokens.pop(0)
+    while tokens and (tokens[-1].is_punct or tokens[-1].dep_ in ("cc",) or tokens[-1].lower_ in ("and", "so")):
+        tokens.pop()
+    return re.sub(r"\s+", " ", _text(tokens)).strip()
+
+
+def _phrase(token: Token, memory: _Memory) -> str:
+    """A noun phrase cause or effect: its words, without its conjuncts."""
+    return _resolve(_clause(token, _conj_ids_noun(token)), memory)
+
+
+def _conj_ids_noun(token: Token) -> set[int]:
+    out: set[int] = set()
+    for c in token.children:
+        if c.dep_ == "conj":
+            out |= _subtree_ids(c)
+        if c.dep_ == "cc":
+            out.add(c.i)
+    return out
+
+
+def _resolve(phrase: str, memory: _Memory) -> str:
+    """ "It", "this", "that" as a cause or effect: what the sentence before said."""
+    if phrase.lower() in ("it", "this", "that", "which"):
+        return memory.previous_clause
+    return phrase
+
+
+def _clip(text: str) -> str:
+    return text[:MAX_PHRASE_CHARS].strip()

@@ -1,0 +1,151 @@
+"""What `remember` understands (issue 25), through the MCP client over stdio: the issue's own
+sentences told in plain words, and the graph read back with get_facts, get_entity and
+query_timeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.memory.conftest import Memory
+
+pytestmark = pytest.mark.anyio
+
+REF = "2026-01-14T12:00:00Z"  # a Wednesday
+
+
+async def remember(mem: Memory, content: str, context: str | None = None, at: str = REF) -> dict[str, Any]:
+    args: dict[str, Any] = {"content": content, "reference_time": at}
+    if context is not None:
+        args["context"] = context
+    return await mem.ok("remember", **args)
+
+
+async def current(mem: Memory, subject: str) -> list[tuple[str, str, str | None, str | None]]:
+    facts = (await mem.ok("get_facts", subject=subject))["facts"]
+    return sorted((f["predicate"], f["object"], f["valid_from"], f["valid_to"]) for f in facts)
+
+
+async def names(mem: Memory, ids: list[str]) -> dict[str, str | None]:
+    out = {}
+    for entity_id in ids:
+        entity = (await mem.ok("get_entity", entity_id=entity_id))["entity"]
+        out[entity["name"]] = entity["type"]
+    return out
+
+
+async def test_a_stated_start_is_the_facts_validity_and_no_date_enters_a_name(mem: Memory) -> None:
+    out = await remember(mem, "Since June 2025 Alice works on the Auth Service.")
+    assert await names(mem, out["entities_created"]) == {"Alice": "Person", "Auth Service": "Service"}
+    assert await current(mem, "Alice") == [("works_on", "Auth Service", "2025-06-01T00:00:00.000000Z", None)]
+    joined = await remember(mem, "Dana joined the payments team on day 0.")
+    assert await names(mem, joined["entities_created"]) == {"Dana": "Person", "payments team": "Team"}
+    now = await remember(mem, "Priya works on the data pipeline now.")
+    assert await names(mem, now["entities_created"]) == {"Priya": "Person", "data pipeline": "Service"}
+
+
+async def test_a_single_valued_predicate_closes_the_value_another_verb_stated(mem: Memory) -> None:
+    joined = await remember(mem, "Bob joined the Search team.", at="2025-09-01T09:00:00Z")
+    moved = await remember(mem, "Bob works on the Billing team.")
+    assert joined["facts_added"] and moved["facts_invalidated"] == joined["facts_added"]
+    assert [f[:2] for f in await current(mem, "Bob")] == [("member_of", "Billing team")]
+
+
+async def test_roles_lists_and_ranges(mem: Memory) -> None:
+    await remember(mem, "Alice is the tech lead of the Platform team.")
+    assert [f[:2] for f in await current(mem, "Alice")] == [("leads", "Platform team")]
+    both = await remember(mem, "The checkout service depends on Kafka and Redis.")
+    assert len(both["facts_added"]) == 2
+    assert [f[:2] for f in await current(mem, "checkout service")] == [("depends_on", "Kafka"), ("depends_on", "Redis")]
+    await remember(mem, "Carol replaced Dave as manager of the Growth team.")
+    assert [f[:2] for f in await current(mem, "Carol")] == [("leads", "Growth team")]
+    await remember(mem, "From January 2024 until May 2025 Bob worked at Initech.")
+    facts = (await mem.ok("get_facts", subject="Bob", include_history=True))["facts"]
+    assert [(f["predicate"], f["object"], f["valid_from"], f["valid_to"]) for f in facts] == [
+        ("works_at", "Initech", "2024-01-01T00:00:00.000000Z", "2025-06-01T00:00:00.000000Z")
+    ]
+
+
+async def test_an_event_is_logged_at_the_time_of_day_its_sentence_states(mem: Memory) -> None:
+    out = await remember(mem, "Yesterday at 14:30 Sam restarted the database cluster.")
+    timeline = await mem.ok("query_timeline", **{"from": "2026-01-13", "to": "2026-01-13"})
+    logged = [
+        i["event"] for i in timeline["items"] if i["kind"] == "event" and i["event"]["id"] in out["events_logged"]
+    ]
+    assert [(e["occurred_at"], sorted(e["entities"])) for e in logged] == [
+        ("2026-01-13T14:30:00.000000Z", ["Sam", "database cluster"])
+    ]
+
+
+async def test_i_is_the_speaker_and_she_the_person_named_before(mem: Memory) -> None:
+    await remember(mem, "I moved to Utrecht last week. My manager is Olga.", context="Hannah")
+    assert await current(mem, "Hannah") == [
+        ("lives_in", "Utrecht", "2026-01-05T00:00:00.000000Z", None),
+        ("reports_to", "Olga", REF.replace("Z", ".000000Z"), None),
+    ]
+    await remember(mem, "Fatima joined the Compliance team in 2024. She leads the audit project.")
+    assert [f[:2] for f in await current(mem, "Fatima")] == [
+        ("leads", "audit project"),
+        ("member_of", "Compliance team"),
+    ]
+
+
+async def test_causes_from_because_and_passive_and_none_from_a_denial(mem: Memory) -> None:
+    both = await remember(
+        mem, "The auth service crashed because the certificate expired and the retry queue filled up."
+    )
+    assert len(both["causal_links_added"]) == 2
+    chain = str(await mem.ok("get_causal_chain", event="The auth service crashed", direction="upstream"))
+    assert "the certificate expired" in chain and "the retry queue filled up" in chain
+    broken = await remember(mem, "The login page was broken by Tom's commit.")
+    assert len(broken["causal_links_added"]) == 1
+    denied = await remember(mem, "The outage was not caused by the config push.")
+    assert denied["causal_links_added"] == [] and denied["facts_added"] == []
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Der Server ist gestern abgestürzt und niemand hat es bemerkt.",
+        "See https://status.example.org/incidents/4411 for details.",
+        "def retry(fn): return fn() if ok else None",
+        "| service | owner | tier |\n| ledger | payments | 1 |",
+        "🎉🎉 shipped!!! 🚀",
+        "2026-01-12 03:14:07 ERROR worker-3 timeout after 30000ms",
+    ],
+)
+async def test_text_that_is_not_english_prose_creates_no_entity(mem: Memory, content: str) -> None:
+    out = await remember(mem, content)
+    assert (out["entities_created"], out["facts_added"], out["causal_links_added"]) == ([], [], [])
+    found = await mem.ok("search_semantic", query=content, limit=3)
+    assert found  # stored and searchable all the same
+
+
+async def test_a_long_mixed_memory_names_only_what_its_sentences_name(mem: Memory) -> None:
+    # As long as remember takes (16,384 characters); bench/extraction_bench.py times 20,000.
+    block = (
+        "On Monday at 09:30 Ana restarted the billing API because the cache was cold. "
+        "The Search team depends on Elasticsearch and Redis. Since March 2025 Tom works on the data pipeline.\n"
+        "| col | val |\n| a | 1 |\ndef f(x): return x * 2\n"
+        "See https://example.org/a/b?c=d for the runbook. 日本語のテキストです。 🎉\n"
+    )
+    out = await remember(mem, (block * 80)[:16_000])
+    assert set(await names(mem, out["entities_created"])) <= {
+        "Ana",
+        "billing API",
+        "Search team",
+        "Elasticsearch",
+        "Redis",
+        "Tom",
+        "data pipeline",
+    }
+
+
+async def test_a_fact_that_ended_before_it_was_told_is_written_with_its_end(mem: Memory) -> None:
+    out = await remember(mem, "Until December 2025 Lena led the Support team.")
+    assert len(out["facts_added"]) == 1
+    facts = (await mem.ok("get_facts", subject="Lena", include_history=True))["facts"]
+    assert [(f["predicate"], f["object"], f["valid_to"], f["current"]) for f in facts] == [
+        ("leads", "Support team", "2026-01-01T00:00:00.000000Z", False)
+    ]
