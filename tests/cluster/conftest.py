@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from polyg.config import Settings, load_settings
+from polyg.core.app import Services
 from tests.falkor_cluster import FalkorCluster
 
 
@@ -36,3 +37,10 @@ def settings(tmp_path: Path, cluster: FalkorCluster) -> Callable[..., Settings]:
         return load_settings(None, **{**base, **overrides})
 
     return make
+
+
+async def drop(s: Services, project: str) -> None:
+    """Delete a project as the core does: its queued vectors first, which would otherwise be
+    written after the delete and make the graph again."""
+    await s.ctx.vectors.forget(project)
+    await s.store.delete_project(project)

@@ -16,6 +16,7 @@ from polyg.core.app import Polyg
 from polyg.embed import create_embedder
 from polyg.errors import PolygError, StoreError, StoreTimeout
 from polyg.names import graph_key
+from tests.cluster.conftest import drop
 from tests.falkor_cluster import ON_SHARD, FalkorCluster
 
 pytestmark = pytest.mark.anyio
@@ -51,7 +52,7 @@ async def test_a_shard_down_fails_its_projects_only(cluster: FalkorCluster, sett
         on_node = FalkorCluster._command(home, "EXISTS", graph_key(DOWN_P))
         assert [e.name for e in await s.entities.find(DOWN_P)] == ["before"], (home.port, on_node)
         for project in (DOWN_P, UP_P):
-            await s.store.delete_project(project)
+            await drop(s, project)
     finally:
         await polyg.close()
 
@@ -104,7 +105,7 @@ async def test_failover_under_load_loses_no_acknowledged_write(
             f"\nfailover: {len(errors)} failed calls; replica promoted {promoted_at - killed_at:.2f} s and writes"
             f" confirmed again {recovered_at - killed_at:.2f} s after the kill; {len(acked)} acknowledged, none lost"
         )
-        await s.store.delete_project(DOWN_P)
+        await drop(s, DOWN_P)
     finally:
         await polyg.close()
 
@@ -122,7 +123,7 @@ async def test_reads_go_to_replicas_when_asked(cluster: FalkorCluster, settings:
         after = (ro_queries(primary), ro_queries(replica))
         assert after[0] == before[0]  # the primary answered no read
         assert after[1] >= before[1] + 5
-        await s.store.delete_project(UP_P)
+        await drop(s, UP_P)
     finally:
         await polyg.close()
 
@@ -174,7 +175,5 @@ async def test_a_slot_migration_during_calls_is_followed(
     finally:
         with contextlib.suppress(PolygError):
             s = await polyg.ready()
-            # Vectors still queued would be written at close, making the graph again.
-            await s.ctx.vectors.settle(project, 10.0)
-            await s.store.delete_project(project)
+            await drop(s, project)
         await polyg.close()

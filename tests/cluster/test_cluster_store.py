@@ -14,6 +14,7 @@ from polyg.embed import create_embedder
 from polyg.errors import StoreTimeout
 from polyg.names import graph_key
 from polyg.store.falkor import FalkorStore
+from tests.cluster.conftest import drop
 from tests.falkor_cluster import ON_SHARD, FalkorCluster
 from tests.falkor_server import free_port
 
@@ -28,7 +29,7 @@ async def services(settings: Callable[..., Settings]) -> AsyncIterator[Services]
     finally:
         services = await core.ready()
         for project in await services.store.list_projects():
-            await services.store.delete_project(project)
+            await drop(services, project)
         await core.close()
 
 
@@ -47,7 +48,7 @@ async def test_projects_spread_over_the_shards(cluster: FalkorCluster, services:
     assert await services.store.list_projects() == sorted(ON_SHARD)
     for project in ON_SHARD:
         assert [e.name for e in await services.entities.find(project)] == [f"in {project}"]
-    await services.store.delete_project("p_c")
+    await drop(services, "p_c")
     assert await services.store.list_projects() == ["p_a", "p_b"]
 
 
@@ -63,7 +64,7 @@ async def test_a_plain_url_naming_a_cluster_node_finds_the_cluster(
             await services.entities.create(project, name="x", type_="note")
         assert await services.store.list_projects() == sorted(ON_SHARD)
         for project in ON_SHARD:
-            await services.store.delete_project(project)
+            await drop(services, project)
     finally:
         await core.close()
 
