@@ -13,7 +13,7 @@ from polyg.core.app import Polyg, Services
 from polyg.embed import create_embedder
 from polyg.errors import StoreTimeout
 from polyg.names import graph_key
-from polyg.store.falkor import FalkorStore
+from polyg.store.falkor import QUERY_MEM_CAPACITY, FalkorStore
 from tests.cluster.conftest import drop
 from tests.falkor_cluster import ON_SHARD, FalkorCluster
 from tests.falkor_server import free_port
@@ -38,6 +38,9 @@ async def test_projects_spread_over_the_shards(cluster: FalkorCluster, services:
     for project in ON_SHARD:
         await services.entities.create(project, name=f"in {project}", type_="note")
     assert [cluster.shard_of(graph_key(p)) for p in ON_SHARD] == [0, 1, 2]
+    # The per-query memory capacity polyg sets at open is every node's, replicas included.
+    for node in cluster.nodes:
+        assert int(FalkorCluster._command(node, "GRAPH.CONFIG", "GET", "QUERY_MEM_CAPACITY")[1]) == QUERY_MEM_CAPACITY
     # Each graph is on its own shard's primary only: the cluster never splits or copies one.
     homes = [cluster.primary_for(graph_key(p)) for p in ON_SHARD]
     assert len(set(homes)) == 3
