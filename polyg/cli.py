@@ -19,7 +19,12 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Graph memory
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="YAML configuration file.")]
 ProjectOpt = Annotated[str | None, typer.Option("--project", help="Default project id.")]
 StoreOpt = Annotated[
-    str | None, typer.Option("--store", help="falkor://host:port for a FalkorDB server; default embedded.")
+    str | None,
+    typer.Option(
+        "--store",
+        help="falkor://host:port for a FalkorDB server, falkor+cluster://host:port[,host:port...] for a cluster; "
+        "default embedded.",
+    ),
 ]
 DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Embedded database directory.")]
 LogLevelOpt = Annotated[str | None, typer.Option("--log-level", help="DEBUG, INFO, WARNING or ERROR.")]

@@ -61,6 +61,14 @@ class Settings(BaseSettings):
     store_pool_size: int = _env("store_pool_size")
     store_timeout_s: float = _env("store_timeout_s")
     store_open_timeout_s: float = _env("store_open_timeout_s")
+    # Server and cluster modes (README "Scaling out"): read-only queries to replicas (cluster
+    # only; they may be behind the primary), and after each write, WAIT for this many replicas
+    # to confirm it, up to the timeout (0: do not wait; a failover may lose the last writes).
+    read_from_replicas: bool = _env("read_from_replicas")
+    wait_replicas: int = Field(ge=0, le=16, validation_alias=AliasChoices("POLYG_WAIT_REPLICAS"))
+    wait_replicas_timeout_ms: int = Field(
+        ge=1, le=60_000, validation_alias=AliasChoices("POLYG_WAIT_REPLICAS_TIMEOUT_MS")
+    )
     # How long a tool call waits for a store that is still loading before it says so (2005).
     store_wait_s: float = Field(gt=0, validation_alias=AliasChoices("POLYG_STORE_WAIT_S"))
 
@@ -201,6 +209,9 @@ DEFAULTS: dict[str, Any] = {
     "store_timeout_s": 30.0,
     "store_open_timeout_s": 300.0,
     "store_wait_s": 30.0,
+    "read_from_replicas": False,
+    "wait_replicas": 0,
+    "wait_replicas_timeout_ms": 1000,
     "embedding_provider": "minilm",
     "embedding_model": None,
     "embedding_base_url": None,

@@ -57,6 +57,12 @@ class StoreNotReady(StoreError):
     code = 2005
 
 
+class ReplicasBehind(StoreError):
+    """A write the primary applied but fewer replicas than `wait_replicas` confirmed in time."""
+
+    code = 2006
+
+
 class QueryTimedOut(StoreTimeout):
     """The database answered that a query ran past its TIMEOUT: it is reachable, unlike the
     other `StoreTimeout`s."""

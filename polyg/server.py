@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from polyg import __version__
 from polyg.access import FULL_ACCESS, Grant, grant_of_request
-from polyg.core import progress
+from polyg.core import degraded, progress
 from polyg.errors import PolygError
 from polyg.logs import new_request_id, request_id
 from polyg.runtime.app import Polyg
@@ -156,7 +156,12 @@ class Dispatcher:
             except ValidationError as exc:
                 raise describe_validation(tool.name, exc) from exc
             services = await self.core.ready(self.core.settings.store_wait_s)
-            result = success_result(await tool.handler(services, args), rid)
+            with degraded.collecting() as notes:
+                value = await tool.handler(services, args)
+            if notes and isinstance(value, dict) and "degraded" in tool.output.model_fields:
+                value["degraded"] = degraded.reason(notes)
+                outcome["degraded"] = value["degraded"]
+            result = success_result(value, rid)
             outcome["ok"] = True
             return result
         except PolygError as exc:

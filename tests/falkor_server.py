@@ -15,6 +15,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -39,10 +40,14 @@ def graph_query(client: redis.Redis, cypher: str, graph: str = "g") -> list[Any]
 
 
 class FalkorServer:
-    def __init__(self, *, password: str | None = None, start_timeout: float = 30.0) -> None:
+    def __init__(
+        self, *, password: str | None = None, start_timeout: float = 30.0, extra_args: Sequence[str] = ()
+    ) -> None:
         self.host = "127.0.0.1"
         self.port = free_port()
         self.password = password
+        # More redis-server arguments (the cluster nodes of tests/falkor_cluster.py add theirs).
+        self.extra_args = list(extra_args)
         self.start_timeout = start_timeout
         self._tmp = tempfile.TemporaryDirectory(prefix="polyg-falkor-")
         self.dir = Path(self._tmp.name)
@@ -91,6 +96,7 @@ class FalkorServer:
         ]  # fmt: skip
         if self.password:
             args += ["--requirepass", self.password]
+        args += self.extra_args
         env = {**os.environ, "GRAPHBLAS_CACHE_PATH": str(self.dir / "graphblas-cache")}
         self._proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         self._wait_ready()

@@ -15,13 +15,13 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from polyg.core import limits
+from polyg.core import degraded, limits
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
 from polyg.core.resolve import Resolver, index_rows
 from polyg.core.search import SearchService, rrf
 from polyg.core.vectors import head_text
-from polyg.errors import InvalidParams, NotFound
+from polyg.errors import EmbeddingError, InvalidParams, NotFound
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.queries import concepts as q
@@ -146,8 +146,11 @@ class SemanticGraph:
             )
         finally:
             embedding.cancel()  # a search refused before it embedded: nobody waits for the vector
+        # None when the embedder failed: the search degraded to words (polyg.core.degraded),
+        # and its hits are kept without a similarity to hold them to the threshold.
+        vector = _vector_of(embedding)
         entity_rows = await q.entity_hits(
-            self.ctx, project, [h.node_id for h in ranked], VectorParam(embedding.result())
+            self.ctx, project, [h.node_id for h in ranked], VectorParam(vector) if vector else None
         )
         details = {row[0]: row for row in entity_rows}
         hits: dict[str, SemanticHit] = {}
@@ -158,7 +161,7 @@ class SemanticGraph:
                 continue
             _, name, type_, summary, sim = row
             exact = name.strip().lower() == query.strip().lower()
-            if not exact and (sim is None or sim < threshold):
+            if not exact and vector is not None and (sim is None or sim < threshold):
                 continue
             kind = "concept" if type_ == CONCEPT else "entity"
             hits[entity_id] = SemanticHit(entity_id, kind, name, 0.0, _round(sim), type_, summary or "")
@@ -193,14 +196,25 @@ class SemanticGraph:
     async def _events(self, project: str, embedding: asyncio.Future[list[float]], k: int) -> list[Row]:
         # Events get their vectors from the vectorizer: wait for those of earlier writes, as the
         # entity search does, so that an event just written is found by meaning.
-        vector, _ = await asyncio.gather(
-            embedding, self.ctx.vectors.settle(project, self.search_service.config.vector_wait_s)
-        )
+        try:
+            vector, _ = await asyncio.gather(
+                embedding, self.ctx.vectors.settle(project, self.search_service.config.vector_wait_s)
+            )
+        except EmbeddingError as exc:
+            if not degraded.note(degraded.embedder_failed(exc.message)):
+                raise
+            return []
         return await index_rows(q.event_hits(self.ctx, project, VectorParam(vector), k))
 
 
 async def _empty() -> list[Row]:
     return []
+
+
+def _vector_of(embedding: asyncio.Future[list[float]]) -> list[float] | None:
+    if embedding.done() and not embedding.cancelled() and embedding.exception() is None:
+        return embedding.result()
+    return None
 
 
 def _round(value: float | None) -> float | None:

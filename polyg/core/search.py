@@ -43,12 +43,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from polyg.core import limits
+from polyg.core import degraded, limits
 from polyg.core.embeddable import REGISTRY, SearchTarget
 from polyg.core.graph import GraphContext
 from polyg.core.model import Hit
 from polyg.core.word_prior import informativeness
-from polyg.errors import EmptyQuery, InvalidParams, StoreError
+from polyg.errors import EmbeddingError, EmptyQuery, IndexNotFound, InvalidParams, StoreError
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import CHUNK, ENTITY, EVENT, Label
 from polyg.store.queries import search as q
@@ -398,18 +398,32 @@ class SearchService:
             raise EmptyQuery("Query must not be empty.")
         limits.text(query, "query", max_len=limits.MAX_TEXT)
         limits.limit(limit)
-        await self.ctx.indexes.check(project)
+        # Degrade, don't fail (polyg.core.degraded): while FalkorDB builds the indexes, words
+        # are matched by a scan of the nodes and nothing is ranked by meaning; when the
+        # embedder fails, the words alone rank. The call's result says which.
+        building = False
+        try:
+            await self.ctx.indexes.check(project)
+        except IndexNotFound:
+            if not degraded.note(degraded.VECTOR_INDEX_BUILDING):
+                raise
+            building = True
         cfg = config or self.config
         k = max(cfg.candidates, limit)
+        terms = query_terms(query, cfg)
         # The query embedding runs in a thread; the full-text and name lookups overlap with it.
         # Read as a name is stored (stripped, NFC). The name index also matches names that differ
         # in surrounding whitespace (stored before names were normalised): compared here.
         name = unicodedata.normalize("NFC", query.strip())
-        exact, similarity, text = await asyncio.gather(
+        exact, found_similarity, text = await asyncio.gather(
             self._exact_names(project, name) if exact_names else _nothing(),
-            self._vector(project, query, k, targets, query_vector) if by_vector else _no_similarity(),
-            self._text(project, query_terms(query, cfg), k, targets, cfg) if by_text else _no_words(),
+            self._vector_or_none(project, query, k, targets, query_vector) if by_vector and not building else _none(),
+            self._text(project, terms, k, targets, cfg, scan=building) if by_text or building else _no_words(),
         )
+        similarity = found_similarity or {}
+        if by_vector and found_similarity is None and not (by_text or building):
+            text = await self._text(project, terms, k, targets, cfg)  # a vector-only search answers by words
+        by_text = by_text or found_similarity is None
         votes = [(entity_id, cfg.text_weight) for entity_id in text]
         vector = vector_ranking(similarity, cfg, fused=by_text)
         scores = rrf([vector, votes], cfg.rrf_k)
@@ -430,6 +444,27 @@ class SearchService:
         return [
             Hit(node_id, fused, similarity.get(node_id), text_votes.get(node_id)) for node_id, fused in ranked[:limit]
         ]
+
+    async def _vector_or_none(
+        self,
+        project: str,
+        query: str,
+        k: int,
+        targets: Sequence[SearchTarget],
+        query_vector: asyncio.Future[list[float]] | None,
+    ) -> dict[str, float] | None:
+        """`_vector`, or None (noted) when there is no ranking by meaning to be had: the vector
+        index is being built, or the embedder fails. Raised as before where nobody collects
+        the note (polyg.core.degraded.note)."""
+        try:
+            return await self._vector(project, query, k, targets, query_vector)
+        except IndexNotFound:
+            if not degraded.note(degraded.VECTOR_INDEX_BUILDING):
+                raise
+        except EmbeddingError as exc:
+            if not degraded.note(degraded.embedder_failed(exc.message)):
+                raise
+        return None
 
     async def _exact_names(self, project: str, name: str) -> list[Row]:
         return await q.exact_names(self.ctx, project, name)
@@ -467,11 +502,14 @@ class SearchService:
         k: int,
         targets: Sequence[SearchTarget],
         config: SearchConfig | None = None,
+        *,
+        scan: bool = False,
     ) -> list[str]:
         """Nodes holding the query words, as written or by their stem, best first. A word
         that occurs nowhere in the project, not even by its stem, is looked up by its typo
         variants instead. Only then: variants of a word that does occur would add look-alikes
-        ("player" finding "played")."""
+        ("player" finding "played"). With `scan` (the indexes are being built) the words and
+        stems are found by reading every node's text, and typos are not looked up."""
         if not terms:
             return []
         cfg = config or self.config
@@ -482,14 +520,16 @@ class SearchService:
         if cfg.agent_nouns and cfg.stem_weight > 0:
             agents = {t: f"{a}*" for t in terms if (a := agent_noun(t, cfg.stem_min_len))}
         terms_and_stems = list(dict.fromkeys([*terms, *stems.values(), *agents.values()]))
-        found = await self._term_hits(project, terms_and_stems, per_term, totals, targets, cfg)
+        found = await self._term_hits(project, terms_and_stems, per_term, totals, targets, cfg, scan=scan)
         evidence = [
             ([{t: hits[t] for t in terms if t in hits} for hits in found], 1.0),
             ([{t: hits[p] for t, p in stems.items() if p in hits} for hits in found], cfg.stem_weight),
             ([{t: hits[p] for t, p in agents.items() if p in hits} for hits in found], cfg.stem_weight),
         ]
         seen = {term for lists, _ in evidence for hits in lists for term in hits}
-        missing = [t for t in fuzzy_candidates(terms, cfg) if t not in seen] if cfg.fuzzy_weight > 0 else []
+        missing = (
+            [t for t in fuzzy_candidates(terms, cfg) if t not in seen] if cfg.fuzzy_weight > 0 and not scan else []
+        )
         if missing:
             near = {t: f"%{t}%" for t in missing}
             far = {t: f"%%{t}%%" for t in missing if cfg.fuzzy2_weight > 0 and len(t) >= cfg.fuzzy2_min_len}
@@ -531,6 +571,8 @@ class SearchService:
         totals: dict[str, int],
         targets: Sequence[SearchTarget],
         config: SearchConfig,
+        *,
+        scan: bool = False,
     ) -> list[TermHits]:
         """Per label, per query term its nodes hold: its idf among them, and the entities of its
         best k matches (none for a word too common to be worth fetching). One round trip.
@@ -545,7 +587,13 @@ class SearchService:
             fetched[str(target.label)] = max(k, bound)
         labels = [target.label for target in targets]
         query = [target.query for target in targets]
-        rows = await self._rows(project, lambda: q.term_hits(self.ctx, project, query, terms, k, fetched))
+        if scan:
+            # The full-text syntax's stem ("saxophon*") is a substring to look for in a scan.
+            fields = {str(t.label): REGISTRY[t.label].fulltext for t in targets}
+            pairs = [[term, term.rstrip("*")] for term in terms]
+            rows = await q.term_hits_scan(self.ctx, project, query, fields, pairs, k, fetched)
+        else:
+            rows = await self._rows(project, lambda: q.term_hits(self.ctx, project, query, terms, k, fetched))
         hits: dict[str, TermHits] = {label: {} for label in labels}
         for label, term, df, ids in rows:
             if df > 0:
@@ -587,8 +635,8 @@ async def _nothing() -> list[Row]:
     return []
 
 
-async def _no_similarity() -> dict[str, float]:
-    return {}
+async def _none() -> None:
+    return None
 
 
 async def _no_words() -> list[str]:

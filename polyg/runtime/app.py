@@ -349,7 +349,13 @@ class Polyg:
         pool, timeout = settings.store_pool_size, settings.store_timeout_s
         if settings.server_url:
             store = FalkorStore.from_url(
-                settings.server_url, password=settings.falkordb_password, pool_size=pool, timeout_s=timeout
+                settings.server_url,
+                password=settings.falkordb_password,
+                pool_size=pool,
+                timeout_s=timeout,
+                read_from_replicas=settings.read_from_replicas,
+                wait_replicas=settings.wait_replicas,
+                wait_timeout_ms=settings.wait_replicas_timeout_ms,
             )
         else:
             from polyg.store.embedded import EmbeddedFalkor

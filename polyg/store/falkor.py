@@ -8,7 +8,6 @@ redis errors are translated here into `StoreError`s with spec 001 codes.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import re
@@ -16,21 +15,22 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
-import redis.asyncio as aioredis
 import redis.exceptions as rexc
-from falkordb.asyncio import FalkorDB
+from falkordb.asyncio.graph import AsyncGraph
 from falkordb.helpers import stringify_param_value
 
 from polyg.errors import (
     InvalidParams,
     QueryMemoryExceeded,
     QueryTimedOut,
+    ReplicasBehind,
     StoreAuthError,
     StoreError,
     StoreTimeout,
 )
 from polyg.names import GRAPH_PREFIX, graph_key
 from polyg.store import results
+from polyg.store.connection import ClusterConnection, Connection, ServerConnection, cluster_seeds
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +87,25 @@ def _format_for(length: int) -> str:
     return ",".join(["%.9g"] * length)
 
 
+CLUSTER_SCHEMES = ("falkor+cluster", "falkordb+cluster", "redis+cluster")
+
+
+def _url_password(url: str) -> str | None:
+    """The password of `scheme://[user]:password@...` (a cluster URL names several hosts, which
+    `urlparse` cannot read)."""
+    rest = url.partition("://")[2]
+    if "@" not in rest:
+        return None
+    userinfo = rest.rpartition("@")[0]
+    return userinfo.partition(":")[2] or None
+
+
 def parse_store_url(url: str) -> tuple[str, int, str | None]:
-    """`falkor://[:password@]host[:port]` (also redis://) -> (host, port, password)."""
+    """`falkor://[:password@]host[:port]` (also redis://) -> (host, port, password); for a
+    cluster URL (`falkor+cluster://`), its first node."""
+    if url.partition("://")[0] in CLUSTER_SCHEMES:
+        seed_host, seed_port = cluster_seeds(url)[0]
+        return seed_host, seed_port, _url_password(url)
     invalid = StoreError(f"Invalid store URL {redact_url(url)!r}: expected falkor://host:port", code=1003)
     parsed = urlparse(url)
     try:
@@ -112,6 +129,9 @@ def redact_url(url: str) -> str:
 
 
 class FalkorStore:
+    """Parameterised Cypher over one connection variant (polyg.store.connection): a server
+    (TCP or the embedded store's Unix socket) or a cluster."""
+
     def __init__(
         self,
         *,
@@ -121,67 +141,77 @@ class FalkorStore:
         unix_socket: str | None = None,
         pool_size: int = 16,
         timeout_s: float = 30.0,
+        cluster_seeds: Sequence[tuple[str, int]] | None = None,
+        read_from_replicas: bool = False,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
     ) -> None:
-        self.where = unix_socket or f"{host}:{port}"
-        common: dict[str, Any] = {
-            "max_connections": pool_size,
-            # redis-py's default 5 s would cut long loads and large batch writes short.
-            "socket_timeout": timeout_s,
-            "socket_connect_timeout": min(timeout_s, 10.0),
-            "timeout": timeout_s,
-            "decode_responses": True,
-            "password": password,
-            # A connection idle this long is pinged (and reopened if need be) before it is used:
-            # after the database restarts, pooled connections are dead (see `_run` too).
-            "health_check_interval": 1,
-        }
-        if unix_socket:
-            pool = aioredis.BlockingConnectionPool(
-                connection_class=aioredis.UnixDomainSocketConnection, path=unix_socket, **common
-            )
+        self._password, self._pool_size, self._timeout_s = password, pool_size, timeout_s
+        self.read_from_replicas = read_from_replicas
+        # After each acknowledged write, WAIT for this many replicas (0: do not wait).
+        self.wait_replicas = wait_replicas
+        self.wait_timeout_ms = wait_timeout_ms
+        self._conn: Connection
+        if cluster_seeds:
+            self._conn = self._cluster(cluster_seeds)
         else:
-            pool = aioredis.BlockingConnectionPool(host=host, port=port, **common)
-        self._pool = pool
+            self._conn = ServerConnection(
+                host=host,
+                port=port,
+                password=password,
+                unix_socket=unix_socket,
+                pool_size=pool_size,
+                timeout_s=timeout_s,
+            )
         # Called (and awaited) when the server stops answering; the embedded mode uses it to
         # start its database again, so the calls after a database crash succeed.
         self.on_unreachable: Callable[[], Awaitable[None]] | None = None
-        self._client = aioredis.Redis(connection_pool=pool)
-        # Made on first use by `_database()`, off the event loop: see there.
-        self._db: FalkorDB | None = None
-        self._db_lock = asyncio.Lock()
+
+    def _cluster(self, seeds: Sequence[tuple[str, int]]) -> ClusterConnection:
+        return ClusterConnection(
+            seeds,
+            password=self._password,
+            pool_size=self._pool_size,
+            timeout_s=self._timeout_s,
+            read_from_replicas=self.read_from_replicas,
+        )
+
+    @property
+    def where(self) -> str:
+        return self._conn.where
+
+    @property
+    def is_cluster(self) -> bool:
+        return self._conn.is_cluster
 
     @classmethod
     def from_url(cls, url: str, *, password: str | None = None, **kwargs: Any) -> FalkorStore:
+        if url.partition("://")[0] in CLUSTER_SCHEMES:
+            return cls(cluster_seeds=cluster_seeds(url), password=password or _url_password(url), **kwargs)
         host, port, url_password = parse_store_url(url)
         return cls(host=host, port=port, password=password or url_password, **kwargs)
 
-    async def _database(self) -> FalkorDB:
-        # falkordb's constructor probes for a cluster with a blocking, synchronous INFO that
-        # redis-py retries for seconds (~4 s on a refused connection or a wrong password),
-        # raising raw redis errors. It runs in a worker thread, so the event loop (and the MCP
-        # handshake) never waits on it, and `wait_until_loaded` runs it only once a PING on our
-        # own pool has succeeded, so a bad address or password fails at once.
-        if self._db is None:
-            async with self._db_lock:
-                if self._db is None:
-                    self._db = await asyncio.to_thread(FalkorDB, connection_pool=self._pool)
-        return self._db
-
-    async def _graph(self, project: str) -> Any:
-        db: FalkorDB = await self._run(self._database())
-        return db.select_graph(graph_key(project))
+    def _graph(self, project: str) -> Any:
+        return AsyncGraph(self._conn.client, graph_key(project))
 
     async def ping(self) -> None:
-        await self._run(self._client.ping())
+        await self._run(self._conn.ping())
 
     async def wait_until_loaded(self, timeout_s: float) -> None:
-        """Wait while the server replays its AOF and rebuilds indexes (it answers LOADING)."""
+        """Wait while the server replays its AOF and rebuilds indexes (it answers LOADING).
+
+        A `falkor://` URL that names a node of a cluster is taken as the cluster's seed: the
+        server says so in its INFO."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while True:
             try:
-                await self._client.ping()
-                await self._database()
+                await self._conn.ping()
+                if isinstance(self._conn, ServerConnection) and self._conn.host is not None:
+                    if await self._conn.cluster_enabled():
+                        await self._become_cluster(self._conn)
+                if self.read_from_replicas and not self.is_cluster:
+                    log.warning("read_from_replicas applies to a cluster only: reads go to the server")
                 return
             except rexc.BusyLoadingError:
                 if loop.time() > deadline:
@@ -189,6 +219,14 @@ class FalkorStore:
                 await asyncio.sleep(0.05)
             except Exception as exc:
                 raise self._translate(exc) from exc
+
+    async def _become_cluster(self, server: ServerConnection) -> None:
+        assert server.host is not None
+        log.info("the FalkorDB server is a cluster node: cluster mode", extra={"store": server.where})
+        cluster = self._cluster([(server.host, server.port)])
+        await server.close()
+        self._conn = cluster
+        await cluster.ping()
 
     async def query(
         self,
@@ -230,20 +268,29 @@ class FalkorStore:
         self, project: str, cypher: str, params: dict[str, Any] | None, timeout_ms: int | None, *, read_only: bool
     ) -> tuple[list[str], list[Row]]:
         # The client's own query method would parse the reply a coroutine a cell (results.py).
-        graph = await self._graph(project)
+        graph = self._graph(project)
         query = graph._build_params_header(params) + cypher
         command = results.command(graph.name, query, read_only=read_only, timeout_ms=timeout_ms)
-        table: tuple[list[str], list[Row]] = await self._run(self._parsed(graph, command))
+        table: tuple[list[str], list[Row]] = await self._run(self._parsed(graph, command), graph.name)
         return table
 
-    @staticmethod
-    async def _parsed(graph: Any, command: list[Any]) -> tuple[list[str], list[Row]]:
-        return await results.table(await graph.execute_command(*command), graph)
+    async def _parsed(self, graph: Any, command: list[Any]) -> tuple[list[str], list[Row]]:
+        if command[0] == results.QUERY and self.wait_replicas:
+            reply, acked = await self._conn.write_and_wait(command, self.wait_replicas, self.wait_timeout_ms)
+            if acked < self.wait_replicas:
+                raise ReplicasBehind(
+                    f"The write was applied on {self._conn.where_for(graph.name)} but only {acked} of "
+                    f"{self.wait_replicas} replicas confirmed it within {self.wait_timeout_ms} ms: "
+                    "it may be lost if that node fails now."
+                )
+        else:
+            reply = await graph.execute_command(*command)
+        return await results.table(reply, graph)
 
     async def explain(self, project: str, cypher: str, params: dict[str, Any] | None = None) -> list[str]:
         """The plan FalkorDB would run, one operation a line: compiles the query, runs nothing."""
-        graph = await self._graph(project)
-        plan = await self._run(graph.explain(cypher, params))
+        graph = self._graph(project)
+        plan = await self._run(graph.explain(cypher, params), graph.name)
         return [str(line) for line in plan.plan]
 
     async def limit_query_memory(self, capacity: int = QUERY_MEM_CAPACITY) -> int:
@@ -263,38 +310,40 @@ class FalkorStore:
         return current
 
     def graph_config(self, *args: str) -> Awaitable[Any]:
-        """GRAPH.CONFIG with `args` (GET name, SET name value): the database's settings."""
-        command: Callable[..., Awaitable[Any]] = self._client.execute_command
-        return command("GRAPH.CONFIG", *args)
+        """GRAPH.CONFIG with `args` (GET name, SET name value): the database's settings (in a
+        cluster, set on every node and read from one)."""
+        return self._conn.graph_config(*args)
 
     async def list_projects(self) -> list[str]:
-        db: FalkorDB = await self._run(self._database())
-        graphs = await self._run(db.list_graphs())
+        """Every project, on every shard of a cluster."""
+        graphs = await self._run(self._conn.list_graphs())
         return sorted(g[len(GRAPH_PREFIX) :] for g in graphs if g.startswith(GRAPH_PREFIX))
 
     async def delete_project(self, project: str) -> None:
+        graph = self._graph(project)
         try:
-            await self._run((await self._graph(project)).delete())
+            await self._run(graph.delete(), graph.name)
         except StoreError as exc:
             if "empty key" not in str(exc):
                 raise
 
     async def close(self) -> None:
-        await self._pool.aclose()
+        await self._conn.close()
 
-    async def _run(self, awaitable: Any) -> Any:
+    async def _run(self, awaitable: Any, graph: str | None = None) -> Any:
         try:
             return await awaitable
         except InvalidParams:
             raise
         except Exception as exc:
-            error = self._translate(exc)
+            error = self._translate(exc, graph)
             if isinstance(exc, rexc.ConnectionError):
                 # The pool's idle connections are most likely dead too (the server stopped or
                 # restarted): drop them, so that later calls connect afresh instead of each
                 # failing once on a dead connection.
-                with contextlib.suppress(Exception):
-                    await self._pool.disconnect(inuse_connections=False)
+                await self._conn.reset()
+            if isinstance(exc, rexc.ReadOnlyError):
+                await self._conn.forget_topology()
             if (
                 isinstance(error, StoreTimeout)
                 and not isinstance(error, QueryTimedOut)  # the database answered: it is up
@@ -304,13 +353,21 @@ class FalkorStore:
                 await self.on_unreachable()
             raise error from exc
 
-    def _translate(self, exc: Exception) -> StoreError:
+    def _translate(self, exc: Exception, graph: str | None = None) -> StoreError:
         if isinstance(exc, StoreError):
             return exc
+        where = self._conn.where_for(graph) if graph else self.where
         if isinstance(exc, rexc.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
-            return StoreAuthError(f"Authentication to FalkorDB at {self.where} failed: {exc}")
+            return StoreAuthError(f"Authentication to FalkorDB at {where} failed: {exc}")
         if isinstance(exc, (rexc.ConnectionError, rexc.TimeoutError, TimeoutError, OSError)):
-            return StoreTimeout(f"Cannot reach FalkorDB at {self.where}: {exc}")
+            return StoreTimeout(f"Cannot reach FalkorDB at {where}: {exc}")
+        if self.is_cluster and isinstance(exc, rexc.ReadOnlyError):
+            return StoreTimeout(f"FalkorDB at {where} is no longer the primary (a failover): try again. {exc}")
+        if isinstance(exc, (rexc.ClusterDownError, rexc.SlotNotCoveredError, rexc.MaxConnectionsError)) or (
+            isinstance(exc, rexc.RedisClusterException) and self.is_cluster
+        ):
+            # A shard without a live primary (failing over, or down): its projects wait for it.
+            return StoreTimeout(f"FalkorDB cluster cannot serve this now at {where}: {exc}")
         if isinstance(exc, rexc.ResponseError) and "Query timed out" in str(exc):
             return QueryTimedOut(f"Query timed out: {exc}")
         if isinstance(exc, rexc.ResponseError) and "exceeded capacity" in str(exc):

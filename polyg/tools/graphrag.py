@@ -19,7 +19,7 @@ from polyg.core.graph_search import ContextNeighbour, RankedEntity
 from polyg.core.traversal import EdgeRef
 from polyg.core.weighted_links import is_causal, shown_type, stored_type
 from polyg.runtime.app import Services
-from polyg.tools.registry import Params, Toolset
+from polyg.tools.registry import Params, Toolset, degraded_field
 
 graphrag = Toolset(
     "graphrag",
@@ -75,6 +75,7 @@ class GraphSearchOut(BaseModel):
     search_params: SearchParams
     context_size: int
     truncated: bool
+    degraded: str | None = degraded_field()
 
 
 class Neighbor(BaseModel):

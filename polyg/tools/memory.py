@@ -22,7 +22,7 @@ from polyg.core.time import format_utc, parse_instant
 from polyg.errors import InvalidParams, NotFound
 from polyg.runtime.app import Services
 from polyg.tools import kg
-from polyg.tools.registry import Params, Toolset
+from polyg.tools.registry import Params, Toolset, degraded_field
 
 memory = Toolset(
     "memory",
@@ -285,6 +285,7 @@ class SemanticHitOut(BaseModel):
 
 class SearchResult(BaseModel):
     results: list[SemanticHitOut]
+    degraded: str | None = degraded_field()
 
 
 class StatisticsResult(BaseModel):

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from polyg.core import limits
 from polyg.core.named import NamedEntity, NamedRelation
 from polyg.runtime.app import Services
-from polyg.tools.registry import Params, Toolset
+from polyg.tools.registry import Params, Toolset, degraded_field
 
 memory_compat = Toolset(
     "memory-compat",
@@ -133,6 +133,7 @@ class GraphOut(BaseModel):
     entitiesOmitted: int | None = Field(
         default=None, description="Entities found but left out to keep the result within its size budget."
     )
+    degraded: str | None = degraded_field()
     note: str | None = Field(default=None, description="What was left out of this result, and how to read it.")
 
 

@@ -19,7 +19,7 @@ from polyg.core.recall.service import DEFAULT_MAX_RESULTS, MAX_RESULTS, RecallSe
 from polyg.core.time import FixedClock
 from polyg.runtime.app import Services
 from polyg.tools.memory import REFERENCE, memory
-from polyg.tools.registry import Params
+from polyg.tools.registry import Params, degraded_field
 
 # --- result shapes -------------------------------------------------------------------------
 
@@ -44,6 +44,7 @@ class RecallResult(SynthesizerOutput):
     timed_out_graphs: list[str] = Field(default_factory=list)
     truncated: bool = False
     classification: ClassifierOutput | None = None
+    degraded: str | None = degraded_field()
 
 
 class RememberResult(BaseModel):

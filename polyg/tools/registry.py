@@ -60,6 +60,18 @@ class Message(BaseModel):
     message: str
 
 
+def degraded_field() -> Any:
+    """The optional `degraded` field of a search tool's result (polyg.core.degraded): set by
+    the server when the call answered without ranking by meaning, and why."""
+    return Field(
+        default=None,
+        description=(
+            "Set when the search could not rank by meaning and answered from words and the graph "
+            "instead, and why: 'vector index building' (after a restart) or the embedder's error."
+        ),
+    )
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     name: str

@@ -13,7 +13,7 @@ from polyg.core.ingest import IngestService
 from polyg.core.parsers import Document
 from polyg.core.retrieval import DEFAULT_LIMIT, MAX_LIMIT, Retrieved
 from polyg.runtime.app import Services
-from polyg.tools.registry import Params, Toolset
+from polyg.tools.registry import Params, Toolset, degraded_field
 
 retrieval = Toolset(
     "retrieval",
@@ -57,6 +57,7 @@ class RetrieveResult(BaseModel):
 class RetrieveResults(BaseModel):
     results: list[RetrieveResult]
     total_results: int
+    degraded: str | None = degraded_field()
 
 
 # What one add_article call may carry. A 10 MB text took more than 300 s (and 1.1 GB of the

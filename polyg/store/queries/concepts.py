@@ -66,13 +66,14 @@ async def neighbours(run: Runner, project: str, ids: list[str], per_concept: int
     )
 
 
-async def entity_hits(run: Runner, project: str, ids: list[str], vector: VectorParam) -> list[Row]:
-    """(id, name, type, summary, cosine similarity to the query or null) of entities."""
+async def entity_hits(run: Runner, project: str, ids: list[str], vector: VectorParam | None) -> list[Row]:
+    """(id, name, type, summary, cosine similarity to the query or null) of entities; no
+    similarity without a `vector` (the query could not be embedded)."""
+    similarity = "CASE WHEN e.embedding IS NULL THEN NULL ELSE 1.0 - vec.cosineDistance(e.embedding, vecf32($v)) END"
     return await run.read(
         project,
         "UNWIND $ids AS i MATCH (e:Entity {id: i}) "
-        "RETURN e.id, e.name, e.type, e.summary, "
-        "CASE WHEN e.embedding IS NULL THEN NULL ELSE 1.0 - vec.cosineDistance(e.embedding, vecf32($v)) END",
+        f"RETURN e.id, e.name, e.type, e.summary, {similarity if vector else 'NULL'}",
         {"ids": ids, "v": vector},
     )
 

@@ -98,3 +98,42 @@ async def term_hits(
     params: dict[str, object] = {"terms": terms, "k": k}
     params.update({target.label: fetched.get(target.label, k) for target in targets})
     return await runner.read(project, " UNION ALL ".join(branches), params)
+
+
+async def term_hits_scan(
+    runner: Runner,
+    project: str,
+    targets: Sequence[Target],
+    fields: Mapping[str, Sequence[str]],
+    terms: list[list[str]],
+    k: int,
+    fetched: Mapping[str, int],
+) -> list[Row]:
+    """`term_hits` without the full-text indexes, for while FalkorDB builds them: a node holds
+    a term when one of its `fields` (the label's full-text fields) contains it, lower-cased.
+    `terms` are [term, substring] pairs; rows are (label, term, df, ids) as `term_hits` gives.
+    Every node of the label is read per term: slow on a large project, but an answer."""
+    branches = []
+    for target in targets:
+        label = target.label
+        owner, returns = owner_match(target.owner, target.rel)
+        texts = ", ".join(f"toLower(coalesce(node.{_field(f)}, ''))" for f in fields[label])
+        holds = f"any(text IN [{texts}] WHERE text CONTAINS pair[1])"
+        branches.append(
+            f"UNWIND $terms AS pair "
+            f"CALL {{ WITH pair MATCH (node:{label}) WHERE {holds} RETURN count(node) AS df }} "
+            f"CALL {{ WITH pair, df WITH pair WHERE df > 0 AND df <= ${label} "
+            f"MATCH (node:{label}) WHERE {holds} "
+            f"WITH node ORDER BY id(node) LIMIT $k {owner}RETURN collect({returns}) AS ids }} "
+            f"RETURN '{label}' AS label, pair[0] AS term, df, ids"
+        )
+    params: dict[str, object] = {"terms": terms, "k": k}
+    params.update({target.label: fetched.get(target.label, k) for target in targets})
+    return await runner.read(project, " UNION ALL ".join(branches), params)
+
+
+def _field(name: str) -> str:
+    """A property name written into a query: the registry's own field names, checked anyway."""
+    if not name.isidentifier():
+        raise ValueError(f"not a property name: {name!r}")
+    return name

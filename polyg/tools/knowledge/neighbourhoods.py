@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from polyg.runtime.app import Services
 from polyg.tools.knowledge.shared import knowledge, visible
-from polyg.tools.registry import Params
+from polyg.tools.registry import Params, degraded_field
 
 
 class ExploreNeighborhoods(Params):
@@ -66,6 +66,7 @@ class RecommendationsOut(BaseModel):
 class NeighborhoodsResult(BaseModel):
     neighborhoods: dict[str, NeighborhoodOut]
     recommendations: RecommendationsOut
+    degraded: str | None = degraded_field()
 
 
 @knowledge.tool(ExploreNeighborhoods, NeighborhoodsResult, read_only=True, title="Explore neighborhoods")

@@ -1,0 +1,325 @@
+"""How `FalkorStore` reaches FalkorDB: one server through one connection pool, or a cluster.
+
+A FalkorDB cluster (the Redis Cluster protocol) never splits a graph: every key, and so every
+project's graph `polyg:<project>`, lives in one hash slot served by one shard. redis-py's
+cluster client routes each GRAPH.* command by that key, follows MOVED and ASK redirects and
+re-reads the topology after a failover; nothing here routes by itself. What the two variants
+do differently is only what has no key: listing graphs (every primary holds some) and telling
+the caller which node a project lives on.
+
+Both variants give `FalkorStore` a `client` with `execute_command`, which is all falkordb's
+`AsyncGraph` uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import redis.asyncio as aioredis
+import redis.exceptions as rexc
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.cluster import LoadBalancingStrategy
+
+from polyg.errors import StoreError, StoreTimeout
+from polyg.store.results import RO_QUERY
+
+log = logging.getLogger(__name__)
+
+LIST_GRAPHS = "GRAPH.LIST"
+GRAPH_TYPE = "graphdata"  # what TYPE answers for a FalkorDB graph key
+
+
+def connection_options(*, password: str | None, pool_size: int, timeout_s: float) -> dict[str, Any]:
+    return {
+        "max_connections": pool_size,
+        # redis-py's default 5 s would cut long loads and large batch writes short.
+        "socket_timeout": timeout_s,
+        "socket_connect_timeout": min(timeout_s, 10.0),
+        "decode_responses": True,
+        "password": password,
+        # A connection idle this long is pinged (and reopened if need be) before it is used:
+        # after the database restarts, pooled connections are dead (see FalkorStore._run too).
+        "health_check_interval": 1,
+    }
+
+
+class ServerConnection:
+    """One FalkorDB server (TCP or the embedded store's Unix socket), one blocking pool."""
+
+    is_cluster = False
+
+    def __init__(
+        self,
+        *,
+        host: str | None = None,
+        port: int = 6379,
+        password: str | None = None,
+        unix_socket: str | None = None,
+        pool_size: int = 16,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self.where = unix_socket or f"{host}:{port}"
+        self.host, self.port, self.password = host, port, password
+        common = connection_options(password=password, pool_size=pool_size, timeout_s=timeout_s)
+        common["timeout"] = timeout_s  # how long a call waits for a free pooled connection
+        if unix_socket:
+            pool = aioredis.BlockingConnectionPool(
+                connection_class=aioredis.UnixDomainSocketConnection, path=unix_socket, **common
+            )
+        else:
+            pool = aioredis.BlockingConnectionPool(host=host, port=port, **common)
+        self._pool = pool
+        self.client: Any = aioredis.Redis(connection_pool=pool)
+
+    def where_for(self, graph: str) -> str:
+        return self.where
+
+    async def ping(self) -> None:
+        await self.client.ping()
+
+    async def cluster_enabled(self) -> bool:
+        """Whether this server is a cluster node (its INFO says `cluster_enabled:1`)."""
+        info = await self.client.info("cluster")
+        return bool(info.get("cluster_enabled"))
+
+    async def list_graphs(self) -> list[str]:
+        graphs: list[str] = await self.client.execute_command(LIST_GRAPHS)
+        return graphs
+
+    async def graph_config(self, *args: str) -> Any:
+        return await self.client.execute_command("GRAPH.CONFIG", *args)
+
+    async def write_and_wait(self, command: Sequence[Any], replicas: int, timeout_ms: int) -> tuple[Any, int]:
+        """`command`, then WAIT on the same connection (WAIT counts the replicas that have every
+        write made on its own connection): (the command's reply, replicas that confirmed it)."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.execute_command(*command)
+        pipe.execute_command("WAIT", replicas, timeout_ms)
+        reply, acked = await pipe.execute(raise_on_error=False)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply, int(acked)
+
+    async def reset(self) -> None:
+        """Drop idle connections: after a connection error they are most likely dead too."""
+        with contextlib.suppress(Exception):
+            await self._pool.disconnect(inuse_connections=False)
+
+    async def forget_topology(self) -> None:
+        """Nothing to forget: one server."""
+
+    async def close(self) -> None:
+        await self._pool.aclose()
+
+
+# A command bounced between a migrating slot's two nodes is sent again this many times.
+REDIRECT_ROUNDS = 10
+REDIRECT_PAUSE_S = 0.05
+
+
+class GraphCluster(RedisCluster):
+    """redis-py's cluster client, told that GRAPH.RO_QUERY is a read, and made to queue calls
+    beyond its connections rather than fail them.
+
+    It sends to replicas only the commands in its own list of reads, which knows no module
+    command; given a load balancing strategy (replicas only, round robin), a read-only graph
+    query goes to one of its slot's replicas, everything else to the slot's primary. A reply
+    of MOVED from a replica (one that is no longer one) is followed to the primary."""
+
+    def __init__(self, *args: Any, max_in_flight: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Its per-node pool fails a command (MaxConnectionsError) when all its connections are
+        # busy, where the server mode's blocking pool waits: at most this many commands are in
+        # flight at once, the others wait their turn (10 HTTP clients on one project's shard
+        # met the error without it).
+        self._in_flight = asyncio.Semaphore(max_in_flight)
+
+    async def get_nodes_from_slot(self, command: str, *args: Any) -> list[ClusterNode]:
+        if self.load_balancing_strategy is not None and command.upper() == RO_QUERY and args:
+            return [self.nodes_manager.get_node_from_slot(self.keyslot(args[0]), True, self.load_balancing_strategy)]
+        nodes: list[ClusterNode] = await super().get_nodes_from_slot(command, *args)
+        return nodes
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        """During a slot migration the client answers ASK with ASKING and the command, but on
+        two different pooled connections of the target when it has several free (its node
+        pool hands them out first in, first out): the target, which does not own the slot yet,
+        then answers MOVED back to the source, which answers ASK again, until the client's
+        redirect budget is spent ("TTL exhausted"). Every reply was a redirect, so the command
+        never ran and may be sent again: it is, a few times, until the migration has ended and
+        MOVED alone routes it.
+
+        Likewise a graph command that FalkorDB accepted and then ran on its worker thread after
+        MIGRATE had taken the key away ("Encountered an empty key when opened key"): it found
+        no graph, changed nothing, and is sent again (to the key's new node). A read-only query
+        whose connection was closed under it (seen while a slot migrates) is sent again too: it
+        changes nothing, however often it runs; a write is not (it may have been applied).
+
+        A pooled connection the node closed while the slot moved can also surface as asyncio's
+        TypeError ("'NoneType' object is not callable") when the command is written to it: the
+        command was not sent. The client's connections are then all closed (they are opened
+        again, with the topology read afresh) and the command is sent again."""
+        read_only = bool(args) and str(args[0]).upper() == RO_QUERY
+        for round_ in range(REDIRECT_ROUNDS):
+            try:
+                async with self._in_flight:
+                    return await super().execute_command(*args, **kwargs)
+            except TypeError as exc:
+                if "'NoneType' object is not callable" not in str(exc) or round_ == REDIRECT_ROUNDS - 1:
+                    raise
+                await self.aclose()
+            except (rexc.ClusterError, rexc.ResponseError, rexc.ConnectionError) as exc:
+                moved_away = isinstance(exc, rexc.ClusterError) and "TTL exhausted" in str(exc)
+                moved_away = moved_away or "Encountered an empty key when opened key" in str(exc)
+                cut_off = isinstance(exc, rexc.ConnectionError) and not isinstance(exc, rexc.AuthenticationError)
+                moved_away = moved_away or (read_only and cut_off)
+                if not moved_away or round_ == REDIRECT_ROUNDS - 1:
+                    raise
+                await asyncio.sleep(REDIRECT_PAUSE_S * (round_ + 1))
+        raise AssertionError("unreachable")
+
+
+class ClusterConnection:
+    """A FalkorDB cluster, reached through any of its `seeds` (host, port)."""
+
+    is_cluster = True
+
+    def __init__(
+        self,
+        seeds: Sequence[tuple[str, int]],
+        *,
+        password: str | None = None,
+        pool_size: int = 16,
+        timeout_s: float = 30.0,
+        read_from_replicas: bool = False,
+    ) -> None:
+        self.seeds = list(seeds)
+        self.where = "cluster " + ",".join(f"{h}:{p}" for h, p in self.seeds)
+        self.read_from_replicas = read_from_replicas
+        self.client: Any = GraphCluster(
+            startup_nodes=[ClusterNode(host, port) for host, port in self.seeds],
+            # A shard that is down must not stop the projects on the others.
+            require_full_coverage=False,
+            # Also what makes the client send READONLY on its connections to replicas.
+            load_balancing_strategy=LoadBalancingStrategy.ROUND_ROBIN_REPLICAS if read_from_replicas else None,
+            # No retry of a failed command: a write that timed out may have been applied, and
+            # sent again it would be applied twice. A connection error marks the topology
+            # stale, so the next call reads it afresh (and finds a promoted replica).
+            # Redirects (MOVED, ASK) are followed regardless.
+            retry=Retry(NoBackoff(), 0),
+            max_in_flight=pool_size,
+            **connection_options(password=password, pool_size=pool_size, timeout_s=timeout_s),
+        )
+
+    def where_for(self, graph: str) -> str:
+        """The node serving `graph` as far as the client knows, to name in an error."""
+        with contextlib.suppress(Exception):
+            node = self.client.get_node_from_key(graph)
+            if node is not None:
+                return f"cluster node {node.name} (the shard of {graph})"
+        return self.where
+
+    async def ping(self) -> None:
+        """Read the topology, then PING every seed and every primary: one that does not answer
+        is named (a seed given by mistake, or a shard that is down at start)."""
+        try:
+            await self.client.initialize()
+        except (rexc.RedisClusterException, rexc.RedisError, OSError) as exc:
+            if isinstance(exc, rexc.AuthenticationError) or "WRONGPASS" in str(exc) or "NOAUTH" in str(exc):
+                raise
+            raise StoreTimeout(f"Cannot reach any FalkorDB cluster node of {self.where}: {exc}") from exc
+        seeds = {f"{h}:{p}" for h, p in self.seeds}
+        names = sorted(seeds | {node.name for node in self.client.get_primaries()})
+        for name in names:
+            host, _, port = name.rpartition(":")
+            probe = aioredis.Redis(
+                host=host,
+                port=int(port),
+                password=self.client.connection_kwargs.get("password"),
+                socket_connect_timeout=2.0,
+                socket_timeout=2.0,
+                retry=Retry(NoBackoff(), 0),
+            )
+            try:
+                await probe.ping()
+            except rexc.BusyLoadingError:
+                raise
+            except (rexc.ConnectionError, rexc.TimeoutError, OSError) as exc:
+                role = "seed" if name in seeds else "primary"
+                raise StoreTimeout(
+                    f"Cannot reach FalkorDB cluster node {name} ({role} of {self.where}): {exc}"
+                ) from exc
+            finally:
+                await probe.aclose()
+
+    async def cluster_enabled(self) -> bool:
+        return True
+
+    async def list_graphs(self) -> list[str]:
+        """The graph keys of every primary, by SCAN (the client visits each primary). Not
+        GRAPH.LIST: a node's list of graphs can still name one that a slot migration has moved
+        to another node."""
+        return [key async for key in self.client.scan_iter(match="*", count=1000, _type=GRAPH_TYPE)]
+
+    async def graph_config(self, *args: str) -> Any:
+        """GRAPH.CONFIG is each node's own: SET goes to every node (a replica promoted later
+        keeps the setting), GET is answered by one primary."""
+        nodes = self.client.get_nodes() if args and args[0].upper() == "SET" else self.client.get_primaries()[:1]
+        replies = await self.client.execute_command("GRAPH.CONFIG", *args, target_nodes=nodes)
+        if isinstance(replies, dict):
+            return next(iter(replies.values()))
+        return replies
+
+    async def write_and_wait(self, command: Sequence[Any], replicas: int, timeout_ms: int) -> tuple[Any, int]:
+        """As `ServerConnection.write_and_wait`: the pipeline sends the write and the WAIT to the
+        graph's primary on one connection."""
+        node = self.client.get_node_from_key(command[1])
+        pipe = self.client.pipeline()
+        pipe.execute_command(*command)
+        pipe.execute_command("WAIT", replicas, timeout_ms, target_nodes=node)
+        reply, acked = await pipe.execute(raise_on_error=False)
+        if isinstance(reply, Exception):
+            raise reply
+        if isinstance(acked, Exception):
+            raise acked
+        return reply, int(acked)
+
+    async def reset(self) -> None:
+        """Nothing to do: the client re-reads the topology after a connection error itself."""
+
+    async def forget_topology(self) -> None:
+        """Make the next call read the topology afresh. A node that answers READONLY to a write
+        was a primary and is a replica now (a failover the client has not heard of yet: it
+        learns of those from MOVED and connection errors only)."""
+        with contextlib.suppress(Exception):
+            await self.client.aclose()  # closes the connections and marks the topology stale
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+Connection = ServerConnection | ClusterConnection
+
+
+def cluster_seeds(url: str) -> list[tuple[str, int]]:
+    """`falkor+cluster://[:password@]host:port[,host:port...]` -> [(host, port), ...]."""
+    _, sep, rest = url.partition("://")
+    rest = rest.rpartition("@")[2].split("/", 1)[0].split("?", 1)[0]
+    seeds: list[tuple[str, int]] = []
+    for part in rest.split(","):
+        host, colon, port = part.strip().rpartition(":")
+        if not colon:
+            host, port = port, "6379"
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise StoreError(
+                f"Invalid cluster node {part.strip()!r}: expected falkor+cluster://host:port[,host:port...]",
+                code=1003,
+            )
+        seeds.append((host.strip("[]"), int(port)))
+    return seeds
