@@ -269,12 +269,17 @@ class ClusterConnection:
 
     async def graph_config(self, *args: str) -> Any:
         """GRAPH.CONFIG is each node's own: SET goes to every node (a replica promoted later
-        keeps the setting), GET is answered by one primary."""
-        nodes = self.client.get_nodes() if args and args[0].upper() == "SET" else self.client.get_primaries()[:1]
-        replies = await self.client.execute_command("GRAPH.CONFIG", *args, target_nodes=nodes)
-        if isinstance(replies, dict):
-            return next(iter(replies.values()))
-        return replies
+        keeps the setting); GET asks every node and answers with the smallest value, so a node
+        restarted without the setting (0: none) is seen."""
+        replies = await self.client.execute_command("GRAPH.CONFIG", *args, target_nodes=self.client.get_nodes())
+        if not isinstance(replies, dict):
+            return replies
+        answers = list(replies.values())
+        if args and args[0].upper() == "GET":
+            numeric = [a for a in answers if isinstance(a, list) and len(a) > 1 and str(a[1]).lstrip("-").isdigit()]
+            if numeric:
+                return min(numeric, key=lambda a: int(a[1]))
+        return answers[0]
 
     async def write_and_wait(self, command: Sequence[Any], replicas: int, timeout_ms: int) -> tuple[Any, int]:
         """As `ServerConnection.write_and_wait`: the pipeline sends the write and the WAIT to the
