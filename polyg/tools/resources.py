@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+import anyio
 from mcp import types
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
@@ -66,6 +67,7 @@ EXPORT_PAGE = 1_000  # nodes and relationships per export page
 SUMMARY_ENTITIES = 50  # entity pages a summary links to
 MAX_COMPLETIONS = 100  # the protocol's cap on completion values
 MARKDOWN = "text/markdown"
+DELIVERY_TIMEOUT_S = 5.0  # for one resource update to be taken by a subscribed session's channel
 
 
 @dataclass(frozen=True)
@@ -193,26 +195,27 @@ class Subscriptions:
     async def project_changed(self, project: str, origin: ServerRequestContext[Any] | None = None) -> None:
         """Tell every session subscribed to one of the project's resources that it may have
         changed. `origin` is the write call's request, if it came over MCP. A session whose
-        channel is gone is forgotten; the write it follows still succeeded, so nothing here
-        raises."""
+        channel is gone, or does not take the message in DELIVERY_TIMEOUT_S, is forgotten: the
+        write it follows succeeded, and another client's stalled stream must not hold it up."""
         writer = origin.session._connection if origin is not None and origin.request_id is not None else None
         for connection, uris in list(self._uris.items()):
             for uri in sorted(u for u in uris if project_of(u) == project):
                 try:
-                    if origin is not None and connection is writer:
-                        # The writing session's own: on its call's response stream, before the
-                        # result, which reaches a client that keeps no standalone (HTTP GET)
-                        # stream open too.
-                        updated = types.ResourceUpdatedNotification(
-                            params=types.ResourceUpdatedNotificationParams(uri=uri)
-                        )
-                        await origin.session.send_notification(updated, related_request_id=origin.request_id)
-                    else:
-                        await self._senders[connection].send_resource_updated(uri)
-                except Exception:
+                    with anyio.fail_after(DELIVERY_TIMEOUT_S):
+                        await self._deliver(connection, uri, origin if connection is writer else None)
+                except Exception:  # a closed channel, or TimeoutError
                     log.warning("resource update not delivered; subscription dropped", extra={"uri": uri})
                     self._forget(connection)
                     break
+
+    async def _deliver(self, connection: Connection, uri: str, origin: ServerRequestContext[Any] | None) -> None:
+        if origin is None:
+            await self._senders[connection].send_resource_updated(uri)
+            return
+        # The writing session's own: on its call's response stream, before the result, which
+        # reaches a client that keeps no standalone (HTTP GET) stream open too.
+        updated = types.ResourceUpdatedNotification(params=types.ResourceUpdatedNotificationParams(uri=uri))
+        await origin.session.send_notification(updated, related_request_id=origin.request_id)
 
 
 class Resources:
