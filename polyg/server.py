@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from functools import cached_property, partial
 from typing import Any
 
@@ -77,6 +78,8 @@ class Dispatcher:
     def __init__(self, core: Polyg, tools: list[ToolSpec]) -> None:
         self.core = core
         self.tools = {tool.name: tool for tool in tools}
+        # Called with the project after each successful write call (resource subscriptions).
+        self.write_listeners: list[Callable[[str, ServerRequestContext[Any] | None], Awaitable[None]]] = []
 
     @cached_property
     def listing(self) -> list[types.Tool]:
@@ -114,9 +117,16 @@ class Dispatcher:
     ) -> types.CallToolResult:
         # The session sends progress only when the client's request carried a progressToken.
         with progress.bound(ctx.session.report_progress):
-            return await self.call(params.name, params.arguments or {}, grant_of_request(ctx.request))
+            return await self.call(params.name, params.arguments or {}, grant_of_request(ctx.request), ctx)
 
-    async def call(self, name: str, arguments: dict[str, Any], grant: Grant = FULL_ACCESS) -> types.CallToolResult:
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        grant: Grant = FULL_ACCESS,
+        origin: ServerRequestContext[Any] | None = None,
+    ) -> types.CallToolResult:
+        """Run a tool. `origin` is the MCP request it answers (None for the graph view's calls)."""
         tool = self.tools.get(name)
         if tool is None:
             log.info("unknown tool", extra={"tool": short(name)})
@@ -137,6 +147,11 @@ class Dispatcher:
         # The server's time for the call, for clients and benchmarks, as the log line has it.
         assert result.meta is not None
         result.meta["polyg/serverMs"] = ms
+        if not result.is_error and not tool.annotations.read_only_hint:
+            # Here, not in each tool: any write may change the project's summary and pages.
+            project = arguments.get("project_id") or self.core.settings.project
+            for listener in self.write_listeners:
+                await listener(str(project), origin)
         return result
 
     async def _run(
@@ -226,7 +241,9 @@ def build_server(core: Polyg) -> tuple[Server[Any], Dispatcher]:
         on_get_prompt=partial(get_prompt, prompts),
     )
     # resources/* and completion/complete: polyg.tools.resources, in a module of its own.
-    Resources(core, list(dispatcher.tools.values()), prompts).register(server)
+    resources = Resources(core, list(dispatcher.tools.values()), prompts)
+    resources.register(server)
+    dispatcher.write_listeners.append(resources.subscriptions.project_changed)
     if not spans_recorded(trace.get_tracer_provider()):
         # The SDK wraps every request (pings too) in a span by default; with nobody recording
         # them, making and closing each span is pure cost on every call's path.

@@ -6,6 +6,7 @@ client over HTTP with each key.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Iterator
@@ -228,6 +229,16 @@ async def test_resources_list_read_and_complete_a_keys_projects_only(server: Htt
         assert hidden.completion.values == []
         shown = await team.complete(entity_ref, {"name": "id", "value": "res"}, {"project": "alpha"})
         assert "res-alpha" in shown.completion.values
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed:mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_a_key_subscribes_to_its_projects_resources_only(server: HttpServer) -> None:
+    # The handshake era's request (the 2026 protocol replaced it): a legacy connection.
+    async with dataclasses.replace(authorized_client(server.url, TEAM), mode="legacy") as team:
+        await team.subscribe_resource("polyg://alpha/summary")
+        with pytest.raises(MCPError) as info:
+            await team.subscribe_resource("polyg://beta/entity/res-beta")
+        assert info.value.code == 4003 and "may not use project" in info.value.message
 
 
 def test_no_key_is_in_any_log_line_or_output(server: HttpServer) -> None:

@@ -17,6 +17,12 @@ Resource templates (`resources/templates/list`):
 a page of results per call (`nextCursor`). `completion/complete` completes those templates'
 arguments and the prompts' (project ids, entity names and ids, template ids, formats, tools).
 
+`resources/subscribe` and `resources/unsubscribe` (handshake-era sessions): a subscription belongs
+to the client session that made it and ends with it. When a write tool call succeeds for project
+P in this process, every session subscribed to a `polyg://P/...` resource is sent
+`notifications/resources/updated` for that URI (`Subscriptions.project_changed`, called by the
+dispatcher). A write made by another process on the same store is not seen.
+
 A project or entity that does not exist is a resource error (-32602, the URI in `data`) with a
 sentence saying so, never a trace. Over HTTP, an access key sees, reads and completes its own
 projects only (polyg.access): another's is error 4003, before the store is asked.
@@ -35,9 +41,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+import anyio
 from mcp import types
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
 from polyg.access import Grant, grant_of_request
@@ -45,6 +54,7 @@ from polyg.errors import AccessDenied, InvalidParams, NotFound, PolygError
 from polyg.logs import new_request_id
 from polyg.names import PROJECT_ID
 from polyg.runtime.app import Polyg, Services
+from polyg.store.names import short
 from polyg.tools.listing import LISTED
 from polyg.tools.prompts import PromptSpec
 from polyg.tools.registry import ToolSpec
@@ -57,6 +67,7 @@ EXPORT_PAGE = 1_000  # nodes and relationships per export page
 SUMMARY_ENTITIES = 50  # entity pages a summary links to
 MAX_COMPLETIONS = 100  # the protocol's cap on completion values
 MARKDOWN = "text/markdown"
+DELIVERY_TIMEOUT_S = 5.0  # for one resource update to be taken by a subscribed session's channel
 
 
 @dataclass(frozen=True)
@@ -134,20 +145,128 @@ def entity_uri(project: str, entity_id: str) -> str:
     return f"{SCHEME}{project}/entity/{quote(entity_id, safe='')}"
 
 
+# An absolute URI (RFC 3986): a scheme, then no whitespace or control character.
+_ABSOLUTE_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f]+")
+
+
+def project_of(uri: str) -> str | None:
+    """The project a polyg resource URI belongs to; None for a tool page or another scheme."""
+    if not uri.startswith(SCHEME):
+        return None
+    parts = urlsplit(uri)
+    path = f"{parts.netloc}{parts.path}"
+    page = _PROJECT_PAGES.fullmatch(path)
+    if page is None or (_TOOL_PAGE.fullmatch(path) and not page["summary"]):
+        return None
+    return unquote(page["project"])
+
+
+class Subscriptions:
+    """Which client sessions subscribed to which resource URIs, in this process.
+
+    Keyed by the session's connection: the SDK makes a new `ServerSession` proxy per request,
+    while the connection lives as long as the client's session (the stdio pipe, or one HTTP
+    `Mcp-Session-Id`), and unwinds its exit stack when it ends, which drops its subscriptions."""
+
+    def __init__(self) -> None:
+        self._uris: dict[Connection, set[str]] = {}
+        self._senders: dict[Connection, ServerSession] = {}
+
+    def add(self, session: ServerSession, uri: str) -> None:
+        # The SDK's request context exposes the session proxy only; the connection behind it is
+        # the one object that identifies the client's session across requests.
+        connection = session._connection
+        if connection not in self._uris:
+            self._uris[connection] = set()
+            connection.exit_stack.callback(self._forget, connection)
+        self._uris[connection].add(uri)
+        self._senders[connection] = session  # notifications go on its standalone channel
+
+    def remove(self, session: ServerSession, uri: str) -> None:
+        self._uris.get(session._connection, set()).discard(uri)
+
+    def _forget(self, connection: Connection) -> None:
+        self._uris.pop(connection, None)
+        self._senders.pop(connection, None)
+
+    def count(self) -> int:
+        return sum(len(uris) for uris in self._uris.values())
+
+    async def project_changed(self, project: str, origin: ServerRequestContext[Any] | None = None) -> None:
+        """Tell every session subscribed to one of the project's resources that it may have
+        changed. `origin` is the write call's request, if it came over MCP. A session whose
+        channel is gone, or does not take the message in DELIVERY_TIMEOUT_S, is forgotten: the
+        write it follows succeeded, and another client's stalled stream must not hold it up."""
+        writer = origin.session._connection if origin is not None and origin.request_id is not None else None
+        for connection, uris in list(self._uris.items()):
+            for uri in sorted(u for u in uris if project_of(u) == project):
+                try:
+                    with anyio.fail_after(DELIVERY_TIMEOUT_S):
+                        await self._deliver(connection, uri, origin if connection is writer else None)
+                except Exception:  # a closed channel, or TimeoutError
+                    log.warning("resource update not delivered; subscription dropped", extra={"uri": uri})
+                    self._forget(connection)
+                    break
+
+    async def _deliver(self, connection: Connection, uri: str, origin: ServerRequestContext[Any] | None) -> None:
+        if origin is None:
+            await self._senders[connection].send_resource_updated(uri)
+            return
+        # The writing session's own: on its call's response stream, before the result, which
+        # reaches a client that keeps no standalone (HTTP GET) stream open too.
+        updated = types.ResourceUpdatedNotification(params=types.ResourceUpdatedNotificationParams(uri=uri))
+        await origin.session.send_notification(updated, related_request_id=origin.request_id)
+
+
 class Resources:
-    """The handlers of resources/list, resources/templates/list, resources/read and
-    completion/complete for one server."""
+    """The handlers of resources/list, resources/templates/list, resources/read,
+    resources/subscribe and resources/unsubscribe, and completion/complete for one server."""
 
     def __init__(self, core: Polyg, tools: Sequence[ToolSpec], prompts: Sequence[PromptSpec]) -> None:
         self.core = core
         self.tools = {tool.name: tool for tool in tools}
         self.prompts = {prompt.name: prompt for prompt in prompts}
+        self.subscriptions = Subscriptions()
 
     def register(self, server: Server[Any]) -> None:
         server.add_request_handler("resources/list", types.PaginatedRequestParams, self.list_resources)
         server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, self.list_templates)
         server.add_request_handler("resources/read", types.ReadResourceRequestParams, self.read_resource)
         server.add_request_handler("completion/complete", types.CompleteRequestParams, self.complete)
+        # Registering resources/subscribe is what declares `resources.subscribe` in the capabilities.
+        server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, self.subscribe)
+        server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, self.unsubscribe)
+
+    # --- subscriptions -------------------------------------------------------------------------
+
+    async def subscribe(
+        self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        """Any well-formed absolute URI is accepted: the spec does not ask that the resource exist
+        yet (an entity page may be subscribed before the entity is made), and a URI polyg never
+        serves (another scheme) is simply never updated. A polyg:// URI must fit one of its
+        templates, and name a project the session's key may use."""
+        uri = params.uri
+        if not _ABSOLUTE_URI.fullmatch(uri):
+            raise resource_error(uri, f"Cannot subscribe to {short(uri)!r}: not an absolute URI.")
+        if uri.startswith(SCHEME):
+            parts = urlsplit(uri)
+            path = f"{parts.netloc}{parts.path}"
+            if not (_PROJECT_PAGES.fullmatch(path) or _TOOL_PAGE.fullmatch(path)):
+                raise resource_error(uri, f"Unknown resource {uri}; the templates are {', '.join(KIND_BY_TEMPLATE)}.")
+            project = project_of(uri)
+            grant = grant_of_request(ctx.request)
+            if project is not None and not grant.allows(project):
+                raise MCPError(code=AccessDenied.code, message=grant.denial(project), data={"uri": uri})
+        self.subscriptions.add(ctx.session, uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        # Unsubscribing from a URI never subscribed is not an error: the end state is the same.
+        self.subscriptions.remove(ctx.session, params.uri)
+        return types.EmptyResult()
 
     # --- listing -----------------------------------------------------------------------------
 
