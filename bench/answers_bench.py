@@ -101,6 +101,10 @@ async def run(scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def _shown(path: Path) -> str:
+    return str(path.relative_to(REPO.parent)) if path.is_relative_to(REPO.parent) else str(path)
+
+
 def report(rows: list[dict[str, Any]], sets: list[Path], seconds: float, show_all: bool) -> str:
     kinds: dict[str, list[bool]] = defaultdict(list)
     for row in rows:
@@ -109,7 +113,7 @@ def report(rows: list[dict[str, Any]], sets: list[Path], seconds: float, show_al
     lines = [
         "# Answer quality: remember + recall over MCP (bench/answers_bench.py)",
         "",
-        f"Sets: {', '.join(str(p.relative_to(REPO.parent)) if p.is_relative_to(REPO.parent) else str(p) for p in sets)}",
+        f"Sets: {', '.join(_shown(p) for p in sets)}",
         f"Scenarios: {len({r['scenario'] for r in rows})}, questions: {len(rows)}, run time {seconds:.0f} s.",
         "",
         f"**Overall: {passed} / {len(rows)} ({100 * passed / max(len(rows), 1):.1f}%)**",
