@@ -193,6 +193,17 @@ def names_in(text: str, query: str) -> list[str]:
     return [w for w in found if w.lower() not in _NOT_NAMES and w.lower() not in asked]
 
 
+_OPENERS = frozenset("the a an our we its it this that these those my their his her they some".split())
+
+
+def mid_sentence(text: str | None) -> str:
+    """A sentence as a clause inside another: "The pool ran out" -> "the pool ran out" (names
+    and acronyms keep their capitals)."""
+    value = (text or "").strip().rstrip(".")
+    first = value.split(" ", 1)[0]
+    return value[:1].lower() + value[1:] if first.lower() in _OPENERS else value
+
+
 def _cap(text: str | None) -> str:
     value = (text or "").strip()
     return value[:1].upper() + value[1:]

@@ -29,6 +29,7 @@ from polyg.core.recall.answering import (
     effect_part,
     fact_sentence,
     memory_chain,
+    mid_sentence,
     names_in,
     on_topic,
     overlap,
@@ -254,8 +255,7 @@ def _dated(event: Evidence) -> str:
 
 def _clause(memory: Evidence) -> str:
     """The cause a memory states, as a clause ("the outage lasted six hours")."""
-    text = cause_part(memory.text).strip(" .")
-    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+    return mid_sentence(cause_part(memory.text))
 
 
 def _said(text: str) -> str:
@@ -345,13 +345,13 @@ def _chain_sentences(chain: list[Evidence], plan: ClassifierOutput) -> list[str]
     path, also = _split(chain)
     if plan.causal_direction == "downstream":
         steps = list(reversed(path))
-        text = f"{_cap(steps[0].cause)} led to {steps[0].effect}"
-        text += "".join(f", which led to {e.effect}" for e in steps[1:])
+        text = f"{_cap(steps[0].cause)} led to {mid_sentence(steps[0].effect)}"
+        text += "".join(f", which led to {mid_sentence(e.effect)}" for e in steps[1:])
     else:
-        text = f"{_cap(path[0].effect)} because {path[0].cause}"
-        text += "".join(f", because {e.cause}" for e in path[1:])
+        text = f"{_cap(path[0].effect)} because {mid_sentence(path[0].cause)}"
+        text += "".join(f", because {mid_sentence(e.cause)}" for e in path[1:])
         if also:
-            text += "; also " + " and ".join(e.cause or "" for e in also)
+            text += "; also " + " and ".join(mid_sentence(e.cause) for e in also)
     return [text.rstrip(".") + "."]
 
 
