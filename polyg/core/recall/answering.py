@@ -158,13 +158,9 @@ def memory_chain(query: str, memories: Sequence[Evidence], limit: int = 4) -> li
     if not causal:
         return []
     first = max(causal, key=lambda m: (overlap(query, effect_part(m.text)) + m.score, m.score))
-    if overlap(query, effect_part(first.text)) == 0 and first.score < CLOSE_IN_MEANING:
-        return []
+    if overlap(query, effect_part(first.text)) == 0:
+        return []  # memories are ranked relative to each other: the best may be unrelated
     return [first, *causes_of(cause_part(first.text), causal, limit - 1, [first])]
-
-
-# A memory this close to the question (search score) is about it even when it shares no word.
-CLOSE_IN_MEANING = 0.75
 
 
 def causes_of(cause: str, memories: Sequence[Evidence], limit: int, seen: Sequence[Evidence] = ()) -> list[Evidence]:
@@ -182,8 +178,8 @@ def causes_of(cause: str, memories: Sequence[Evidence], limit: int, seen: Sequen
 
 
 def on_topic(query: str, memories: Sequence[Evidence]) -> bool:
-    """Some memory shares a content word with the question, or is close to it in meaning."""
-    return any(overlap(query, m.text) > 0 or m.score >= CLOSE_IN_MEANING for m in memories)
+    """Some memory shares a content word with the question."""
+    return any(overlap(query, m.text) > 0 for m in memories)
 
 
 def names_in(text: str, query: str) -> list[str]:
@@ -202,6 +198,12 @@ def mid_sentence(text: str | None) -> str:
     value = (text or "").strip().rstrip(".")
     first = value.split(" ", 1)[0]
     return value[:1].lower() + value[1:] if first.lower() in _OPENERS else value
+
+
+def because(cause: str | None) -> str:
+    # "because of" would read better before a noun phrase, but a parse-free test for one
+    # misreads clauses; the chain keeps one connective.
+    return f"because {mid_sentence(cause)}"
 
 
 def _cap(text: str | None) -> str:

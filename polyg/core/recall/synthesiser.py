@@ -24,6 +24,7 @@ from polyg.core.recall.answering import (
     about,
     anchor_text,
     asks,
+    because,
     cause_part,
     causes_of,
     effect_part,
@@ -157,12 +158,14 @@ def _focused(
     names = [m.mention for m in plan.entities]
     told = [m for m in memories if m.kind == "memory"]
     if kind == "why" and plan.causal_direction != "downstream":
+        if chain and not overlap(query, f"{chain[0].effect} {chain[0].cause}"):
+            chain = []  # the walk found links by meaning that share no word with the question
         if chain:  # the chain, then when its events happened; the entities it resolved are its sources
             root = _split(chain)[0][-1].cause or ""
             further = causes_of(root, told, MAX_CHAIN)  # causes told in memories the links do not hold
             said = _chain_sentences(chain, plan)
             if further:
-                said[0] = said[0].rstrip(".") + "".join(f", because {_clause(m)}" for m in further) + "."
+                said[0] = said[0].rstrip(".") + "".join(f", {because(_clause(m))}" for m in further) + "."
             said += _timeline_sentences(events)
             return Focused(said, [*chain, *further, *events, *(f for f in facts if about(f, names))], further)
         path = memory_chain(query, told)
@@ -172,15 +175,21 @@ def _focused(
             return Focused([NOTHING_EXPLAINS], [], answers=False)
         return Focused()
     if kind == "who":
+        # Facts with the asked-about thing as their object, those whose predicate the question
+        # names first ("who manages X": manager_of, not member_of).
         inverse = [f for f in facts if about(f, names) and not about_subject(f, names)]
-        if inverse:
-            return Focused([fact_sentence(f, None) for f in inverse[:3]], inverse[:3])
+        best_match = max((predicate_match(query, f) for f in inverse), default=0.0)
+        if best_match > 0:
+            named = [f for f in inverse if predicate_match(query, f) == best_match][:3]
+            return Focused([fact_sentence(f, None) for f in named], named)
         # The question's words weigh more than the search score: "who manages X" wants the
         # memory that says who manages X, not another one about X.
         scored = [(2 * overlap(query, m.text) + m.score, m) for m in told if names_in(m.text, query)]
         if scored:
             best = max(scored, key=lambda pair: pair[0])[1]
             return Focused([_said(best.text)], [best])
+        if inverse:
+            return Focused([fact_sentence(f, None) for f in inverse[:3]], inverse[:3])
         return Focused()
     if kind == "when":
         best_event = _best_match(query, events)
@@ -233,8 +242,12 @@ def _memory_step(memory: Evidence) -> CausalStep:
     )
 
 
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _TIME_WORDS = re.compile(
     r"\s*\b(?:yesterday|today|tonight|this (?:morning|afternoon|evening)|last night)\b"
+    rf"|\s*\bon (?:\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? \d{{4}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}})"
+    r"|\s*\bon \d{4}-\d{2}-\d{2}\b"
+    r"|\s*\bon (?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
     r"|\s*\bat \d{1,2}:\d{2}(?:\s*(?:am|pm|utc))?\b",
     re.I,
 )
@@ -348,8 +361,8 @@ def _chain_sentences(chain: list[Evidence], plan: ClassifierOutput) -> list[str]
         text = f"{_cap(steps[0].cause)} led to {mid_sentence(steps[0].effect)}"
         text += "".join(f", which led to {mid_sentence(e.effect)}" for e in steps[1:])
     else:
-        text = f"{_cap(path[0].effect)} because {mid_sentence(path[0].cause)}"
-        text += "".join(f", because {mid_sentence(e.cause)}" for e in path[1:])
+        text = f"{_cap(path[0].effect)} {because(path[0].cause)}"
+        text += "".join(f", {because(e.cause)}" for e in path[1:])
         if also:
             text += "; also " + " and ".join(mid_sentence(e.cause) for e in also)
     return [text.rstrip(".") + "."]
