@@ -64,3 +64,29 @@ async def test_the_dev_answer_sets_pass_at_their_floor(memory_server: KG) -> Non
     failed = [(q["q"], out["answer"]) for q, out in asked if not passes(q, out["answer"])]
     assert len(asked) >= 80
     assert 1 - len(failed) / len(asked) >= DEV_FLOOR, failed
+
+
+async def test_answers_state_the_fact_not_the_entity_name(memory_server: KG) -> None:
+    """The cases a new user saw answered with a bare name: told as "Maya"."""
+    project = "brief-maya"
+    told = [
+        ("2025-03-01T09:00:00Z", "I joined the Search team on 1 March 2025."),
+        ("2025-03-02T09:00:00Z", "Alice is the tech lead of the Platform team."),
+        ("2025-06-02T09:00:00Z", "Since June 2025 Alice works on the Auth Service."),
+    ]
+    for at, text in told:
+        await memory_server.ok(
+            "remember", {"project_id": project, "content": text, "reference_time": at, "context": "Maya"}
+        )
+
+    async def answer(query: str) -> str:
+        out = await memory_server.ok(
+            "recall", {"project_id": project, "query": query, "reference_time": "2026-01-08T09:00:00Z"}
+        )
+        return str(out["answer"])
+
+    assert (await answer("Who leads the Platform team?")).startswith("Alice leads the Platform team.")
+    assert "Maya is a member of the Search team" in await answer("What team is Maya on?")
+    working = await answer("What is Alice working on?")
+    assert working.startswith("Alice works on the Auth Service")
+    assert not working.rstrip(".").endswith(("Alice", "Auth Service", "Platform team"))
