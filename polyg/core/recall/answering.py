@@ -110,15 +110,18 @@ def fact_sentence(fact: Evidence, since: str | None) -> str:
     return f"{_cap(fact.subject)} {verb} {obj}{tail}."
 
 
-def predicate_match(query: str, fact: Evidence) -> float:
+def predicate_match(query: str, fact: Evidence, names: Sequence[str] = ()) -> float:
     """How well a fact's predicate answers the question's words: 1 when the question names it
-    ("working on" -> works_on), 0.5 when they share a word, else 0."""
+    ("working on" -> works_on), 0.5 when they share a word, else 0. Words inside the names the
+    question asks about are not cues ("who manages the Search team" does not ask for a team)."""
     predicate = (fact.predicate or "").lower()
     lowered = query.lower()
+    for name in names:
+        lowered = lowered.replace(name.lower(), " ")
     for cue, predicates in _PREDICATE_CUES.items():
         if cue in lowered and predicate in predicates:
             return 1.0
-    shared = words(predicate.replace("_", " ")) & words(query)
+    shared = words(predicate.replace("_", " ")) & words(lowered)
     return 0.5 if shared else 0.0
 
 

@@ -178,9 +178,9 @@ def _focused(
         # Facts with the asked-about thing as their object, those whose predicate the question
         # names first ("who manages X": manager_of, not member_of).
         inverse = [f for f in facts if about(f, names) and not about_subject(f, names)]
-        best_match = max((predicate_match(query, f) for f in inverse), default=0.0)
+        best_match = max((predicate_match(query, f, names) for f in inverse), default=0.0)
         if best_match > 0:
-            named = [f for f in inverse if predicate_match(query, f) == best_match][:3]
+            named = [f for f in inverse if predicate_match(query, f, names) == best_match][:3]
             return Focused([fact_sentence(f, None) for f in named], named)
         # The question's words weigh more than the search score: "who manages X" wants the
         # memory that says who manages X, not another one about X.
