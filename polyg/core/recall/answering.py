@@ -15,7 +15,7 @@ from typing import Literal
 from polyg.core.recall.evidence import Evidence
 from polyg.core.search import STOPWORDS
 
-Asks = Literal["why", "who", "when", "after", "before", "what"]
+Asks = Literal["why", "who", "describe", "when", "after", "before", "what"]
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 _WHY = re.compile(r"^\s*why\b|\b(?:root cause|caused|cause of|what broke|reason|led to)\b", re.I)
@@ -73,7 +73,9 @@ def asks(query: str) -> Asks:
     after = _AFTER.search(query)
     if after:
         return "after" if after.group(1).lower() == "after" else "before"
-    if _WHO.search(query) and not _DESCRIBE.search(query):
+    if _DESCRIBE.search(query):
+        return "describe"
+    if _WHO.search(query):
         return "who"
     if _WHEN.search(query):
         return "when"
@@ -183,6 +185,20 @@ def causes_of(cause: str, memories: Sequence[Evidence], limit: int, seen: Sequen
 def on_topic(query: str, memories: Sequence[Evidence]) -> bool:
     """Some memory shares a content word with the question."""
     return any(overlap(query, m.text) > 0 for m in memories)
+
+
+# Words that say who a person is to someone ("my brother Ravi", "Mr. Patel is Zoe's teacher").
+RELATION_WORDS = re.compile(
+    r"\b(?:brother|sister|daughter|son|wife|husband|partner|mother|father|mum|mom|dad|aunt|uncle|"
+    r"cousin|grandmother|grandfather|niece|nephew|friend|neighbou?r|colleague|boss|manager|teacher|"
+    r"coach|doctor|dentist|landlord|flatmate|roommate|mentor|lead|founder|owner|ceo|cto)\b",
+    re.I,
+)
+
+
+def introduces(text: str, name: str) -> bool:
+    """The sentence names `name` with a word that says who they are."""
+    return name.lower() in text.lower() and bool(RELATION_WORDS.search(text))
 
 
 def names_in(text: str, query: str) -> list[str]:

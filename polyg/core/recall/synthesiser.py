@@ -29,6 +29,7 @@ from polyg.core.recall.answering import (
     causes_of,
     effect_part,
     fact_sentence,
+    introduces,
     memory_chain,
     mid_sentence,
     names_in,
@@ -191,6 +192,13 @@ def _focused(
         if inverse:
             return Focused([fact_sentence(f, None) for f in inverse[:3]], inverse[:3])
         return Focused()
+    if kind == "describe":
+        # "Who is Ravi?": the memory that says who Ravi is ("My brother Ravi ..."), then the facts.
+        telling = [m for m in told if any(introduces(m.text, n) for n in names)][:2]
+        if not telling:
+            return Focused()
+        held = [f for f in facts if about_subject(f, names)]
+        return Focused([*(_said(m.text) for m in telling), *_fact_sentences(held)], [*telling, *held])
     if kind == "when":
         best_event = _best_match(query, events)
         if best_event is not None:
@@ -271,8 +279,20 @@ def _clause(memory: Evidence) -> str:
     return mid_sentence(cause_part(memory.text))
 
 
+_SPEAKER = re.compile(r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (?P<said>.+)$", re.S)
+
+
 def _said(text: str) -> str:
-    value = _cap(text.strip())
+    """A memory's sentence as the answer says it: "Tom: My brother Ravi ..." (a memory told with
+    its speaker) reads "Tom's brother Ravi ..."."""
+    value = text.strip()
+    spoken = _SPEAKER.match(value)
+    if spoken:
+        who, value = spoken.group("who"), spoken.group("said")
+        value = re.sub(r"\b[Mm]y\b", f"{who}'s", value)
+        value = re.sub(r"\bI\b(?!')", who, value)
+        value = re.sub(r"\b[Mm]e\b", who, value)
+    value = _cap(value)
     return value if value.endswith((".", "!", "?")) else value + "."
 
 
