@@ -102,7 +102,12 @@ async def run(scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _shown(path: Path) -> str:
-    return str(path.relative_to(REPO.parent)) if path.is_relative_to(REPO.parent) else str(path)
+    """A set's path as the repository names it (no machine path)."""
+    path = path.resolve()
+    for base, shown in ((REPO, ""), (REPO.parent / "shared", "../shared/")):
+        if path.is_relative_to(base.resolve()):
+            return shown + str(path.relative_to(base.resolve()))
+    return path.name
 
 
 def report(rows: list[dict[str, Any]], sets: list[Path], seconds: float, show_all: bool) -> str:

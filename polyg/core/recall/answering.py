@@ -101,14 +101,14 @@ def overlap(a: str, b: str) -> float:
 # --- facts in English ---------------------------------------------------------------------------
 
 
-def fact_sentence(fact: Evidence, since: str | None) -> str:
+def fact_sentence(fact: Evidence, validity: str | None) -> str:
     predicate = fact.predicate or ""
     verb = _COPULAR.get(predicate, predicate.replace("_", " "))
     obj = fact.object or ""
     head = obj.rsplit(" ", 1)[-1].lower()
     if head in _THE_HEADS and not obj.lower().startswith(("the ", "a ", "an ")):
         obj = f"the {obj}"
-    tail = f" (since {since})" if since else ""
+    tail = f" ({validity})" if validity else ""
     return f"{_cap(fact.subject)} {verb} {obj}{tail}."
 
 

@@ -411,7 +411,14 @@ def _holds(fact: Evidence, plan: ClassifierOutput, reference: datetime) -> bool:
 
 
 def _fact_sentences(facts: list[Evidence]) -> list[str]:
-    return [fact_sentence(fact, _since(fact.at) if fact.at else None) for fact in facts]
+    return [fact_sentence(fact, _validity(fact)) for fact in facts]
+
+
+def _validity(fact: Evidence) -> str | None:
+    """When the fact held: "since June 2025", or "from ... until ..." for one that ended."""
+    if fact.valid_to:
+        return f"from {_since(fact.at) if fact.at else 'an unknown time'} until {_since(fact.valid_to)}"
+    return f"since {_since(fact.at)}" if fact.at else None
 
 
 def _since(value: str | None) -> str:
