@@ -61,6 +61,12 @@ _PREDICATE_CUES = {
     "lead": ("leads", "manages", "lead_of", "manager_of"),
     "manag": ("manages", "manager_of", "leads"),
     "team": ("member_of", "leads", "works_on", "joined"),
+    "band": ("member_of",),
+    "group": ("member_of",),
+    "club": ("member_of",),
+    "squad": ("member_of",),
+    "choir": ("member_of",),
+    "department": ("member_of", "works_at"),
     "own": ("owns", "owned_by"),
     "depend": ("depends_on",),
     "report": ("reports_to",),
@@ -191,7 +197,8 @@ def on_topic(query: str, memories: Sequence[Evidence]) -> bool:
 RELATION_WORDS = re.compile(
     r"\b(?:brother|sister|daughter|son|wife|husband|partner|mother|father|mum|mom|dad|aunt|uncle|"
     r"cousin|grandmother|grandfather|niece|nephew|friend|neighbou?r|colleague|boss|manager|teacher|"
-    r"coach|doctor|dentist|landlord|flatmate|roommate|mentor|lead|founder|owner|ceo|cto)\b",
+    r"coach|doctor|dentist|landlord|flatmate|roommate|mentor|lead|founder|owner|ceo|cto|"
+    r"cat|dog|pet|puppy|kitten|horse|rabbit|parrot)\b",
     re.I,
 )
 

@@ -205,7 +205,9 @@ def _focused(
             return Focused([_dated(best_event)], [best_event])
         return Focused()
     if kind in ("after", "before"):
-        anchor = _best_match(anchor_text(query), events)
+        # X is an event, or a memory that tells it (dated when it was said) when its event
+        # was not logged; an event wins a tie.
+        anchor = _best_match(anchor_text(query), [*events, *(m for m in told if m.at)])
         if anchor is None:
             return Focused()
         at = anchor.at or ""
@@ -213,17 +215,16 @@ def _focused(
         if kind == "before":
             then = then[-MAX_EVENTS_IN_ANSWER:]
         if not then:
-            nothing = f"Nothing is stored {kind} {_short(anchor.text)} ({_when(anchor.at)})."
-            return Focused([nothing], [anchor], answers=False)
+            return Focused()  # nothing dated on that side: the general answer says what is stored
         return Focused(_timeline_sentences(then), [anchor, *then])
     return Focused()
 
 
 def _best_match(text: str, events: list[Evidence]) -> Evidence | None:
     """The event that shares most of the text's words (at least half of them)."""
-    scored = [(overlap(text, e.text), e) for e in events]
-    scored = [(s, e) for s, e in scored if s >= 0.5]
-    return max(scored, key=lambda pair: pair[0])[1] if scored else None
+    scored = [(overlap(text, e.text), e.kind == "event", e) for e in events]
+    scored = [item for item in scored if item[0] >= 0.5]
+    return max(scored, key=lambda item: (item[0], item[1]))[2] if scored else None
 
 
 def about_subject(fact: Evidence, names: list[str]) -> bool:
