@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from polyg.core.ahead import started
@@ -14,6 +14,7 @@ from polyg.core.entity_graph import EntityView
 from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.memory_write import MEMORY_ORIGIN
 from polyg.core.model import Hit
+from polyg.core.recall.answering import cause_part, memory_chain
 from polyg.core.recall.evidence import Evidence, GraphName
 from polyg.core.recall.executor import GraphQuery
 from polyg.core.recall.memories import MemoryHit, MemorySearch, relevance
@@ -23,6 +24,8 @@ from polyg.core.time import Interval, parse_instant
 from polyg.errors import NotFound
 
 CHAIN_DEPTH = 4
+# Memories read about a chain's root, to walk a cause told in a memory the links do not reach.
+ROOT_MEMORIES = 3
 # Start nodes a causal question is walked from at most (the query, then the names it resolves).
 MAX_CHAIN_STARTS = 3
 # Semantic hits below this are not evidence (the search's own default threshold).
@@ -199,14 +202,25 @@ class ProjectGraphs:
         _add_links(out, [chain for chain in walked if chain is not None and chain.links])
         # A cause stored as another node than the one the walk ended at (told in another
         # memory): walk once more from the root's words, so the why reaches its first cause.
-        root = _root(out) if (plan.causal_direction or "upstream") == "upstream" else None
+        upstream = (plan.causal_direction or "upstream") == "upstream"
+        root = _root(out) if upstream else None
         if root is not None and root not in texts:
             more = await asyncio.shield(self._walked(root, plan))
             if more is not None and more.links:
                 _add_links(out, [more], deeper=max(e.depth for e in out.values()))
         links = sorted(out.values(), key=lambda e: (-e.score, e.depth))[:limit]
         memories = await told if told is not None else []
-        return [*links, *(memory_evidence(m, "causal") for m in memories)]
+        said = [memory_evidence(m, "causal") for m in memories]
+        # The root of the chain the links or the memories tell: the memories that say what
+        # caused it come last (half their score), for the synthesiser to walk the chain on.
+        if upstream:
+            path = memory_chain(_query(plan), said)
+            root = _root(out) or (cause_part(path[-1].text).strip(" .") if path else None)
+        if upstream and root:
+            behind = await MemorySearch(self.graphs, self.project).search(root, limit=ROOT_MEMORIES)
+            seen = {m.id for m in memories}
+            said += [replace(memory_evidence(m, "causal"), score=m.score * 0.5) for m in behind if m.id not in seen]
+        return [*links, *said]
 
     async def _chain(self, text: str, plan: ClassifierOutput) -> Chain | None:
         try:
