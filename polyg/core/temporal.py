@@ -555,6 +555,15 @@ class TemporalGraph:
         rows = await q.facts_of(self.ctx, project, subject_id, rel_type, at, offset, limit + 1)
         return [fact_from(r) for r in rows[:limit]], len(rows) > limit
 
+    async def facts_about(
+        self, project: str, object_id: str, *, as_of: datetime | None = None, limit: int = 100
+    ) -> list[Fact]:
+        """Facts whose object is the entity, holding at `as_of` (default now): the inverse of
+        `facts`, so "who leads the Platform team" finds "Alice leads Platform team"."""
+        limits.limit(limit)
+        rows = await q.facts_to(self.ctx, project, object_id, format_utc(as_of or self.clock.now()), limit)
+        return [fact_from(r) for r in rows]
+
     # --- timeline ---------------------------------------------------------------------------
 
     def window(

@@ -59,9 +59,7 @@ def service(**graphs: GraphQuery) -> RecallService:
 async def test_causal_question_resolves_the_mention_and_explains() -> None:
     result = await service().recall("Why did the auth service crash?")
     assert [e.resolved for e in result.classification.entities] == ["ent_auth"]
-    assert result.output.answer.startswith(
-        "Auth service crash because missing AUTH_SECRET, which followed deploy v2.3.1."
-    )
+    assert result.output.answer.startswith("Auth service crash because missing AUTH_SECRET, because deploy v2.3.1.")
     assert result.output.sources == ["causal", "entity"]
     assert [e.id for e in result.evidence][:1] == ["ent_auth"]
     assert (result.classified_by, result.synthesised_by) == ("rules", "rules")

@@ -72,10 +72,10 @@ def run(query: str, **results: list[Evidence]) -> tuple[str, float, list[str]]:
     return out.answer, out.confidence, out.sources
 
 
-def test_causal_chain_reads_as_because_which_followed() -> None:
+def test_causal_chain_reads_as_because_because() -> None:
     plan = rule_classify("Why did the auth service crash?", REF)
     out = rule_synthesise("Why did the auth service crash?", plan, Execution(results={"causal": CHAIN}), REF)
-    assert out.answer == "Auth service crash because missing AUTH_SECRET, which followed deploy v2.3.1."
+    assert out.answer == "Auth service crash because missing AUTH_SECRET, because deploy v2.3.1."
     assert [(s.cause, s.effect, s.evidence_id) for s in out.reasoning.causal_chain] == [
         ("missing AUTH_SECRET", "auth service crash", "c1"),
         ("deploy v2.3.1", "missing AUTH_SECRET", "c2"),

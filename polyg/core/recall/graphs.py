@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from polyg.core.ahead import started
@@ -14,6 +14,7 @@ from polyg.core.entity_graph import EntityView
 from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.memory_write import MEMORY_ORIGIN
 from polyg.core.model import Hit
+from polyg.core.recall.answering import cause_part, memory_chain
 from polyg.core.recall.evidence import Evidence, GraphName
 from polyg.core.recall.executor import GraphQuery
 from polyg.core.recall.memories import MemoryHit, MemorySearch, relevance
@@ -23,6 +24,8 @@ from polyg.core.time import Interval, parse_instant
 from polyg.errors import NotFound
 
 CHAIN_DEPTH = 4
+# Memories read about a chain's root, to walk a cause told in a memory the links do not reach.
+ROOT_MEMORIES = 3
 # Start nodes a causal question is walked from at most (the query, then the names it resolves).
 MAX_CHAIN_STARTS = 3
 # Semantic hits below this are not evidence (the search's own default threshold).
@@ -62,7 +65,7 @@ def _window(plan: ClassifierOutput) -> Interval:
 class ProjectGraphs:
     """The readers recall's executor queries, and the name lookups its classifier uses.
 
-    Every reader but the causal one also returns the stored memories that best answer the
+    Every reader also returns the stored memories that best answer the
     query (one search per recall, shared by the readers), so the evidence always holds what
     was said, not only what was extracted from it."""
 
@@ -191,29 +194,33 @@ class ProjectGraphs:
     async def causal(self, plan: ClassifierOutput, limit: int) -> list[Evidence]:
         starts = [plan.semantic_query or "", *(m.resolved or "" for m in plan.entities)]
         texts = [t for t in dict.fromkeys(starts) if t.strip()][:MAX_CHAIN_STARTS]
+        # The memories too: a cause told in a memory the links do not reach (a chain told over
+        # several memories whose events were not merged) still answers the why.
+        told = asyncio.ensure_future(self.memories(plan, limit)) if _query(plan).strip() else None
         walked = await asyncio.gather(*(asyncio.shield(self._walked(text, plan)) for text in texts))
-        chains = [chain for chain in walked if chain is not None and chain.links]
         out: dict[str, Evidence] = {}
-        for chain in chains:
-            nodes = {n.node.id: n for n in chain.nodes}
-            for link in chain.links:
-                cause, effect = nodes.get(link.cause_id), nodes.get(link.effect_id)
-                if cause is None or effect is None or link.id in out:
-                    continue
-                far = max((cause, effect), key=lambda n: n.distance)
-                out[link.id] = Evidence(
-                    link.id,
-                    link.evidence or f"{cause.node.text} caused {effect.node.text}",
-                    "causal",
-                    "cause",
-                    link.confidence * (far.confidence if far.distance > 1 else 1.0),
-                    at=cause.node.occurred_at or effect.node.occurred_at,
-                    cause=cause.node.text,
-                    effect=effect.node.text,
-                    depth=far.distance,
-                    memories=link.memories,
-                )
-        return sorted(out.values(), key=lambda e: (-e.score, e.depth))[:limit]
+        _add_links(out, [chain for chain in walked if chain is not None and chain.links])
+        # A cause stored as another node than the one the walk ended at (told in another
+        # memory): walk once more from the root's words, so the why reaches its first cause.
+        upstream = (plan.causal_direction or "upstream") == "upstream"
+        root = _root(out) if upstream else None
+        if root is not None and root not in texts:
+            more = await asyncio.shield(self._walked(root, plan))
+            if more is not None and more.links:
+                _add_links(out, [more], deeper=max(e.depth for e in out.values()))
+        links = sorted(out.values(), key=lambda e: (-e.score, e.depth))[:limit]
+        memories = await told if told is not None else []
+        said = [memory_evidence(m, "causal") for m in memories]
+        # The root of the chain the links or the memories tell: the memories that say what
+        # caused it come last (half their score), for the synthesiser to walk the chain on.
+        if upstream:
+            path = memory_chain(_query(plan), said)
+            root = _root(out) or (cause_part(path[-1].text).strip(" .") if path else None)
+        if upstream and root:
+            behind = await MemorySearch(self.graphs, self.project).search(root, limit=ROOT_MEMORIES)
+            seen = {m.id for m in memories}
+            said += [replace(memory_evidence(m, "causal"), score=m.score * 0.5) for m in behind if m.id not in seen]
+        return [*links, *said]
 
     async def _chain(self, text: str, plan: ClassifierOutput) -> Chain | None:
         try:
@@ -223,13 +230,15 @@ class ProjectGraphs:
         except NotFound:
             return None
 
-    async def _entity_facts(self, entity_id: str, limit: int) -> tuple[EntityView, list[Fact]]:
-        """The entity and the facts that hold about it now, read at once."""
-        view, (facts, _) = await asyncio.gather(
+    async def _entity_facts(self, entity_id: str, limit: int) -> tuple[EntityView, list[Fact], list[Fact]]:
+        """The entity, the facts that hold about it now, and those that hold with it as their
+        object (who leads it, who works on it), read at once."""
+        view, (facts, _), inverse = await asyncio.gather(
             self.graphs.entities.get(self.project, entity_id=entity_id, relationships=False),
             self.graphs.temporal.facts(self.project, entity_id, limit=limit),
+            self.graphs.temporal.facts_about(self.project, entity_id, limit=limit),
         )
-        return view, facts
+        return view, facts, inverse
 
     async def entity(self, plan: ClassifierOutput, limit: int) -> list[Evidence]:
         out: list[Evidence] = []
@@ -240,7 +249,7 @@ class ProjectGraphs:
                 continue
             if isinstance(read, BaseException):
                 raise read
-            view, facts = read
+            view, facts, inverse = read
             out.append(
                 Evidence(
                     view.entity.id,
@@ -253,14 +262,46 @@ class ProjectGraphs:
             )
             query, names = _query(plan), [m.mention for m in plan.entities]
             out += [fact_evidence(f, "entity", 0.9 * _on_topic(query, _fact_text(f), names)) for f in facts]
+            out += [fact_evidence(f, "entity", 0.8 * _on_topic(query, _fact_text(f), names)) for f in inverse]
         if not out:
             return []
         memories = await self.memories(plan, limit)
         return _best([*out, *(memory_evidence(m, "entity") for m in memories)], limit)
 
 
+def _add_links(out: dict[str, Evidence], chains: list[Chain], deeper: int = 0) -> None:
+    """The chains' links as evidence (each once); `deeper`: hops already walked to their start."""
+    for chain in chains:
+        nodes = {n.node.id: n for n in chain.nodes}
+        for link in chain.links:
+            cause, effect = nodes.get(link.cause_id), nodes.get(link.effect_id)
+            if cause is None or effect is None or link.id in out:
+                continue
+            far = max((cause, effect), key=lambda n: n.distance)
+            out[link.id] = Evidence(
+                link.id,
+                link.evidence or f"{cause.node.text} caused {effect.node.text}",
+                "causal",
+                "cause",
+                link.confidence * (far.confidence if far.distance > 1 else 1.0) * (0.9 if deeper else 1.0),
+                at=cause.node.occurred_at or effect.node.occurred_at,
+                cause=cause.node.text,
+                effect=effect.node.text,
+                depth=far.distance + deeper,
+                memories=link.memories,
+            )
+
+
+def _root(links: dict[str, Evidence]) -> str | None:
+    """The text of the strongest link's first cause: a cause that is no link's effect here."""
+    effects = {(e.effect or "").lower() for e in links.values()}
+    roots = [e for e in links.values() if (e.cause or "").lower() not in effects]
+    best = max(roots, key=lambda e: (e.score, -e.depth), default=None)
+    return best.cause if best is not None and best.cause else None
+
+
 # The readers that search the memories for the plan's query (`ProjectGraphs.memories`).
-SEARCHING_READERS: tuple[GraphName, ...] = ("semantic", "temporal", "entity")
+SEARCHING_READERS: tuple[GraphName, ...] = ("semantic", "temporal", "entity", "causal")
 
 
 def _query(plan: ClassifierOutput) -> str:

@@ -15,10 +15,28 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from polyg.core.recall.answering import (
+    about,
+    anchor_text,
+    asks,
+    because,
+    cause_part,
+    causes_of,
+    effect_part,
+    fact_sentence,
+    introduces,
+    memory_chain,
+    mid_sentence,
+    names_in,
+    on_topic,
+    overlap,
+    predicate_match,
+)
 from polyg.core.recall.evidence import Evidence, GraphName, best_first
 from polyg.core.recall.executor import Execution
 from polyg.core.recall.model import ClassifierOutput
@@ -36,6 +54,7 @@ from polyg.errors import PolygError
 from polyg.llm import LLM, Answer, LLMInvalidOutput, Message, with_fallback
 
 NOTHING_STORED = "Nothing is stored about that."
+NOTHING_EXPLAINS = "Nothing stored explains that."
 MAX_EVENTS_IN_ANSWER = 5
 MAX_MEMORIES_IN_ANSWER = 3
 MAX_CHAIN = 5
@@ -82,25 +101,32 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
     facts = [e for e in evidence if e.kind == "fact" and _holds(e, plan, reference)]
     entities = [e for e in evidence if e.kind == "entity"]
     memories = [e for e in evidence if e.kind in ("memory", "concept")] + undated
-    sentences = [
-        *_chain_sentences(chain, plan),
-        *_timeline_sentences(events),
-        *_fact_sentences(facts),
-        *_entity_sentences(entities, facts),
-    ]
-    if memories and (not sentences or "semantic" in plan.intents):
-        sentences.append(_memory_sentence(memories))
+    focused = _focused(query, plan, chain, events, facts, memories)
+    told = [m for m in memories if m.kind == "memory"]
+    steps = [*(_step(e) for e in chain), *(_memory_step(m) for m in focused.told_chain)]
+    if focused.sentences:
+        sentences = list(focused.sentences)
+        used = [*focused.used, *(e for e in entities if chain)]
+    else:
+        ordered_facts = _by_predicate(query, facts)
+        sentences = [
+            *_chain_sentences(chain, plan),
+            *_timeline_sentences(events),
+            *_fact_sentences(ordered_facts),
+        ]
+        best_match = max((predicate_match(query, f) for f in facts), default=0.0)
+        if memories and (not sentences or "semantic" in plan.intents or (best_match < 1.0 and told)):
+            sentences.append(_memory_sentence(memories))
+        if not sentences:  # an entity's name is an answer only when nothing else is stored
+            sentences += _entity_sentences(entities, facts)
+        used = [*chain, *events, *facts, *entities, *memories]
     if note:
         sentences.append(note)
-    used = [*chain, *events, *facts, *entities, *memories]
     return SynthesizerOutput(
         answer=" ".join(sentences),
-        confidence=confidence(query, plan, execution, evidence),
+        confidence=confidence(query, plan, execution, evidence) if focused.answers else 0.1,
         reasoning=Reasoning(
-            causal_chain=[
-                CausalStep(cause=e.cause or "", effect=e.effect or "", confidence=e.score, evidence_id=e.id)
-                for e in chain
-            ],
+            causal_chain=steps,
             temporal_context=_temporal_context(plan, events),
             entities_involved=_entities_involved(plan, entities, facts),
             semantic_matches=[SemanticMatch(id=e.id, text=e.text, score=round(e.score, 4)) for e in memories],
@@ -108,6 +134,167 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
         sources=_sources(used),
         follow_ups=follow_ups(chain, events, entities, memories),
     )
+
+
+@dataclass
+class Focused:
+    """The sentences that answer what the question asks (empty: the general answer is given),
+    the evidence they use, and whether anything stored answers it at all."""
+
+    sentences: list[str] = field(default_factory=list)
+    used: list[Evidence] = field(default_factory=list)
+    told_chain: list[Evidence] = field(default_factory=list)
+    answers: bool = True
+
+
+def _focused(
+    query: str,
+    plan: ClassifierOutput,
+    chain: list[Evidence],
+    events: list[Evidence],
+    facts: list[Evidence],
+    memories: list[Evidence],
+) -> Focused:
+    kind = asks(query)
+    names = [m.mention for m in plan.entities]
+    told = [m for m in memories if m.kind == "memory"]
+    if kind == "why" and plan.causal_direction != "downstream":
+        if chain and not overlap(query, f"{chain[0].effect} {chain[0].cause}"):
+            chain = []  # the walk found links by meaning that share no word with the question
+        if chain:  # the chain, then when its events happened; the entities it resolved are its sources
+            root = _split(chain)[0][-1].cause or ""
+            further = causes_of(root, told, MAX_CHAIN)  # causes told in memories the links do not hold
+            said = _chain_sentences(chain, plan)
+            if further:
+                said[0] = said[0].rstrip(".") + "".join(f", {because(_clause(m))}" for m in further) + "."
+            said += _timeline_sentences(events)
+            return Focused(said, [*chain, *further, *events, *(f for f in facts if about(f, names))], further)
+        path = memory_chain(query, told)
+        if path:
+            return Focused([_said(m.text) for m in path], path, path)
+        if told and not on_topic(query, told):
+            return Focused([NOTHING_EXPLAINS], [], answers=False)
+        return Focused()
+    if kind == "who":
+        # Facts with the asked-about thing as their object, those whose predicate the question
+        # names first ("who manages X": manager_of, not member_of).
+        inverse = [f for f in facts if about(f, names) and not about_subject(f, names)]
+        best_match = max((predicate_match(query, f, names) for f in inverse), default=0.0)
+        if best_match > 0:
+            named = [f for f in inverse if predicate_match(query, f, names) == best_match][:3]
+            return Focused([fact_sentence(f, None) for f in named], named)
+        # The question's words weigh more than the search score: "who manages X" wants the
+        # memory that says who manages X, not another one about X.
+        scored = [(2 * overlap(query, m.text) + m.score, m) for m in told if names_in(m.text, query)]
+        if scored:
+            best = max(scored, key=lambda pair: pair[0])[1]
+            return Focused([_said(best.text)], [best])
+        if inverse:
+            return Focused([fact_sentence(f, None) for f in inverse[:3]], inverse[:3])
+        return Focused()
+    if kind == "describe":
+        # "Who is Ravi?": the memory that says who Ravi is ("My brother Ravi ..."), then the facts.
+        telling = [m for m in told if any(introduces(m.text, n) for n in names)][:2]
+        if not telling:
+            return Focused()
+        held = [f for f in facts if about_subject(f, names)]
+        return Focused([*(_said(m.text) for m in telling), *_fact_sentences(held)], [*telling, *held])
+    if kind == "when":
+        best_event = _best_match(query, events)
+        if best_event is not None:
+            return Focused([_dated(best_event)], [best_event])
+        return Focused()
+    if kind in ("after", "before"):
+        # X is an event, or a memory that tells it (dated when it was said) when its event
+        # was not logged; an event wins a tie.
+        anchor = _best_match(anchor_text(query), [*events, *(m for m in told if m.at)])
+        if anchor is None:
+            return Focused()
+        at = anchor.at or ""
+        then = [e for e in events if (e.at or "") > at] if kind == "after" else [e for e in events if (e.at or "") < at]
+        if kind == "before":
+            then = then[-MAX_EVENTS_IN_ANSWER:]
+        if not then:
+            return Focused()  # nothing dated on that side: the general answer says what is stored
+        return Focused(_timeline_sentences(then), [anchor, *then])
+    return Focused()
+
+
+def _best_match(text: str, events: list[Evidence]) -> Evidence | None:
+    """The event that shares most of the text's words (at least half of them)."""
+    scored = [(overlap(text, e.text), e.kind == "event", e) for e in events]
+    scored = [item for item in scored if item[0] >= 0.5]
+    return max(scored, key=lambda item: (item[0], item[1]))[2] if scored else None
+
+
+def about_subject(fact: Evidence, names: list[str]) -> bool:
+    subject = (fact.subject or "").lower()
+    return any(n.lower() == subject for n in names)
+
+
+def _by_predicate(query: str, facts: list[Evidence]) -> list[Evidence]:
+    """The facts whose predicate the question names first (stable otherwise)."""
+    return sorted(facts, key=lambda f: -predicate_match(query, f))
+
+
+def _step(link: Evidence) -> CausalStep:
+    return CausalStep(cause=link.cause or "", effect=link.effect or "", confidence=link.score, evidence_id=link.id)
+
+
+def _memory_step(memory: Evidence) -> CausalStep:
+    """A cause stated in a memory's own sentence, as a step of the chain."""
+    return CausalStep(
+        cause=cause_part(memory.text).strip(" ."),
+        effect=effect_part(memory.text).strip(" ."),
+        confidence=round(min(max(memory.score, 0.0), 1.0), 4),
+        evidence_id=memory.id,
+    )
+
+
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_TIME_WORDS = re.compile(
+    r"\s*\b(?:yesterday|today|tonight|this (?:morning|afternoon|evening)|last night)\b"
+    rf"|\s*\bon (?:\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? \d{{4}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}})"
+    r"|\s*\bon \d{4}-\d{2}-\d{2}\b"
+    r"|\s*\bon (?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+    r"|\s*\bat \d{1,2}:\d{2}(?:\s*(?:am|pm|utc))?\b",
+    re.I,
+)
+
+
+def _dated(event: Evidence) -> str:
+    """An event's sentence with its date said once ("X on 2025-11-19 at 14:30 UTC.")."""
+    text = _TIME_WORDS.sub("", event.text).strip(" ,.")
+    text = re.sub(r"\s+,", ",", re.sub(r"\s{2,}", " ", text))
+    at = _instant(event.at)
+    if at is None:
+        return f"{_cap(text)} ({_when(event.at)})."
+    when = at.strftime("%Y-%m-%d")
+    if (at.hour, at.minute) != (0, 0):
+        when += at.strftime(" at %H:%M UTC")
+    return f"{_cap(text)} on {when}."
+
+
+def _clause(memory: Evidence) -> str:
+    """The cause a memory states, as a clause ("the outage lasted six hours")."""
+    return mid_sentence(cause_part(memory.text))
+
+
+_SPEAKER = re.compile(r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (?P<said>.+)$", re.S)
+
+
+def _said(text: str) -> str:
+    """A memory's sentence as the answer says it: "Tom: My brother Ravi ..." (a memory told with
+    its speaker) reads "Tom's brother Ravi ..."."""
+    value = text.strip()
+    spoken = _SPEAKER.match(value)
+    if spoken:
+        who, value = spoken.group("who"), spoken.group("said")
+        value = re.sub(r"\b[Mm]y\b", f"{who}'s", value)
+        value = re.sub(r"\bI\b(?!')", who, value)
+        value = re.sub(r"\b[Mm]e\b", who, value)
+    value = _cap(value)
+    return value if value.endswith((".", "!", "?")) else value + "."
 
 
 def usable(item: Evidence) -> bool:
@@ -192,13 +379,13 @@ def _chain_sentences(chain: list[Evidence], plan: ClassifierOutput) -> list[str]
     path, also = _split(chain)
     if plan.causal_direction == "downstream":
         steps = list(reversed(path))
-        text = f"{_cap(steps[0].cause)} led to {steps[0].effect}"
-        text += "".join(f", which led to {e.effect}" for e in steps[1:])
+        text = f"{_cap(steps[0].cause)} led to {mid_sentence(steps[0].effect)}"
+        text += "".join(f", which led to {mid_sentence(e.effect)}" for e in steps[1:])
     else:
-        text = f"{_cap(path[0].effect)} because {path[0].cause}"
-        text += "".join(f", which followed {e.cause}" for e in path[1:])
+        text = f"{_cap(path[0].effect)} {because(path[0].cause)}"
+        text += "".join(f", {because(e.cause)}" for e in path[1:])
         if also:
-            text += "; also " + " and ".join(e.cause or "" for e in also)
+            text += "; also " + " and ".join(mid_sentence(e.cause) for e in also)
     return [text.rstrip(".") + "."]
 
 
@@ -225,12 +412,24 @@ def _holds(fact: Evidence, plan: ClassifierOutput, reference: datetime) -> bool:
 
 
 def _fact_sentences(facts: list[Evidence]) -> list[str]:
-    out = []
-    for fact in facts:
-        since = f" (since {_when(fact.at)})" if fact.at else ""
-        predicate = (fact.predicate or "").replace("_", " ")
-        out.append(f"{_cap(fact.subject)} {predicate} {fact.object}{since}.")
-    return out
+    return [fact_sentence(fact, _validity(fact)) for fact in facts]
+
+
+def _validity(fact: Evidence) -> str | None:
+    """When the fact held: "since June 2025", or "from ... until ..." for one that ended."""
+    if fact.valid_to:
+        return f"from {_since(fact.at) if fact.at else 'an unknown time'} until {_since(fact.valid_to)}"
+    return f"since {_since(fact.at)}" if fact.at else None
+
+
+def _since(value: str | None) -> str:
+    """A fact's start as a person says it: "March 2025" for the first of a month, else the day."""
+    at = _instant(value)
+    if at is None:
+        return value or "an unknown time"
+    if at.day == 1 and (at.hour, at.minute) == (0, 0):
+        return at.strftime("%B %Y")
+    return at.strftime("%Y-%m-%d")
 
 
 def _entity_sentences(entities: list[Evidence], facts: list[Evidence]) -> list[str]:

@@ -298,6 +298,17 @@ async def facts_of(
     )
 
 
+async def facts_to(run: Runner, project: str, object_id: str, as_of: str, limit: int) -> list[Row]:
+    """Facts whose object is the entity, valid at `as_of` (who leads it, who works on it)."""
+    return await run.read(
+        project,
+        f"MATCH (s:Entity)-[r]->(o:Entity {{id: $o}}) WHERE {IS_FACT} "
+        "AND r.valid_from <= $at AND (r.valid_to IS NULL OR r.valid_to > $at) "
+        f"RETURN {FACT_FIELDS} ORDER BY r.valid_from, r.id LIMIT $limit",
+        {"o": object_id, "at": as_of, "limit": limit},
+    )
+
+
 async def create_fact(
     run: Runner,
     project: str,

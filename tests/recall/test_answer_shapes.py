@@ -1,0 +1,127 @@
+"""The rule synthesiser answers what the question asks (polyg/core/recall/answering.py): the
+subject for who, the date for when, the events after X for "what happened after X", the chain
+told over memories for why, and an honest "nothing" for a why nothing stored explains."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from polyg.core.recall.classifier import rule_classify
+from polyg.core.recall.evidence import Evidence
+from polyg.core.recall.executor import Execution
+from polyg.core.recall.model import EntityMention
+from polyg.core.recall.output import SynthesizerOutput
+from polyg.core.recall.synthesiser import NOTHING_EXPLAINS, rule_synthesise
+
+REF = datetime(2026, 1, 14, 12, 0, tzinfo=UTC)
+
+
+def answer(query: str, *, resolved: dict[str, str] | None = None, **results: list[Evidence]) -> SynthesizerOutput:
+    plan = rule_classify(query, REF)
+    if resolved:
+        plan = plan.model_copy(update={"entities": [EntityMention(mention=m, resolved=i) for m, i in resolved.items()]})
+    return rule_synthesise(query, plan, Execution(results=dict(results)), REF)  # type: ignore[arg-type]
+
+
+def memory(id_: str, text: str, score: float, at: str = "2026-01-07T10:00:00Z") -> Evidence:
+    return Evidence(id_, text, "semantic", "memory", score, at=at, memories=(id_,))
+
+
+def test_who_answers_with_the_subject_of_the_inverse_fact_and_no_bare_name() -> None:
+    evidence = [
+        Evidence("ent_p", "Platform team", "entity", "entity", 1.0),
+        Evidence(
+            "f1",
+            "Alice leads Platform team",
+            "entity",
+            "fact",
+            0.8,
+            subject="Alice",
+            predicate="leads",
+            object="Platform team",
+            at="2024-01-03T09:00:00Z",
+        ),
+        Evidence(
+            "f2",
+            "Maya member of Platform team",
+            "entity",
+            "fact",
+            0.8,
+            subject="Maya",
+            predicate="member_of",
+            object="Platform team",
+            at="2024-01-03T09:00:00Z",
+        ),
+    ]
+    out = answer("Who leads the Platform team?", resolved={"Platform team": "ent_p"}, entity=evidence)
+    assert out.answer == "Alice leads the Platform team."
+
+
+def test_when_answers_with_the_date_once() -> None:
+    event = Evidence(
+        "e1",
+        "Yesterday at 14:30 Sam restarted the database cluster.",
+        "temporal",
+        "event",
+        0.9,
+        at="2025-11-19T14:30:00.000000Z",
+    )
+    out = answer("When did Sam restart the database cluster?", temporal=[event])
+    assert out.answer == "Sam restarted the database cluster on 2025-11-19 at 14:30 UTC."
+
+
+def test_what_happened_after_x_is_anchored_at_x() -> None:
+    events = [
+        Evidence("e1", "Deployment v2.3.1 started", "temporal", "event", 0.5, at="2026-01-07T14:00:00Z"),
+        Evidence("e2", "The auth service crashed", "temporal", "event", 0.5, at="2026-01-07T14:05:00Z"),
+        Evidence("e3", "Rollback to v2.3.0 finished", "temporal", "event", 0.5, at="2026-01-07T15:20:00Z"),
+    ]
+    out = answer("What happened after the auth service crashed?", temporal=events)
+    assert out.answer == "On 2026-01-07 15:20 UTC: Rollback to v2.3.0 finished."
+
+
+def test_why_follows_a_chain_told_over_memories_to_its_root() -> None:
+    told = [
+        memory("m1", "The samples spoiled because the freezer warmed to 5 degrees.", 0.95),
+        memory("m2", "The freezer warmed to 5 degrees because the power outage lasted six hours.", 0.6),
+        memory("m3", "The lab ordered new pipettes.", 0.5),
+    ]
+    out = answer("Why did the samples spoil?", semantic=told)
+    assert out.answer == (
+        "The samples spoiled because the freezer warmed to 5 degrees. "
+        "The freezer warmed to 5 degrees because the power outage lasted six hours."
+    )
+    assert [s.evidence_id for s in out.reasoning.causal_chain] == ["m1", "m2"]
+
+
+def test_a_why_nothing_stored_explains_says_so_with_low_confidence() -> None:
+    told = [memory("m1", "The match against Riverside was cancelled because the pitch was flooded.", 0.95)]
+    out = answer("Why did the swimming pool close?", semantic=told)
+    assert out.answer == NOTHING_EXPLAINS
+    assert out.confidence <= 0.1
+
+
+def test_a_past_fact_says_when_it_held() -> None:
+    fact = Evidence(
+        "f0",
+        "Alice works on Payment Service",
+        "entity",
+        "fact",
+        0.9,
+        subject="Alice",
+        predicate="works_on",
+        object="Payment Service",
+        at="2024-01-03T09:05:00Z",
+        valid_to="2025-06-01T00:00:00Z",
+    )
+    out = answer("What did Alice work on in 2024?", entity=[fact])
+    assert out.answer.startswith("Alice works on the Payment Service (from 2024-01-03 until June 2025).")
+
+
+def test_who_is_x_answers_with_the_memory_that_says_who_x_is() -> None:
+    told = [
+        memory("m1", "Tom: My brother Ravi lives in Cardiff.", 0.8),
+        memory("m2", "Tom: Ravi and I went hiking.", 0.9),
+    ]
+    out = answer("Who is Ravi?", resolved={"Ravi": "ent_r"}, semantic=told)
+    assert out.answer == "Tom's brother Ravi lives in Cardiff."
