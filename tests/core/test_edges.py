@@ -41,7 +41,7 @@ def test_create_per_item_with_names_and_ids(core: Core, project: str) -> None:
                     miles, "John Coltrane", "PLAYED_WITH", "quintet", {"since": 1955, "albums": ["Round Midnight"]}
                 ),
                 EdgeDraft(miles, "Nobody", "PLAYED_WITH"),
-                EdgeDraft(miles, "John Coltrane", "DEPENDS_ON"),
+                EdgeDraft(miles, "John Coltrane", "HAS_OBSERVATION"),
                 EdgeDraft(miles, "John Coltrane", "PLAYED_WITH", properties={"bad": {"nested": 1}}),
                 EdgeDraft(miles, ["not", "a", "name"], "PLAYED_WITH"),  # type: ignore[arg-type]
             ],

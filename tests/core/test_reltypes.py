@@ -108,7 +108,7 @@ def test_migration_names() -> None:
     assert canonical("CONTAINS") == ("LOCATED_IN", True)
     assert canonical("INFLUENCED_BY") == ("INFLUENCED_BY", False)
     with pytest.raises(InvalidParams):
-        canonical("DEPENDS_ON")
+        canonical("HAS_OBSERVATION")
 
 
 async def test_one_registry_serves_every_writer_and_forgets_a_replaced_database(
