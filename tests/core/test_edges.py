@@ -59,10 +59,10 @@ def test_create_per_item_with_names_and_ids(core: Core, project: str) -> None:
     # The type's id index was made on first use, and lookups by id use it.
     indexes = read(core, project, "CALL db.indexes() YIELD label, entitytype RETURN label, entitytype")
     assert ["PLAYED_WITH", "RELATIONSHIP"] in indexes
-    plan = run(core, core.services.store._graph(project))
-    assert "Edge By Index Scan" in str(
-        run(core, plan.explain("MATCH ()-[r:PLAYED_WITH {id: $id}]->() RETURN r", {"id": edge.id}))
+    plan = run(
+        core, core.services.store.explain(project, "MATCH ()-[r:PLAYED_WITH {id: $id}]->() RETURN r", {"id": edge.id})
     )
+    assert "Edge By Index Scan" in str(plan)
 
 
 def test_update_get_and_delete_by_id(core: Core, project: str) -> None:

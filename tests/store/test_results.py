@@ -26,7 +26,7 @@ EVERY_KIND = (
 
 async def client_parse(s: Services, cypher: str) -> tuple[list[str], list[list[Any]]]:
     """The same query through the FalkorDB client's own query method and parser."""
-    graph = await s.store._graph(P)
+    graph = s.store._graph(P)
     result = await graph.ro_query(cypher)
     return [str(column[1]) for column in result.header], list(result.result_set)
 
