@@ -13,12 +13,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from polyg.core import progress
+from polyg.core import limits, progress
 from polyg.core.extract import EntityExtraction, Extracted
 from polyg.core.graph_search import ContextNeighbour, RankedEntity
 from polyg.core.traversal import EdgeRef
 from polyg.core.weighted_links import is_causal, shown_type, stored_type
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.registry import Params, Toolset, degraded_field
 
 graphrag = Toolset(
@@ -105,6 +106,8 @@ class NeighborsOut(BaseModel):
     neighbors: list[Neighbor]
     search_params: NeighborParams
     truncated: bool
+    omitted: int | None = None
+    note: str | None = None
 
 
 class RelationshipOut(BaseModel):
@@ -238,6 +241,8 @@ class LocalGraphOut(BaseModel):
     edge_count: int
     missing: list[str]
     truncated: bool
+    omitted: int | None = None
+    note: str | None = None
 
 
 class LocalGraphResult(BaseModel):
@@ -444,7 +449,7 @@ async def get_entity_neighbors(s: Services, p: EntityNeighbors) -> dict[str, Any
         )
         for n in found.neighbours
     ]
-    return NeighborsOut(
+    answer = NeighborsOut(
         success=True,
         entity_id=entity_id,
         neighbor_count=len(neighbors),
@@ -454,6 +459,13 @@ async def get_entity_neighbors(s: Services, p: EntityNeighbors) -> dict[str, Any
         ),
         truncated=found.truncated,
     ).model_dump()
+    omitted = shaping.keep_fitting(answer, "neighbors")
+    if omitted:
+        shown = len(answer["neighbors"])
+        answer.update(truncated=True, neighbor_count=shown, omitted=omitted)
+        how = "ask for fewer (limit, depth) or narrow by relation_type."
+        answer["note"] = shaping.left_out(shown, len(neighbors), how)
+    return answer
 
 
 @graphrag.tool(AddRelationship, RelationshipOut, idempotent=True, title="Add entity relationship")
@@ -595,4 +607,19 @@ async def build_local_graph(s: Services, p: LocalGraphParams) -> dict[str, Any]:
         missing=list(local.missing),
         truncated=local.truncated,
     )
-    return LocalGraphResult(success=True, graph=graph).model_dump()
+    answer = LocalGraphResult(success=True, graph=graph).model_dump()
+    _local_graph_within_budget(answer["graph"])
+    return answer
+
+
+def _local_graph_within_budget(graph: dict[str, Any]) -> None:
+    """Edges first, then nodes, cut to the budget: the first nodes are the ones asked for."""
+    edges, nodes = len(graph["edges"]), len(graph["nodes"])
+    room = limits.RESPONSE_BUDGET - shaping.MARGIN - limits.size({**graph, "edges": []})
+    omitted = shaping.keep_fitting(graph, "edges", room=max(room, 0))
+    omitted += shaping.keep_fitting(graph, "nodes")
+    if omitted:
+        graph.update(truncated=True, node_count=len(graph["nodes"]), edge_count=len(graph["edges"]), omitted=omitted)
+        graph["note"] = shaping.left_out(
+            len(graph["nodes"]) + len(graph["edges"]), nodes + edges, "ask for fewer entity_ids."
+        )

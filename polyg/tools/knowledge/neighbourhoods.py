@@ -6,7 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from polyg.core import limits
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.knowledge.shared import knowledge, visible
 from polyg.tools.registry import Params, degraded_field
 
@@ -67,6 +69,8 @@ class NeighborhoodsResult(BaseModel):
     neighborhoods: dict[str, NeighborhoodOut]
     recommendations: RecommendationsOut
     degraded: str | None = degraded_field()
+    omitted: int | None = None
+    note: str | None = None
 
 
 @knowledge.tool(ExploreNeighborhoods, NeighborhoodsResult, read_only=True, title="Explore neighborhoods")
@@ -106,7 +110,7 @@ async def explore_neighborhoods(s: Services, p: ExploreNeighborhoods) -> dict[st
         }
         for term, hood in found.terms.items()
     }
-    return {
+    answer: dict[str, Any] = {
         "neighborhoods": neighborhoods,
         "recommendations": {
             "suggested_parents": [
@@ -116,3 +120,28 @@ async def explore_neighborhoods(s: Services, p: ExploreNeighborhoods) -> dict[st
             "missing_intermediate_nodes": found.missing,
         },
     }
+    _within_budget(answer)
+    return answer
+
+
+# The lists that grow with depth, given room in this order (the found nodes are always kept).
+ROOM_ORDER = ("relationships", "nearby_nodes")
+
+
+def _within_budget(answer: dict[str, Any]) -> None:
+    """Each term's relationships, then nearby nodes, cut to what fits in the budget together."""
+    hoods = answer["neighborhoods"].values()
+    total = sum(len(hood[key]) for hood in hoods for key in ROOM_ORDER)
+    emptied = {term: {**hood, **{key: [] for key in ROOM_ORDER}} for term, hood in answer["neighborhoods"].items()}
+    bare = {**answer, "neighborhoods": emptied}
+    room = limits.RESPONSE_BUDGET - shaping.MARGIN - limits.size(bare)
+    omitted = 0
+    for key in ROOM_ORDER:
+        for hood in hoods:
+            omitted += shaping.keep_fitting(hood, key, room=max(room, 0))
+            room -= limits.size(hood[key])
+    if omitted:
+        answer["omitted"] = omitted
+        answer["note"] = shaping.left_out(
+            total - omitted, total, "ask with fewer search_terms or a smaller neighborhood_depth."
+        )
