@@ -146,3 +146,35 @@ async def test_knowledge_documents_and_neighbourhoods_are_cut_to_the_budget(serv
     )
     within_budget(explored)
     assert explored["omitted"] > 0 and "left out" in explored["note"]
+
+
+async def test_a_result_still_over_the_budget_is_logged_not_cut(server: KG, project: str) -> None:
+    """One document larger than the budget (its template lists 250 referrers of 500-character
+    names) is kept whole, as a document cut short would mislead; the server logs
+    the tool and the size so that an operator sees it."""
+    p = {"project_id": project}
+    referrers = [
+        {
+            "name": f"ref {i:03d} {LONG}",
+            "summary": "points",
+            "node_type": "Thing",
+            "relationships": [{"target_id": "target", "relationship_type": "POINTS_AT"}],
+        }
+        for i in range(250)
+    ]
+    target = {"name": "target", "summary": "pointed at", "node_type": "Thing"}
+    made = await server.ok("manage_nodes", {**p, "operation": "create", "nodes": [target, *referrers]})
+    assert all(r["status"] == "success" for r in made["results"]), made
+    refs = {"refs": "MATCH (m)-[:POINTS_AT]->(n) RETURN m.name AS name"}
+    template = {"id": "refs", "name": "Refs", "description": "every referrer", "variables": refs}
+    template["structure"] = "{{#refs}}* {{name}}\n{{/refs}}"
+    await server.ok("manage_templates", {**p, "operation": "create", "templates": [template]})
+    asked = {**p, "node_identifiers": ["target"], "template_override": "refs"}
+    result = await server.call("generate_documents", asked)
+    [document] = result.structured["documents"]
+    assert document["content"].count("ref ") == 250
+    chars = len(result.text)
+    assert chars > limits.RESPONSE_BUDGET
+    lines = [json.loads(line) for line in (server.root / "stderr.log").read_text().splitlines() if line.startswith("{")]
+    warned = [x for x in lines if x.get("msg") == "result over the response budget"]
+    assert {"tool": "generate_documents", "chars": chars}.items() <= warned[-1].items()
