@@ -178,3 +178,13 @@ async def test_a_result_still_over_the_budget_is_logged_not_cut(server: KG, proj
     lines = [json.loads(line) for line in (server.root / "stderr.log").read_text().splitlines() if line.startswith("{")]
     warned = [x for x in lines if x.get("msg") == "result over the response budget"]
     assert {"tool": "generate_documents", "chars": chars}.items() <= warned[-1].items()
+
+
+async def test_graph_enhanced_search_is_cut_to_the_budget(server: KG, project: str) -> None:
+    """250 entities of 500-character names reached through a hub the search finds."""
+    p = {"project_id": project}
+    await hub_and_spokes(server, project, 250)
+    found = await server.ok("graph_enhanced_search", {**p, "query": "hub", "depth": 1, "limit": 250})
+    within_budget(found)
+    shown = len(found["results"])
+    assert found["omitted"] > 0 and found["result_count"] == shown and "left out" in found["note"]

@@ -77,6 +77,8 @@ class GraphSearchOut(BaseModel):
     context_size: int
     truncated: bool
     degraded: str | None = degraded_field()
+    omitted: int | None = None
+    note: str | None = None
 
 
 class Neighbor(BaseModel):
@@ -215,6 +217,7 @@ class ExtractAllOut(BaseModel):
     summary: str
     entities: list[EntityExtractionOut]
     entities_listed: int
+    note: str | None = None
 
 
 class LocalNode(BaseModel):
@@ -400,7 +403,7 @@ async def graph_enhanced_search(s: Services, p: GraphEnhancedSearch) -> dict[str
         vector_weight=p.vector_weight,
         graph_weight=p.graph_weight,
     )
-    return GraphSearchOut(
+    answer = GraphSearchOut(
         success=True,
         query=p.query,
         result_count=len(found.results),
@@ -415,6 +418,13 @@ async def graph_enhanced_search(s: Services, p: GraphEnhancedSearch) -> dict[str
         context_size=found.context_nodes,
         truncated=found.truncated,
     ).model_dump()
+    omitted = shaping.keep_fitting(answer, "results", at_least_one=True)
+    if omitted:
+        shown = len(answer["results"])
+        answer.update(result_count=shown, omitted=omitted)
+        how = "ask for fewer (limit) or without include_neighbors."
+        answer["note"] = shaping.left_out(shown, len(found.results), how)
+    return answer
 
 
 @graphrag.tool(EntityNeighbors, NeighborsOut, read_only=True, title="Get entity neighbours")
@@ -566,7 +576,7 @@ async def extract_all_relationships(s: Services, p: ExtractAll) -> dict[str, Any
         unresolved=sum(len(e.unresolved) for e in run.entities),
         remaining=run.remaining,
     )
-    return ExtractAllOut(
+    answer = ExtractAllOut(
         success=True,
         statistics=stats,
         has_more=run.remaining > 0,
@@ -574,6 +584,12 @@ async def extract_all_relationships(s: Services, p: ExtractAll) -> dict[str, Any
         entities=[EntityExtractionOut.model_validate(_entity_extraction(e)) for e in found[:LISTED_ENTITIES]],
         entities_listed=min(len(found), LISTED_ENTITIES),
     ).model_dump()
+    if shaping.keep_fitting(answer, "entities"):
+        listed = answer["entities_listed"]
+        answer["entities_listed"] = len(answer["entities"])
+        how = "the statistics count them all; extract_entity_relationships shows one entity."
+        answer["note"] = shaping.left_out(len(answer["entities"]), listed, how)
+    return answer
 
 
 @graphrag.tool(LocalGraphParams, LocalGraphResult, read_only=True, title="Build local graph")
