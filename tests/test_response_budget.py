@@ -188,3 +188,27 @@ async def test_graph_enhanced_search_is_cut_to_the_budget(server: KG, project: s
     within_budget(found)
     shown = len(found["results"])
     assert found["omitted"] > 0 and found["result_count"] == shown and "left out" in found["note"]
+
+
+async def test_relationship_paths_are_cut_to_the_budget(server: KG, project: str) -> None:
+    """Strong two-hop paths between a and b, each through a node of a 500-character name (the
+    search reads 32 of them, some 56k characters), asked for three times in one call."""
+    p = {"project_id": project}
+    middles = [{"name": f"mid {i:02d} {LONG}", "summary": "between", "node_type": "Thing"} for i in range(100)]
+    ends = [{"name": n, "summary": "an end", "node_type": "Thing"} for n in ("a", "b")]
+    made = await server.ok("manage_nodes", {**p, "operation": "create", "nodes": [*ends, *middles]})
+    assert all(r["status"] == "success" for r in made["results"]), made
+    links = [
+        {"source_id": end, "target_id": m["name"], "relationship_type": "LINKS", "relevance_strength": "strong"}
+        for m in middles
+        for end in ("a", "b")
+    ]
+    await server.ok("manage_relationships", {**p, "operation": "create", "relationships": links})
+    pair = {"source_node_id": "a", "target_node_id": "b"}
+    found = await server.ok(
+        "find_relationship_paths", {**p, "node_pairs": [pair] * 3, "max_paths_per_pair": 100, "max_path_length": 2}
+    )
+    within_budget(found)
+    shown = [len(result["paths"]) for result in found["path_results"]]
+    assert [result["summary"]["paths_returned"] for result in found["path_results"]] == shown
+    assert shown[0] == 32 and shown[2] < 32 and found["omitted"] == 96 - sum(shown) and "left out" in found["note"]

@@ -11,6 +11,7 @@ from polyg.core import limits
 from polyg.core.narrative import Step, tell
 from polyg.core.traversal import FANOUT, FRONTIER, EdgeRef, ScoredPath
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.knowledge.shared import knowledge, rounded, visible
 from polyg.tools.registry import Params
 
@@ -97,6 +98,8 @@ class PairResult(BaseModel):
 
 class PathsResult(BaseModel):
     path_results: list[PairResult]
+    omitted: int | None = None
+    note: str | None = None
 
 
 def _hop(edge: EdgeRef, score: float) -> dict[str, Any]:
@@ -175,4 +178,22 @@ async def find_relationship_paths(s: Services, p: FindRelationshipPaths) -> dict
                 },
             }
         )
-    return {"path_results": results}
+    answer: dict[str, Any] = {"path_results": results}
+    _within_budget(answer)
+    return answer
+
+
+def _within_budget(answer: dict[str, Any]) -> None:
+    """Each pair's paths, strongest first, cut to what fits in the budget together."""
+    pairs = answer["path_results"]
+    total = sum(len(pair["paths"]) for pair in pairs)
+    room = limits.RESPONSE_BUDGET - shaping.MARGIN - limits.size([{**pair, "paths": []} for pair in pairs])
+    omitted = 0
+    for pair in pairs:
+        omitted += shaping.keep_fitting(pair, "paths", room=max(room, 0))
+        room -= limits.size(pair["paths"])
+        pair["summary"]["paths_returned"] = len(pair["paths"])
+    if omitted:
+        answer["omitted"] = omitted
+        how = "ask for fewer node_pairs or a smaller max_paths_per_pair."
+        answer["note"] = shaping.left_out(total - omitted, total, how)
