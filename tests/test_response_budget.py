@@ -212,3 +212,24 @@ async def test_relationship_paths_are_cut_to_the_budget(server: KG, project: str
     shown = [len(result["paths"]) for result in found["path_results"]]
     assert [result["summary"]["paths_returned"] for result in found["path_results"]] == shown
     assert shown[0] == 32 and shown[2] < 32 and found["omitted"] == 96 - sum(shown) and "left out" in found["note"]
+
+
+async def test_causal_chain_is_cut_to_the_budget(server: KG, project: str) -> None:
+    """A root cause of 20 effects of 10,000 characters each, with evidence of 2,000."""
+    p = {"project_id": project}
+    root = await server.ok("add_event", {**p, "description": "the root cause", "occurred_at": "2026-01-01T09:00:00Z"})
+    root_id = root["event"]["id"]
+    for i in range(20):
+        effect = await server.ok(
+            "add_event",
+            {**p, "description": f"{i} " + "e" * 10_000, "occurred_at": "2026-01-02T09:00:00Z", "find_entities": False},
+        )
+        link = {"cause": root_id, "effect": effect["event"]["id"], "evidence": "v" * 2_000}
+        await server.ok("add_causal_link", {**p, **link})
+    chain = await server.ok("get_causal_chain", {**p, "event": root_id, "direction": "downstream", "depth": 1})
+    within_budget(chain)
+    shown = {n["id"] for n in chain["nodes"]}
+    assert 0 < len(shown) < 20 and chain["truncated_by_limit"] and "left out" in chain["note"]
+    # Every shown effect with its link, and no link to an effect left out.
+    assert sorted(x["effect_id"] for x in chain["links"]) == sorted(shown - {root_id})
+    assert chain["omitted"] == 2 * (20 - len(chain["links"]))

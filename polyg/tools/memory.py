@@ -235,6 +235,8 @@ class CausalChainResult(BaseModel):
     cycles: list[str]
     truncated_by_depth: bool
     truncated_by_limit: bool
+    omitted: int | None = None
+    note: str | None = None
 
 
 class StepOut(NodeOut):
@@ -896,7 +898,26 @@ async def get_causal_chain(s: Services, p: GetCausalChain) -> dict[str, Any]:
         min_confidence=p.min_confidence,
         max_nodes=p.limit,
     )
-    return chain_out(chain, p.direction, p.depth)
+    answer = chain_out(chain, p.direction, p.depth)
+    _chain_within_budget(answer)
+    return answer
+
+
+def _chain_within_budget(chain: dict[str, Any]) -> None:
+    """The nearest nodes that fit, then the links among them (at most half the room when the
+    links are long), so that no link shown names a node left out."""
+    nodes, links = chain["nodes"], chain["links"]
+    room = limits.RESPONSE_BUDGET - shaping.MARGIN - limits.size({**chain, "nodes": [], "links": []})
+    if limits.size(nodes) + limits.size(links) <= room:
+        return
+    shaping.keep_fitting(chain, "nodes", room=room - min(limits.size(links), room // 2))
+    shown = {chain["start"]["id"], *(n["id"] for n in chain["nodes"])}
+    chain["links"] = [x for x in links if x["cause_id"] in shown and x["effect_id"] in shown]
+    shaping.keep_fitting(chain, "links", room=room - limits.size(chain["nodes"]))
+    omitted = len(nodes) + len(links) - len(chain["nodes"]) - len(chain["links"])
+    chain.update(truncated_by_limit=True, omitted=omitted)
+    how = "ask for less depth, a higher min_confidence or a smaller limit."
+    chain["note"] = shaping.left_out(len(chain["nodes"]), len(nodes), how)
 
 
 @memory.tool(ExplainWhy, ExplainResult, read_only=True, title="Explain why")
