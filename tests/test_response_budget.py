@@ -233,3 +233,14 @@ async def test_causal_chain_is_cut_to_the_budget(server: KG, project: str) -> No
     # Every shown effect with its link, and no link to an effect left out.
     assert sorted(x["effect_id"] for x in chain["links"]) == sorted(shown - {root_id})
     assert chain["omitted"] == 2 * (20 - len(chain["links"]))
+
+
+async def test_recall_is_cut_to_the_budget(server: KG, project: str) -> None:
+    p = {"project_id": project}
+    for i in range(20):  # 20 events of 10,000 characters about one topic
+        text = f"Falcon review {i} " + "f" * 10_000
+        event = {**p, "description": text, "occurred_at": f"2026-02-{i + 1:02d}T10:00:00Z", "find_entities": False}
+        await server.ok("add_event", event)
+    recalled = await server.ok("recall", {**p, "query": "What happened in the Falcon review?", "max_results": 100})
+    within_budget(recalled)
+    assert recalled["omitted"] > 0 and recalled["truncated"] and "left out" in recalled["note"]

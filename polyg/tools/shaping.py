@@ -31,6 +31,21 @@ def keep_fitting(result: dict[str, Any], key: str, *, at_least_one: bool = False
     return len(items) - shown
 
 
+def share(result: dict[str, Any], places: list[tuple[dict[str, Any], str]]) -> tuple[int, int]:
+    """Cut several lists inside `result` (each `holder[key]`) so that `result` fits the budget:
+    in the order given, each keeps its first items that fit in the room the earlier ones left.
+    How many items are shown, of how many."""
+    whole = [holder[key] for holder, key in places]
+    for holder, key in places:
+        holder[key] = []
+    room = limits.RESPONSE_BUDGET - MARGIN - limits.size(result)
+    for (holder, key), items in zip(places, whole, strict=True):
+        holder[key] = items
+        keep_fitting(holder, key, room=max(room, 0))
+        room -= limits.size(holder[key])
+    return sum(len(holder[key]) for holder, key in places), sum(len(items) for items in whole)
+
+
 def left_out(shown: int, total: int, how_to_see_more: str) -> str:
     return (
         f"Only {shown} of the {total} found are shown; {total - shown} were left out to keep "

@@ -6,7 +6,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from polyg.core import limits
 from polyg.runtime.app import Services
 from polyg.tools import shaping
 from polyg.tools.knowledge.shared import knowledge, visible
@@ -131,17 +130,8 @@ ROOM_ORDER = ("relationships", "nearby_nodes")
 def _within_budget(answer: dict[str, Any]) -> None:
     """Each term's relationships, then nearby nodes, cut to what fits in the budget together."""
     hoods = answer["neighborhoods"].values()
-    total = sum(len(hood[key]) for hood in hoods for key in ROOM_ORDER)
-    emptied = {term: {**hood, **{key: [] for key in ROOM_ORDER}} for term, hood in answer["neighborhoods"].items()}
-    bare = {**answer, "neighborhoods": emptied}
-    room = limits.RESPONSE_BUDGET - shaping.MARGIN - limits.size(bare)
-    omitted = 0
-    for key in ROOM_ORDER:
-        for hood in hoods:
-            omitted += shaping.keep_fitting(hood, key, room=max(room, 0))
-            room -= limits.size(hood[key])
-    if omitted:
-        answer["omitted"] = omitted
-        answer["note"] = shaping.left_out(
-            total - omitted, total, "ask with fewer search_terms or a smaller neighborhood_depth."
-        )
+    shown, total = shaping.share(answer, [(hood, key) for key in ROOM_ORDER for hood in hoods])
+    if shown < total:
+        answer["omitted"] = total - shown
+        how = "ask with fewer search_terms or a smaller neighborhood_depth."
+        answer["note"] = shaping.left_out(shown, total, how)

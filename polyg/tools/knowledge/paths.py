@@ -186,14 +186,10 @@ async def find_relationship_paths(s: Services, p: FindRelationshipPaths) -> dict
 def _within_budget(answer: dict[str, Any]) -> None:
     """Each pair's paths, strongest first, cut to what fits in the budget together."""
     pairs = answer["path_results"]
-    total = sum(len(pair["paths"]) for pair in pairs)
-    room = limits.RESPONSE_BUDGET - shaping.MARGIN - limits.size([{**pair, "paths": []} for pair in pairs])
-    omitted = 0
+    shown, total = shaping.share(answer, [(pair, "paths") for pair in pairs])
     for pair in pairs:
-        omitted += shaping.keep_fitting(pair, "paths", room=max(room, 0))
-        room -= limits.size(pair["paths"])
         pair["summary"]["paths_returned"] = len(pair["paths"])
-    if omitted:
-        answer["omitted"] = omitted
+    if shown < total:
+        answer["omitted"] = total - shown
         how = "ask for fewer node_pairs or a smaller max_paths_per_pair."
-        answer["note"] = shaping.left_out(total - omitted, total, how)
+        answer["note"] = shaping.left_out(shown, total, how)
