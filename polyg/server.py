@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from polyg import __version__
 from polyg.access import FULL_ACCESS, Grant, grant_of_request
-from polyg.core import degraded, progress
+from polyg.core import degraded, limits, progress
 from polyg.errors import PolygError
 from polyg.logs import new_request_id, request_id
 from polyg.runtime.app import Polyg
@@ -67,6 +67,15 @@ def success_result(value: dict[str, Any] | str, rid: str) -> types.CallToolResul
         structured_content=structured,
         _meta={"polyg/requestId": rid},
     )
+
+
+def warn_if_over_budget(tool: str, result: types.CallToolResult) -> None:
+    """A safety net, not a cut: each tool cuts its own lists (polyg.tools.shaping) and says how
+    to see the rest, which a cut here could not; a result still over the budget is logged."""
+    text = result.content[0]
+    chars = len(text.text) if isinstance(text, types.TextContent) else 0
+    if chars > limits.RESPONSE_BUDGET:
+        log.warning("result over the response budget", extra={"tool": tool, "chars": chars})
 
 
 def unknown_tool(name: str) -> MCPError:
@@ -177,6 +186,7 @@ class Dispatcher:
                 value["degraded"] = degraded.reason(notes)
                 outcome["degraded"] = value["degraded"]
             result = success_result(value, rid)
+            warn_if_over_budget(tool.name, result)
             outcome["ok"] = True
             return result
         except PolygError as exc:

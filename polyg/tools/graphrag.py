@@ -13,12 +13,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from polyg.core import progress
+from polyg.core import limits, progress
 from polyg.core.extract import EntityExtraction, Extracted
 from polyg.core.graph_search import ContextNeighbour, RankedEntity
 from polyg.core.traversal import EdgeRef
 from polyg.core.weighted_links import is_causal, shown_type, stored_type
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.registry import Params, Toolset, degraded_field
 
 graphrag = Toolset(
@@ -76,6 +77,8 @@ class GraphSearchOut(BaseModel):
     context_size: int
     truncated: bool
     degraded: str | None = degraded_field()
+    omitted: int | None = None
+    note: str | None = None
 
 
 class Neighbor(BaseModel):
@@ -105,6 +108,8 @@ class NeighborsOut(BaseModel):
     neighbors: list[Neighbor]
     search_params: NeighborParams
     truncated: bool
+    omitted: int | None = None
+    note: str | None = None
 
 
 class RelationshipOut(BaseModel):
@@ -212,6 +217,7 @@ class ExtractAllOut(BaseModel):
     summary: str
     entities: list[EntityExtractionOut]
     entities_listed: int
+    note: str | None = None
 
 
 class LocalNode(BaseModel):
@@ -238,6 +244,8 @@ class LocalGraphOut(BaseModel):
     edge_count: int
     missing: list[str]
     truncated: bool
+    omitted: int | None = None
+    note: str | None = None
 
 
 class LocalGraphResult(BaseModel):
@@ -395,7 +403,7 @@ async def graph_enhanced_search(s: Services, p: GraphEnhancedSearch) -> dict[str
         vector_weight=p.vector_weight,
         graph_weight=p.graph_weight,
     )
-    return GraphSearchOut(
+    answer = GraphSearchOut(
         success=True,
         query=p.query,
         result_count=len(found.results),
@@ -410,6 +418,13 @@ async def graph_enhanced_search(s: Services, p: GraphEnhancedSearch) -> dict[str
         context_size=found.context_nodes,
         truncated=found.truncated,
     ).model_dump()
+    omitted = shaping.keep_fitting(answer, "results", at_least_one=True)
+    if omitted:
+        shown = len(answer["results"])
+        answer.update(result_count=shown, omitted=omitted)
+        how = "ask for fewer (limit) or without include_neighbors."
+        answer["note"] = shaping.left_out(shown, len(found.results), how)
+    return answer
 
 
 @graphrag.tool(EntityNeighbors, NeighborsOut, read_only=True, title="Get entity neighbours")
@@ -444,7 +459,7 @@ async def get_entity_neighbors(s: Services, p: EntityNeighbors) -> dict[str, Any
         )
         for n in found.neighbours
     ]
-    return NeighborsOut(
+    answer = NeighborsOut(
         success=True,
         entity_id=entity_id,
         neighbor_count=len(neighbors),
@@ -454,6 +469,13 @@ async def get_entity_neighbors(s: Services, p: EntityNeighbors) -> dict[str, Any
         ),
         truncated=found.truncated,
     ).model_dump()
+    omitted = shaping.keep_fitting(answer, "neighbors")
+    if omitted:
+        shown = len(answer["neighbors"])
+        answer.update(truncated=True, neighbor_count=shown, omitted=omitted)
+        how = "ask for fewer (limit, depth) or narrow by relation_type."
+        answer["note"] = shaping.left_out(shown, len(neighbors), how)
+    return answer
 
 
 @graphrag.tool(AddRelationship, RelationshipOut, idempotent=True, title="Add entity relationship")
@@ -554,7 +576,7 @@ async def extract_all_relationships(s: Services, p: ExtractAll) -> dict[str, Any
         unresolved=sum(len(e.unresolved) for e in run.entities),
         remaining=run.remaining,
     )
-    return ExtractAllOut(
+    answer = ExtractAllOut(
         success=True,
         statistics=stats,
         has_more=run.remaining > 0,
@@ -562,6 +584,12 @@ async def extract_all_relationships(s: Services, p: ExtractAll) -> dict[str, Any
         entities=[EntityExtractionOut.model_validate(_entity_extraction(e)) for e in found[:LISTED_ENTITIES]],
         entities_listed=min(len(found), LISTED_ENTITIES),
     ).model_dump()
+    if shaping.keep_fitting(answer, "entities"):
+        listed = answer["entities_listed"]
+        answer["entities_listed"] = len(answer["entities"])
+        how = "the statistics count them all; extract_entity_relationships shows one entity."
+        answer["note"] = shaping.left_out(len(answer["entities"]), listed, how)
+    return answer
 
 
 @graphrag.tool(LocalGraphParams, LocalGraphResult, read_only=True, title="Build local graph")
@@ -595,4 +623,19 @@ async def build_local_graph(s: Services, p: LocalGraphParams) -> dict[str, Any]:
         missing=list(local.missing),
         truncated=local.truncated,
     )
-    return LocalGraphResult(success=True, graph=graph).model_dump()
+    answer = LocalGraphResult(success=True, graph=graph).model_dump()
+    _local_graph_within_budget(answer["graph"])
+    return answer
+
+
+def _local_graph_within_budget(graph: dict[str, Any]) -> None:
+    """Edges first, then nodes, cut to the budget: the first nodes are the ones asked for."""
+    edges, nodes = len(graph["edges"]), len(graph["nodes"])
+    room = limits.RESPONSE_BUDGET - shaping.MARGIN - limits.size({**graph, "edges": []})
+    omitted = shaping.keep_fitting(graph, "edges", room=max(room, 0))
+    omitted += shaping.keep_fitting(graph, "nodes")
+    if omitted:
+        graph.update(truncated=True, node_count=len(graph["nodes"]), edge_count=len(graph["edges"]), omitted=omitted)
+        graph["note"] = shaping.left_out(
+            len(graph["nodes"]) + len(graph["edges"]), nodes + edges, "ask for fewer entity_ids."
+        )

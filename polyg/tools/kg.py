@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -12,6 +11,7 @@ from polyg.core.entities import EntityDetail, Observation
 from polyg.core.model import Edge, Node
 from polyg.runtime.app import Services
 from polyg.store.names import NAME, RESERVED_REL_TYPES
+from polyg.tools import shaping
 from polyg.tools.listing import LISTED
 from polyg.tools.prompts import PROMPTS
 from polyg.tools.registry import Params, Toolset
@@ -264,20 +264,6 @@ def shape_relationship(edge: Edge) -> dict[str, Any]:
 NARROW = "ask for fewer (limit) or narrow by relationship_type or direction."
 
 
-def _within_budget(key: str, items: list[Any], how_to_see_more: Callable[[int], str]) -> dict[str, Any]:
-    """`{key: items}` cut to the response budget (a `Capped` result), saying in words what was
-    left out and, given how many are shown, how to see the rest."""
-    shown = limits.fit(items, limits.RESPONSE_BUDGET - 1_000)
-    result: dict[str, Any] = {key: items[:shown]}
-    if shown < len(items):
-        result["omitted"] = len(items) - shown
-        result["note"] = (
-            f"Only {shown} of the {len(items)} found are shown; {len(items) - shown} were left out to keep "
-            f"this result small: {how_to_see_more(shown)}"
-        )
-    return result
-
-
 @kg.tool(CreateEntity, EntityResult, title="Create entity")
 async def create_entity(s: Services, p: CreateEntity) -> dict[str, Any]:
     """Create an entity with optional description, observations and parent."""
@@ -315,7 +301,7 @@ async def list_entities(s: Services, p: ListEntities) -> dict[str, Any]:
     entities = await s.entities.find(
         s.project(p.project_id), type_=p.type, name_contains=p.name_contains, limit=p.limit, offset=p.offset
     )
-    return _within_budget(
+    return shaping.capped(
         "entities",
         [entity_summary(e) for e in entities],
         lambda shown: f"call list_entities again with offset {p.offset + shown}.",
@@ -357,7 +343,7 @@ async def get_relationships(s: Services, p: RelationshipQuery) -> dict[str, Any]
     rels = await s.relationships.list_for(
         s.project(p.project_id), p.entity_id, type_=p.relationship_type, direction=p.direction, limit=p.limit
     )
-    return _within_budget("relationships", [shape_relationship(r) for r in rels], lambda _: NARROW)
+    return shaping.capped("relationships", [shape_relationship(r) for r in rels], lambda _: NARROW)
 
 
 @kg.tool(RelationshipQuery, RelatedEntities, read_only=True, title="Get related entities")
@@ -373,7 +359,7 @@ async def get_related_entities(s: Services, p: RelationshipQuery) -> dict[str, A
         }
         for n in related
     ]
-    return _within_budget("related_entities", shaped, lambda _: NARROW)
+    return shaping.capped("related_entities", shaped, lambda _: NARROW)
 
 
 @kg.tool(RelationshipRef, destructive=True, title="Delete relationship")

@@ -21,7 +21,7 @@ from polyg.core.temporal import Event, Fact
 from polyg.core.time import format_utc, parse_instant
 from polyg.errors import InvalidParams, NotFound
 from polyg.runtime.app import Services
-from polyg.tools import kg
+from polyg.tools import kg, shaping
 from polyg.tools.registry import Params, Toolset, degraded_field
 
 memory = Toolset(
@@ -155,6 +155,8 @@ class FactList(BaseModel):
     facts: list[FactOut]
     has_more: bool
     as_of: str | None
+    next_offset: int | None = None
+    note: str | None = None
 
 
 class TimelineItemOut(BaseModel):
@@ -174,6 +176,7 @@ class TimelineResult(BaseModel):
     items: list[TimelineItemOut]
     has_more: bool
     next_offset: int | None
+    note: str | None = None
 
 
 class InvalidationOut(BaseModel):
@@ -232,6 +235,8 @@ class CausalChainResult(BaseModel):
     cycles: list[str]
     truncated_by_depth: bool
     truncated_by_limit: bool
+    omitted: int | None = None
+    note: str | None = None
 
 
 class StepOut(NodeOut):
@@ -306,6 +311,7 @@ class ExportResult(BaseModel):
     next_offset: int | None
     statements: list[str] = []
     items: list[dict[str, Any]] = []
+    note: str | None = None
 
 
 # --- parameters ----------------------------------------------------------------------------
@@ -764,11 +770,19 @@ async def get_facts(s: Services, p: GetFacts) -> dict[str, Any]:
         limit=p.limit,
         offset=p.offset,
     )
-    return {
+    answer: dict[str, Any] = {
         "facts": [fact_out(f, now_text(s)) for f in facts],
         "has_more": more,
         "as_of": None if p.include_history else format_utc(as_of or graphs.temporal.clock.now()),
     }
+    omitted = shaping.keep_fitting(answer, "facts", at_least_one=True)
+    if omitted:
+        answer["has_more"] = True
+        answer["next_offset"] = p.offset + len(answer["facts"])
+        answer["note"] = shaping.left_out(
+            len(answer["facts"]), len(facts), f"call get_facts again with offset {answer['next_offset']}."
+        )
+    return answer
 
 
 @memory.tool(QueryTimeline, TimelineResult, read_only=True, title="Query timeline")
@@ -787,7 +801,7 @@ async def query_timeline(s: Services, p: QueryTimeline) -> dict[str, Any]:
         offset=p.offset,
     )
     now = now_text(s)
-    return {
+    answer: dict[str, Any] = {
         "from": timeline.start,
         "to": timeline.end,
         "items": [
@@ -799,6 +813,14 @@ async def query_timeline(s: Services, p: QueryTimeline) -> dict[str, Any]:
         "has_more": timeline.has_more,
         "next_offset": timeline.next_offset,
     }
+    if shaping.keep_fitting(answer, "items", at_least_one=True):
+        shown = len(answer["items"])
+        answer["has_more"] = True
+        answer["next_offset"] = p.offset + shown
+        answer["note"] = shaping.left_out(
+            shown, len(timeline.items), f"call query_timeline again with offset {answer['next_offset']}."
+        )
+    return answer
 
 
 @memory.tool(ListInvalidations, InvalidationList, read_only=True, title="List invalidations")
@@ -876,7 +898,26 @@ async def get_causal_chain(s: Services, p: GetCausalChain) -> dict[str, Any]:
         min_confidence=p.min_confidence,
         max_nodes=p.limit,
     )
-    return chain_out(chain, p.direction, p.depth)
+    answer = chain_out(chain, p.direction, p.depth)
+    _chain_within_budget(answer)
+    return answer
+
+
+def _chain_within_budget(chain: dict[str, Any]) -> None:
+    """The nearest nodes that fit, then the links among them (at most half the room when the
+    links are long), so that no link shown names a node left out."""
+    nodes, links = chain["nodes"], chain["links"]
+    room = limits.RESPONSE_BUDGET - shaping.MARGIN - limits.size({**chain, "nodes": [], "links": []})
+    if limits.size(nodes) + limits.size(links) <= room:
+        return
+    shaping.keep_fitting(chain, "nodes", room=room - min(limits.size(links), room // 2))
+    shown = {chain["start"]["id"], *(n["id"] for n in chain["nodes"])}
+    chain["links"] = [x for x in links if x["cause_id"] in shown and x["effect_id"] in shown]
+    shaping.keep_fitting(chain, "links", room=room - limits.size(chain["nodes"]))
+    omitted = len(nodes) + len(links) - len(chain["nodes"]) - len(chain["links"])
+    chain.update(truncated_by_limit=True, omitted=omitted)
+    how = "ask for less depth, a higher min_confidence or a smaller limit."
+    chain["note"] = shaping.left_out(len(chain["nodes"]), len(nodes), how)
 
 
 @memory.tool(ExplainWhy, ExplainResult, read_only=True, title="Explain why")
@@ -992,7 +1033,7 @@ async def export_graph(s: Services, p: ExportGraph) -> dict[str, Any]:
     export = await s.memory.views.export(
         s.project(p.project_id), p.format, offset=p.offset, limit=p.limit, embeddings=p.include_embeddings
     )
-    return {
+    page: dict[str, Any] = {
         "format": export.format,
         "nodes": export.nodes,
         "edges": export.edges,
@@ -1001,3 +1042,24 @@ async def export_graph(s: Services, p: ExportGraph) -> dict[str, Any]:
         "statements": export.statements,
         "items": export.items,
     }
+    return _export_within_budget(page)
+
+
+def _export_within_budget(page: dict[str, Any]) -> dict[str, Any]:
+    """A page cut to the response budget: its first nodes and edges that fit, `next_offset`
+    where the rest start. Index statements (the first page's) come before the rows and stay."""
+    key = "items" if page["format"] == "json" else "statements"
+    rows = page["nodes"] + page["edges"]
+    whole = page[key]
+    leading = len(whole) - rows  # index statements, not counted by offset
+    if shaping.keep_fitting(page, key) and rows:
+        # At least one row, so that paging moves on.
+        shown = max(len(page[key]) - leading, 1)
+        page[key] = whole[: leading + shown]
+    if rows and len(page[key]) < len(whole):
+        shown = len(page[key]) - leading
+        page["nodes"] = min(page["nodes"], shown)
+        page["edges"] = shown - page["nodes"]
+        page["next_offset"] = page["offset"] + shown
+        page["note"] = shaping.left_out(shown, rows, f"call export_graph again with offset {page['next_offset']}.")
+    return page

@@ -18,6 +18,7 @@ from polyg.core.recall.output import SynthesizerOutput
 from polyg.core.recall.service import DEFAULT_MAX_RESULTS, MAX_RESULTS, RecallService
 from polyg.core.time import FixedClock
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.memory import REFERENCE, memory
 from polyg.tools.registry import Params, degraded_field
 
@@ -45,6 +46,8 @@ class RecallResult(SynthesizerOutput):
     truncated: bool = False
     classification: ClassifierOutput | None = None
     degraded: str | None = degraded_field()
+    omitted: int | None = None
+    note: str | None = None
 
 
 class RememberResult(BaseModel):
@@ -62,6 +65,10 @@ class RememberResult(BaseModel):
     facts_invalidated: list[str] = []
     causal_links_added: list[str] = []
     causal_links_updated: list[str] = []
+
+
+# The reasoning's lists, cut after the evidence when a result would pass the response budget.
+REASONING_LISTS = ("causal_chain", "entities_involved", "semantic_matches")
 
 
 # --- parameters ----------------------------------------------------------------------------
@@ -120,7 +127,7 @@ async def recall(s: Services, p: Recall) -> dict[str, Any]:
         ).model_dump()
         for e in result.evidence
     ]
-    return {
+    answer = {
         **result.output.model_dump(),
         "evidence": evidence,
         "failed_graphs": result.failed,
@@ -128,6 +135,17 @@ async def recall(s: Services, p: Recall) -> dict[str, Any]:
         "truncated": result.truncated,
         "classification": result.classification.model_dump() if p.include_reasoning else None,
     }
+    # The answer is kept whole; the evidence it cites first, then the reasoning's lists.
+    reasoning = answer["reasoning"]
+    places = [(answer, "evidence")] + [(reasoning, key) for key in REASONING_LISTS]
+    if reasoning.get("temporal_context"):
+        places.insert(1, (reasoning["temporal_context"], "events"))
+    shown, total = shaping.share(answer, places)
+    if shown < total:
+        answer.update(truncated=True, omitted=total - shown)
+        how = "ask for fewer (max_results) or a narrower query."
+        answer["note"] = shaping.left_out(shown, total, how)
+    return answer
 
 
 @memory.tool(Remember, RememberResult, title="Remember")

@@ -13,6 +13,7 @@ from polyg.core.ingest import IngestService
 from polyg.core.parsers import Document
 from polyg.core.retrieval import DEFAULT_LIMIT, MAX_LIMIT, Retrieved
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.registry import Params, Toolset, degraded_field
 
 retrieval = Toolset(
@@ -57,6 +58,8 @@ class RetrieveResult(BaseModel):
 class RetrieveResults(BaseModel):
     results: list[RetrieveResult]
     total_results: int
+    omitted: int | None = None
+    note: str | None = None
     degraded: str | None = degraded_field()
 
 
@@ -116,8 +119,12 @@ def shape(found: Retrieved) -> dict[str, Any]:
 async def retrieve(s: Services, project_id: str | None, query: str, limit: int) -> dict[str, Any]:
     """What graph_retrieve and `polyg query` answer."""
     found = await s.retrieval.retrieve(s.project(project_id), query, limit)
-    results = [shape(item) for item in found]
-    return {"results": results, "total_results": len(results)}
+    answer: dict[str, Any] = {"results": [shape(item) for item in found], "total_results": len(found)}
+    omitted = shaping.keep_fitting(answer, "results", at_least_one=True)
+    if omitted:
+        answer.update(total_results=len(answer["results"]), omitted=omitted)
+        answer["note"] = shaping.left_out(len(answer["results"]), len(found), "ask for fewer (limit).")
+    return answer
 
 
 @retrieval.tool(GraphRetrieveParams, RetrieveResults, read_only=True, title="Graph retrieve")

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from polyg.core.documents import MAX_IDENTIFIERS, Document
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.knowledge.shared import knowledge
 from polyg.tools.registry import Params
 
@@ -34,6 +35,8 @@ class DocumentOut(BaseModel):
 
 class DocumentsResult(BaseModel):
     documents: list[DocumentOut]
+    omitted: int | None = None
+    note: str | None = None
 
 
 def _document(d: Document, include_dependencies: bool) -> dict[str, Any]:
@@ -59,4 +62,10 @@ async def generate_documents(s: Services, p: GenerateDocuments) -> dict[str, Any
         force_regenerate=p.force_regenerate,
         template_override=p.template_override,
     )
-    return {"documents": [_document(d, p.include_dependencies) for d in documents]}
+    answer: dict[str, Any] = {"documents": [_document(d, p.include_dependencies) for d in documents]}
+    omitted = shaping.keep_fitting(answer, "documents", at_least_one=True)
+    if omitted:
+        shown = len(documents) - omitted
+        answer["omitted"] = omitted
+        answer["note"] = shaping.left_out(shown, len(documents), "ask for the later node_identifiers in another call.")
+    return answer

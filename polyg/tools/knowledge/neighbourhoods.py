@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.knowledge.shared import knowledge, visible
 from polyg.tools.registry import Params, degraded_field
 
@@ -67,6 +68,8 @@ class NeighborhoodsResult(BaseModel):
     neighborhoods: dict[str, NeighborhoodOut]
     recommendations: RecommendationsOut
     degraded: str | None = degraded_field()
+    omitted: int | None = None
+    note: str | None = None
 
 
 @knowledge.tool(ExploreNeighborhoods, NeighborhoodsResult, read_only=True, title="Explore neighborhoods")
@@ -106,7 +109,7 @@ async def explore_neighborhoods(s: Services, p: ExploreNeighborhoods) -> dict[st
         }
         for term, hood in found.terms.items()
     }
-    return {
+    answer: dict[str, Any] = {
         "neighborhoods": neighborhoods,
         "recommendations": {
             "suggested_parents": [
@@ -116,3 +119,19 @@ async def explore_neighborhoods(s: Services, p: ExploreNeighborhoods) -> dict[st
             "missing_intermediate_nodes": found.missing,
         },
     }
+    _within_budget(answer)
+    return answer
+
+
+# The lists that grow with depth, given room in this order (the found nodes are always kept).
+ROOM_ORDER = ("relationships", "nearby_nodes")
+
+
+def _within_budget(answer: dict[str, Any]) -> None:
+    """Each term's relationships, then nearby nodes, cut to what fits in the budget together."""
+    hoods = answer["neighborhoods"].values()
+    shown, total = shaping.share(answer, [(hood, key) for key in ROOM_ORDER for hood in hoods])
+    if shown < total:
+        answer["omitted"] = total - shown
+        how = "ask with fewer search_terms or a smaller neighborhood_depth."
+        answer["note"] = shaping.left_out(shown, total, how)

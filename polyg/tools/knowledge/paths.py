@@ -11,6 +11,7 @@ from polyg.core import limits
 from polyg.core.narrative import Step, tell
 from polyg.core.traversal import FANOUT, FRONTIER, EdgeRef, ScoredPath
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.knowledge.shared import knowledge, rounded, visible
 from polyg.tools.registry import Params
 
@@ -97,6 +98,8 @@ class PairResult(BaseModel):
 
 class PathsResult(BaseModel):
     path_results: list[PairResult]
+    omitted: int | None = None
+    note: str | None = None
 
 
 def _hop(edge: EdgeRef, score: float) -> dict[str, Any]:
@@ -175,4 +178,18 @@ async def find_relationship_paths(s: Services, p: FindRelationshipPaths) -> dict
                 },
             }
         )
-    return {"path_results": results}
+    answer: dict[str, Any] = {"path_results": results}
+    _within_budget(answer)
+    return answer
+
+
+def _within_budget(answer: dict[str, Any]) -> None:
+    """Each pair's paths, strongest first, cut to what fits in the budget together."""
+    pairs = answer["path_results"]
+    shown, total = shaping.share(answer, [(pair, "paths") for pair in pairs])
+    for pair in pairs:
+        pair["summary"]["paths_returned"] = len(pair["paths"])
+    if shown < total:
+        answer["omitted"] = total - shown
+        how = "ask for fewer node_pairs or a smaller max_paths_per_pair."
+        answer["note"] = shaping.left_out(shown, total, how)

@@ -1,0 +1,66 @@
+"""Results cut to the response budget (`limits.RESPONSE_BUDGET`), saying what was left out.
+
+One mechanism for every toolset: a tool builds its whole result, then cuts one list field of
+it to the first items that fit, and says so in the fields its output model has (`omitted` and
+`note`, `has_more` and `next_offset`, or its own). The dispatcher only logs a result still over
+the budget: a generic cut there could not say how to see the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from polyg.core import limits
+
+# Room kept for what a tool adds after cutting (the note, paging fields, `degraded`).
+MARGIN = 1_000
+
+
+def keep_fitting(result: dict[str, Any], key: str, *, at_least_one: bool = False, room: int | None = None) -> int:
+    """Cut `result[key]` to its first items so that `result` fits the budget (or `room`
+    characters for the list); how many were left out. `at_least_one` keeps the first item even
+    when it alone is larger, for paged results that must move on."""
+    items: list[Any] = result[key]
+    if room is None:
+        room = limits.RESPONSE_BUDGET - MARGIN - limits.size({**result, key: []})
+    shown = limits.fit(items, room)
+    if at_least_one and items:
+        shown = max(shown, 1)
+    result[key] = items[:shown]
+    return len(items) - shown
+
+
+def share(result: dict[str, Any], places: list[tuple[dict[str, Any], str]]) -> tuple[int, int]:
+    """Cut several lists inside `result` (each `holder[key]`) so that `result` fits the budget:
+    in the order given, each keeps its first items that fit in the room the earlier ones left.
+    How many items are shown, of how many."""
+    whole = [holder[key] for holder, key in places]
+    for holder, key in places:
+        holder[key] = []
+    room = limits.RESPONSE_BUDGET - MARGIN - limits.size(result)
+    for (holder, key), items in zip(places, whole, strict=True):
+        holder[key] = items
+        keep_fitting(holder, key, room=max(room, 0))
+        room -= limits.size(holder[key])
+    return sum(len(holder[key]) for holder, key in places), sum(len(items) for items in whole)
+
+
+def left_out(shown: int, total: int, how_to_see_more: str) -> str:
+    return (
+        f"Only {shown} of the {total} found are shown; {total - shown} were left out to keep "
+        f"this result small: {how_to_see_more}"
+    )
+
+
+def capped(key: str, items: list[Any], how_to_see_more: Callable[[int], str] | str) -> dict[str, Any]:
+    """`{key: items}` cut to the budget, with `omitted` and a `note` saying, given how many are
+    shown, how to see the rest (for output models with `omitted` and `note` fields)."""
+    result: dict[str, Any] = {key: items}
+    omitted = keep_fitting(result, key)
+    if omitted:
+        shown = len(items) - omitted
+        how = how_to_see_more if isinstance(how_to_see_more, str) else how_to_see_more(shown)
+        result["omitted"] = omitted
+        result["note"] = left_out(shown, len(items), how)
+    return result
