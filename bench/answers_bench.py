@@ -28,7 +28,7 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.common import PolygServer, clean_env  # noqa: E402
+from bench.common import PolygServer, append_history, clean_env, machine_info  # noqa: E402
 
 SHARED_SET = REPO / ".." / "shared" / "eval" / "answers_dev.yaml"
 REPO_SET = REPO / "bench" / "data" / "answers_dev.yaml"
@@ -143,16 +143,23 @@ def main() -> None:
     parser.add_argument("sets", nargs="*", type=Path, help="answer sets (default: the shared dev set and the repo's)")
     parser.add_argument("--show-all", action="store_true", help="list every answer, not only the failures")
     parser.add_argument("--no-save", action="store_true", help=f"do not write {RESULTS.relative_to(REPO)}")
+    parser.add_argument("--smoke", action="store_true", help="one scenario of the repo's set, nothing saved")
     options = parser.parse_args()
-    sets = options.sets or [SHARED_SET.resolve(), REPO_SET]
-    scenarios = load_scenarios(sets)
+    sets = options.sets or ([REPO_SET] if options.smoke else [SHARED_SET.resolve(), REPO_SET])
+    scenarios = load_scenarios(sets)[:1] if options.smoke else load_scenarios(sets)
     started = time.perf_counter()
     rows = asyncio.run(run(scenarios))
     text = report(rows, sets, time.perf_counter() - started, options.show_all)
     print(text)
-    if not options.no_save:
+    if not (options.no_save or options.smoke):
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(text)
+        kinds: dict[str, list[bool]] = defaultdict(list)
+        for row in rows:
+            kinds[row["kind"]].append(row["passed"])
+        figures = {"passed": sum(r["passed"] for r in rows), "questions": len(rows)}
+        figures |= {f"{kind}_passed": sum(v) for kind, v in sorted(kinds.items())}
+        append_history("answers", "dev", figures, machine_info())
 
 
 if __name__ == "__main__":
