@@ -29,6 +29,7 @@ from polyg.checksum import verify_sha256
 from polyg.embed.base import Embedder, check_texts, in_background_thread, lower_priority
 from polyg.embed.quantize import quantized_copy
 from polyg.errors import EmbeddingError, EmbeddingModelError, TextEncodingError
+from polyg.native_imports import NATIVE_IMPORTS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -143,8 +144,9 @@ class MiniLMEmbedder(Embedder):
         # Imported here, not at module level: onnxruntime alone takes ~70 ms to import and
         # the server should start (and answer `initialize`) before the model is needed.
         try:
-            import onnxruntime  # noqa: F401 (fail here, clearly, if it is missing)
-            from tokenizers import Tokenizer
+            with NATIVE_IMPORTS:
+                import onnxruntime  # noqa: F401 (fail here, clearly, if it is missing)
+                from tokenizers import Tokenizer
         except ImportError as exc:
             raise EmbeddingModelError(f"MiniLM needs onnxruntime and tokenizers: {exc}") from exc
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from polyg.checksum import verify_sha256
 from polyg.errors import PolygError
+from polyg.native_imports import NATIVE_IMPORTS
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -108,7 +109,8 @@ class Pipeline:
     def load(self) -> Language:
         with self._lock:
             if self._nlp is None:
-                import spacy
+                with NATIVE_IMPORTS:
+                    import spacy
 
                 _register_line_breaks()
                 path = model_path()
