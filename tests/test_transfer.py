@@ -238,11 +238,6 @@ def test_memory_jsonl_round_trip_is_idempotent_and_exact(root: Path, tmp_path: P
     assert set(exported_relations) == {(r["from"], r["to"], r["relationType"]) for r in relations}
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="intermittent (1 of 3 full runs, session 12): the second import created the existing relation again; "
-    "under investigation, see the session 12 closing note",
-)
 def test_import_merges_into_what_exists(root: Path, tmp_path: Path) -> None:
     first = write_jsonl(
         tmp_path / "first.jsonl",

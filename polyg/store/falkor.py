@@ -3,6 +3,15 @@
 The same class serves both modes: embedded (a private server on a Unix socket, started by
 `polyg.store.embedded`) and server (`falkor://host:port`). Reads go through GRAPH.RO_QUERY.
 redis errors are translated here into `StoreError`s with spec 001 codes.
+
+Writes to one graph are sent one at a time (`_write_lock`). FalkorDB numbers a graph's property
+names as queries are planned, but logs and replicates writes in the order they commit, some as
+effects that name properties by number alone. Two concurrent writes each bringing a new name
+could commit in the other order than they were numbered, and replaying the log (the embedded
+store's restart, a replica) then put values under the wrong names: `origin` read back as
+`source_types`. FalkorDB runs one write per graph at a time anyway; waiting here costs a round
+trip, not throughput. Several processes writing one graph at once stay exposed (FalkorDB's own
+bug; see docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -163,6 +172,7 @@ class FalkorStore:
                 pool_size=pool_size,
                 timeout_s=timeout_s,
             )
+        self._write_locks: dict[str, asyncio.Lock] = {}
         # Called (and awaited) when the server stops answering; the embedded mode uses it to
         # start its database again, so the calls after a database crash succeed.
         self.on_unreachable: Callable[[], Awaitable[None]] | None = None
@@ -271,8 +281,18 @@ class FalkorStore:
         graph = self._graph(project)
         query = graph._build_params_header(params) + cypher
         command = results.command(graph.name, query, read_only=read_only, timeout_ms=timeout_ms)
-        table: tuple[list[str], list[Row]] = await self._run(self._parsed(graph, command), graph.name)
-        return table
+        if read_only:
+            table: tuple[list[str], list[Row]] = await self._run(self._parsed(graph, command), graph.name)
+            return table
+        async with self._write_lock(graph.name):
+            return await self._run(self._parsed(graph, command), graph.name)
+
+    def _write_lock(self, graph: str) -> asyncio.Lock:
+        """The lock a write to `graph` holds from sending to reply (see the module's docstring)."""
+        lock = self._write_locks.get(graph)
+        if lock is None:
+            lock = self._write_locks[graph] = asyncio.Lock()
+        return lock
 
     async def _parsed(self, graph: Any, command: list[Any]) -> tuple[list[str], list[Row]]:
         if command[0] == results.QUERY and self.wait_replicas:
