@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -29,6 +30,7 @@ import jsonschema
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import TextResourceContents
 
 # The variables polyg reads; the developer's own values must not leak into a test server.
 _POLYG_ENV_PREFIXES = ("POLYG_", "FALKORDB_")
@@ -100,9 +102,19 @@ class Result:
         return self.text.removeprefix("Error: ")
 
 
-# Output schemas per client (by id, as Client is unhashable; the weak reference tells a reused
-# id apart), as a client that validates results keeps them after tools/list.
+# What each client's server publishes of its tools' output schemas, kept for the client's
+# session (by id, as Client is unhashable; the weak reference tells a reused id apart): the lean
+# `outputSchema` of tools/list, and the full one, read once per tool from its page.
 _output_schemas: dict[int, tuple[weakref.ref[Client], dict[str, dict[str, Any] | None]]] = {}
+_full_schemas: dict[int, tuple[weakref.ref[Client], dict[str, dict[str, Any] | None]]] = {}
+
+
+def _cached[T](cache: dict[int, tuple[weakref.ref[Client], T]], client: Client, make: T) -> T:
+    known = cache.get(id(client))
+    if known is not None and known[0]() is client:
+        return known[1]
+    cache[id(client)] = (weakref.ref(client), make)
+    return make
 
 
 async def output_schemas(client: Client) -> dict[str, dict[str, Any] | None]:
@@ -110,9 +122,34 @@ async def output_schemas(client: Client) -> dict[str, dict[str, Any] | None]:
     if known is not None and known[0]() is client:
         return known[1]
     listed = (await client.list_tools()).tools
-    schemas = {tool.name: tool.output_schema for tool in listed}
-    _output_schemas[id(client)] = (weakref.ref(client), schemas)
-    return schemas
+    return _cached(_output_schemas, client, {tool.name: tool.output_schema for tool in listed})
+
+
+_SCHEMA_BLOCK = re.compile(r"## Output schema\n\n```json\n(?P<json>.*?)\n```", re.DOTALL)
+
+
+async def full_output_schema(client: Client, tool: str) -> dict[str, Any] | None:
+    """The whole output schema the server publishes for `tool` on its page `polyg://tools/{tool}`
+    (tools/list carries only its top level: `polyg.tools.listing`); None for a tool it does not
+    serve. Read once per tool and session."""
+    schemas = _cached(_full_schemas, client, {})
+    if tool not in schemas:
+        if tool not in await output_schemas(client):
+            return None
+        page = await client.read_resource(f"polyg://tools/{tool}")
+        text = page.contents[0].text if isinstance(page.contents[0], TextResourceContents) else ""
+        found = _SCHEMA_BLOCK.search(text)
+        assert found is not None, f"{tool}: its page publishes no output schema:\n{text}"
+        schemas[tool] = json.loads(found["json"])
+    return schemas[tool]
+
+
+def schema_violations(schema: dict[str, Any], value: Any) -> list[str]:
+    """Each way `value` breaks `schema` (JSON Schema 2020-12, formats checked), as `at <path>:
+    <message>`, the offending value cut short."""
+    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    errors = sorted(validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    return [f"at {error.json_path}: {error.message[:300]}" for error in errors]
 
 
 def check_as_a_validating_client(tool: str, schema: dict[str, Any] | None, result: Any) -> None:
@@ -126,21 +163,39 @@ def check_as_a_validating_client(tool: str, schema: dict[str, Any] | None, resul
     if structured is None:
         assert result.is_error, f"{tool}: a success without structured content, though the tool declares a schema"
         return
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(structured), key=str)
-    assert not errors, f"{tool}: structured content does not match the output schema: {errors[0].message}"
+    problems = schema_violations(schema, structured)
+    assert not problems, f"{tool}: structured content does not match the listed output schema: " + "; ".join(problems)
+
+
+async def check_result(client: Client, tool: str, result: Any) -> None:
+    """Every check a result of `tool` must pass against what the server publishes: the listed
+    schema as a validating client applies it, and the tool's full output schema, so a result
+    that contradicts its own declared shape anywhere fails the test that got it."""
+    check_as_a_validating_client(tool, (await output_schemas(client)).get(tool), result)
+    structured = result.structured_content
+    if structured is None:
+        return
+    schema = await full_output_schema(client, tool)
+    if schema is None:
+        return
+    problems = schema_violations(schema, structured)
+    assert not problems, (
+        f"{tool}: its result breaks the output schema published on polyg://tools/{tool} "
+        f"({len(problems)} problems):\n  " + "\n  ".join(problems[:10])
+    )
 
 
 async def call(client: Client, tool: str, args: dict[str, Any] | None = None) -> Result:
     """Call a tool and check the invariants every polyg result keeps.
 
     Every result: one text item; `_meta` with "polyg/requestId" and "polyg/serverMs" (a float,
-    milliseconds); whatever a validating client checks (`check_as_a_validating_client`).
+    milliseconds); whatever a validating client checks and the full published output schema (`check_result`).
     Success: structuredContent is the text parsed as JSON (JSON tools) or {"message": text}
     (sentence tools). Error: text `Error: <message>`, no structuredContent, and the 4-digit
     code in `_meta` "polyg/errorCode".
     """
     result = await client.call_tool(tool, args or {})
-    check_as_a_validating_client(tool, (await output_schemas(client)).get(tool), result)
+    await check_result(client, tool, result)
     assert len(result.content) == 1, result.content
     item = result.content[0]
     assert item.type == "text", item

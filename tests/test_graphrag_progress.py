@@ -12,7 +12,7 @@ import pytest
 
 from polyg.core.extract import BATCH
 from tests.conftest import TRANSPORTS
-from tests.mcp_helpers import KG, kg_session
+from tests.mcp_helpers import KG, check_result, kg_session
 
 pytestmark = pytest.mark.anyio
 
@@ -48,6 +48,7 @@ async def test_progress_arrives_after_every_batch_when_asked(server: KG, project
         "extract_all_relationships", {"project_id": project}, progress_callback=on_progress
     )
     assert not result.is_error, result
+    await check_result(server.client, "extract_all_relationships", result)
     stats = result.structured_content["statistics"]
     assert stats["total_processed"] == ENTITIES
     assert stats["total_relationships"] == ENTITIES
@@ -68,5 +69,6 @@ async def test_no_progress_without_a_token_and_none_when_nothing_is_due(server: 
     again = await server.client.call_tool(
         "extract_all_relationships", {"project_id": project}, progress_callback=on_progress
     )
+    await check_result(server.client, "extract_all_relationships", again)
     assert again.structured_content["statistics"]["total_processed"] == 0
     assert heard == []
