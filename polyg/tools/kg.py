@@ -287,11 +287,10 @@ async def get_entity(s: Services, p: GetEntity) -> dict[str, Any]:
     )
     observations = entity["observations"]
     room = limits.RESPONSE_BUDGET - limits.size({**entity, "observations": []})
-    shown = max(limits.fit(observations, room), 1 if observations else 0)
-    if shown < len(observations):
-        entity["observations"] = observations[:shown]
+    page = shaping.fit_page(entity, "observations", offset=p.observation_offset, has_more=False, room=room)
+    if page.cut:
         entity.setdefault("observations_total", p.observation_offset + len(observations))
-        entity["next_observation_offset"] = p.observation_offset + shown
+        entity["next_observation_offset"] = page.next_offset
     return {"entity": entity}
 
 

@@ -668,8 +668,9 @@ async def get_entity(s: Services, p: GetEntity) -> dict[str, Any] | str:
     }
     if limits.size(answer) > limits.RESPONSE_BUDGET:
         _cut_to_budget(answer, view.observations.observations_total, p.observation_offset)
-    if answer["has_more"]:
-        answer["next_offset"] = p.offset + len(answer["relationships"])
+    relationships = shaping.Page(answer["relationships"], p.offset, answer["has_more"])
+    if relationships.has_more:
+        answer["next_offset"] = relationships.next_offset
     return answer
 
 
@@ -677,22 +678,18 @@ def _cut_to_budget(answer: dict[str, Any], observations_total: int, observation_
     """Cut an entity's answer to the response budget: its latest events first, then its
     observations, then its relationships each get what room is left (the entity itself always
     shows); what was cut says where its next page starts."""
-    entity, relationships = answer["entity"], answer["relationships"]
-    observations, events = entity["observations"], answer["events"]
+    entity, events = answer["entity"], answer["events"]
     bare = {**answer, "entity": {**entity, "observations": []}, "relationships": [], "events": []}
     room = limits.RESPONSE_BUDGET - 1_000 - limits.size(bare)
     answer["events"] = events[: limits.fit(events, room)]
     room -= limits.size(answer["events"])
     # At least one of each, so that paging on from the next offset always moves.
-    shown = max(limits.fit(observations, room), 1 if observations else 0)
-    if shown < len(observations):
-        entity["observations"] = observations[:shown]
+    page = shaping.fit_page(entity, "observations", offset=observation_offset, has_more=False, room=room)
+    if page.cut:
         entity["observations_total"] = observations_total
-        entity["next_observation_offset"] = observation_offset + shown
+        entity["next_observation_offset"] = page.next_offset
     room -= limits.size(entity["observations"])
-    kept = max(limits.fit(relationships, room), 1 if relationships else 0)
-    if kept < len(relationships):
-        answer["relationships"] = relationships[:kept]
+    if shaping.keep_fitting(answer, "relationships", at_least_one=True, room=room):
         answer["has_more"] = True
 
 
@@ -775,13 +772,10 @@ async def get_facts(s: Services, p: GetFacts) -> dict[str, Any]:
         "has_more": more,
         "as_of": None if p.include_history else format_utc(as_of or graphs.temporal.clock.now()),
     }
-    omitted = shaping.keep_fitting(answer, "facts", at_least_one=True)
-    if omitted:
-        answer["has_more"] = True
-        answer["next_offset"] = p.offset + len(answer["facts"])
-        answer["note"] = shaping.left_out(
-            len(answer["facts"]), len(facts), f"call get_facts again with offset {answer['next_offset']}."
-        )
+    page = shaping.fit_page(answer, "facts", offset=p.offset, has_more=more)
+    if page.cut:
+        # next_offset only when the budget cut the page, as before (the model leaves it optional).
+        answer.update(has_more=True, next_offset=page.next_offset, note=page.note("get_facts"))
     return answer
 
 
@@ -813,13 +807,10 @@ async def query_timeline(s: Services, p: QueryTimeline) -> dict[str, Any]:
         "has_more": timeline.has_more,
         "next_offset": timeline.next_offset,
     }
-    if shaping.keep_fitting(answer, "items", at_least_one=True):
-        shown = len(answer["items"])
-        answer["has_more"] = True
-        answer["next_offset"] = p.offset + shown
-        answer["note"] = shaping.left_out(
-            shown, len(timeline.items), f"call query_timeline again with offset {answer['next_offset']}."
-        )
+    page = shaping.fit_page(answer, "items", offset=p.offset, has_more=timeline.has_more)
+    answer.update(has_more=page.has_more, next_offset=page.next_offset)
+    if page.cut:
+        answer["note"] = page.note("query_timeline")
     return answer
 
 
@@ -1057,9 +1048,9 @@ def _export_within_budget(page: dict[str, Any]) -> dict[str, Any]:
         shown = max(len(page[key]) - leading, 1)
         page[key] = whole[: leading + shown]
     if rows and len(page[key]) < len(whole):
-        shown = len(page[key]) - leading
-        page["nodes"] = min(page["nodes"], shown)
-        page["edges"] = shown - page["nodes"]
-        page["next_offset"] = page["offset"] + shown
-        page["note"] = shaping.left_out(shown, rows, f"call export_graph again with offset {page['next_offset']}.")
+        shown = shaping.Page(page[key][leading:], page["offset"], True, cut=len(whole) - len(page[key]))
+        page["nodes"] = min(page["nodes"], len(shown.items))
+        page["edges"] = len(shown.items) - page["nodes"]
+        page["next_offset"] = shown.next_offset
+        page["note"] = shown.note("export_graph")
     return page

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from polyg.core import limits
 from polyg.core.named import NamedEntity, NamedRelation
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.registry import Params, Toolset, degraded_field
 
 memory_compat = Toolset(
@@ -248,11 +249,12 @@ async def _graph(
     left_out = len(ids) - kept
     if page is not None:
         offset, more = page
-        if left_out or more:
-            graph["nextOffset"] = offset + kept
+        read = shaping.Page(entities, offset, more or left_out > 0, cut=left_out)
+        if read.has_more:
+            graph["nextOffset"] = read.next_offset
             notes.append(
-                f"This is only part of the graph: entities {offset + 1}-{offset + kept} in name order. "
-                f"More follow: call read_graph again with offset {offset + kept} to read on."
+                f"This is only part of the graph: entities {offset + 1}-{read.next_offset} in name order. "
+                f"More follow: call read_graph again with offset {read.next_offset} to read on."
             )
     elif left_out:
         graph["entitiesOmitted"] = left_out

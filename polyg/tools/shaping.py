@@ -9,6 +9,7 @@ the budget: a generic cut there could not say how to see the rest.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from polyg.core import limits
@@ -64,3 +65,36 @@ def capped(key: str, items: list[Any], how_to_see_more: Callable[[int], str] | s
         result["omitted"] = omitted
         result["note"] = left_out(shown, len(items), how)
     return result
+
+
+@dataclass(frozen=True)
+class Page[T]:
+    """One page of a paged listing: its items, the offset it began at, and whether more follow.
+
+    The one place a toolset works out where the next page starts (`next_offset`) and what it
+    tells the caller when the budget cut a page short (`note`)."""
+
+    items: list[T]
+    offset: int
+    has_more: bool
+    # How many items the page was cut by to fit the response budget (they start the next page).
+    cut: int = 0
+
+    @property
+    def next_offset(self) -> int | None:
+        return self.offset + len(self.items) if self.has_more else None
+
+    def note(self, tool: str) -> str | None:
+        """When the budget cut the page, what was left out and how to read on."""
+        if not self.cut:
+            return None
+        shown = len(self.items)
+        return left_out(shown, shown + self.cut, f"call {tool} again with offset {self.next_offset}.")
+
+
+def fit_page(result: dict[str, Any], key: str, *, offset: int, has_more: bool, room: int | None = None) -> Page[Any]:
+    """`result[key]`, one page of a listing from `offset`, cut to the budget (or to `room`
+    characters): at least one item stays, so that paging on from `next_offset` always moves. A
+    cut page has more to follow."""
+    cut = keep_fitting(result, key, at_least_one=True, room=room)
+    return Page(result[key], offset, has_more or cut > 0, cut)
