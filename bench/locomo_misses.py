@@ -42,7 +42,7 @@ def turn_index(samples: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, A
 async def ask_all(args: argparse.Namespace, samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from polyg.config import load_settings
     from polyg.runtime.app import Polyg
-    from polyg.tools import memory_recall
+    from polyg.tools.memory import recall as memory_recall
 
     load_info = json.loads((args.workdir / "meta.json").read_text())["load"]
     overrides = {"embedding_provider": "hashing"} if args.smoke else {}

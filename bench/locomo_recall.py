@@ -112,7 +112,7 @@ def fingerprint(data: Path) -> str:
             h.update(path.read_bytes())
     import inspect
 
-    from polyg.tools import memory_recall
+    from polyg.tools.memory import recall as memory_recall
 
     h.update(inspect.getsource(memory_recall.remember).encode())
     return h.hexdigest()

@@ -98,7 +98,7 @@ def _iso(at: Any) -> str | None:
 async def dump(args: argparse.Namespace) -> None:
     from polyg.config import load_settings
     from polyg.runtime.app import Polyg
-    from polyg.tools import memory_recall
+    from polyg.tools.memory import recall as memory_recall
 
     recorder = Recorder(args.pool)
     recorder.install()

@@ -33,8 +33,7 @@ CATALOG: tuple[ToolsetInfo, ...] = (
     ToolsetInfo("kg", "spec 002", built=True, modules=("polyg.tools.kg",)),
     ToolsetInfo("memory-compat", "the official MCP memory server", built=True, modules=("polyg.tools.memory_compat",)),
     ToolsetInfo("knowledge", "spec 000", built=True, modules=("polyg.tools.knowledge",)),
-    # recall and remember are declared apart from the other memory tools.
-    ToolsetInfo("memory", "spec 003", built=True, modules=("polyg.tools.memory", "polyg.tools.memory_recall")),
+    ToolsetInfo("memory", "spec 003", built=True, modules=("polyg.tools.memory",)),
     ToolsetInfo("graphrag", "spec 004", built=True, modules=("polyg.tools.graphrag",)),
     ToolsetInfo("retrieval", "spec 001", built=True, modules=("polyg.tools.retrieval",)),
 )

@@ -1,7 +1,5 @@
-"""The `memory` toolset (spec 003), part 2: `recall` (classify, query the graphs at once,
-synthesise an answer with its evidence) and `remember` (store a memory, then what it says).
-
-Both work offline by rules; registered into part 1's toolset.
+"""The memory toolset's `recall` (classify, query the graphs at once, synthesise an answer with
+its evidence) and `remember` (store a memory, then what it says). Both work offline by rules.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from polyg.core.recall.service import DEFAULT_MAX_RESULTS, MAX_RESULTS, RecallSe
 from polyg.core.time import FixedClock
 from polyg.runtime.app import Services
 from polyg.tools import shaping
-from polyg.tools.memory import REFERENCE, memory
+from polyg.tools.memory.shared import REFERENCE, memory
 from polyg.tools.registry import Params, degraded_field
 
 # --- result shapes -------------------------------------------------------------------------
