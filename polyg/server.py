@@ -28,7 +28,7 @@ from polyg.errors import PolygError
 from polyg.logs import new_request_id, request_id
 from polyg.runtime.app import Polyg
 from polyg.store.names import short
-from polyg.tools import toolsets
+from polyg.tools import shaping, toolsets
 from polyg.tools.listing import lean_input_schema, lean_output_schema
 from polyg.tools.prompts import PromptSpec, render
 from polyg.tools.registry import ToolSpec, describe_validation, refuse_unstorable_text
@@ -181,7 +181,7 @@ class Dispatcher:
                 raise describe_validation(tool.name, exc) from exc
             services = await self.core.ready(self.core.settings.store_wait_s)
             with degraded.collecting() as notes:
-                value = await tool.handler(services, args)
+                value = shaping.plain(await tool.handler(services, args))
             if notes and isinstance(value, dict) and "degraded" in tool.output.model_fields:
                 value["degraded"] = degraded.reason(notes)
                 outcome["degraded"] = value["degraded"]

@@ -384,7 +384,7 @@ def _entity_extraction(e: EntityExtraction) -> dict[str, Any]:
 
 
 @graphrag.tool(GraphEnhancedSearch, GraphSearchOut, read_only=True, title="Graph-enhanced search")
-async def graph_enhanced_search(s: Services, p: GraphEnhancedSearch) -> dict[str, Any]:
+async def graph_enhanced_search(s: Services, p: GraphEnhancedSearch) -> GraphSearchOut:
     """Hybrid search (vector + full text) for seeds, expanded `depth` hops through the graph and
     re-ranked by combined_score = vector_weight x vector_score + graph_weight x graph_score, both
     in 0-1: vector_score is the search relevance relative to the best hit (the cosine similarity
@@ -424,11 +424,11 @@ async def graph_enhanced_search(s: Services, p: GraphEnhancedSearch) -> dict[str
         answer.update(result_count=shown, omitted=omitted)
         how = "ask for fewer (limit) or without include_neighbors."
         answer["note"] = shaping.left_out(shown, len(found.results), how)
-    return answer
+    return shaping.typed(GraphSearchOut, answer)
 
 
 @graphrag.tool(EntityNeighbors, NeighborsOut, read_only=True, title="Get entity neighbours")
-async def get_entity_neighbors(s: Services, p: EntityNeighbors) -> dict[str, Any]:
+async def get_entity_neighbors(s: Services, p: EntityNeighbors) -> NeighborsOut:
     """Entities connected to an entity within `depth` hops (1-3), nearest first, filtered by
     relationship type, direction and minimum weight; each with the relationship that reached it,
     its direction (outbound: from the nearer node to this one), depth and whether it is causal.
@@ -475,11 +475,11 @@ async def get_entity_neighbors(s: Services, p: EntityNeighbors) -> dict[str, Any
         answer.update(truncated=True, neighbor_count=shown, omitted=omitted)
         how = "ask for fewer (limit, depth) or narrow by relation_type."
         answer["note"] = shaping.left_out(shown, len(neighbors), how)
-    return answer
+    return shaping.typed(NeighborsOut, answer)
 
 
 @graphrag.tool(AddRelationship, RelationshipOut, idempotent=True, title="Add entity relationship")
-async def add_entity_relationship(s: Services, p: AddRelationship) -> dict[str, Any]:
+async def add_entity_relationship(s: Services, p: AddRelationship) -> RelationshipOut:
     """Create a weighted relationship from source_id to target_id, or update the weight,
     causality and context of the one of that type already between them. causes is always
     causal (the same CAUSES link the memory toolset's causal view reads, confidence = weight);
@@ -496,21 +496,24 @@ async def add_entity_relationship(s: Services, p: AddRelationship) -> dict[str, 
         is_causal=p.is_causal,
         context=p.context,
     )
-    return RelationshipOut(
-        success=True,
-        relationship_id=link.id,
-        source_id=link.source_id,
-        target_id=link.target_id,
-        relation_type=link.relation,
-        weight=link.weight,
-        is_causal=link.is_causal,
-        context=link.context,
-        created=link.created,
-    ).model_dump()
+    return shaping.typed(
+        RelationshipOut,
+        RelationshipOut(
+            success=True,
+            relationship_id=link.id,
+            source_id=link.source_id,
+            target_id=link.target_id,
+            relation_type=link.relation,
+            weight=link.weight,
+            is_causal=link.is_causal,
+            context=link.context,
+            created=link.created,
+        ).model_dump(),
+    )
 
 
 @graphrag.tool(NoParams, GraphStatisticsOut, read_only=True, title="Get graph statistics")
-async def get_graph_statistics(s: Services, p: NoParams) -> dict[str, Any]:
+async def get_graph_statistics(s: Services, p: NoParams) -> GraphStatisticsOut:
     """Size and health of the project's graph: entities, relationships (per type, per entity,
     causal), polyg's vector index (in place of spec 004's Qdrant fields: status, vectors still
     being made, entities without a current vector), orphan entities, names several entities
@@ -541,11 +544,13 @@ async def get_graph_statistics(s: Services, p: NoParams) -> dict[str, Any]:
         causal_relationships=st.causal_relationships,
         vector_index_status=st.vector_index,
     )
-    return GraphStatisticsOut(success=True, statistics=stats, health=health).model_dump()
+    return shaping.typed(
+        GraphStatisticsOut, GraphStatisticsOut(success=True, statistics=stats, health=health).model_dump()
+    )
 
 
 @graphrag.tool(EntityRef, ExtractOneOut, idempotent=True, title="Extract entity relationships")
-async def extract_entity_relationships(s: Services, p: EntityRef) -> dict[str, Any]:
+async def extract_entity_relationships(s: Services, p: EntityRef) -> ExtractOneOut:
     """Find relationships stated in an entity's observations ("X uses Y", "Y is used by X", the
     seven types, active and passive; denied statements add nothing) and create them with weight
     0.5 between existing entities only (names resolved exactly, in any case, then fuzzily);
@@ -553,11 +558,11 @@ async def extract_entity_relationships(s: Services, p: EntityRef) -> dict[str, A
     Ids are polyg's string ids (e.g. 'ent_3f2a...'), not integers; an entity's name works too."""
     project = s.project(p.project_id)
     found = await s.graphrag.extractor.entity(project, await s.graphrag.entity_id(project, p.entity_id))
-    return {"success": True, **_entity_extraction(found)}
+    return shaping.typed(ExtractOneOut, {"success": True, **_entity_extraction(found)})
 
 
 @graphrag.tool(ExtractAll, ExtractAllOut, idempotent=True, title="Extract all relationships")
-async def extract_all_relationships(s: Services, p: ExtractAll) -> dict[str, Any]:
+async def extract_all_relationships(s: Services, p: ExtractAll) -> ExtractAllOut:
     """Extract relationships (as extract_entity_relationships) from every entity whose
     observations changed since its last extraction, at most `limit` a call (500 unless given,
     2,000 at most); `remaining` says how many are still due and `has_more` whether to call
@@ -589,11 +594,11 @@ async def extract_all_relationships(s: Services, p: ExtractAll) -> dict[str, Any
         answer["entities_listed"] = len(answer["entities"])
         how = "the statistics count them all; extract_entity_relationships shows one entity."
         answer["note"] = shaping.left_out(len(answer["entities"]), listed, how)
-    return answer
+    return shaping.typed(ExtractAllOut, answer)
 
 
 @graphrag.tool(LocalGraphParams, LocalGraphResult, read_only=True, title="Build local graph")
-async def build_local_graph(s: Services, p: LocalGraphParams) -> dict[str, Any]:
+async def build_local_graph(s: Services, p: LocalGraphParams) -> LocalGraphResult:
     """The given entities (at most 200) and the relationships among them, for visualisation.
     salience_score is the mean of the entity's PageRank and degree percentiles in the project
     (0-1); tier is core from 0.9, supporting from 0.5, peripheral below. Ids not found are listed in missing.
@@ -625,7 +630,7 @@ async def build_local_graph(s: Services, p: LocalGraphParams) -> dict[str, Any]:
     )
     answer = LocalGraphResult(success=True, graph=graph).model_dump()
     _local_graph_within_budget(answer["graph"])
-    return answer
+    return shaping.typed(LocalGraphResult, answer)
 
 
 def _local_graph_within_budget(graph: dict[str, Any]) -> None:

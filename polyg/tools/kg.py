@@ -265,7 +265,7 @@ NARROW = "ask for fewer (limit) or narrow by relationship_type or direction."
 
 
 @kg.tool(CreateEntity, EntityResult, title="Create entity")
-async def create_entity(s: Services, p: CreateEntity) -> dict[str, Any]:
+async def create_entity(s: Services, p: CreateEntity) -> EntityResult:
     """Create an entity with optional description, observations and parent."""
     entity = await s.entities.create(
         s.project(p.project_id),
@@ -275,11 +275,11 @@ async def create_entity(s: Services, p: CreateEntity) -> dict[str, Any]:
         observations=p.observations,
         parent_id=p.parentId,
     )
-    return {"entity": shape_entity(entity)}
+    return shaping.typed(EntityResult, {"entity": shape_entity(entity)})
 
 
 @kg.tool(GetEntity, EntityResult, read_only=True, title="Get entity")
-async def get_entity(s: Services, p: GetEntity) -> dict[str, Any]:
+async def get_entity(s: Services, p: GetEntity) -> EntityResult:
     """Get an entity by id, with its observations (oldest first, 100 at most: when there are
     more, `next_observation_offset` says where the next ones start)."""
     entity = shape_entity(
@@ -291,19 +291,22 @@ async def get_entity(s: Services, p: GetEntity) -> dict[str, Any]:
     if page.cut:
         entity.setdefault("observations_total", p.observation_offset + len(observations))
         entity["next_observation_offset"] = page.next_offset
-    return {"entity": entity}
+    return shaping.typed(EntityResult, {"entity": entity})
 
 
 @kg.tool(ListEntities, EntityList, read_only=True, title="List entities")
-async def list_entities(s: Services, p: ListEntities) -> dict[str, Any]:
+async def list_entities(s: Services, p: ListEntities) -> EntityList:
     """List entities, optionally of a type and by part of the name."""
     entities = await s.entities.find(
         s.project(p.project_id), type_=p.type, name_contains=p.name_contains, limit=p.limit, offset=p.offset
     )
-    return shaping.capped(
-        "entities",
-        [entity_summary(e) for e in entities],
-        lambda shown: f"call list_entities again with offset {p.offset + shown}.",
+    return shaping.typed(
+        EntityList,
+        shaping.capped(
+            "entities",
+            [entity_summary(e) for e in entities],
+            lambda shown: f"call list_entities again with offset {p.offset + shown}.",
+        ),
     )
 
 
@@ -322,7 +325,7 @@ async def delete_entity(s: Services, p: EntityRef) -> str:
 
 
 @kg.tool(CreateRelationship, RelationshipResult, title="Create relationship")
-async def create_relationship(s: Services, p: CreateRelationship) -> dict[str, Any]:
+async def create_relationship(s: Services, p: CreateRelationship) -> RelationshipResult:
     """Create a typed relationship from source_id to target_id.
 
     The same type between the same entities again returns the existing relationship."""
@@ -333,20 +336,22 @@ async def create_relationship(s: Services, p: CreateRelationship) -> dict[str, A
         type_=p.type,
         description=p.description,
     )
-    return {"relationship": shape_relationship(relationship)}
+    return shaping.typed(RelationshipResult, {"relationship": shape_relationship(relationship)})
 
 
 @kg.tool(RelationshipQuery, RelationshipList, read_only=True, title="Get relationships")
-async def get_relationships(s: Services, p: RelationshipQuery) -> dict[str, Any]:
+async def get_relationships(s: Services, p: RelationshipQuery) -> RelationshipList:
     """Relationships of an entity, by type and direction."""
     rels = await s.relationships.list_for(
         s.project(p.project_id), p.entity_id, type_=p.relationship_type, direction=p.direction, limit=p.limit
     )
-    return shaping.capped("relationships", [shape_relationship(r) for r in rels], lambda _: NARROW)
+    return shaping.typed(
+        RelationshipList, shaping.capped("relationships", [shape_relationship(r) for r in rels], lambda _: NARROW)
+    )
 
 
 @kg.tool(RelationshipQuery, RelatedEntities, read_only=True, title="Get related entities")
-async def get_related_entities(s: Services, p: RelationshipQuery) -> dict[str, Any]:
+async def get_related_entities(s: Services, p: RelationshipQuery) -> RelatedEntities:
     """Entities connected to an entity, each with its relationship."""
     related = await s.relationships.related(
         s.project(p.project_id), p.entity_id, type_=p.relationship_type, direction=p.direction, limit=p.limit
@@ -358,7 +363,7 @@ async def get_related_entities(s: Services, p: RelationshipQuery) -> dict[str, A
         }
         for n in related
     ]
-    return shaping.capped("related_entities", shaped, lambda _: NARROW)
+    return shaping.typed(RelatedEntities, shaping.capped("related_entities", shaped, lambda _: NARROW))
 
 
 @kg.tool(RelationshipRef, destructive=True, title="Delete relationship")
@@ -369,10 +374,10 @@ async def delete_relationship(s: Services, p: RelationshipRef) -> str:
 
 
 @kg.tool(AddObservation, ObservationResult, title="Add observation")
-async def add_observation(s: Services, p: AddObservation) -> dict[str, Any]:
+async def add_observation(s: Services, p: AddObservation) -> ObservationResult:
     """Add an observation (a sentence) to an entity; one it already holds is returned, not added."""
     observation = await s.entities.add_observation(s.project(p.project_id), p.entity_id, p.observation)
-    return {"observation": observation_out(observation)}
+    return shaping.typed(ObservationResult, {"observation": observation_out(observation)})
 
 
 @kg.tool(ObservationRef, destructive=True, title="Delete observation")

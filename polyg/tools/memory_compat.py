@@ -287,75 +287,78 @@ def _trim_observations(entity: dict[str, Any], budget: int) -> None:
 
 
 @memory_compat.tool(CreateEntities, EntitiesOut, title="Create Entities")
-async def create_entities(s: Services, p: CreateEntities) -> dict[str, Any]:
+async def create_entities(s: Services, p: CreateEntities) -> EntitiesOut:
     """Create multiple new entities in the knowledge graph. Names that already exist (or
     repeat within the batch) are skipped; the result lists the entities actually created."""
     created = await s.named.create_entities(s.project(p.project_id), [e.model_dump() for e in p.entities])
-    return {"entities": [entity_out(e) for e in created]}
+    return shaping.typed(EntitiesOut, {"entities": [entity_out(e) for e in created]})
 
 
 @memory_compat.tool(CreateRelations, RelationsOut, title="Create Relations")
-async def create_relations(s: Services, p: CreateRelations) -> dict[str, Any]:
+async def create_relations(s: Services, p: CreateRelations) -> RelationsOut:
     """Create multiple new relations between entities in the knowledge graph. Relations should
     be in active voice. Duplicates are skipped; an unknown entity name is an error."""
     created = await s.named.create_relations(s.project(p.project_id), [_relation(r) for r in p.relations])
-    return {"relations": [relation_out(r) for r in created]}
+    return shaping.typed(RelationsOut, {"relations": [relation_out(r) for r in created]})
 
 
 @memory_compat.tool(AddObservations, ObservationsOut, title="Add Observations")
-async def add_observations(s: Services, p: AddObservations) -> dict[str, Any]:
+async def add_observations(s: Services, p: AddObservations) -> ObservationsOut:
     """Add new observations to existing entities in the knowledge graph (ones already present
     are not added twice)."""
     results = await s.named.add_observations(s.project(p.project_id), [o.model_dump() for o in p.observations])
-    return {"results": [{"entityName": r.entity_name, "addedObservations": list(r.added)} for r in results]}
+    return shaping.typed(
+        ObservationsOut,
+        {"results": [{"entityName": r.entity_name, "addedObservations": list(r.added)} for r in results]},
+    )
 
 
 @memory_compat.tool(DeleteEntities, Done, destructive=True, idempotent=True, title="Delete Entities")
-async def delete_entities(s: Services, p: DeleteEntities) -> dict[str, Any]:
+async def delete_entities(s: Services, p: DeleteEntities) -> Done:
     """Delete multiple entities and their associated relations from the knowledge graph."""
     await s.named.delete_entities(s.project(p.project_id), p.entityNames)
-    return {"success": True, "message": "Entities deleted successfully"}
+    return shaping.typed(Done, {"success": True, "message": "Entities deleted successfully"})
 
 
 @memory_compat.tool(DeleteObservations, Done, destructive=True, idempotent=True, title="Delete Observations")
-async def delete_observations(s: Services, p: DeleteObservations) -> dict[str, Any]:
+async def delete_observations(s: Services, p: DeleteObservations) -> Done:
     """Delete specific observations from entities in the knowledge graph."""
     await s.named.delete_observations(s.project(p.project_id), [d.model_dump() for d in p.deletions])
-    return {"success": True, "message": "Observations deleted successfully"}
+    return shaping.typed(Done, {"success": True, "message": "Observations deleted successfully"})
 
 
 @memory_compat.tool(DeleteRelations, Done, destructive=True, idempotent=True, title="Delete Relations")
-async def delete_relations(s: Services, p: DeleteRelations) -> dict[str, Any]:
+async def delete_relations(s: Services, p: DeleteRelations) -> Done:
     """Delete multiple relations from the knowledge graph."""
     await s.named.delete_relations(s.project(p.project_id), [_relation(r) for r in p.relations])
-    return {"success": True, "message": "Relations deleted successfully"}
+    return shaping.typed(Done, {"success": True, "message": "Relations deleted successfully"})
 
 
 @memory_compat.tool(ReadGraph, GraphOut, read_only=True, title="Read Graph")
-async def read_graph(s: Services, p: ReadGraph) -> dict[str, Any]:
+async def read_graph(s: Services, p: ReadGraph) -> GraphOut:
     """Read the knowledge graph: entities in name order with the relations that touch them, as
     many as fit in one result (hundreds; at most `limit`). When more follow, the result says so
     in `note` and carries `nextOffset`: call again with it as `offset` to read on."""
     project = s.project(p.project_id)
     ids, more = await s.named.page(project, p.offset, p.limit)
-    return await _graph(s, project, ids, page=(p.offset, more))
+    return shaping.typed(GraphOut, await _graph(s, project, ids, page=(p.offset, more)))
 
 
 @memory_compat.tool(SearchNodes, GraphOut, read_only=True, title="Search Nodes")
-async def search_nodes(s: Services, p: SearchNodes) -> dict[str, Any]:
+async def search_nodes(s: Services, p: SearchNodes) -> GraphOut:
     """Search for entities by meaning and by words in their names, types and observations,
     best match first (an exact name first of all); returns them with the relations that touch them."""
     project = s.project(p.project_id)
     hits = await s.search.search(project, p.query, "default", p.limit)
-    return await _graph(s, project, [hit.node_id for hit in hits])
+    return shaping.typed(GraphOut, await _graph(s, project, [hit.node_id for hit in hits]))
 
 
 @memory_compat.tool(OpenNodes, GraphOut, read_only=True, title="Open Nodes")
-async def open_nodes(s: Services, p: OpenNodes) -> dict[str, Any]:
+async def open_nodes(s: Services, p: OpenNodes) -> GraphOut:
     """Open specific entities by name, with the relations that touch them."""
     limits.count(p.names, "names")
     names = [limits.name(n, f"names[{i}]") for i, n in enumerate(p.names)]
     project = s.project(p.project_id)
     by_name = await s.named.ids_by_name(project, names)
     ids = [by_name[n] for n in dict.fromkeys(names) if n in by_name]
-    return await _graph(s, project, ids, observation_offset=p.observationOffset)
+    return shaping.typed(GraphOut, await _graph(s, project, ids, observation_offset=p.observationOffset))

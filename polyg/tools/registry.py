@@ -1,9 +1,11 @@
 """How a toolset declares its tools: typed parameters, a typed result, annotations, a handler.
 
-Each tool is a plain async function `(services, params) -> dict | str` registered with
-`Toolset.tool`. A dict becomes `structuredContent` (validated by clients against the tool's
-`outputSchema`) plus the same JSON as text; a str is a plain message (the spec's text
-results). Failures are raised as `PolygError`s; `polyg.server` turns them into `isError`
+Each tool is a plain async function `(services, params) -> model | dict | str` registered
+with `Toolset.tool`. Its output model (or a dict in its shape) becomes `structuredContent`
+(validated by clients against the tool's `outputSchema`) plus the same JSON as text; a str is a
+plain message (the spec's text results). A handler that returns its output model has its result
+checked by pydantic where it is built (`shaping.typed`); the model's fields that were set are
+what the result holds (`shaping.plain`). Failures are raised as `PolygError`s; `polyg.server` turns them into `isError`
 results whose text starts with `Error: `.
 
 Tool names are unique: a toolset that declares a name twice fails at import, and so does a
@@ -35,7 +37,7 @@ from polyg.tools.schema import input_schema, output_schema
 if TYPE_CHECKING:
     from polyg.runtime.app import Services
 
-Handler = Callable[["Services", Any], Awaitable[dict[str, Any] | str]]
+Handler = Callable[["Services", Any], Awaitable[BaseModel | dict[str, Any] | str]]
 
 
 class ToolNameConflict(Exception):
@@ -120,7 +122,7 @@ class Toolset:
     prompts: tuple[PromptSpec, ...] = ()
     instructions: str = ""  # what a client should know about these tools, added to the server's
 
-    def tool(
+    def tool[H: Handler](
         self,
         params: type[BaseModel],
         output: type[BaseModel] = Message,
@@ -130,8 +132,10 @@ class Toolset:
         idempotent: bool = False,
         title: str | None = None,
         supersedes: str | None = None,
-    ) -> Callable[[Handler], Handler]:
-        def register(fn: Handler) -> Handler:
+    ) -> Callable[[H], H]:
+        # The handler keeps its own type (its output model), so that a tool calling another
+        # (memory's get_entity answering kg's form) knows what it gets.
+        def register(fn: H) -> H:
             annotations = _annotations(title, read_only, destructive, idempotent)
             description, details = _description(fn.__doc__)
             spec = ToolSpec(
@@ -183,7 +187,7 @@ def shared_tool(
     (the one whose required parameters are all given and which knows every parameter given)."""
     params = _union_params(name, forms)
 
-    async def dispatch(services: Services, args: BaseModel) -> dict[str, Any] | str:
+    async def dispatch(services: Services, args: BaseModel) -> BaseModel | dict[str, Any] | str:
         given = args.model_dump(exclude_unset=True)
         form = _form_for(name, forms, set(given))
         try:

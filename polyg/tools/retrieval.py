@@ -128,15 +128,17 @@ async def retrieve(s: Services, project_id: str | None, query: str, limit: int) 
 
 
 @retrieval.tool(GraphRetrieveParams, RetrieveResults, read_only=True, title="Graph retrieve")
-async def graph_retrieve(s: Services, p: GraphRetrieveParams) -> dict[str, Any]:
+async def graph_retrieve(s: Services, p: GraphRetrieveParams) -> RetrieveResults:
     """Answer a question from the ingested documents: the chunks that match it best (by meaning
     and by words), each with its article, its authors, the entities it mentions and the chunks
     around it."""
-    return await retrieve(s, p.project_id, p.query, p.limit or s.settings.retrieval_limit)
+    return shaping.typed(
+        RetrieveResults, await retrieve(s, p.project_id, p.query, p.limit or s.settings.retrieval_limit)
+    )
 
 
 @retrieval.tool(AddArticleParams, ArticleAdded, idempotent=True, title="Add article")
-async def add_article(s: Services, p: AddArticleParams) -> dict[str, Any]:
+async def add_article(s: Services, p: AddArticleParams) -> ArticleAdded:
     """Add a document: it is cut into chunks, embedded and linked to its authors and to the
     entities it names. The same url (or, without one, the same title) again replaces it."""
     source = f"article:{p.url}" if p.url else f"article-title:{p.title}"
@@ -146,10 +148,13 @@ async def add_article(s: Services, p: AddArticleParams) -> dict[str, Any]:
     spec = ChunkSpec(s.settings.chunk_size, s.settings.chunk_overlap)
     report = await IngestService(s.ctx, spec).ingest(s.project(p.project_id), [doc])
     status = "created" if report.created else "updated" if report.updated else "unchanged"
-    return {
-        "article_id": report.article_ids[source],
-        "title": p.title,
-        "authors": list(doc.authors),
-        "chunks": report.chunks,
-        "status": status,
-    }
+    return shaping.typed(
+        ArticleAdded,
+        {
+            "article_id": report.article_ids[source],
+            "title": p.title,
+            "authors": list(doc.authors),
+            "chunks": report.chunks,
+            "status": status,
+        },
+    )

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from polyg.core import limits
 
 # Room kept for what a tool adds after cutting (the note, paging fields, `degraded`).
@@ -98,3 +100,30 @@ def fit_page(result: dict[str, Any], key: str, *, offset: int, has_more: bool, r
     cut page has more to follow."""
     cut = keep_fitting(result, key, at_least_one=True, room=room)
     return Page(result[key], offset, has_more or cut > 0, cut)
+
+
+# --- typed results -------------------------------------------------------------------------
+
+
+class ShapeMismatch(TypeError):
+    """A handler's result does not read back as its output model (a programming error)."""
+
+
+def typed[M: BaseModel](model: type[M], value: dict[str, Any]) -> M:
+    """`value`, a result built (and cut to the budget) as a dict, as the tool's output model:
+    pydantic checks every field where the result is made, not only the client that reads it.
+    A key the model does not declare, or a value it would read differently, is refused: the
+    result the client gets (`plain`) is `value` exactly."""
+    result = model.model_validate(value)
+    if plain(result) != value:
+        raise ShapeMismatch(f"{model.__name__}: the result does not read back as its output model.")
+    return result
+
+
+def plain(value: BaseModel | dict[str, Any] | str) -> dict[str, Any] | str:
+    """What a handler's result is sent as: a model's fields that were set (a field the handler
+    left out stays out, as it would in a dict), by their published names."""
+    if isinstance(value, BaseModel):
+        dumped: dict[str, Any] = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return dumped
+    return value

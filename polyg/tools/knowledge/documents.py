@@ -52,7 +52,7 @@ def _document(d: Document, include_dependencies: bool) -> dict[str, Any]:
 
 
 @knowledge.tool(GenerateDocuments, DocumentsResult, title="Generate documents")
-async def generate_documents(s: Services, p: GenerateDocuments) -> dict[str, Any]:
+async def generate_documents(s: Services, p: GenerateDocuments) -> DocumentsResult:
     """Render each node's template (its own, a template for its type, or template_override) with
     the results of the template's Cypher variables. Documents are cached until the node, anything
     the variables read, or the template changes."""
@@ -68,4 +68,4 @@ async def generate_documents(s: Services, p: GenerateDocuments) -> dict[str, Any
         shown = len(documents) - omitted
         answer["omitted"] = omitted
         answer["note"] = shaping.left_out(shown, len(documents), "ask for the later node_identifiers in another call.")
-    return answer
+    return shaping.typed(DocumentsResult, answer)

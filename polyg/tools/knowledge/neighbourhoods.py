@@ -73,7 +73,7 @@ class NeighborhoodsResult(BaseModel):
 
 
 @knowledge.tool(ExploreNeighborhoods, NeighborhoodsResult, read_only=True, title="Explore neighborhoods")
-async def explore_neighborhoods(s: Services, p: ExploreNeighborhoods) -> dict[str, Any]:
+async def explore_neighborhoods(s: Services, p: ExploreNeighborhoods) -> NeighborhoodsResult:
     """Before adding information: per search term, the nodes found (with similarity scores), the
     relationships around them, nodes nearby (distance and path), common relationship types and
     templates in use; plus recommendations computed from the graph (suggested parents, relationship
@@ -120,7 +120,7 @@ async def explore_neighborhoods(s: Services, p: ExploreNeighborhoods) -> dict[st
         },
     }
     _within_budget(answer)
-    return answer
+    return shaping.typed(NeighborhoodsResult, answer)
 
 
 # The lists that grow with depth, given room in this order (the found nodes are always kept).

@@ -11,6 +11,7 @@ from polyg.core.nodes import NodeChange, NodeDraft, NodeEdge
 from polyg.errors import InvalidParams, NotFound, PolygError
 from polyg.runtime.app import Services
 from polyg.store.names import ENTITY
+from polyg.tools import shaping
 from polyg.tools.knowledge.shared import (
     DIRECTION,
     STRENGTH,
@@ -151,15 +152,15 @@ async def _update_nodes(s: Services, project: str, items: list[NodeIn]) -> list[
 
 
 @knowledge.tool(ManageNodes, NodesResult, destructive=True, title="Manage nodes")
-async def manage_nodes(s: Services, p: ManageNodes) -> dict[str, Any]:
+async def manage_nodes(s: Services, p: ManageNodes) -> NodesResult:
     """Create, update or delete nodes in a batch, with relationships (direction forward or reverse,
     relevance_strength weak/medium/strong) to nodes by id or name, including nodes made earlier in
     the same batch. Each item succeeds or fails on its own and a failed item writes nothing."""
     project = s.project(p.project_id)
     if p.operation == "create":
-        return {"results": await _create_nodes(s, project, p.nodes)}
+        return shaping.typed(NodesResult, {"results": await _create_nodes(s, project, p.nodes)})
     if p.operation == "update":
-        return {"results": await _update_nodes(s, project, p.nodes)}
+        return shaping.typed(NodesResult, {"results": await _update_nodes(s, project, p.nodes)})
     results: list[dict[str, Any] | None] = [None] * len(p.nodes)
     refs = []
     for index, item in enumerate(p.nodes):
@@ -177,4 +178,4 @@ async def manage_nodes(s: Services, p: ManageNodes) -> dict[str, Any]:
         results[index] = {"node_id": outcome.id or ref, "operation": "delete", "status": "success" if ok else "error"}
         if not ok:
             results[index]["message"] = failed(outcome)  # type: ignore[index]
-    return {"results": results}
+    return shaping.typed(NodesResult, {"results": results})

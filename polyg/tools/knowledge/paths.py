@@ -140,7 +140,7 @@ def _path(index: int, path: ScoredPath) -> dict[str, Any]:
 
 
 @knowledge.tool(FindRelationshipPaths, PathsResult, read_only=True, title="Find relationship paths")
-async def find_relationship_paths(s: Services, p: FindRelationshipPaths) -> dict[str, Any]:
+async def find_relationship_paths(s: Services, p: FindRelationshipPaths) -> PathsResult:
     """The strongest paths between node pairs, each hop in either direction: strength is the product
     over hops of relevance strength (weak 0.2, medium 0.6, strong 1.0) x the type's directional
     weight for the direction travelled, times 1/length. With a narrative and strength breakdown.
@@ -180,7 +180,7 @@ async def find_relationship_paths(s: Services, p: FindRelationshipPaths) -> dict
         )
     answer: dict[str, Any] = {"path_results": results}
     _within_budget(answer)
-    return answer
+    return shaping.typed(PathsResult, answer)
 
 
 def _within_budget(answer: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ from polyg.core.edges import EdgeChange, EdgeDraft
 from polyg.core.reltypes import canonical
 from polyg.errors import InvalidParams, PolygError
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.knowledge.shared import (
     DIRECTION,
     STRENGTH,
@@ -107,11 +108,13 @@ async def _change_relationships(
 
 
 @knowledge.tool(ManageRelationships, RelationshipsResult, destructive=True, title="Manage relationships")
-async def manage_relationships(s: Services, p: ManageRelationships) -> dict[str, Any]:
+async def manage_relationships(s: Services, p: ManageRelationships) -> RelationshipsResult:
     """Create, update or delete relationships in a batch. direction reverse flips source and target;
     relevance_strength (weak/medium/strong, default medium) and properties are stored on the
     relationship. Migration names are honoured (PARENT_OF is CHILD_OF reversed)."""
     project = s.project(p.project_id)
     if p.operation == "create":
-        return {"results": await _create_relationships(s, project, p.relationships)}
-    return {"results": await _change_relationships(s, project, p.operation, p.relationships)}
+        return shaping.typed(RelationshipsResult, {"results": await _create_relationships(s, project, p.relationships)})
+    return shaping.typed(
+        RelationshipsResult, {"results": await _change_relationships(s, project, p.operation, p.relationships)}
+    )

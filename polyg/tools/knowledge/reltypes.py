@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from polyg.core.reltypes import MIGRATIONS, RelationshipType
 from polyg.errors import InvalidParams
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.knowledge.shared import ItemResult, each, knowledge
 from polyg.tools.registry import Params
 
@@ -62,13 +63,16 @@ def _reltype(t: RelationshipType) -> dict[str, Any]:
 
 
 @knowledge.tool(ManageRelationshipTypes, RelationshipTypesResult, title="Manage relationship types")
-async def manage_relationship_types(s: Services, p: ManageRelationshipTypes) -> dict[str, Any]:
+async def manage_relationship_types(s: Services, p: ManageRelationshipTypes) -> RelationshipTypesResult:
     """Create, update, delete or list relationship types: what a type means (description), how much
     it matters each way (directionality: strong, weak, balanced) and the node types it joins.
     Path strengths use these weights."""
     project = s.project(p.project_id)
     if p.operation == "list":
-        return {"results": [], "relationship_types": [_reltype(t) for t in await s.reltypes.all(project)]}
+        return shaping.typed(
+            RelationshipTypesResult,
+            {"results": [], "relationship_types": [_reltype(t) for t in await s.reltypes.all(project)]},
+        )
 
     async def work(item: RelationshipTypeIn) -> dict[str, Any]:
         if item.name in MIGRATIONS:
@@ -102,4 +106,4 @@ async def manage_relationship_types(s: Services, p: ManageRelationshipTypes) -> 
     results = await each(p.relationship_types, work, lambda item: {"name": item.name})
     for r in results:
         r.setdefault("operation", p.operation)
-    return {"results": results, "relationship_types": []}
+    return shaping.typed(RelationshipTypesResult, {"results": results, "relationship_types": []})

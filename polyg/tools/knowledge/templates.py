@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from polyg.core.templates import Template, TemplateChange, TemplateDraft
 from polyg.errors import InvalidParams
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.knowledge.shared import ItemResult, each, knowledge
 from polyg.tools.registry import Params
 
@@ -65,13 +66,15 @@ def _template(t: Template) -> dict[str, Any]:
 
 
 @knowledge.tool(ManageTemplates, TemplatesResult, title="Manage templates")
-async def manage_templates(s: Services, p: ManageTemplates) -> dict[str, Any]:
+async def manage_templates(s: Services, p: ManageTemplates) -> TemplatesResult:
     """Create, update, delete or list document templates: a Mustache `structure` and `variables`
     (name -> Cypher run read-only with the node bound as n). A structure that does not parse, or a
     query that does not compile, writes or reads beyond n, is refused with the reason."""
     project = s.project(p.project_id)
     if p.operation == "list":
-        return {"results": [], "templates": [_template(t) for t in await s.templates.list(project)]}
+        return shaping.typed(
+            TemplatesResult, {"results": [], "templates": [_template(t) for t in await s.templates.list(project)]}
+        )
 
     async def work(item: TemplateIn) -> dict[str, Any]:
         if p.operation == "create":
@@ -103,4 +106,4 @@ async def manage_templates(s: Services, p: ManageTemplates) -> dict[str, Any]:
     results = await each(p.templates, work, lambda item: {"template_id": item.id or ""})
     for r in results:
         r.setdefault("operation", p.operation)
-    return {"results": results, "templates": []}
+    return shaping.typed(TemplatesResult, {"results": results, "templates": []})

@@ -159,7 +159,7 @@ def answer(event: CausalNode, explanations: list[Explanation]) -> str:
 
 
 @memory.tool(AddCausalLink, AddCausalLinkResult, idempotent=True, title="Add causal link")
-async def add_causal_link(s: Services, p: AddCausalLink) -> dict[str, Any]:
+async def add_causal_link(s: Services, p: AddCausalLink) -> AddCausalLinkResult:
     """Record that a cause led to an effect, with a confidence (0-1) and evidence.
 
     Each of cause and effect is matched to an event or entity (by id, exactly, in any case,
@@ -174,23 +174,26 @@ async def add_causal_link(s: Services, p: AddCausalLink) -> dict[str, Any]:
         create_missing=p.create_missing,
     )
     link = result.link
-    return {
-        "link": {
-            "id": link.id,
-            "cause_id": link.cause_id,
-            "effect_id": link.effect_id,
-            "confidence": link.confidence,
-            "evidence": link.evidence,
+    return shaping.typed(
+        AddCausalLinkResult,
+        {
+            "link": {
+                "id": link.id,
+                "cause_id": link.cause_id,
+                "effect_id": link.effect_id,
+                "confidence": link.confidence,
+                "evidence": link.evidence,
+            },
+            "cause": node_out(result.cause),
+            "effect": node_out(result.effect),
+            "resolved": result.resolved,
+            "updated": result.updated,
         },
-        "cause": node_out(result.cause),
-        "effect": node_out(result.effect),
-        "resolved": result.resolved,
-        "updated": result.updated,
-    }
+    )
 
 
 @memory.tool(GetCausalChain, CausalChainResult, read_only=True, title="Get causal chain")
-async def get_causal_chain(s: Services, p: GetCausalChain) -> dict[str, Any]:
+async def get_causal_chain(s: Services, p: GetCausalChain) -> CausalChainResult:
     """Causes (upstream), effects (downstream) or both of an event, up to `depth` links away.
 
     Each node's confidence is the product along its chain; cycles are reported, not followed."""
@@ -204,7 +207,7 @@ async def get_causal_chain(s: Services, p: GetCausalChain) -> dict[str, Any]:
     )
     answer = chain_out(chain, p.direction, p.depth)
     _chain_within_budget(answer)
-    return answer
+    return shaping.typed(CausalChainResult, answer)
 
 
 def _chain_within_budget(chain: dict[str, Any]) -> None:
@@ -225,26 +228,29 @@ def _chain_within_budget(chain: dict[str, Any]) -> None:
 
 
 @memory.tool(ExplainWhy, ExplainResult, read_only=True, title="Explain why")
-async def explain_why(s: Services, p: ExplainWhy) -> dict[str, Any]:
+async def explain_why(s: Services, p: ExplainWhy) -> ExplainResult:
     """Why an event happened: chains from its root causes, strongest first.
 
     Each chain comes with each link's confidence and evidence, the nodes' times, and the chain's
     confidence (their product)."""
     chain, explanations = await s.memory.causal.explain(s.project(p.project_id), p.event, depth=p.depth, limit=p.limit)
-    return {
-        "event": node_out(chain.start),
-        "answer": answer(chain.start, explanations),
-        "root_causes": [node_out(e.steps[0].node) for e in explanations],
-        "explanations": [
-            {
-                "confidence": e.confidence,
-                "chain": [
-                    {**node_out(step.node), "confidence": step.confidence, "evidence": step.evidence}
-                    for step in e.steps
-                ],
-            }
-            for e in explanations
-        ],
-        "cycles": chain.cycles,
-        "truncated_by_depth": chain.cut_by_depth,
-    }
+    return shaping.typed(
+        ExplainResult,
+        {
+            "event": node_out(chain.start),
+            "answer": answer(chain.start, explanations),
+            "root_causes": [node_out(e.steps[0].node) for e in explanations],
+            "explanations": [
+                {
+                    "confidence": e.confidence,
+                    "chain": [
+                        {**node_out(step.node), "confidence": step.confidence, "evidence": step.evidence}
+                        for step in e.steps
+                    ],
+                }
+                for e in explanations
+            ],
+            "cycles": chain.cycles,
+            "truncated_by_depth": chain.cut_by_depth,
+        },
+    )

@@ -162,7 +162,7 @@ def relation_out(rel: Relation) -> dict[str, Any]:
 
 
 @memory.tool(AddEntity, AddEntityResult, idempotent=True, title="Add entity")
-async def add_entity(s: Services, p: AddEntity) -> dict[str, Any]:
+async def add_entity(s: Services, p: AddEntity) -> AddEntityResult:
     """Add an entity by name, or update it (properties merged, description replaced)."""
     record, created = await s.memory.entities.add_entity(
         s.project(p.project_id),
@@ -172,11 +172,11 @@ async def add_entity(s: Services, p: AddEntity) -> dict[str, Any]:
         description=p.description,
         replace_properties=p.replace_properties,
     )
-    return {"entity": entity_out(record), "created": created}
+    return shaping.typed(AddEntityResult, {"entity": entity_out(record), "created": created})
 
 
 @memory.tool(LinkEntities, LinkEntitiesResult, idempotent=True, title="Link entities")
-async def link_entities(s: Services, p: LinkEntities) -> dict[str, Any]:
+async def link_entities(s: Services, p: LinkEntities) -> LinkEntitiesResult:
     """Link two entities by name (an unknown name is an error unless create_missing)."""
     link = await s.memory.entities.link(
         s.project(p.project_id),
@@ -186,21 +186,24 @@ async def link_entities(s: Services, p: LinkEntities) -> dict[str, Any]:
         description=p.description,
         create_missing=p.create_missing,
     )
-    return {
-        "relationship": {
-            "id": link.id,
-            "source": entity_ref(link.source),
-            "target": entity_ref(link.target),
-            "type": link.type,
-            "relationship": link.relationship,
+    return shaping.typed(
+        LinkEntitiesResult,
+        {
+            "relationship": {
+                "id": link.id,
+                "source": entity_ref(link.source),
+                "target": entity_ref(link.target),
+                "type": link.type,
+                "relationship": link.relationship,
+            },
+            "created": link.created,
+            "entities_created": link.entities_created,
         },
-        "created": link.created,
-        "entities_created": link.entities_created,
-    }
+    )
 
 
 @memory.tool(GetEntity, GetEntityResult, read_only=True, title="Get entity", supersedes="kg")
-async def get_entity(s: Services, p: GetEntity) -> dict[str, Any] | str:
+async def get_entity(s: Services, p: GetEntity) -> GetEntityResult | kg.EntityResult:
     """An entity by name with observations, properties, latest events and relationships (facts
     holding now, or as_of); or by entity_id (kg's form).
 
@@ -246,7 +249,7 @@ async def get_entity(s: Services, p: GetEntity) -> dict[str, Any] | str:
     relationships = shaping.Page(answer["relationships"], p.offset, answer["has_more"])
     if relationships.has_more:
         answer["next_offset"] = relationships.next_offset
-    return answer
+    return shaping.typed(GetEntityResult, answer)
 
 
 def _cut_to_budget(answer: dict[str, Any], observations_total: int, observation_offset: int) -> None:

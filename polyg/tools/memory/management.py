@@ -63,36 +63,39 @@ class ExportGraph(Params):
 
 
 @memory.tool(GetStatistics, StatisticsResult, read_only=True, title="Graph statistics")
-async def get_statistics(s: Services, p: GetStatistics) -> dict[str, Any]:
+async def get_statistics(s: Services, p: GetStatistics) -> StatisticsResult:
     """Counts per graph (entity, temporal, causal, semantic), and orphan nodes.
 
     Per graph: nodes and relationships of each kind, facts current and invalidated, vectors
     pending; orphans are nodes no other graph links to."""
     stats = await s.memory.views.statistics(s.project(p.project_id))
-    return {
-        "graphs": {
-            "entity": stats.entity,
-            "temporal": stats.temporal,
-            "causal": stats.causal,
-            "semantic": stats.semantic,
+    return shaping.typed(
+        StatisticsResult,
+        {
+            "graphs": {
+                "entity": stats.entity,
+                "temporal": stats.temporal,
+                "causal": stats.causal,
+                "semantic": stats.semantic,
+            },
+            "orphans": stats.orphans,
         },
-        "orphans": stats.orphans,
-    }
+    )
 
 
 @memory.tool(ClearGraph, ClearResult, destructive=True, title="Clear graph")
-async def clear_graph(s: Services, p: ClearGraph) -> dict[str, Any]:
+async def clear_graph(s: Services, p: ClearGraph) -> ClearResult:
     """Delete one graph's contents (semantic, temporal, causal, entity) or all; needs confirm: true.
 
     Cannot be undone."""
     if not p.confirm:
         raise InvalidParams(f"Clearing the {p.graph} graph deletes data for good: call again with confirm: true.")
     deleted = await s.memory.views.clear(s.project(p.project_id), p.graph)
-    return {"graph": p.graph, "deleted": deleted}
+    return shaping.typed(ClearResult, {"graph": p.graph, "deleted": deleted})
 
 
 @memory.tool(ExportGraph, ExportResult, read_only=True, title="Export graph")
-async def export_graph(s: Services, p: ExportGraph) -> dict[str, Any]:
+async def export_graph(s: Services, p: ExportGraph) -> ExportResult:
     """The project graph as Cypher statements or JSON nodes and edges, a page at a time.
 
     The Cypher statements rebuild it in an empty FalkorDB graph; read on with next_offset until
@@ -109,7 +112,7 @@ async def export_graph(s: Services, p: ExportGraph) -> dict[str, Any]:
         "statements": export.statements,
         "items": export.items,
     }
-    return _export_within_budget(page)
+    return shaping.typed(ExportResult, _export_within_budget(page))
 
 
 def _export_within_budget(page: dict[str, Any]) -> dict[str, Any]:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from polyg.runtime.app import Services
+from polyg.tools import shaping
 from polyg.tools.memory.shared import memory
 from polyg.tools.registry import Params, degraded_field
 
@@ -68,7 +69,7 @@ class SearchSemantic(Params):
 
 
 @memory.tool(AddConcept, AddConceptResult, idempotent=True, title="Add concept")
-async def add_concept(s: Services, p: AddConcept) -> dict[str, Any]:
+async def add_concept(s: Services, p: AddConcept) -> AddConceptResult:
     """Add a concept, linked to similar concepts and to the entities it represents.
 
     A concept is an entity of type concept; the links to similar concepts carry their
@@ -76,35 +77,41 @@ async def add_concept(s: Services, p: AddConcept) -> dict[str, Any]:
     concept = await s.memory.semantic.add_concept(
         s.project(p.project_id), name=p.name, description=p.description, represents=p.represents
     )
-    return {
-        "concept": {"id": concept.id, "name": concept.name, "description": concept.description},
-        "created": concept.created,
-        "similar": [{"name": n, "score": sc} for n, sc in concept.similar],
-        "represents": concept.represents,
-    }
+    return shaping.typed(
+        AddConceptResult,
+        {
+            "concept": {"id": concept.id, "name": concept.name, "description": concept.description},
+            "created": concept.created,
+            "similar": [{"name": n, "score": sc} for n, sc in concept.similar],
+            "represents": concept.represents,
+        },
+    )
 
 
 @memory.tool(SearchSemantic, SearchResult, read_only=True, title="Semantic search")
-async def search_semantic(s: Services, p: SearchSemantic) -> dict[str, Any]:
+async def search_semantic(s: Services, p: SearchSemantic) -> SearchResult:
     """Entities, concepts and events by meaning and words, at least `threshold` similar.
 
     A hybrid search; concepts come with their similar concepts."""
     hits = await s.memory.semantic.search(
         s.project(p.project_id), p.query, limit=p.limit, threshold=p.threshold, events=p.include_events
     )
-    return {
-        "results": [
-            {
-                "id": h.id,
-                "kind": h.kind,
-                "text": h.text,
-                "score": h.score,
-                "similarity": h.similarity,
-                "type": h.type,
-                "description": h.description,
-                "occurred_at": h.occurred_at,
-                "similar": [{"name": n, "score": sc} for n, sc in h.similar],
-            }
-            for h in hits
-        ]
-    }
+    return shaping.typed(
+        SearchResult,
+        {
+            "results": [
+                {
+                    "id": h.id,
+                    "kind": h.kind,
+                    "text": h.text,
+                    "score": h.score,
+                    "similarity": h.similarity,
+                    "type": h.type,
+                    "description": h.description,
+                    "occurred_at": h.occurred_at,
+                    "similar": [{"name": n, "score": sc} for n, sc in h.similar],
+                }
+                for h in hits
+            ]
+        },
+    )

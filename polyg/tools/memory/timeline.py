@@ -201,7 +201,7 @@ def now_text(s: Services) -> str:
 
 
 @memory.tool(AddEvent, AddEventResult, title="Add event")
-async def add_event(s: Services, p: AddEvent) -> dict[str, Any]:
+async def add_event(s: Services, p: AddEvent) -> AddEventResult:
     """Log an event at a time, with the entities it involves (named, or found in the text).
 
     The time is ISO or a phrase ('yesterday 14:30'); a duration is optional. Entities are given
@@ -217,11 +217,13 @@ async def add_event(s: Services, p: AddEvent) -> dict[str, Any]:
         reference_time=p.reference_time,
         tz=p.timezone,
     )
-    return {"event": event_out(result.event), "entities_created": result.entities_created}
+    return shaping.typed(
+        AddEventResult, {"event": event_out(result.event), "entities_created": result.entities_created}
+    )
 
 
 @memory.tool(AddFact, AddFactResult, idempotent=True, title="Add fact")
-async def add_fact(s: Services, p: AddFact) -> dict[str, Any]:
+async def add_fact(s: Services, p: AddFact) -> AddFactResult:
     """State a fact (subject, predicate, object) valid from a time; a new value of a single-valued
     predicate closes the old fact (undoably).
 
@@ -244,16 +246,19 @@ async def add_fact(s: Services, p: AddFact) -> dict[str, Any]:
         tz=p.timezone,
     )
     now = now_text(s)
-    return {
-        "fact": fact_out(result.fact, now),
-        "entities_created": result.entities_created,
-        "invalidated": [fact_out(f, now) for f in result.invalidated],
-        "duplicate": result.duplicate,
-    }
+    return shaping.typed(
+        AddFactResult,
+        {
+            "fact": fact_out(result.fact, now),
+            "entities_created": result.entities_created,
+            "invalidated": [fact_out(f, now) for f in result.invalidated],
+            "duplicate": result.duplicate,
+        },
+    )
 
 
 @memory.tool(GetFacts, FactList, read_only=True, title="Get facts")
-async def get_facts(s: Services, p: GetFacts) -> dict[str, Any]:
+async def get_facts(s: Services, p: GetFacts) -> FactList:
     """Facts about an entity holding now, or as_of a time (all with include_history)."""
     project = s.project(p.project_id)
     graphs = s.memory
@@ -280,11 +285,11 @@ async def get_facts(s: Services, p: GetFacts) -> dict[str, Any]:
     if page.cut:
         # next_offset only when the budget cut the page, as before (the model leaves it optional).
         answer.update(has_more=True, next_offset=page.next_offset, note=page.note("get_facts"))
-    return answer
+    return shaping.typed(FactList, answer)
 
 
 @memory.tool(QueryTimeline, TimelineResult, read_only=True, title="Query timeline")
-async def query_timeline(s: Services, p: QueryTimeline) -> dict[str, Any]:
+async def query_timeline(s: Services, p: QueryTimeline) -> TimelineResult:
     """Events and facts that began between `from` and `to` (or `during` a span), in time order.
 
     Optionally only those involving one entity; paged with limit and offset."""
@@ -315,32 +320,35 @@ async def query_timeline(s: Services, p: QueryTimeline) -> dict[str, Any]:
     answer.update(has_more=page.has_more, next_offset=page.next_offset)
     if page.cut:
         answer["note"] = page.note("query_timeline")
-    return answer
+    return shaping.typed(TimelineResult, answer)
 
 
 @memory.tool(ListInvalidations, InvalidationList, read_only=True, title="List invalidations")
-async def list_invalidations(s: Services, p: ListInvalidations) -> dict[str, Any]:
+async def list_invalidations(s: Services, p: ListInvalidations) -> InvalidationList:
     """Facts closed by newer facts, latest first: which, by which, when."""
     facts, more = await s.memory.temporal.invalidations(
         s.project(p.project_id), entity=p.entity, limit=p.limit, offset=p.offset
     )
     now = now_text(s)
-    return {
-        "invalidations": [
-            {
-                "fact": fact_out(f, now),
-                "invalidated_by": f.invalidated_by,
-                "invalidated_at": f.invalidated_at,
-                "valid_to_before": f.prior_valid_to,
-            }
-            for f in facts
-        ],
-        "has_more": more,
-    }
+    return shaping.typed(
+        InvalidationList,
+        {
+            "invalidations": [
+                {
+                    "fact": fact_out(f, now),
+                    "invalidated_by": f.invalidated_by,
+                    "invalidated_at": f.invalidated_at,
+                    "valid_to_before": f.prior_valid_to,
+                }
+                for f in facts
+            ],
+            "has_more": more,
+        },
+    )
 
 
 @memory.tool(UndoInvalidation, FactResult, destructive=True, title="Undo invalidation")
-async def undo_invalidation(s: Services, p: UndoInvalidation) -> dict[str, Any]:
+async def undo_invalidation(s: Services, p: UndoInvalidation) -> FactResult:
     """Reopen an invalidated fact's window (retract_newer: also delete the fact that closed it)."""
     fact = await s.memory.temporal.undo_invalidation(s.project(p.project_id), p.fact_id, retract_newer=p.retract_newer)
-    return {"fact": fact_out(fact, now_text(s))}
+    return shaping.typed(FactResult, {"fact": fact_out(fact, now_text(s))})
