@@ -281,18 +281,19 @@ class FalkorStore:
         graph = self._graph(project)
         query = graph._build_params_header(params) + cypher
         command = results.command(graph.name, query, read_only=read_only, timeout_ms=timeout_ms)
-        if read_only:
-            table: tuple[list[str], list[Row]] = await self._run(self._parsed(graph, command), graph.name)
-            return table
-        async with self._write_lock(graph.name):
-            return await self._run(self._parsed(graph, command), graph.name)
+        reply = self._parsed(graph, command) if read_only else self._one_write_at_a_time(graph, command)
+        table: tuple[list[str], list[Row]] = await self._run(reply, graph.name)
+        return table
 
-    def _write_lock(self, graph: str) -> asyncio.Lock:
-        """The lock a write to `graph` holds from sending to reply (see the module's docstring)."""
-        lock = self._write_locks.get(graph)
+    async def _one_write_at_a_time(self, graph: Any, command: list[Any]) -> tuple[list[str], list[Row]]:
+        """A write to `graph`, sent once the previous one is answered (see the module's
+        docstring). Only the round trip holds the lock: reviving a database that stopped
+        answering (`_run`) does not."""
+        lock = self._write_locks.get(graph.name)
         if lock is None:
-            lock = self._write_locks[graph] = asyncio.Lock()
-        return lock
+            lock = self._write_locks[graph.name] = asyncio.Lock()
+        async with lock:
+            return await self._parsed(graph, command)
 
     async def _parsed(self, graph: Any, command: list[Any]) -> tuple[list[str], list[Row]]:
         if command[0] == results.QUERY and self.wait_replicas:
