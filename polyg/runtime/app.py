@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from polyg.config import Settings
 from polyg.core import word_prior
+from polyg.core.edge_writer import EdgeWriter
 from polyg.core.entities import EntityService
 from polyg.core.entity_writer import EntityWriter
 from polyg.core.graph import GraphContext
@@ -84,7 +85,7 @@ class Services:
     def edges(self) -> EdgeService:
         from polyg.core.edges import EdgeService
 
-        return EdgeService(self.ctx, self.reltypes)
+        return EdgeService(self.ctx, self.reltypes, writer=self.relationships.writer)
 
     @cached_property
     def nodes(self) -> NodeService:
@@ -314,13 +315,14 @@ class Polyg:
         reltypes = RelTypeService(ctx)
         search = SearchService(ctx)
         writer = EntityWriter(ctx)  # the one writer of entities, whichever toolset writes
+        edge_writer = EdgeWriter(ctx, reltypes)  # and of relationships
         services = Services(
             settings,
             store,
             ctx,
             EntityService(ctx, writer),
-            RelationshipService(ctx, reltypes),
-            NamedGraph(ctx, reltypes, writer),
+            RelationshipService(ctx, reltypes, edge_writer),
+            NamedGraph(ctx, reltypes, writer, edge_writer),
             search,
             ProjectService(ctx, search, reltypes),
             reltypes,
