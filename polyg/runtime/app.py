@@ -32,6 +32,7 @@ from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
 from polyg.names import check_project_id
+from polyg.store.addresses import host_port
 from polyg.store.falkor import FalkorStore, parse_store_url, redact_url
 from polyg.store.schema import SchemaGuard
 
@@ -358,6 +359,7 @@ class Polyg:
                 read_from_replicas=settings.read_from_replicas,
                 wait_replicas=settings.wait_replicas,
                 wait_timeout_ms=settings.wait_replicas_timeout_ms,
+                replicas=[address for r in settings.store_replicas if (address := host_port(r))],
             )
         else:
             from polyg.store.embedded import EmbeddedFalkor
