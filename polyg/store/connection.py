@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
@@ -35,6 +36,23 @@ from polyg.store.results import RO_QUERY
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+# Reads that decide a write must see what the primary holds: a replica may not yet have what
+# this very process wrote a moment ago (a project's schema read back right after it was made
+# failed to create its indexes, 1 fresh project in 20, reading from a replica on loopback).
+_PRIMARY_READS: ContextVar[bool] = ContextVar("polyg_primary_reads", default=False)
+
+
+@contextlib.contextmanager
+def reads_from_primary() -> Iterator[None]:
+    """Within it (and in tasks started within it), read-only queries go to the primary even
+    with `read_from_replicas`: the schema's checks, and every read of a tool call that writes."""
+    token = _PRIMARY_READS.set(True)
+    try:
+        yield
+    finally:
+        _PRIMARY_READS.reset(token)
+
 
 LIST_GRAPHS = "GRAPH.LIST"
 GRAPH_TYPE = "graphdata"  # what TYPE answers for a FalkorDB graph key
@@ -102,7 +120,7 @@ class ServerConnection:
         return [r.where for r in replicas]
 
     async def read(self, run: Callable[[Any], Awaitable[T]]) -> T:
-        if self._replicas is None:
+        if self._replicas is None or _PRIMARY_READS.get():
             return await run(self.client)
         return await self._replicas.read(run)
 
@@ -169,7 +187,8 @@ class GraphCluster(RedisCluster):
         self._in_flight = asyncio.Semaphore(max_in_flight)
 
     async def get_nodes_from_slot(self, command: str, *args: Any) -> list[ClusterNode]:
-        if self.load_balancing_strategy is not None and command.upper() == RO_QUERY and args:
+        to_replica = self.load_balancing_strategy is not None and not _PRIMARY_READS.get()
+        if to_replica and command.upper() == RO_QUERY and args:
             return [self.nodes_manager.get_node_from_slot(self.keyslot(args[0]), True, self.load_balancing_strategy)]
         nodes: list[ClusterNode] = await super().get_nodes_from_slot(command, *args)
         return nodes

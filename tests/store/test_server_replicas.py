@@ -17,7 +17,8 @@ from polyg.config import load_settings
 from polyg.embed import create_embedder
 from polyg.errors import ConfigError, ReplicasBehind
 from polyg.runtime.app import Polyg
-from tests.falkor_server import FalkorServer
+from tests.falkor_server import FalkorServer, free_port
+from tests.mcp_helpers import kg_session
 from tests.store.test_wait_replicas import wait_until_synced
 
 pytestmark = pytest.mark.anyio
@@ -78,6 +79,9 @@ async def test_reads_go_to_the_replica_writes_to_the_primary(
         writes = calls(primary, "graph.query")
         made = await s.entities.create(project, name="replicated", type_="note")
         assert calls(primary, "graph.query") > writes  # the write went to the primary
+        # The entity's vectors are stored in the background, reading its text from the primary:
+        # done before the reads are counted.
+        assert await s.ctx.vectors.settle(project, 60)
         before = (calls(primary, "graph.ro_query"), calls(replica, "graph.ro_query"))
         for _ in range(5):
             assert (await s.entities.get(project, made.id)).node.name == "replicated"
@@ -129,3 +133,43 @@ async def test_a_replica_down_sends_reads_to_the_primary(
 def test_a_replica_address_that_is_not_one_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="host:port"):
         load_settings(None, data_dir=tmp_path, store_replicas="127.0.0.1:notaport")
+
+
+def detach(replica: FalkorServer) -> None:
+    """Cut the replica off its primary for good (it follows a port nobody listens on): it stays
+    a read-only replica serving its old copy, as one behind its primary by any lag would."""
+    client = replica.client()
+    try:
+        client.execute_command("REPLICAOF", "127.0.0.1", free_port())  # type: ignore[no-untyped-call]
+    finally:
+        client.close()
+
+
+async def test_a_write_reads_from_the_primary_what_it_decides_on(
+    tmp_path: Path, primary: FalkorServer, replica: FalkorServer
+) -> None:
+    """A replica behind by everything written since polyg opened: read-only tools read from it
+    (they miss the new entity), but a write tool's own reads go to the primary: the new
+    project's schema, read back as it is made, and the entity `add_observations` looks up by
+    name. Before, the first write to a project failed to create its indexes and
+    add_observations said the entity did not exist."""
+    args = ("--toolsets", "all", "--store", primary.url)
+    env = {"POLYG_EMBEDDING_PROVIDER": "hashing", "POLYG_READ_FROM_REPLICAS": "true"}
+    async with kg_session("stdio", tmp_path, *args, **env) as mcp:
+        await mcp.ok("read_graph", {"project_id": "behind"})  # polyg is open, the replica found
+        detach(replica)
+        entity = {"name": "Ada", "entityType": "person", "observations": ["wrote the first program"]}
+        await mcp.ok("create_entities", {"project_id": "behind", "entities": [entity]})
+        observations = [{"entityName": "Ada", "contents": ["a poet"]}]
+        added = await mcp.ok("add_observations", {"project_id": "behind", "observations": observations})
+        assert added["results"][0]["addedObservations"] == ["a poet"]
+        # A read-only tool is answered by the replica, which has none of it.
+        assert (await mcp.ok("search_nodes", {"project_id": "behind", "query": "Ada"}))["entities"] == []
+    # All of it is on the primary.
+    client = primary.client()
+    try:
+        cypher = "MATCH (:Entity {name: 'Ada'})-[:HAS_OBSERVATION]->(o) RETURN o.text ORDER BY o.text"
+        rows = client.execute_command("GRAPH.RO_QUERY", "polyg:behind", cypher)  # type: ignore[no-untyped-call]
+    finally:
+        client.close()
+    assert [row[0] for row in rows[1]] == [b"a poet", b"wrote the first program"]
