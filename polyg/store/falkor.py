@@ -237,7 +237,11 @@ class FalkorStore:
         if server.host is None:
             log.warning("read_from_replicas: the embedded store has no replicas; reads go to it")
             return
-        used = await server.use_replicas(self.replicas)
+        try:
+            used = await server.use_replicas(self.replicas)
+        except rexc.ResponseError as exc:  # INFO refused (an ACL, a renamed command)
+            log.warning("read_from_replicas: the server's replicas cannot be listed (%s); reads go to it", exc)
+            return
         if used:
             log.info("reads go to the server's replicas", extra={"store": server.where, "replicas": used})
         else:
