@@ -4,7 +4,7 @@ The same class serves both modes: embedded (a private server on a Unix socket, s
 `polyg.store.embedded`) and server (`falkor://host:port`). Reads go through GRAPH.RO_QUERY.
 redis errors are translated here into `StoreError`s with spec 001 codes.
 
-Writes to one graph are sent one at a time (`_write_lock`). FalkorDB numbers a graph's property
+Writes to one graph are sent one at a time (`_one_write_at_a_time`). FalkorDB numbers a graph's property
 names as queries are planned, but logs and replicates writes in the order they commit, some as
 effects that name properties by number alone. Two concurrent writes each bringing a new name
 could commit in the other order than they were numbered, and replaying the log (the embedded
