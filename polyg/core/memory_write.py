@@ -324,6 +324,21 @@ class MemoryWriter:
         last = len(found.facts) + len(found.causes) - 1
         try:
             for i, fact in enumerate(found.facts):
+                if fact.ends:
+                    # "X left Y", "no longer ...": the fact that held then is closed, none added.
+                    closed = await temporal.end_fact(
+                        project,
+                        subject=fact.subject,
+                        predicate=fact.predicate,
+                        object_=fact.object,
+                        at=fact.valid_to or at,
+                        memory=memory,
+                        entity_ids=ids,
+                        after=after,
+                        settles=memory if i == last else None,
+                    )
+                    out.facts_invalidated += [f.id for f in closed if f.id not in out.facts_invalidated]
+                    continue
                 try:
                     added = await temporal.add_fact(
                         project,
