@@ -36,6 +36,7 @@ from polyg.core.extraction import ExtractedCause, ExtractedEntity, ExtractedEven
 from polyg.core.recall.mentions import TIME_WORDS as MENTION_TIME_WORDS
 from polyg.core.recall.mentions import Mention, code_mentions
 from polyg.core.recall.timeref import find_time_refs
+from polyg.core.resolve import normalise
 from polyg.core.time import Interval, parse_instant, parse_range
 from polyg.errors import PolygError
 from polyg.nlp.pipeline import pipeline
@@ -231,6 +232,10 @@ class _Memory:
     pending: dict[str, str | None] = field(default_factory=dict)
     # The code identifiers of the sentence being read: (start, end) in the text -> the name.
     codes: dict[tuple[int, int], str] = field(default_factory=dict)
+    # The graph's names, for resolution (`_canon`): by their words, and person-like names by
+    # their first word when only one has it.
+    known: dict[str, str] = field(default_factory=dict)
+    first_names: dict[str, str] = field(default_factory=dict)
 
 
 def extract(
@@ -247,7 +252,9 @@ def extract_doc(
 ) -> Extraction:
     out = Extraction()
     memory = _Memory(reference, speaker.strip() if speaker and speaker.strip() else None, {}, [])
-    known = [(n, re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE)) for n in known_names if n.strip()]
+    names = [n.strip() for n in known_names if n.strip()]
+    memory.known, memory.first_names = _aliases(names)
+    known = [(n, re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE)) for n in names]
     for sentence in doc.sents:
         for name, pattern in known:
             if pattern.search(sentence.text):
@@ -355,7 +362,45 @@ def _people_in_lists(sentence: Span, memory: _Memory) -> None:
                     _retype(memory, named[0], "Person")
 
 
+def _aliases(names: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The graph's names by their words ("auth service" and "auth-service" are "Auth Service"),
+    and the person-like ones ("Alice Chen": two or three capitalised words) by their first word
+    when no other known name starts with it."""
+    by_words: dict[str, str] = {}
+    firsts: dict[str, list[str]] = {}
+    for name in names:
+        by_words.setdefault(normalise(name), name)
+        words = name.split()
+        if (
+            2 <= len(words) <= 3
+            and all(w[:1].isupper() and w.isalpha() for w in words)
+            and words[-1].lower() not in NAME_HEADS  # "Berlin Marathon", "Acme Corp": no person
+        ):
+            firsts.setdefault(words[0].lower(), []).append(name)
+    return by_words, {first: found[0] for first, found in firsts.items() if len(set(found)) == 1}
+
+
+_NOT_FIRST_NAMES = frozenset({"Service", "Team", "Project", "Code", "Product"})
+
+
+def _canon(memory: _Memory, name: str, kind: str | None = None) -> str:
+    """The name as the graph spells the entity it means: the same words ("the auth service"
+    for "Auth Service"), or the only known person with this first name ("Alice" for "Alice
+    Chen"); else the name itself."""
+    if not memory.known:
+        return name
+    same = memory.known.get(normalise(name))
+    if same is not None:
+        return same
+    # Whatever the tagger typed the lone word (it reads an unfamiliar first name as a place or
+    # a company), but not a system's or a team's name.
+    if kind not in _NOT_FIRST_NAMES and " " not in name and name[:1].isupper() and name != memory.speaker:
+        return memory.first_names.get(name.lower(), name)
+    return name
+
+
 def _add_entity(memory: _Memory, name: str, kind: str | None) -> None:
+    name = _canon(memory, name, kind)
     key = name.lower()
     held = memory.entities.get(key)
     if held is None or (held.type is None and kind is not None):
@@ -430,7 +475,7 @@ def _mentions(sentence: Span, memory: _Memory) -> list[tuple[str, str | None]]:
             continue
         named = _name(head)
         if named is not None:
-            found[head.i] = named
+            found[head.i] = (_canon(memory, named[0], named[1]), named[1])
     return [found[i] for i in sorted(found)]
 
 
@@ -701,6 +746,17 @@ def _conjuncts(token: Token) -> list[Token]:
 
 
 def _argument(token: Token, memory: _Memory, system: bool = False) -> str | None:
+    """The name an argument stands for (`_named_argument`), as the graph spells it."""
+    name = _named_argument(token, memory, system)
+    if name is None:
+        return None
+    canonical = _canon(memory, name, memory.pending.get(name))
+    if canonical != name and name in memory.pending:
+        memory.pending[canonical] = memory.pending.pop(name)
+    return canonical
+
+
+def _named_argument(token: Token, memory: _Memory, system: bool = False) -> str | None:
     """The name an argument stands for; `system`: the subject of a predicate only systems have
     ("the ledger depends on X"), which a common noun with its article names."""
     lower = token.lower_
@@ -723,7 +779,7 @@ def _argument(token: Token, memory: _Memory, system: bool = False) -> str | None
         return None
     named_by = next((c for c in token.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
     if token.pos_ == "NOUN" and named_by is not None:
-        return _argument(named_by, memory, system)  # "the managing partner, Conrad Vale"
+        return _named_argument(named_by, memory, system)  # "the managing partner, Conrad Vale"
     head = _name_head(token) or (token if token.pos_ in ("NOUN", "PROPN") else None)
     if head is None:
         return None
@@ -827,6 +883,7 @@ OBJECT_TYPES = {
 
 
 def _retype(memory: _Memory, name: str, kind: str | None) -> None:
+    name = _canon(memory, name, kind)
     held = memory.entities.get(name.lower())
     if kind is None or held is None or held.type == kind:
         return

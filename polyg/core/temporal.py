@@ -303,12 +303,19 @@ class TemporalGraph:
 
     async def mentioned_entities(self, project: str, text: str) -> dict[str, str]:
         """Entities whose names occur in `text` (name -> id), found through the full-text index."""
+        candidates = await self.entity_candidates(project, text)
+        return {name: entity_id for name, entity_id in candidates.items() if mentions(text, name)}
+
+    async def entity_candidates(self, project: str, text: str) -> dict[str, str]:
+        """Entities whose names share a word with `text` (name -> id), the full-text index's
+        best: those it names whole, and those it may mean by part of their name ("Alice" for
+        "Alice Chen"; remember's extraction decides)."""
         query = fulltext_query(text)
         if not query:
             return {}
         await self.ctx.indexes.check(project)
         rows = await index_rows(resolve_q.text_candidates(self.ctx, project, ENTITY, query, MAX_MENTION_CANDIDATES))
-        return {name: entity_id for entity_id, name in rows if name and mentions(text, name)}
+        return {name: entity_id for entity_id, name in rows if name}
 
     # --- events -----------------------------------------------------------------------------
 

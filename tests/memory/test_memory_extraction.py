@@ -197,3 +197,19 @@ async def test_a_future_event_is_logged_at_the_time_it_will_happen(mem: Memory) 
         if i["kind"] == "event" and i["event"]["id"] in out["events_logged"]
     )
     assert logged == ["2026-01-20T00:00:00.000000Z", "2026-03-03T00:00:00.000000Z"]
+
+
+async def test_a_first_name_resolves_to_the_only_known_person_of_that_name(mem: Memory) -> None:
+    first = await remember(mem, "Alice Chen leads the Platform team.", at="2025-03-02T09:00:00Z")
+    alice = {v: k for k, v in (await names(mem, first["entities_created"])).items()}
+    assert alice == {"Person": "Alice Chen", "Team": "Platform team"}
+    later = await remember(mem, "Alice moved to the Billing team in May.")
+    assert "Alice" not in await names(mem, later["entities_created"])
+    assert await current(mem, "Alice Chen") == [
+        ("leads", "Platform team", "2025-03-02T09:00:00.000000Z", None),
+        ("member_of", "Billing team", "2025-05-01T00:00:00.000000Z", None),
+    ]
+    # Two people of that first name: neither is meant, a new one is made.
+    await remember(mem, "Sam Ortiz and Sam Lee joined the Search team.", at="2025-03-02T09:00:00Z")
+    ambiguous = await remember(mem, "Sam restarted the database cluster.")
+    assert "Sam" in await names(mem, ambiguous["entities_created"])
