@@ -910,6 +910,11 @@ def _subjects(verb: Token) -> list[Token]:
     own = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
     if own:
         return own
+    misread = next((c for c in verb.lefts if c.dep_ in ("advmod", "npadvmod") and c.i == c.sent.start), None)
+    if misread is not None and verb.dep_ == "ROOT" and misread.ent_type_ in ("PERSON", "ORG", "GPE", "NORP"):
+        # "Odile replaced Bastien ...": an unfamiliar name opening the sentence, parsed as an
+        # adverb of its verb, is the verb's subject (the tagger still names it).
+        return [misread]
     if verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
         return _subjects(verb.head)
     if verb.dep_ in ("xcomp",) and verb.head.pos_ in ("VERB", "AUX"):
@@ -1040,7 +1045,7 @@ def _copular(verb: Token, subject: Token) -> Iterator[tuple[str | None, Token, l
             yield "married_to", subject, [obj]
         return
     # "Dana is Bob's manager", "My manager is Dana", "The lead of X is Y".
-    if lemma in LEAD_ROLES | {"owner", "maintainer"}:
+    if lemma in LEAD_ROLES | {"owner", "maintainer"} or _headed(attr):
         yield from _role(attr, subject)
         return
     if subject.lemma_.lower() in LEAD_ROLES and attr.pos_ in ("PROPN", "NOUN"):
@@ -1062,6 +1067,14 @@ def _copular(verb: Token, subject: Token) -> Iterator[tuple[str | None, Token, l
                 return
 
 
+def _headed(role: Token) -> bool:
+    """A role a "head", "chief" or "lead" modifier makes a leader's ("head chef", "chief
+    editor", "lead engineer")."""
+    return role.pos_ == "NOUN" and any(
+        c.dep_ in ("compound", "amod") and c.lower_ in ("head", "chief", "lead") for c in role.children
+    )
+
+
 def _role(role: Token, holder: Token) -> Iterator[tuple[str | None, Token, list[Token]]]:
     """A role noun ("tech lead", "manager", "owner") and who holds it: the fact it states about
     what it is the role of ("of Y", "Y's")."""
@@ -1075,7 +1088,7 @@ def _role(role: Token, holder: Token) -> Iterator[tuple[str | None, Token, list[
         yield "owns", holder, [target]
     elif lemma == "maintainer":
         yield "maintains", holder, [target]
-    elif lemma in LEAD_ROLES:
+    elif lemma in LEAD_ROLES or _headed(role):
         if (
             target.pos_ in ("PROPN", "PRON")
             and target.ent_type_ in ("PERSON", "")
@@ -1537,11 +1550,18 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
             return  # ", so peaceful!": no clause after "so"
         if cause_verb.pos_ not in ("VERB", "AUX"):
             return
+        # "A because B, so C": C's cause is A; B is A's own cause (a link of its own).
+        because = {
+            i
+            for c in cause_verb.children
+            if c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ == "because" for m in c.children)
+            for i in _subtree_ids(c)
+        }
         if cause_verb.head.i == effect_verb.i:  # the cause's clause hangs under the effect's verb
-            cause = _clause(cause_verb, {token.i})
+            cause = _clause(cause_verb, {token.i} | because)
             effect = _clause(effect_verb, _subtree_ids(cause_verb) | {token.i})
         else:
-            cause = _clause(cause_verb, _subtree_ids(effect_verb) | {token.i})
+            cause = _clause(cause_verb, _subtree_ids(effect_verb) | {token.i} | because)
             effect = _clause(effect_verb, {token.i})
         yield _resolve(cause, memory), effect, 0.75
         return

@@ -213,3 +213,21 @@ async def test_a_first_name_resolves_to_the_only_known_person_of_that_name(mem: 
     await remember(mem, "Sam Ortiz and Sam Lee joined the Search team.", at="2025-03-02T09:00:00Z")
     ambiguous = await remember(mem, "Sam restarted the database cluster.")
     assert "Sam" in await names(mem, ambiguous["entities_created"])
+
+
+async def test_a_head_role_and_a_cause_told_before_so(mem: Memory) -> None:
+    first = await remember(mem, "Bastien is the head chef of Maison Lune.", at="2025-09-02T09:00:00Z")
+    assert len(first["facts_added"]) == 1
+    # The parser reads the unfamiliar "Odile" as an adverb: still the one who replaced him.
+    told = await remember(mem, "Odile replaced Bastien as head chef of Maison Lune in January.")
+    assert told["facts_invalidated"] == first["facts_added"]
+    assert await current(mem, "Odile") == [("leads", "Maison Lune", "2026-01-01T00:00:00.000000Z", None)]
+    chain = await remember(
+        mem, "The walk-in freezer failed because its compressor overheated, so we threw out the custard."
+    )
+    assert len(chain["causal_links_added"]) == 2
+    upstream = await mem.ok("get_causal_chain", event="we threw out the custard", direction="upstream")
+    texts = {str(node.get("text")) for node in upstream["nodes"]}
+    # The freezer's failure caused it, and the compressor the failure: not one cause holding both.
+    assert {"The walk-in freezer failed", "its compressor overheated"} <= texts
+    assert not any("because" in text for text in texts)
