@@ -254,7 +254,9 @@ def extract_doc(
     memory = _Memory(reference, speaker.strip() if speaker and speaker.strip() else None, {}, [])
     names = [n.strip() for n in known_names if n.strip()]
     memory.known, memory.first_names = _aliases(names)
-    known = [(n, re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE)) for n in names]
+    # A pattern only for the names the text holds (the graph may offer 50 that share a word).
+    lowered = doc.text.lower()
+    known = [(n, re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE)) for n in names if n.lower() in lowered]
     for sentence in doc.sents:
         for name, pattern in known:
             if pattern.search(sentence.text):
