@@ -357,6 +357,29 @@ async def create_fact(
     )
 
 
+async def end_facts(
+    run: Runner,
+    project: str,
+    rel_type: RelType,
+    fact_ids: list[str],
+    at: str,
+    memory: str | None,
+    *,
+    settles: str | None = None,
+) -> None:
+    """Close the windows of these facts at `at` ("X left Y": a memory said they ended), keeping
+    the former end for an undo and citing the memory that said it; `settles`: a memory whose
+    `unfinished` mark the write clears too."""
+    await run.write(
+        project,
+        f"MATCH (:Entity)-[r:{rel_type}]->(:Entity) WHERE r.id IN $ids "
+        "SET r.prior_valid_to = r.valid_to, r.valid_to = $at, "
+        "r.memories = CASE WHEN $memory IS NULL OR $memory IN coalesce(r.memories, []) THEN r.memories "
+        "ELSE coalesce(r.memories, []) + $memory END" + settling(settles, even_unmatched=True),
+        {"ids": fact_ids, "at": at, "memory": memory, "settles": settles},
+    )
+
+
 async def cite_fact(
     run: Runner, project: str, rel_type: RelType, fact_id: str, memory: str, *, settles: str | None = None
 ) -> None:
