@@ -49,7 +49,9 @@ from polyg.core.recall.output import (
     TemporalContext,
     TimedEvent,
 )
-from polyg.core.time import parse_instant
+from polyg.core.recall.spans import Span, answering_spans, told_at
+from polyg.core.recall.told_time import day_text
+from polyg.core.time import Interval, parse_instant
 from polyg.errors import PolygError
 from polyg.llm import LLM, Answer, LLMInvalidOutput, Message, with_fallback
 
@@ -116,7 +118,12 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
         ]
         best_match = max((predicate_match(query, f) for f in facts), default=0.0)
         if memories and (not sentences or "semantic" in plan.intents or (best_match < 1.0 and told)):
-            sentences.append(_memory_sentence(memories))
+            spans = answering_spans(query, told, [m.mention for m in plan.entities], window=_asked_window(query, plan))
+            if spans:  # the sentence that answers, not every memory found
+                sentences.append(_span_sentence(spans[0]))
+                memories = [spans[0].memory, *(m for m in memories if m is not spans[0].memory)]
+            else:
+                sentences.append(_memory_sentence(memories))
         if not sentences:  # an entity's name is an answer only when nothing else is stored
             sentences += _entity_sentences(entities, facts)
         used = [*chain, *events, *facts, *entities, *memories]
@@ -200,9 +207,16 @@ def _focused(
         held = [f for f in facts if about_subject(f, names)]
         return Focused([*(_said(m.text) for m in telling), *_fact_sentences(held)], [*telling, *held])
     if kind == "when":
+        # The sentence of a memory that tells it with a time, at the time its words name (read
+        # from when it was told); else a logged event; else the day the best sentence was told.
+        spans = answering_spans(query, told, names, wants_time=True, window=_asked_window(query, plan))
         best_event = _best_match(query, events)
+        if spans and spans[0].time is not None and not _timed_from(best_event, spans[0].memory):
+            return Focused([_when_sentence(spans[0])], [spans[0].memory])
         if best_event is not None:
             return Focused([_dated(best_event)], [best_event])
+        if spans:
+            return Focused([_when_sentence(spans[0])], [spans[0].memory])
         return Focused()
     if kind in ("after", "before"):
         # X is an event, or a memory that tells it (dated when it was said) when its event
@@ -280,7 +294,12 @@ def _clause(memory: Evidence) -> str:
     return mid_sentence(cause_part(memory.text))
 
 
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _SPEAKER = re.compile(r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (?P<said>.+)$", re.S)
+
+
+# "I'm" told by Tom reads "Tom is".
+_CONTRACTED = (("m", "is"), ("ve", "has"), ("ll", "will"), ("d", "would"))
 
 
 def _said(text: str) -> str:
@@ -291,10 +310,49 @@ def _said(text: str) -> str:
     if spoken:
         who, value = spoken.group("who"), spoken.group("said")
         value = re.sub(r"\b[Mm]y\b", f"{who}'s", value)
-        value = re.sub(r"\bI\b(?!')", who, value)
+        for short, verb in _CONTRACTED:
+            value = re.sub(rf"\bI['’]{short}\b", f"{who} {verb}", value)
+        value = re.sub(r"\bI am\b", f"{who} is", value)
+        value = re.sub(r"\bI\b(?!['’])", who, value)
         value = re.sub(r"\b[Mm]e\b", who, value)
     value = _cap(value)
     return value if value.endswith((".", "!", "?")) else value + "."
+
+
+def _timed_from(event: Evidence | None, memory: Evidence) -> bool:
+    """The event was logged from that memory at a time of day: it says the time more exactly
+    than the memory's words read by day."""
+    at = _instant(event.at) if event is not None else None
+    return event is not None and at is not None and memory.id in event.memories and (at.hour, at.minute) != (0, 0)
+
+
+def _asked_window(query: str, plan: ClassifierOutput) -> Interval | None:
+    """The span of time the question names with a year ("in 2023", "on 3 May 2024"). A time
+    named relative to when it is asked ("yesterday", "in June") is left out: the memories may
+    have been told relative to another time, and the search already favours the window."""
+    tf = plan.timeframe
+    if tf is None or tf.type == "relative" or not _YEAR.search(query):
+        return None
+    start = _instant(tf.value)
+    return Interval(start, _instant(tf.end)) if start is not None else None
+
+
+def _span_sentence(span: Span) -> str:
+    """An answering sentence in the third person ("Caroline went to ..."), naming who said it
+    when the sentence does not."""
+    text = _said(f"{span.speaker}: {span.sentence}" if span.speaker else span.sentence)
+    if span.speaker and span.speaker.lower() not in text.lower():
+        return f"{span.speaker}: {text}"
+    return text
+
+
+def _when_sentence(span: Span) -> str:
+    """When: the time the sentence states ("7 May 2023: Caroline went ... yesterday."), or, when
+    it states none, the day it was told."""
+    if span.time is not None:
+        return f"{_cap(span.time.said)}: {_span_sentence(span)}"
+    at = told_at(span.memory)
+    return f"Told on {day_text(at)}: {_span_sentence(span)}" if at else _span_sentence(span)
 
 
 def usable(item: Evidence) -> bool:

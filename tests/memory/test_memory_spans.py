@@ -1,0 +1,48 @@
+"""recall answers a conversation with the sentence that answers, over the real MCP client: told
+one turn at a time (speaker as context, when it was said as reference_time), a when-question
+gets the date the turn's words name read from when it was told ("yesterday", "last week"), and
+a what-question the sentence holding the answer, not the speaker's name nor every memory found."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.memory.conftest import Memory
+
+pytestmark = pytest.mark.anyio
+
+TURNS = [
+    ("2024-03-12T18:00:00Z", "Priya", "Hey Omar! I went to the climbing gym yesterday and my arms are still sore."),
+    ("2024-03-12T18:01:00Z", "Omar", "Nice! Last week I started a pottery course at the community centre."),
+    ("2024-03-12T18:02:00Z", "Priya", "Cool. Also, I'm learning the cello these days. It is hard but fun."),
+    ("2024-03-12T18:03:00Z", "Omar", "My sister moved to Lisbon last month, so I will visit her in the summer."),
+    ("2024-03-12T18:04:00Z", "Priya", "Do you like living in Bristol?"),
+]
+
+
+async def _told(mem: Memory) -> None:
+    for at, who, text in TURNS:
+        await mem.ok("remember", content=text, context=who, reference_time=at)
+
+
+async def _asked(mem: Memory, query: str) -> str:
+    out = await mem.ok("recall", query=query, reference_time="2024-04-01T09:00:00Z")
+    return str(out["answer"])
+
+
+async def test_when_says_the_date_the_words_name_read_from_when_they_were_told(mem: Memory) -> None:
+    await _told(mem)
+    gym = await _asked(mem, "When did Priya go to the climbing gym?")
+    assert gym.startswith("2024-03-11"), gym  # "yesterday", told on 2024-03-12
+    pottery = await _asked(mem, "When did Omar start the pottery course?")
+    assert pottery.lower().startswith("the week before 2024-03-12"), pottery
+    moved = await _asked(mem, "When did Omar's sister move to Lisbon?")
+    assert moved.startswith("February 2024"), moved
+
+
+async def test_what_answers_with_the_sentence_that_holds_the_answer(mem: Memory) -> None:
+    await _told(mem)
+    cello = await _asked(mem, "What instrument is Priya learning?")
+    assert "cello" in cello and "Stored memories" not in cello, cello
+    # The sentence, said in the third person: not the whole turn, nor the other turns.
+    assert "Priya is learning the cello" in cello and "pottery" not in cello and "Hey Omar" not in cello, cello
