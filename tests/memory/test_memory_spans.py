@@ -46,3 +46,25 @@ async def test_what_answers_with_the_sentence_that_holds_the_answer(mem: Memory)
     assert "cello" in cello and "Stored memories" not in cello, cello
     # The sentence, said in the third person: not the whole turn, nor the other turns.
     assert "Priya is learning the cello" in cello and "pottery" not in cello and "Hey Omar" not in cello, cello
+
+
+HOUSE = [
+    ("2025-03-01T10:00:00Z", "Zoe loves jazz and plays the piano."),
+    ("2025-02-20T18:00:00Z", "We cleaned the gutters last week."),
+    ("2025-03-03T18:00:00Z", "The basement flooded this morning."),
+    ("2025-03-04T18:00:00Z", "Today the plumber replaced the burst pipe."),
+    ("2025-03-06T18:00:00Z", "Yesterday we repainted the basement wall."),
+]
+
+
+async def test_what_happened_after_lists_the_events_after_the_anchor_by_their_dates(mem: Memory) -> None:
+    for at, text in HOUSE:
+        await mem.ok("remember", content=text, context="Hannah", reference_time=at)
+    after = await _asked(mem, "What happened after the basement flooded?")
+    assert "plumber" in after and "repainted" in after, after
+    assert "gutters" not in after and "jazz" not in after, after
+    # Each event's date is said once: the words that named its day relative to the telling go.
+    assert "On 2025-03-04: The plumber" in after and "On 2025-03-05: We repainted" in after, after
+    assert "Today" not in after and "Yesterday" not in after, after
+    before = await _asked(mem, "What happened before the basement flooded?")
+    assert "gutters" in before and "plumber" not in before, before

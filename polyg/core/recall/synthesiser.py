@@ -50,7 +50,7 @@ from polyg.core.recall.output import (
     TimedEvent,
 )
 from polyg.core.recall.spans import Span, answering_spans, told_at
-from polyg.core.recall.told_time import day_text
+from polyg.core.recall.told_time import day_text, told_times
 from polyg.core.time import Interval, parse_instant
 from polyg.errors import PolygError
 from polyg.llm import LLM, Answer, LLMInvalidOutput, Message, with_fallback
@@ -60,6 +60,8 @@ NOTHING_EXPLAINS = "Nothing stored explains that."
 MAX_EVENTS_IN_ANSWER = 5
 MAX_MEMORIES_IN_ANSWER = 3
 MAX_CHAIN = 5
+# A second memory's sentence is said too when it scores at least this share of the best's.
+SECOND_SPAN_SHARE = 0.9
 SYNTHESIZER_MAX_TOKENS = 1000
 
 SYNTHESIZER_PROMPT = """You are a response synthesizer for a multi-graph memory system.
@@ -119,9 +121,11 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
         best_match = max((predicate_match(query, f) for f in facts), default=0.0)
         if memories and (not sentences or "semantic" in plan.intents or (best_match < 1.0 and told)):
             spans = answering_spans(query, told, [m.mention for m in plan.entities], window=_asked_window(query, plan))
-            if spans:  # the sentence that answers, not every memory found
-                sentences.append(_span_sentence(spans[0]))
-                memories = [spans[0].memory, *(m for m in memories if m is not spans[0].memory)]
+            if spans:  # the sentences that answer, not every memory found
+                said = _answering(spans)
+                sentences += [_span_sentence(span) for span in said]
+                first = [span.memory for span in said]
+                memories = [*first, *(m for m in memories if m not in first)]
             else:
                 sentences.append(_memory_sentence(memories))
         if not sentences:  # an entity's name is an answer only when nothing else is stored
@@ -337,6 +341,14 @@ def _asked_window(query: str, plan: ClassifierOutput) -> Interval | None:
     return Interval(start, _instant(tf.end)) if start is not None else None
 
 
+def _answering(spans: list[Span]) -> list[Span]:
+    """The best span, and the best of another memory when it answers about as well (the
+    evidence is split over two memories: both are said rather than one guessed)."""
+    best = spans[0]
+    second = next((s for s in spans[1:] if s.memory.id != best.memory.id), None)
+    return [best, second] if second is not None and second.score >= SECOND_SPAN_SHARE * best.score else [best]
+
+
 def _span_sentence(span: Span) -> str:
     """An answering sentence in the third person ("Caroline went to ..."), naming who said it
     when the sentence does not."""
@@ -452,10 +464,25 @@ def _chain_sentences(chain: list[Evidence], plan: ClassifierOutput) -> list[str]
 
 def _timeline_sentences(events: list[Evidence]) -> list[str]:
     shown = events[:MAX_EVENTS_IN_ANSWER]
-    out = [f"On {_when(e.at)}: {e.text.rstrip('.')}." for e in shown]
+    out = [f"On {_when(e.at)}: {_cap(_without_day_words(e.text, e.at)).rstrip('.')}." for e in shown]
     if len(events) > len(shown):
         out.append(f"({len(events) - len(shown)} more events in that time.)")
     return out
+
+
+def _without_day_words(text: str, at: str | None) -> str:
+    """An event's text without the words naming its day relative to when it was told
+    ("Yesterday we repainted the wall" on 2025-03-05: "we repainted the wall"): the date said
+    before it replaces them. Words naming a week or a month stay (the date is its first day)."""
+    when = _instant(at)
+    if when is None:
+        return text
+    out = text
+    for found in told_times(text, when):
+        if found.precision == "day" and not any(c.isdigit() for c in found.words):
+            out = out.replace(found.words, " ", 1)
+    out = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s{2,}", " ", out)).strip(" ,")
+    return out or text
 
 
 def _holds(fact: Evidence, plan: ClassifierOutput, reference: datetime) -> bool:
