@@ -204,6 +204,7 @@ def answer_row(q: dict[str, Any], answer: str, top_texts: list[str]) -> dict[str
     return {
         "category": q["category"],
         "scored": True,
+        "chars": len(answer),
         "answer": float(locomo_scoring.contains_answer(gold, answer)),
         "top3_memories": float(locomo_scoring.contains_answer(gold, "\n".join(top_texts))),
     }
@@ -215,6 +216,8 @@ def answer_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     scored = [r for r in rows if r["scored"]]
     return {
         "questions": len(scored),
+        # A longer answer holds more words: the metric is read beside the answers' length.
+        "answer_chars_p50": common.median([r["chars"] for r in scored]) if scored else float("nan"),
         **{m: locomo_scoring.mean(scored, m) for m in ANSWER_METRICS},
         "by_category": locomo_scoring.by_category(scored, ANSWER_METRICS),
     }
@@ -355,7 +358,11 @@ def answer_markdown(res: dict[str, Any]) -> list[str]:
             + " | ".join(f"{res['by_category'][c][metric]:.1f} ({res['by_category'][c]['questions']})" for c in cats)
             + " |"
         )
-    lines += ["", "Targets: answer >= " + f"{ANSWER_TARGET:.0f} overall and on temporal questions."]
+    lines += [
+        "",
+        f"Median answer length: {res['answer_chars_p50']:.0f} characters. "
+        f"Targets: answer >= {ANSWER_TARGET:.0f} overall and on temporal questions.",
+    ]
     return lines
 
 
@@ -467,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
             "answer_contains": r["recall"]["answers"]["answer"],
             "answer_contains_temporal": r["recall"]["answers"]["by_category"]["temporal"]["answer"],
             "top3_memories_contain": r["recall"]["answers"]["top3_memories"],
+            "answer_chars_p50": r["recall"]["answers"]["answer_chars_p50"],
         }
         md, js = common.write_results(
             "locomo-recall", text, result, size=args.data.stem.removeprefix("locomo_"), figures=figures

@@ -117,7 +117,9 @@ def answering_spans(
     when-question, which wants a sentence stating a time; `window`: the time the question asks
     about (a sentence about another time answers less)."""
     named = {w.lower() for n in names for w in _NAME_WORD.findall(n)}
-    asked = {w for w in words(_without_times(query)) if w not in {n[:5] for n in named}}
+    topic = words(_without_times(query))
+    # A question about a named thing alone ("What is 'Little Women' about?") asks for its name.
+    asked = {w for w in topic if w not in {n[:5] for n in named}} or topic
     if not asked:
         return []
     out: list[Span] = []
