@@ -122,21 +122,25 @@ def answering_spans(
     asked = {w for w in topic if w not in {n[:5] for n in named}} or topic
     if not asked:
         return []
+    # The kinds of answer the question asks for, and whether times matter: reading a memory's
+    # times costs more than the rest of its scoring, so only a question about time reads them.
+    kinds = [says for asks, says in _ANSWER_KINDS if asks.search(query)]
+    timed = wants_time or window is not None
     out: list[Span] = []
     for memory in memories[:MAX_MEMORIES]:
         speaker, said = told_by(memory.text)
-        at = told_at(memory)
+        at = told_at(memory) if timed else None
+        times = told_times(said, at) if at is not None else []
         in_memory = _share(asked, said)
         by_named = bool(named) and (
             (speaker is not None and speaker.lower() in named) or any(n in said.lower() for n in named)
         )
         parts = _parts(said)
-        memory_time = _first_time(said, at)
         for i, sentence in enumerate(parts):
             share = _share(asked, sentence)
             if share == 0:
                 continue
-            time = _first_time(sentence, at)
+            time = next((t for t in times if t.words in sentence), None)
             if i + 1 < len(parts) and len(words(sentence) - asked) < FOLLOWED_BELOW:
                 # The sentence says little more than the question: its answer follows it
                 # ("It was the first movie of the series. Watching it with my family was amazing.")
@@ -144,7 +148,7 @@ def answering_spans(
             score = share + MEMORY_WORDS * in_memory + RANK * memory.score + BY_NAMED * by_named
             if wants_time and time is not None:
                 score += TIME_STATED
-            if any(asks.search(query) and says.search(sentence) for asks, says in _ANSWER_KINDS):
+            if any(says.search(sentence) for says in kinds):
                 score += ANSWER_KIND
             score += NEW_WORDS * min(len(words(sentence) - asked), 4) / 4
             if window is not None and not _within(window, time, at):
@@ -152,7 +156,8 @@ def answering_spans(
             if sentence.rstrip().endswith("?"):
                 score -= ASKING
             if score >= MIN_SCORE:
-                out.append(Span(memory, speaker, sentence.strip(), round(score, 4), time or memory_time))
+                # A sentence stating no time tells of the time its memory states, if any.
+                out.append(Span(memory, speaker, sentence.strip(), round(score, 4), time or next(iter(times), None)))
     return sorted(out, key=lambda s: -s.score)
 
 
@@ -164,11 +169,22 @@ _FRAME = re.compile(
 )
 
 
+# Words without which no time is named (a cheap test before reading the time references).
+_MAY_NAME_TIME = re.compile(
+    r"\d|\b(?:yesterday|today|tonight|tomorrow|ago|last|next|this|past|previous|since|until|before|after|"
+    r"during|recently|lately|now|week|weekend|month|year|morning|afternoon|evening|night|spring|summer|"
+    r"autumn|fall|winter|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|jan|feb|mar|apr|may|jun|jul|aug|"
+    r"sept?|oct|nov|dec)",
+    re.I,
+)
+
+
 def _without_times(query: str) -> str:
     """The question without its time words ("in 2023", "last Friday": they say when, not what)
     and the words that frame it ("how long", "what kind of")."""
-    for ref in reversed(find_time_refs(query)):
-        query = query[: ref.start] + " " + query[ref.end :]
+    if _MAY_NAME_TIME.search(query):
+        for ref in reversed(find_time_refs(query)):
+            query = query[: ref.start] + " " + query[ref.end :]
     return _FRAME.sub(" ", query)
 
 
