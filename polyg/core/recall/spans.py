@@ -205,10 +205,11 @@ def _within(window: Interval, time: ToldTime | None, at: datetime | None) -> boo
 
 
 def _parts(said: str) -> list[str]:
-    """A memory's sentences, a shared photo's caption as a sentence of its own."""
-    captions = [m.group(0).strip() for m in _IMAGE.finditer(said)]
+    """A memory's sentences, without the captions of photos it shared: a caption describes the
+    photo in the question's own words more often than it answers (it still counts for the
+    memory's share of the question's words)."""
     text = _IMAGE.sub("", said)
-    return [*(sentences.split(text, any_start=True) or [text]), *captions]
+    return sentences.split(text, any_start=True) or [text]
 
 
 def _share(asked: set[str], text: str) -> float:
