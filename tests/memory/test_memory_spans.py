@@ -63,8 +63,10 @@ async def test_what_happened_after_lists_the_events_after_the_anchor_by_their_da
     after = await _asked(mem, "What happened after the basement flooded?")
     assert "plumber" in after and "repainted" in after, after
     assert "gutters" not in after and "jazz" not in after, after
-    # Each event's date is said once: the words that named its day relative to the telling go.
-    assert "On 2025-03-04: The plumber" in after and "On 2025-03-05: We repainted" in after, after
+    # In time order, each event's date said once: the words that named its day relative to the
+    # telling go (the time of day the extraction may give it is not asserted).
+    assert "On 2025-03-04" in after and "On 2025-03-05" in after, after
+    assert after.index("plumber") < after.index("repainted"), after
     assert "Today" not in after and "Yesterday" not in after, after
     before = await _asked(mem, "What happened before the basement flooded?")
     assert "gutters" in before and "plumber" not in before, before
