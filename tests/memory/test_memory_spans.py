@@ -33,11 +33,12 @@ async def _asked(mem: Memory, query: str) -> str:
 async def test_when_says_the_date_the_words_name_read_from_when_they_were_told(mem: Memory) -> None:
     await _told(mem)
     gym = await _asked(mem, "When did Priya go to the climbing gym?")
-    assert gym.startswith("2024-03-11"), gym  # "yesterday", told on 2024-03-12
+    assert "2024-03-11" in gym, gym  # "yesterday", told on 2024-03-12
     pottery = await _asked(mem, "When did Omar start the pottery course?")
-    assert pottery.lower().startswith("the week before 2024-03-12"), pottery
+    # "last week" names no day: the answer says so rather than a Monday it cannot know.
+    assert "the week before 2024-03-12" in pottery.lower(), pottery
     moved = await _asked(mem, "When did Omar's sister move to Lisbon?")
-    assert moved.startswith("February 2024"), moved
+    assert "February 2024" in moved, moved
 
 
 async def test_what_answers_with_the_sentence_that_holds_the_answer(mem: Memory) -> None:
