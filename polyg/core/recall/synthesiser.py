@@ -49,7 +49,7 @@ from polyg.core.recall.output import (
     TemporalContext,
     TimedEvent,
 )
-from polyg.core.recall.spans import Span, answering_spans, told_at
+from polyg.core.recall.spans import Span, answering_spans, told_at, told_by
 from polyg.core.recall.told_time import day_text, told_times
 from polyg.core.time import Interval, parse_instant
 from polyg.errors import PolygError
@@ -299,9 +299,6 @@ def _clause(memory: Evidence) -> str:
 
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
-_SPEAKER = re.compile(r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (?P<said>.+)$", re.S)
-
-
 # "I'm" told by Tom reads "Tom is".
 _CONTRACTED = (("m", "is"), ("ve", "has"), ("ll", "will"), ("d", "would"))
 
@@ -309,10 +306,8 @@ _CONTRACTED = (("m", "is"), ("ve", "has"), ("ll", "will"), ("d", "would"))
 def _said(text: str) -> str:
     """A memory's sentence as the answer says it: "Tom: My brother Ravi ..." (a memory told with
     its speaker) reads "Tom's brother Ravi ..."."""
-    value = text.strip()
-    spoken = _SPEAKER.match(value)
-    if spoken:
-        who, value = spoken.group("who"), spoken.group("said")
+    who, value = told_by(text)
+    if who is not None:
         value = re.sub(r"\b[Mm]y\b", f"{who}'s", value)
         for short, verb in _CONTRACTED:
             value = re.sub(rf"\bI['’]{short}\b", f"{who} {verb}", value)
