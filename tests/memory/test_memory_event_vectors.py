@@ -84,11 +84,12 @@ async def test_a_memory_is_found_by_meaning_right_after_remember(
 ) -> None:
     mem = Memory(server, project)
     content = "the staging cluster ran out of disk overnight"
-    # remember asks ahead for its text's vector, and the vectorizer asks again (that answer is
-    # not there yet): both are late.
+    # remember asks ahead for its text's vector, and the vectorizer asks again unless that answer
+    # is there by then (it depends on the machine's load): whichever asks is late.
     fake.slow[content] = 2
     stored = await mem.ok("remember", content=content, reference_time="2026-01-05T09:00:00Z")
     found = await mem.ok("search_semantic", query=content, limit=5)
-    assert not fake.slow
+    with fake._lock:
+        assert fake.slow.pop(content, 0) < 2  # at least one request for its vector was late
     similar = {r["id"]: r["similarity"] for r in found["results"] if r["kind"] == "event"}
     assert similar.get(stored["memory_id"]) == pytest.approx(1.0, abs=1e-3)
