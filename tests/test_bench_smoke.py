@@ -12,7 +12,13 @@ from pathlib import Path
 from tests.mcp_helpers import redis_servers_under
 
 REPO = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted(p.name for p in (REPO / "bench").glob("*.py") if p.name != "common.py")
+# Every runnable script: the benchmarks (latency/, quality/) and the tools; bench/lib holds modules.
+SCRIPTS = sorted(
+    str(p.relative_to(REPO / "bench"))
+    for folder in ("latency", "quality", "tools")
+    for p in (REPO / "bench" / folder).glob("*.py")
+    if p.name != "__init__.py"
+)
 assert SCRIPTS, "no bench scripts found"
 TIMEOUT_S = 240
 
