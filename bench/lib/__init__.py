@@ -1,4 +1,4 @@
-"""Code the benchmarks share, one module per job (see bench/README.md, "Layout").
+"""Code the benchmarks share, one module per job (see bench/README.md, "Shared code").
 
 A script imports what it needs by module, after putting the repository on the path:
 

@@ -322,7 +322,7 @@ class Polyg:
             RelationshipService(ctx, reltypes),
             NamedGraph(ctx, reltypes, writer),
             search,
-            ProjectService(ctx, search, reltypes),
+            ProjectService(ctx),
             reltypes,
         )
         self._services = services
