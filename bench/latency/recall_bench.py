@@ -136,8 +136,8 @@ async def preload(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
     """Child process: remember n memories through polyg's core (no MCP; `remember_many`, which
     makes the model's vectors ahead of the writes), then wait for vectors (`embed`: minilm, or
     hashing for a latency-only run)."""
+    from bench.lib.remember_many import Memory, remember_many
     from polyg.config import load_settings
-    from polyg.core.memory_write import Memory
     from polyg.runtime.app import Polyg
 
     settings = load_settings(
@@ -161,7 +161,7 @@ async def preload(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
                 batch.append(
                     Memory(m["content"], m["context"], services.memory.temporal.reference(m["reference_time"]))
                 )
-            for done in await services.memory_writer.remember_many(project, batch):
+            for done in await remember_many(services.memory_writer, project, batch):
                 counts["entities"] += len(done.entities_created)
                 counts["events"] += len(done.events_logged)
                 counts["facts"] += len(done.facts_added)

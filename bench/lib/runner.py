@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from bench.lib.machine import machine_info
@@ -33,7 +33,7 @@ def run_benchmark(
     benchmark: str,
     args: argparse.Namespace,
     *,
-    measure: Callable[[argparse.Namespace], Awaitable[Result]],
+    measure: Callable[[argparse.Namespace], Coroutine[Any, Any, Result]],
     render: Callable[[Result, dict[str, Any]], str],
     figures: Callable[[Result], dict[str, Any]],
     smoke: Mapping[str, Any],
@@ -46,7 +46,7 @@ def run_benchmark(
             setattr(args, name, value)
         args.no_save = True
     info = machine_info()
-    result = asyncio.run(measure(args))
+    result: Result = asyncio.run(measure(args))
     markdown = render(result, info)
     print(markdown)
     if not args.no_save:
