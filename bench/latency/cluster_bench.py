@@ -23,6 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: bench.lib, polyg, tests
 
+from bench.lib.env import SERVER_START_S
 from bench.lib.machine import machine_label
 from bench.lib.measure import timing
 from bench.lib.runner import bench_parser, run_benchmark
@@ -118,10 +119,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="polyg-cluster-bench-") as tmp:
         workdir = Path(tmp)
         out: dict[str, Any] = {"calls": args.calls}
-        with FalkorServer() as server:
+        with FalkorServer(start_timeout=SERVER_START_S) as server:
             out["server"] = await latency(server.url, workdir, args.calls)
         started = time.monotonic()
-        with FalkorCluster(primaries=args.primaries) as cluster:
+        with FalkorCluster(primaries=args.primaries, start_timeout=SERVER_START_S) as cluster:
             out["cluster_form_s"] = round(time.monotonic() - started, 1)
             out["cluster"] = await latency(cluster.url, workdir, args.calls)
             out["cluster_wait1"] = await latency(cluster.url, workdir, args.calls, wait_replicas=1)

@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: 
 from mcp import Client
 
 from bench.lib.database import read_db_pid
+from bench.lib.env import SERVER_START_S
 from bench.lib.machine import machine_label
 from bench.lib.procs import memory_kb
 from bench.lib.runner import bench_parser, run_benchmark
@@ -144,7 +145,7 @@ async def run_mode(
     args = ["--toolsets", "kg,memory-compat,memory"] + (["--store", store] if store else [])
     server = HttpServer(root, args=args, env={"POLYG_EMBEDDING_PROVIDER": "hashing"}).start()
     try:
-        await asyncio.to_thread(server.wait_ready)
+        await asyncio.to_thread(server.wait_ready, SERVER_START_S)
         await seed(server.url)
         assert server.proc is not None
         polyg_pid = server.proc.pid
@@ -165,10 +166,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="polyg-concurrency-") as tmp:
         root = Path(tmp)
         out["modes"]["embedded"] = await run_mode(None, root / "embedded", counts, args.seconds, [])
-        with FalkorServer() as server:
+        with FalkorServer(start_timeout=SERVER_START_S) as server:
             out["modes"]["server"] = await run_mode(server.url, root / "server", counts, args.seconds, [server.pid])
         if not args.smoke:  # the smoke run leaves clusters to cluster_bench.py's
-            with FalkorCluster() as cluster:
+            with FalkorCluster(start_timeout=SERVER_START_S) as cluster:
                 pids = [n.pid for n in cluster.nodes]
                 out["modes"]["cluster"] = await run_mode(cluster.url, root / "cluster", counts, args.seconds, pids)
     out["errors"] = dict(ERRORS)

@@ -9,6 +9,11 @@ from pathlib import Path
 
 from bench.lib.smoke import in_smoke_run
 
+# How long a server over HTTP may take to answer /health, or a test cluster to form (the helpers
+# in tests/ wait 60 s): a bound, not a measurement, and a loaded machine (the smoke test starts
+# every script at once) took longer for both.
+SERVER_START_S = 600.0
+
 
 def polyg_executable() -> str:
     candidate = Path(sys.executable).parent / "polyg"

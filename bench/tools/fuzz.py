@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: 
 
 from mcp import Client
 
+from bench.lib.env import SERVER_START_S
 from bench.lib.machine import machine_info
 from bench.lib.results import write_results
 from bench.lib.smoke import SMOKE_HELP, smoke_workdir
@@ -65,7 +66,7 @@ async def run_clients(
     env = {"POLYG_EMBEDDING_PROVIDER": "hashing", "POLYG_LOG_LEVEL": "WARNING"}
     server = HttpServer(workdir, args=["--toolsets", "all"], env=env).start()
     try:
-        await asyncio.to_thread(server.wait_ready)
+        await asyncio.to_thread(server.wait_ready, SERVER_START_S)
         async with Client(server.url) as probe:
             tools = len(await tools_under_test(probe))
         rounds = math.ceil(calls / tools / clients)

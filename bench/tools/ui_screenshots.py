@@ -23,6 +23,7 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: bench.lib, polyg, tests
 
 
+from bench.lib.env import SERVER_START_S
 from tests.mcp_helpers import HttpServer, authorized_client
 from tests.ui.browser import Browser, find_chromium
 from tests.ui.graph_demo import distinct_colours, populate, walk_views
@@ -43,7 +44,7 @@ def main() -> int:
         server = HttpServer(Path(root), args=["--toolsets", "kg,memory"], env={"POLYG_EMBEDDING_PROVIDER": "hashing"})
         server.start()
         try:
-            server.wait_ready()
+            server.wait_ready(SERVER_START_S)
 
             async def fill() -> dict[str, str]:
                 async with authorized_client(server.url, None) as client:
