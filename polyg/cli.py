@@ -244,10 +244,14 @@ ImportFormatOpt = Annotated[
 
 async def _with_core(settings: Settings, work: Any, *, sweep: bool = True) -> Any:
     from polyg.runtime.app import Polyg
+    from polyg.store.connection import reads_from_primary
 
     core = Polyg(settings, sweep=sweep)
     try:
-        return await work(await core.ready())
+        # A command (import, ingest) reads what it decides its writes on, and one run has no
+        # read load to spread: never from a replica.
+        with reads_from_primary():
+            return await work(await core.ready())
     finally:
         await core.close()
 

@@ -22,6 +22,7 @@ from polyg.access import AccessKey, check_unique
 from polyg.catalog import BUILT, DEFAULT, KNOWN
 from polyg.errors import ConfigError, InvalidConfigFormat, InvalidParams, MissingConfigFile
 from polyg.names import check_project_id
+from polyg.store.addresses import host_port
 
 # Every toolset built so far (`--toolsets all`), and the ones served when none are named
 # (polyg.catalog lists them all and says why the default is what it is).
@@ -61,10 +62,12 @@ class Settings(BaseSettings):
     store_pool_size: int = _env("store_pool_size")
     store_timeout_s: float = _env("store_timeout_s")
     store_open_timeout_s: float = _env("store_open_timeout_s")
-    # Server and cluster modes (README "Scaling out"): read-only queries to replicas (cluster
-    # only; they may be behind the primary), and after each write, WAIT for this many replicas
+    # Server and cluster modes (README "Scaling out"): read-only queries to replicas (they may
+    # be behind the primary), and after each write, WAIT for this many replicas
     # to confirm it, up to the timeout (0: do not wait; a failover may lose the last writes).
     read_from_replicas: bool = _env("read_from_replicas")
+    # One server's replicas to read from, `host:port` each (none: those the server reports).
+    store_replicas: Annotated[list[str], NoDecode] = _env("store_replicas")
     wait_replicas: int = Field(ge=0, le=16, validation_alias=AliasChoices("POLYG_WAIT_REPLICAS"))
     wait_replicas_timeout_ms: int = Field(
         ge=1, le=60_000, validation_alias=AliasChoices("POLYG_WAIT_REPLICAS_TIMEOUT_MS")
@@ -146,6 +149,16 @@ class Settings(BaseSettings):
     def _split_origins(cls, value: Any) -> Any:
         return _split(value)
 
+    @field_validator("store_replicas", mode="before")
+    @classmethod
+    def _split_replicas(cls, value: Any) -> Any:
+        value = _split(value)
+        if isinstance(value, list):
+            wrong = [v for v in value if not isinstance(v, str) or host_port(v) is None]
+            if wrong:
+                raise ValueError(f"replicas are host:port, not {wrong}")
+        return value
+
     @field_validator("port")
     @classmethod
     def _port_in_range(cls, value: int) -> int:
@@ -210,6 +223,7 @@ DEFAULTS: dict[str, Any] = {
     "store_open_timeout_s": 300.0,
     "store_wait_s": 30.0,
     "read_from_replicas": False,
+    "store_replicas": [],
     "wait_replicas": 0,
     "wait_replicas_timeout_ms": 1000,
     "embedding_provider": "minilm",

@@ -6,6 +6,7 @@ Built on the SDK's low-level `Server` so that polyg controls the error text (the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -27,6 +28,7 @@ from polyg.core import degraded, limits, progress
 from polyg.errors import PolygError
 from polyg.logs import new_request_id, request_id
 from polyg.runtime.app import Polyg
+from polyg.store.connection import reads_from_primary
 from polyg.store.names import short
 from polyg.tools import toolsets
 from polyg.tools.listing import lean_input_schema, lean_output_schema
@@ -180,7 +182,9 @@ class Dispatcher:
             except ValidationError as exc:
                 raise describe_validation(tool.name, exc) from exc
             services = await self.core.ready(self.core.settings.store_wait_s)
-            with degraded.collecting() as notes:
+            # A tool that writes reads what it decides on from the primary, not a replica.
+            fresh = contextlib.nullcontext() if tool.annotations.read_only_hint else reads_from_primary()
+            with degraded.collecting() as notes, fresh:
                 value = await tool.handler(services, args)
             if notes and isinstance(value, dict) and "degraded" in tool.output.model_fields:
                 value["degraded"] = degraded.reason(notes)

@@ -120,11 +120,18 @@ class FalkorServer:
     def _terminate(self) -> None:
         if self._proc is None or self._proc.poll() is not None:
             return
-        self._proc.terminate()  # redis shuts down cleanly on SIGTERM
-        try:
-            self._proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        # redis shuts down cleanly on SIGTERM, but ignores one that comes while it writes its
+        # first AOF (a replica just synchronised: "Writing initial AOF, can't exit"), so the
+        # signal is sent again each second until it exits.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=1)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+        self.kill()
 
     def _wait_ready(self) -> None:
         """Poll PING until the server answers and has finished loading its AOF."""

@@ -1,5 +1,5 @@
-"""Scaling out: one FalkorDB server against a cluster (3 primaries, one replica each) in one run,
-with and without waiting for a replica after each write (`wait_replicas`) and reading from
+"""Scaling out: one FalkorDB server (alone, then with a replica) against a cluster (3 primaries,
+one replica each) in one run, with and without waiting for a replica after each write (`wait_replicas`) and reading from
 replicas (`read_from_replicas`); then a primary killed under writes, with and without the wait:
 how long calls fail, and how many acknowledged writes are lost.
 
@@ -35,6 +35,7 @@ from polyg.names import graph_key
 from polyg.runtime.app import Polyg
 from tests.falkor_cluster import ON_SHARD, FalkorCluster
 from tests.falkor_server import FalkorServer
+from tests.store.test_wait_replicas import wait_until_synced
 
 PROJECT = ON_SHARD[0]
 
@@ -119,8 +120,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="polyg-cluster-bench-") as tmp:
         workdir = Path(tmp)
         out: dict[str, Any] = {"calls": args.calls}
-        with FalkorServer(start_timeout=SERVER_START_S) as server:
+        with FalkorServer(start_timeout=SERVER_START_S, extra_args=["--repl-diskless-sync-delay", "0"]) as server:
             out["server"] = await latency(server.url, workdir, args.calls)
+            with FalkorServer(extra_args=["--replicaof", server.host, str(server.port)]) as replica:
+                wait_until_synced(replica)
+                out["server_wait1"] = await latency(server.url, workdir, args.calls, wait_replicas=1)
+                out["server_replica_reads"] = await latency(server.url, workdir, args.calls, read_from_replicas=True)
         started = time.monotonic()
         with FalkorCluster(primaries=args.primaries, start_timeout=SERVER_START_S) as cluster:
             out["cluster_form_s"] = round(time.monotonic() - started, 1)
@@ -135,6 +140,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def render(r: dict[str, Any], info: dict[str, Any]) -> str:
     rows = [
         ("one server", "server"),
+        ("one server + replica, wait_replicas: 1", "server_wait1"),
+        ("one server + replica, read_from_replicas", "server_replica_reads"),
         ("cluster", "cluster"),
         ("cluster, wait_replicas: 1", "cluster_wait1"),
         ("cluster, read_from_replicas", "cluster_replica_reads"),
@@ -174,6 +181,8 @@ def figures(result: dict[str, Any]) -> dict[str, Any]:
         "server_write_p50_ms": result["server"]["write"]["p50_ms"],
         "cluster_write_p50_ms": result["cluster"]["write"]["p50_ms"],
         "cluster_wait1_write_p50_ms": result["cluster_wait1"]["write"]["p50_ms"],
+        "server_wait1_write_p50_ms": result["server_wait1"]["write"]["p50_ms"],
+        "server_replica_read_p50_ms": result["server_replica_reads"]["read"]["p50_ms"],
         "failover_writes_back_s": result["failover_no_wait"]["writes_back_s"],
         "failover_lost_no_wait": result["failover_no_wait"]["lost_acknowledged"],
         "failover_lost_wait1": result["failover_wait1"]["lost_acknowledged"],

@@ -10,7 +10,11 @@ subprocess with that checkout on its import path).
   validity to the day ("not stated" must be not stated); also F1 without validity;
 - events: the times of the events a memory logs (to the minute; a date alone is its midnight);
 - causal links: a found link matches a gold one when both its cause and its effect share at
-  least half their content words with the gold's (phrase edges differ between readers).
+  least half their content words with the gold's (phrase edges differ between readers);
+- resolution to existing entities: on the memories told with `known` names (entities the graph
+  holds), each gold entity that shares a word with a known name is one decision: a known one
+  must come out as the graph spells it (case aside) with no other name for it beside it ("Alice"
+  beside "Alice Chen"), a new one as itself and not as the known name it resembles.
 
 Usage: .venv/bin/python bench/quality/extraction_bench.py [--baseline main | --baseline none] [--show-misses]
 Results: printed, and bench/results/extraction.md. Also measures a 20,000-character memory.
@@ -46,7 +50,8 @@ ref = datetime.fromisoformat(gold["reference_time"].replace("Z", "+00:00"))
 takes_speaker = "speaker" in inspect.signature(extract).parameters
 for item in gold["items"]:
     kwargs = {"speaker": item.get("ctx")} if takes_speaker else {}
-    out = extract(item["t"], ref, **kwargs)
+    # The graph's names a memory's words find (what remember passes), for resolution.
+    out = extract(item["t"], ref, tuple(item.get("known") or ()), **kwargs)
     print(json.dumps({
         "entities": [[e.name, e.type] for e in out.entities],
         "facts": [[f.subject, f.predicate, f.object,
@@ -161,9 +166,29 @@ def _match_counts(gold: list[Any], found: list[Any]) -> tuple[int, int, int]:
     return tp, len(remaining), len(gold) - tp
 
 
+def _resolution(item: dict[str, Any], gold_names: list[str], found: list[str]) -> tuple[int, int]:
+    """(right, decisions) of one memory's resolution to the known names (see the docstring)."""
+    known = [k.lower() for k in item.get("known") or []]
+    if not known:
+        return 0, 0
+    right = seen = 0
+    for name in gold_names:
+        words = _words(name)
+        alike = [k for k in known if k != name and words & _words(k)]
+        if name in known:
+            seen += 1
+            variants = [p for p in found if p != name and _words(p) and _words(p) < words]
+            right += name in found and not variants
+        elif alike:
+            seen += 1
+            right += name in found and not any(k in found for k in alike)
+    return right, seen
+
+
 def score(gold: dict[str, Any], predictions: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
     ent, typed, facts, facts_bare, events, causes = Score(), Score(), Score(), Score(), Score(), Score()
     types_right = types_seen = 0
+    resolved_right = resolved_seen = 0
     misses: list[str] = []
     for item, pred in zip(gold["items"], predictions, strict=True):
         g_ent = {
@@ -178,6 +203,9 @@ def score(gold: dict[str, Any], predictions: list[dict[str, Any]]) -> tuple[dict
             if name in p_ent:
                 types_seen += 1
                 types_right += p_ent[name] == kind
+        right, seen = _resolution(item, list(g_ent), list(p_ent))
+        resolved_right += right
+        resolved_seen += seen
         g_facts = [_fact(f) for f in item.get("facts") or []]
         p_facts = [(s.lower(), p, o.lower(), vf or "", vt or "") for s, p, o, vf, vt in pred["facts"]]
         facts.add(*_match_counts(g_facts, p_facts))
@@ -214,6 +242,7 @@ def score(gold: dict[str, Any], predictions: list[dict[str, Any]]) -> tuple[dict
         "facts (s, p, o only)": facts_bare.prf(),
         "event times": events.prf(),
         "causal links": causes.prf(),
+        "resolution to existing (accuracy)": (resolved_right / resolved_seen if resolved_seen else 1.0,) * 3,
     }
     return out, misses
 
@@ -248,7 +277,11 @@ def table(rows: dict[str, dict[str, Any]]) -> str:
         cells = []
         for n in names:
             p, r, f = rows[n][measure]
-            cells.append(f"{f:.3f}" if measure.startswith("types (") else f"{p:.3f} / {r:.3f} / **{f:.3f}**")
+            cells.append(
+                f"{f:.3f}"
+                if measure.endswith("accuracy)") or measure.startswith("types (")
+                else f"{p:.3f} / {r:.3f} / **{f:.3f}**"
+            )
         lines.append(f"| {measure} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

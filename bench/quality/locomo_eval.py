@@ -316,9 +316,9 @@ SMOKE_TURNS = [
     ("Ben", "I am learning to play the violin, slowly."),
 ]
 SMOKE_QUESTIONS = [
-    ("What is the name of Ana's cat?", 4, ["D1:1"]),
-    ("Where did Ben go hiking?", 4, ["D1:2"]),
-    ("What instrument is Ben learning?", 1, ["D1:4", "D1:2"]),
+    ("What is the name of Ana's cat?", 4, ["D1:1"], "Pixel"),
+    ("Where did Ben go hiking?", 4, ["D1:2"], "near the lake"),
+    ("What instrument is Ben learning?", 1, ["D1:4", "D1:2"], "violin"),
 ]
 
 
@@ -328,7 +328,7 @@ def smoke_data(workdir: Path) -> Path:
     sample = {
         "sample_id": "smoke",
         "conversation": {"session_1_date_time": "1:00 pm on 8 May, 2023", "session_1": turns},
-        "qa": [{"question": q, "category": c, "evidence": e} for q, c, e in SMOKE_QUESTIONS],
+        "qa": [{"question": q, "category": c, "evidence": e, "answer": a} for q, c, e, a in SMOKE_QUESTIONS],
     }
     path = workdir / "smoke.json"
     path.write_text(json.dumps([sample]))

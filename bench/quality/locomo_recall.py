@@ -50,7 +50,7 @@ from bench.lib.paths import REPO
 from bench.lib.results import write_results
 from bench.lib.server import PolygServer
 from bench.lib.smoke import SMOKE_HELP, smoke_workdir
-from bench.lib.stats import summarize
+from bench.lib.stats import median, summarize
 from bench.quality import locomo_eval
 
 CATEGORIES = locomo_scoring.CATEGORIES
@@ -71,6 +71,7 @@ STORE_CODE = (
     "polyg/store/schema.py",
 )
 TARGETS = {"recall@10": 80.0, "multi-hop all_evidence@10": 40.0}
+ANSWER_TARGET = 30.0
 
 
 def log(msg: str) -> None:
@@ -197,16 +198,51 @@ def summary(rows: list[dict[str, Any]], latencies: list[float]) -> dict[str, Any
     return locomo_eval.summary(rows, latencies, ("p50_ms", "p95_ms", "p99_ms", "mean_ms"))
 
 
+ANSWER_METRICS = ("answer", "top3_memories")
+
+
+def answer_row(q: dict[str, Any], answer: str, top_texts: list[str]) -> dict[str, Any]:
+    """One question's judge-free answer scores (None: its gold answer is too long to score)."""
+    gold = q["answer"]
+    if not locomo_scoring.scorable(gold):
+        return {"category": q["category"], "scored": False}
+    return {
+        "category": q["category"],
+        "scored": True,
+        "chars": len(answer),
+        "answer": float(locomo_scoring.contains_answer(gold, answer)),
+        "top3_memories": float(locomo_scoring.contains_answer(gold, "\n".join(top_texts))),
+    }
+
+
+def answer_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The share of scored questions whose answer (and whose top 3 memories) hold the gold answer,
+    overall and per category."""
+    scored = [r for r in rows if r["scored"]]
+    return {
+        "questions": len(scored),
+        # A longer answer holds more words: the metric is read beside the answers' length.
+        "answer_chars_p50": median([r["chars"] for r in scored]) if scored else float("nan"),
+        **{m: locomo_scoring.mean(scored, m) for m in ANSWER_METRICS},
+        "by_category": locomo_scoring.by_category(scored, ANSWER_METRICS),
+    }
+
+
 async def ask(
     server: PolygServer,
     projects: list[tuple[str, list[dict[str, str]], list[dict[str, Any]]]],
     load_info: dict[str, Any],
     misses: list[dict[str, Any]],
+    answers: list[dict[str, Any]],
+    *,
+    flat: bool = True,
 ) -> dict[str, Any]:
     rows: dict[str, list[dict[str, Any]]] = {"recall": [], "search_nodes": []}
     latencies: dict[str, list[float]] = {"recall": [], "search_nodes": []}
-    for project, _, questions in projects:
+    answer_rows: list[dict[str, Any]] = []
+    for project, memories, questions in projects:
         dia_ids = load_info[project]["dia_ids"]
+        turns = {m["dia_id"]: m for m in memories}
         for q in questions:
             t = time.perf_counter()
             result = await server.call(
@@ -216,14 +252,30 @@ async def ask(
             ranked = cited_turns(result.structured_content["evidence"], dia_ids)
             row = {"category": q["category"], **locomo_scoring.score(ranked, q["evidence"])}
             rows["recall"].append(row)
-            t = time.perf_counter()
-            flat = await server.call(
-                "search_nodes", {"query": q["question"], "limit": MAX_RESULTS, "project_id": project + FLAT_SUFFIX}
+            answer = str(result.structured_content.get("answer", ""))
+            top_texts = [flat_text(turns[dia]) for dia in ranked[:3]]
+            answer_rows.append(scored := answer_row(q, answer, top_texts))
+            answers.append(
+                {
+                    "project": project,
+                    "category": CATEGORIES[q["category"]],
+                    "question": q["question"],
+                    "gold": q["answer"],
+                    "said": answer,
+                    **{f"{m}_holds_gold": scored.get(m) for m in ANSWER_METRICS},
+                    "top3": top_texts,
+                }
             )
-            latencies["search_nodes"].append(time.perf_counter() - t)
-            names = [e["name"] for e in flat.structured_content["entities"]]
-            flat_row = {"category": q["category"], **locomo_scoring.score(names, q["evidence"])}
-            rows["search_nodes"].append(flat_row)
+            names: list[str] = []
+            if flat:
+                t = time.perf_counter()
+                found = await server.call(
+                    "search_nodes", {"query": q["question"], "limit": MAX_RESULTS, "project_id": project + FLAT_SUFFIX}
+                )
+                latencies["search_nodes"].append(time.perf_counter() - t)
+                names = [e["name"] for e in found.structured_content["entities"]]
+                flat_row = {"category": q["category"], **locomo_scoring.score(names, q["evidence"])}
+                rows["search_nodes"].append(flat_row)
             if row["recall@10"] < 1.0:
                 misses.append(
                     {
@@ -235,7 +287,9 @@ async def ask(
                         "search_nodes_top10": names[:10],
                     }
                 )
-    return {name: summary(rows[name], latencies[name]) for name in rows}
+    out = {name: summary(rows[name], latencies[name]) for name in rows if rows[name]}
+    out["recall"]["answers"] = answer_summary(answer_rows)
+    return out
 
 
 # --- report --------------------------------------------------------------------------------
@@ -278,6 +332,7 @@ def markdown(run: dict[str, Any]) -> str:
         ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "Targets on the dev split: " + ", ".join(f"{k} >= {v:.0f}" for k, v in TARGETS.items()) + "."]
+    lines += answer_markdown(run["results"]["recall"]["answers"])
     remember = run["remember_ms"]
     lines += [
         "",
@@ -288,6 +343,32 @@ def markdown(run: dict[str, Any]) -> str:
     if load:
         lines += ["", f"Machine load while asking: {load} (nproc {machine['nproc']})."]
     return "\n".join(lines) + "\n"
+
+
+def answer_markdown(res: dict[str, Any]) -> list[str]:
+    cats = [c for c in CATEGORIES.values() if c in res["by_category"]]
+    lines = [
+        "",
+        f"## Answers, judge-free ({res['questions']} questions whose gold answer has at most "
+        f"{locomo_scoring.MAX_ANSWER_WORDS} content words)",
+        "",
+        "Share of questions whose text holds every content word of the gold answer (dates as dates):",
+        "",
+        "| text | all | " + " | ".join(cats) + " |",
+        "|---|---:|" + "---:|" * len(cats),
+    ]
+    for metric, label in (("answer", "recall's `answer`"), ("top3_memories", "first 3 cited memories")):
+        lines.append(
+            f"| {label} | {res[metric]:.1f} | "
+            + " | ".join(f"{res['by_category'][c][metric]:.1f} ({res['by_category'][c]['questions']})" for c in cats)
+            + " |"
+        )
+    lines += [
+        "",
+        f"Median answer length: {res['answer_chars_p50']:.0f} characters. "
+        f"Targets: answer >= {ANSWER_TARGET:.0f} overall and on temporal questions.",
+    ]
+    return lines
 
 
 # --- main ----------------------------------------------------------------------------------
@@ -322,6 +403,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     env = clean_env(workdir, {"POLYG_LOG_LEVEL": "WARNING"})
     log_path = workdir / "server.log"
     misses: list[dict[str, Any]] = []
+    answers: list[dict[str, Any]] = []
     async with PolygServer(
         workdir / "data", log_path=log_path, env=env, extra_args=["--toolsets", "memory,memory-compat"]
     ) as server:
@@ -336,15 +418,21 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             await until_indexed(server, "recall", {"query": "warm up", "project_id": project})
         with LoadSampler() as sampler:
             t = time.perf_counter()
-            results = await ask(server, projects, load_info, misses)
+            results = await ask(server, projects, load_info, misses, answers, flat=not args.no_flat)
             log(f"asked in {time.perf_counter() - t:.0f} s")
     (workdir / "misses.json").write_text(json.dumps(misses, indent=1))
+    (workdir / "answers.json").write_text(json.dumps(answers, indent=1))
     for name, r in results.items():
         log(
             f"{name}: r@5 {r['recall@5']} r@10 {r['recall@10']} r@20 {r['recall@20']} all@10 {r['all_evidence@10']} | "
             + " ".join(f"{c} {v['recall@10']}/{v['all_evidence@10']}" for c, v in r["by_category"].items())
             + f" | p50 {r['latency_ms']['p50_ms']} ms"
         )
+    said = results["recall"]["answers"]
+    log(
+        f"answers: {said['answer']} (top 3 memories {said['top3_memories']}) of {said['questions']} | "
+        + " ".join(f"{c} {v['answer']}/{v['top3_memories']}" for c, v in said["by_category"].items())
+    )
     remember_p50 = [v["remember_ms"] for v in load_info.values()]
     data = args.data.resolve()
     return {
@@ -372,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         "--reuse", action="store_true", help="use the remembered store even if the code that wrote it changed"
     )
     parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--no-flat", action="store_true", help="ask recall only (not search_nodes); never saved")
     parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args(argv)
     if args.smoke:
@@ -380,13 +469,17 @@ def main(argv: list[str] | None = None) -> int:
     result = asyncio.run(run(args))
     text = markdown(result)
     print(text)
-    if not args.no_save and not args.limit_questions:
+    if not args.no_save and not args.limit_questions and not args.no_flat:
         r = result["results"]
         figures = {
             **{f"recall_{m}": r["recall"][m] for m in ("recall@5", "recall@10", "recall@20", "all_evidence@10")},
             "recall_multi_hop_all@10": r["recall"]["by_category"]["multi-hop"]["all_evidence@10"],
             "search_nodes_recall@10": r["search_nodes"]["recall@10"],
             "recall_p50_ms": r["recall"]["latency_ms"]["p50_ms"],
+            "answer_contains": r["recall"]["answers"]["answer"],
+            "answer_contains_temporal": r["recall"]["answers"]["by_category"]["temporal"]["answer"],
+            "top3_memories_contain": r["recall"]["answers"]["top3_memories"],
+            "answer_chars_p50": r["recall"]["answers"]["answer_chars_p50"],
         }
         md, js = write_results(
             "locomo-recall", text, result, size=args.data.stem.removeprefix("locomo_"), figures=figures

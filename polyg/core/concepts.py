@@ -16,6 +16,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from polyg.core import degraded, limits
+from polyg.core.edge_writer import EdgeWriter
 from polyg.core.entities import EntityService
 from polyg.core.graph import GraphContext
 from polyg.core.resolve import Resolver, index_rows
@@ -24,6 +25,7 @@ from polyg.core.vectors import head_text
 from polyg.errors import EmbeddingError, InvalidParams, NotFound
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row, VectorParam
+from polyg.store.names import REPRESENTS, SIMILAR_TO
 from polyg.store.queries import concepts as q
 
 CONCEPT = "concept"
@@ -57,8 +59,16 @@ class SemanticHit:
 
 
 class SemanticGraph:
-    def __init__(self, ctx: GraphContext, resolver: Resolver, entities: EntityService, search: SearchService) -> None:
+    def __init__(
+        self,
+        ctx: GraphContext,
+        resolver: Resolver,
+        entities: EntityService,
+        search: SearchService,
+        edges: EdgeWriter | None = None,
+    ) -> None:
         self.ctx = ctx
+        self.edges = edges or EdgeWriter(ctx)  # polyg's own types: nothing to register
         self.resolver = resolver
         self.entities = entities
         self.search_service = search
@@ -101,20 +111,24 @@ class SemanticGraph:
                 description = summary or ""
         now = now_iso()
         if targets:
-            rows = [{"id": i, "rid": new_id("rel")} for i in sorted(set(targets.values()))]
-            await q.link_represents(self.ctx, project, concept_id, rows, now)
+            # Once per concept and entity: a link there already is left as it is.
+            rows: list[dict[str, str]] = [
+                {"id": new_id("rel"), "a": concept_id, "b": i, "type": REPRESENTS}
+                for i in sorted(set(targets.values()))
+            ]
+            await self.edges.create(project, rows, if_absent="pair", shape="plain", now=now)
         # The concept's vector is its head's (it has no observations): the same text, the same model.
         vector, _ = await asyncio.gather(
             self.ctx.embed([head_text(name, CONCEPT, description)]), self.ctx.vectors.settle(project, 5.0)
         )
         similar = await self._similar(project, VectorParam(vector[0]), concept_id)
         if similar:
-            await q.link_similar(
-                self.ctx,
-                project,
-                concept_id,
-                [{"id": i, "rid": new_id("rel"), "score": round(s, 4), "now": now} for i, _, s in similar],
-            )
+            # One link per pair whichever way it points: a link there already is replaced.
+            links = [
+                {"id": new_id("rel"), "a": concept_id, "b": i, "type": SIMILAR_TO, "props": {"score": round(s, 4)}}
+                for i, _, s in similar
+            ]
+            await self.edges.create(project, links, if_absent="replace", shape="plain", now=now)
         return Concept(
             concept_id,
             name,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from polyg.core import limits
+from polyg.core.edge_writer import EdgeWriter
 from polyg.core.embeddable import REGISTRY, EmbeddableRegistry
 from polyg.core.graph import GraphContext
 from polyg.core.model import (
@@ -113,11 +114,16 @@ async def resolve(
 
 class EdgeService:
     def __init__(
-        self, ctx: GraphContext, reltypes: RelTypeService | None = None, registry: EmbeddableRegistry = REGISTRY
+        self,
+        ctx: GraphContext,
+        reltypes: RelTypeService | None = None,
+        registry: EmbeddableRegistry = REGISTRY,
+        writer: EdgeWriter | None = None,
     ) -> None:
         self.ctx = ctx
         # Registers a type on its first use, with the range index on its edges' `id`.
         self.reltypes = reltypes or RelTypeService(ctx)
+        self.writer = writer or EdgeWriter(ctx, self.reltypes)
         self.registry = registry
 
     # --- writes ---------------------------------------------------------------------------------
@@ -138,7 +144,6 @@ class EdgeService:
             groups.setdefault(key, []).append((index, row))
         for (rel_type, source_label, target_label), items in groups.items():
             try:
-                await self.reltypes.ensure(project, [rel_type])
                 written = await self._write(project, rel_type, source_label, target_label, [row for _, row in items])
             except PolygError as exc:
                 # The checks leave nothing the database refuses: this is the store failing, and the
@@ -176,7 +181,29 @@ class EdgeService:
     async def _write(
         self, project: str, rel_type: RelType, source: Label, target: Label, rows: list[dict[str, Any]]
     ) -> dict[str, Edge]:
-        result = await q.create_edges(self.ctx, project, rel_type, source, target, rows, OWN_KEYS)
+        """Edges of one type between nodes of two labels, one per row (id, source, target,
+        description, props, now), in one query, touching both ends. A row whose endpoint is
+        missing writes nothing and is missing from the result; the others are written."""
+        result = await self.writer.create(
+            project,
+            [
+                {
+                    **row,
+                    "a": row["source"],
+                    "b": row["target"],
+                    "type": rel_type,
+                    "created_at": row["now"],
+                    "updated_at": row["now"],
+                }
+                for row in rows
+            ],
+            source=source,
+            target=target,
+            touch_ends=True,
+            returns=q.EDGE_RETURN,
+            params={"own": OWN_KEYS},
+            now=rows[0]["now"],
+        )
         return {edge.id: edge for edge in map(edge_from, result)}
 
     @staticmethod

@@ -30,13 +30,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from polyg.core import limits
+from polyg.core.edge_writer import EdgeWriter
 from polyg.core.edges import new_edge_id
 from polyg.core.graph import GraphContext
 from polyg.core.progress import Progress
 from polyg.core.relation_patterns import RELATIONS, SELF, Statement, statements
 from polyg.core.reltypes import RelTypeService
 from polyg.core.resolve import Resolver
-from polyg.core.weighted_links import CAUSAL, ensure_type, stored_type
+from polyg.core.weighted_links import CAUSAL, link_row, stored_type
 from polyg.errors import InvalidParams, NotFound, StoreError
 from polyg.llm import LLM, Message, with_fallback
 from polyg.names import now_iso
@@ -219,6 +220,7 @@ class Extractor:
     def __init__(self, ctx: GraphContext, reltypes: RelTypeService, llm: LLM | None = None) -> None:
         self.ctx = ctx
         self.reltypes = reltypes
+        self.writer = EdgeWriter(ctx, reltypes)
         self.resolver = NameResolver(ctx)
         self.statements = with_fallback(
             LLMStatements(llm).extract if llm is not None else None, rule_statements, name="relationship extraction"
@@ -309,11 +311,12 @@ class Extractor:
         written: dict[Planned, Extracted] = {}
         for relation, items in by_type.items():
             rel = stored_type(relation)
-            await ensure_type(self.reltypes, project, rel)
-            rows = [
-                {"i": i, "source": p.source.id, "target": p.target.id, "props": _props(p)} for i, p in enumerate(items)
-            ]
-            for i, rel_id, created in await q.merge_extracted(self.ctx, project, rel, rows):
+            rows = [{**link_row(p.source.id, p.target.id, rel, _props(p)), "i": i} for i, p in enumerate(items)]
+            # A link there already is left as it is (no `on_match`).
+            made = await self.writer.create(
+                project, rows, if_absent="pair", shape="plain", returns="row.i, r.id, r.id = row.id"
+            )
+            for i, rel_id, created in made:
                 p = items[int(i)]
                 written[p] = Extracted(
                     relation, p.source, p.target, rel_id, bool(created), p.observation_id, p.evidence

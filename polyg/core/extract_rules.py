@@ -28,7 +28,7 @@ import logging
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from polyg.core import word_prior
@@ -36,6 +36,7 @@ from polyg.core.extraction import ExtractedCause, ExtractedEntity, ExtractedEven
 from polyg.core.recall.mentions import TIME_WORDS as MENTION_TIME_WORDS
 from polyg.core.recall.mentions import Mention, code_mentions
 from polyg.core.recall.timeref import find_time_refs
+from polyg.core.resolve import normalise
 from polyg.core.time import Interval, parse_instant, parse_range
 from polyg.errors import PolygError
 from polyg.nlp.pipeline import pipeline
@@ -50,12 +51,15 @@ MAX_PHRASE_CHARS = 300
 MAX_SENTENCE_TOKENS = 80
 
 # --- types by head noun ---------------------------------------------------------------------
-TEAM_HEADS = frozenset("team squad group department crew guild tribe unit division chapter".split())
+TEAM_HEADS = frozenset(
+    "team squad group department crew guild tribe unit division chapter club committee board council band "
+    "orchestra choir ensemble".split()
+)
 SERVICE_HEADS = frozenset(
     "service api app application database db cluster pipeline platform server system library module "
     "repo repository sdk cli queue cache gateway backend frontend website site tool dashboard bot engine "
     "bucket endpoint microservice stack framework portal store warehouse lake job worker scheduler "
-    "proxy balancer network firewall vpn index model scheduler".split()
+    "proxy balancer network firewall vpn index model scheduler compiler runtime plugin toolkit".split()
 )
 PROJECT_HEADS = frozenset("project initiative program programme migration rewrite effort epic".split())
 ORG_HEADS = frozenset(
@@ -111,10 +115,12 @@ PERSON_VERBS = frozenset(
     "visit call meet email ask promise decide teach coach play travel study sing paint cook bake adopt "
     "present graduate retire hike swim join lead manage own maintain merge rotate roll repaint rebuild "
     "launch open quit resign marry believe want laugh cry eat drink walk drive fly celebrate explain "
-    "learn teach mentor interview promote hire approve review".split()
+    "learn teach mentor interview promote hire approve review supervise oversee chair coordinate quit leave "
+    "resign retire succeed curate direct".split()
 )
 _SPEAKER = frozenset({"i", "me", "my", "myself", "mine"})
 _PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself"})
+_WE = frozenset({"we"})
 
 # --- facts ----------------------------------------------------------------------------------
 # Roles whose holder leads what they are the role of ("the tech lead of", "the manager of").
@@ -162,6 +168,11 @@ OBJECT_VERBS: dict[str, str | None] = {
     "manage": "leads",
     "head": "leads",
     "run": "leads",
+    "supervise": "leads",
+    "oversee": "leads",
+    "chair": "leads",
+    "coordinate": "leads",
+    "captain": "leads",
     "use": "uses",
     "marry": "married_to",
     "prefer": "prefers",
@@ -177,6 +188,10 @@ PASSIVE_VERBS: dict[str, str] = {
     "manage": "leads",
     "head": "leads",
     "run": "leads",
+    "supervise": "leads",
+    "oversee": "leads",
+    "chair": "leads",
+    "coordinate": "leads",
     "use": "uses",
 }
 
@@ -217,6 +232,10 @@ class _Memory:
     pending: dict[str, str | None] = field(default_factory=dict)
     # The code identifiers of the sentence being read: (start, end) in the text -> the name.
     codes: dict[tuple[int, int], str] = field(default_factory=dict)
+    # The graph's names, for resolution (`_canon`): by their words, and person-like names by
+    # their first word when only one has it.
+    known: dict[str, str] = field(default_factory=dict)
+    first_names: dict[str, str] = field(default_factory=dict)
 
 
 def extract(
@@ -233,7 +252,11 @@ def extract_doc(
 ) -> Extraction:
     out = Extraction()
     memory = _Memory(reference, speaker.strip() if speaker and speaker.strip() else None, {}, [])
-    known = [(n, re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE)) for n in known_names if n.strip()]
+    names = [n.strip() for n in known_names if n.strip()]
+    memory.known, memory.first_names = _aliases(names)
+    # A pattern only for the names the text holds (the graph may offer 50 that share a word).
+    lowered = doc.text.lower()
+    known = [(n, re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE)) for n in names if n.lower() in lowered]
     for sentence in doc.sents:
         for name, pattern in known:
             if pattern.search(sentence.text):
@@ -278,13 +301,32 @@ def _read_sentence(sentence: Span, memory: _Memory, out: Extraction, codes: list
         # else the sentence's.
         own = _times(sentence, memory.reference, _clause_offsets(verb))
         held = own if (own.valid_from or own.valid_to) else time
-        fact = ExtractedFact(fact.subject, fact.predicate, fact.object, held.valid_from, held.valid_to)
+        if fact.ends:
+            # It held until the time its clause states (the start of that period: "left in
+            # 2024"), else until it was said.
+            until = held.valid_from or held.valid_to or memory.reference
+            fact = ExtractedFact(fact.subject, fact.predicate, fact.object, None, until, ends=True)
+        else:
+            fact = ExtractedFact(fact.subject, fact.predicate, fact.object, held.valid_from, held.valid_to)
         if fact not in out.facts:
             out.facts.append(fact)
     if time.event_at is not None:
         out.events.append(
             ExtractedEvent(_clip(sentence.text.strip()), time.event_at, time.text, tuple(dict.fromkeys(names)))
         )
+        # A clause joined to the first with a time of its own is a second event ("moved to Leeds
+        # in 2019 and became mayor in 2024").
+        for verb in sentence:
+            if verb.dep_ != "conj" or verb.pos_ != "VERB" or verb.head.pos_ not in ("VERB", "AUX"):
+                continue
+            own = _times(sentence, memory.reference, _clause_offsets(verb))
+            if own.event_at is None or own.event_at == time.event_at:
+                continue
+            clause = _clause(verb, _conj_ids(verb))
+            subjects = _subjects(verb)
+            if subjects and subjects[0].head.i != verb.i:
+                clause = f"{_text(list(subjects[0].subtree))} {clause}"
+            out.events.append(ExtractedEvent(_clip(clause), own.event_at, own.text, tuple(dict.fromkeys(names))))
     for cause in _causes(sentence, memory):
         if cause not in out.causes:
             out.causes.append(cause)
@@ -322,7 +364,45 @@ def _people_in_lists(sentence: Span, memory: _Memory) -> None:
                     _retype(memory, named[0], "Person")
 
 
+def _aliases(names: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The graph's names by their words ("auth service" and "auth-service" are "Auth Service"),
+    and the person-like ones ("Alice Chen": two or three capitalised words) by their first word
+    when no other known name starts with it."""
+    by_words: dict[str, str] = {}
+    firsts: dict[str, list[str]] = {}
+    for name in names:
+        by_words.setdefault(normalise(name), name)
+        words = name.split()
+        if (
+            2 <= len(words) <= 3
+            and all(w[:1].isupper() and w.isalpha() for w in words)
+            and words[-1].lower() not in NAME_HEADS  # "Berlin Marathon", "Acme Corp": no person
+        ):
+            firsts.setdefault(words[0].lower(), []).append(name)
+    return by_words, {first: found[0] for first, found in firsts.items() if len(set(found)) == 1}
+
+
+_NOT_FIRST_NAMES = frozenset({"Service", "Team", "Project", "Code", "Product"})
+
+
+def _canon(memory: _Memory, name: str, kind: str | None = None) -> str:
+    """The name as the graph spells the entity it means: the same words ("the auth service"
+    for "Auth Service"), or the only known person with this first name ("Alice" for "Alice
+    Chen"); else the name itself."""
+    if not memory.known:
+        return name
+    same = memory.known.get(normalise(name))
+    if same is not None:
+        return same
+    # Whatever the tagger typed the lone word (it reads an unfamiliar first name as a place or
+    # a company), but not a system's or a team's name.
+    if kind not in _NOT_FIRST_NAMES and " " not in name and name[:1].isupper() and name != memory.speaker:
+        return memory.first_names.get(name.lower(), name)
+    return name
+
+
 def _add_entity(memory: _Memory, name: str, kind: str | None) -> None:
+    name = _canon(memory, name, kind)
     key = name.lower()
     held = memory.entities.get(key)
     if held is None or (held.type is None and kind is not None):
@@ -397,7 +477,7 @@ def _mentions(sentence: Span, memory: _Memory) -> list[tuple[str, str | None]]:
             continue
         named = _name(head)
         if named is not None:
-            found[head.i] = named
+            found[head.i] = (_canon(memory, named[0], named[1]), named[1])
     return [found[i] for i in sorted(found)]
 
 
@@ -408,7 +488,9 @@ def _swallowed(token: Token) -> bool:
 
 def _name_head(token: Token) -> Token | None:
     """The head of the name `token` is part of, when it is part of one."""
-    if (token.ent_type_ in _NOT_NAMES and not _swallowed(token)) or token.lower_ in TIME_WORDS:
+    if (token.ent_type_ in _NOT_NAMES and not _swallowed(token) and not _misread_group(token)) or (
+        token.lower_ in TIME_WORDS
+    ):
         return None
     if _proper(token):
         head = token
@@ -420,10 +502,32 @@ def _name_head(token: Token) -> Token | None:
             if head.head.i == head.i:
                 break
             head = head.head
+        joined = _ampersand_end(head)
+        if joined is not None:
+            return joined  # "Hollis & Crane": one name, not "Hollis" and another
         return head if head.pos_ in ("PROPN", "NOUN", "X") else token
     if token.pos_ == "NOUN" and token.lemma_.lower() in COMMON_NAME_HEADS and token.dep_ not in ("compound",):
         return token
     return None
+
+
+def _misread_group(token: Token) -> bool:
+    """A singular proper noun the tagger called a nationality or a group ("Two days ago Solveig
+    presented ..."): a nationality names people as a plural or an adjective, not as one
+    subject or object."""
+    return token.ent_type_ == "NORP" and token.tag_ == "NNP" and token.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj")
+
+
+def _ampersand_end(token: Token) -> Token | None:
+    """The last word of the organisation's name `token` opens when the name holds an "&"
+    ("Hollis & Crane", "Procter & Gamble"), which the parser reads as a list."""
+    if token.ent_iob_ != "B" or token.ent_type_ not in ("ORG", "FAC", "PRODUCT", "WORK_OF_ART"):
+        return None
+    end = token.i + 1
+    while end < len(token.doc) and token.doc[end].ent_iob_ == "I":
+        end += 1
+    span = token.doc[token.i : end]
+    return span[-1] if len(span) > 2 and any(t.text == "&" for t in span) else None
 
 
 def _name(head: Token) -> tuple[str, str | None] | None:
@@ -479,7 +583,11 @@ def _capitalised_name(token: Token) -> bool:
         # Mid-sentence, a capital says name, whatever the tagger made of it ("uses Airflow").
         prev = token.nbor(-1)
         return token.pos_ in ("NOUN", "ADV", "ADJ", "VERB") and not (prev.is_punct and prev.text in ':"“(')
-    if token.pos_ != "NOUN":
+    if token.pos_ != "NOUN" and not (
+        # An unfamiliar name opening the sentence, tagged as a verb or an adjective ("Amadou
+        # owns two bistros").
+        token.pos_ in ("VERB", "ADJ") and token.dep_ in ("nsubj", "nsubjpass") and token.head.pos_ in ("VERB", "AUX")
+    ):
         return False
     if token.lower_ in _NEVER_OPENS or token.lower_ in TIME_WORDS:
         return False
@@ -587,7 +695,7 @@ def _type(tokens: list[Token], head: Token) -> str | None:
 
 def _acts_as_person(head: Token, tokens: list[Token]) -> bool:
     """A short proper name doing what people do ("Carol replaced Dave", "Dave is the manager")."""
-    if len(tokens) > 3 or not all(t.pos_ == "PROPN" for t in tokens):
+    if len(tokens) > 3 or not all(t.pos_ == "PROPN" or _proper(t) for t in tokens):
         return False
     verb = head.head
     dep = head.dep_
@@ -640,13 +748,26 @@ def _conjuncts(token: Token) -> list[Token]:
 
 
 def _argument(token: Token, memory: _Memory, system: bool = False) -> str | None:
+    """The name an argument stands for (`_named_argument`), as the graph spells it."""
+    name = _named_argument(token, memory, system)
+    if name is None:
+        return None
+    canonical = _canon(memory, name, memory.pending.get(name))
+    if canonical != name and name in memory.pending:
+        memory.pending[canonical] = memory.pending.pop(name)
+    return canonical
+
+
+def _named_argument(token: Token, memory: _Memory, system: bool = False) -> str | None:
     """The name an argument stands for; `system`: the subject of a predicate only systems have
     ("the ledger depends on X"), which a common noun with its article names."""
     lower = token.lower_
     code = next((name for (start, end), name in memory.codes.items() if start <= token.idx < end), None)
     if code is not None:
         return code  # "works on billing-api-3"
-    if lower in _SPEAKER:
+    if lower in _SPEAKER or (lower in _WE and token.dep_ in ("nsubj", "nsubjpass")):
+        # "We moved to Bristol": the speaker is one of "we" (only a person's fact keeps it:
+        # `_facts`).
         return memory.speaker
     if lower in _PERSON_PRONOUNS:
         if len(set(memory.people)) == 1:
@@ -658,6 +779,9 @@ def _argument(token: Token, memory: _Memory, system: bool = False) -> str | None
         return None
     if token.pos_ == "PRON":
         return None
+    named_by = next((c for c in token.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
+    if token.pos_ == "NOUN" and named_by is not None:
+        return _named_argument(named_by, memory, system)  # "the managing partner, Conrad Vale"
     head = _name_head(token) or (token if token.pos_ in ("NOUN", "PROPN") else None)
     if head is None:
         return None
@@ -696,12 +820,20 @@ def _clause_offsets(verb: Token) -> set[int]:
 
 def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Token]]:
     for verb in sentence:
-        if verb.pos_ not in ("VERB", "AUX") or _negated(verb):
+        if verb.pos_ not in ("VERB", "AUX"):
+            continue
+        # "no longer works on X", "doesn't live in Y anymore": what the verb states has ended;
+        # any other negation states nothing.
+        ended = _no_longer(verb)
+        if _negated(verb) and not ended:
             continue
         subjects = _subjects(verb)
         if not subjects:
             continue
-        for predicate, subj_token, objects in _relations(verb, subjects):
+        stated = [(p, s, o, ended) for p, s, o in _relations(verb, subjects)]
+        if not ended:
+            stated += [(p, s, o, True) for p, s, o in _endings(verb, subjects)]
+        for predicate, subj_token, objects, ends in stated:
             for subject in _arguments(subj_token, memory, system=predicate in ("depends_on", "runs_on")):
                 for obj_token in objects:
                     for obj in _arguments(obj_token, memory):
@@ -715,9 +847,15 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Tok
                         for name in (subject, obj):
                             if name.lower() not in memory.entities and name in memory.pending:
                                 _add_entity(memory, name, memory.pending[name])
+                        if subj_token.lower_ in _WE and canonical not in _WE_PREDICATES:
+                            continue  # "we use Kafka" is the team's, not the speaker's alone
                         _retype(memory, subject, SUBJECT_TYPES.get(canonical))
                         _retype(memory, obj, OBJECT_TYPES.get(canonical))
-                        yield ExtractedFact(subject, canonical, obj), verb
+                        yield ExtractedFact(subject, canonical, obj, ends=ends), verb
+
+
+# What "we" states of the speaker too: where one lives (a household moves together).
+_WE_PREDICATES = frozenset({"lives_in"})
 
 
 # What a predicate says of its arguments' types, where the tagger had none or read a system's
@@ -747,6 +885,7 @@ OBJECT_TYPES = {
 
 
 def _retype(memory: _Memory, name: str, kind: str | None) -> None:
+    name = _canon(memory, name, kind)
     held = memory.entities.get(name.lower())
     if kind is None or held is None or held.type == kind:
         return
@@ -755,7 +894,8 @@ def _retype(memory: _Memory, name: str, kind: str | None) -> None:
         "Person": (None, "Organisation", "Place", "Event"),
         "Service": (None, "Organisation", "Place", "Product", "Person"),
         "Place": (None, "Organisation", "Person"),
-        "Organisation": (None, "Place", "Product", "Work", "Event"),
+        # A company one works at or quits is no person, whatever the tagger read.
+        "Organisation": (None, "Place", "Product", "Work", "Event", "Person"),
         "Team": (None,),
     }.get(kind, (None, "Place", "Product"))
     if held.type in overridable:
@@ -772,6 +912,11 @@ def _subjects(verb: Token) -> list[Token]:
     own = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
     if own:
         return own
+    misread = next((c for c in verb.lefts if c.dep_ in ("advmod", "npadvmod") and c.i == c.sent.start), None)
+    if misread is not None and verb.dep_ == "ROOT" and misread.ent_type_ in ("PERSON", "ORG", "GPE", "NORP"):
+        # "Odile replaced Bastien ...": an unfamiliar name opening the sentence, parsed as an
+        # adverb of its verb, is the verb's subject (the tagger still names it).
+        return [misread]
     if verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
         return _subjects(verb.head)
     if verb.dep_ in ("xcomp",) and verb.head.pos_ in ("VERB", "AUX"):
@@ -798,16 +943,45 @@ def _relations(verb: Token, subjects: list[Token]) -> Iterator[tuple[str | None,
     if lemma in ("be", "become"):
         yield from _copular(verb, subject)
         return
-    if lemma == "replace":
+    if lemma in SUCCEED_VERBS:
         role = _prep_object(verb, "as")
         if role is not None:
             yield from _role(role, subject)
         return
+    particles = {c.lower_ for c in verb.children if c.dep_ in ("prt", "advmod")}
+    if lemma == "take" and "over" in particles:
+        obj = next((c for c in verb.children if c.dep_ == "dobj"), None)
+        role = _prep_object(verb, "as")
+        if role is not None:
+            yield from _role(role, subject)  # "took over as head of Sales"
+        elif obj is not None:
+            yield "leads", subject, [obj]  # "took over the documentation team"
+        return
+    if lemma in LEAVE_VERBS or lemma in LEAVE_FROM_VERBS or (lemma == "step" and "down" in particles):
+        return  # what they end: `_endings`
     for (verb_lemma, prep), predicate in PREP_VERBS.items():
-        if verb_lemma == lemma and (obj := _prep_object(verb, prep)) is not None:
+        if verb_lemma != lemma:
+            continue
+        obj = _prep_object(verb, prep)
+        if obj is None and prep in ("at", "for", "on") and (role := _prep_object(verb, "as")) is not None:
+            obj = _prep_object(role, prep)  # "works as a midwife at Lakeside Clinic"
+        if obj is not None:
             if lemma in ("move", "relocate", "transfer", "switch") and any(c.dep_ == "dobj" for c in verb.children):
                 continue  # "moved billing-api to Postgres": a migration, not a move
             yield predicate, subject, [obj]
+            return
+    if lemma == "move" and any(c.dep_ == "prt" and c.lower_ == "in" for c in verb.children):
+        # "moved in with my partner in Leuven": the place, wherever the parse hung it.
+        place = next(
+            (
+                t
+                for t in verb.subtree
+                if t.dep_ == "pobj" and t.ent_type_ in ("GPE", "LOC") and t.head.lower_ in ("in", "to")
+            ),
+            None,
+        )
+        if place is not None:
+            yield "lives_in", subject, [place]
             return
     if lemma in OBJECT_VERBS:
         obj = next((c for c in verb.children if c.dep_ in ("dobj", "attr")), None)
@@ -816,6 +990,41 @@ def _relations(verb: Token, subjects: list[Token]) -> Iterator[tuple[str | None,
         if lemma == "join" and (role := _prep_object(verb, "as")) is not None and obj is not None:
             del role  # "joined Acme as CTO": the membership is the fact
     return
+
+
+# Verbs that end what their object was to the subject: one leaves a team, a company, a project.
+LEAVE_VERBS = frozenset("leave quit exit".split())
+# Verbs that end it through "from": "resigned from Acme", "retired from the board".
+LEAVE_FROM_VERBS = frozenset("resign retire withdraw depart".split())
+# Verbs of a succession: "X replaced / succeeded Y as the lead of W".
+SUCCEED_VERBS = frozenset("replace succeed".split())
+
+
+def _endings(verb: Token, subjects: list[Token]) -> Iterator[tuple[str | None, Token, list[Token]]]:
+    """(predicate, subject token, object tokens) of the facts the verb says have ended: "X left
+    Y" (X's membership, employment or work on Y), "X resigned from Y", "X stepped down as lead
+    of Y", "X replaced Y as lead of W" (Y's role), "X took over W from Y" (Y's lead of W).
+    Predicate None: by the object's type, as for "joined" (`_canonical`)."""
+    lemma = verb.lemma_.lower()
+    subject = subjects[0]
+    if subject.dep_ == "nsubjpass" or any(c.dep_ == "auxpass" for c in verb.children):
+        return
+    particles = {c.lower_ for c in verb.children if c.dep_ in ("prt", "advmod")}
+    obj = next((c for c in verb.children if c.dep_ == "dobj"), None)
+    if lemma in LEAVE_VERBS and obj is not None:
+        yield "left?", subject, [obj]
+    elif lemma in LEAVE_FROM_VERBS and (source := _prep_object(verb, "from")) is not None:
+        yield "left?", subject, [source]
+    if (lemma in LEAVE_FROM_VERBS or (lemma == "step" and "down" in particles)) and (
+        role := _prep_object(verb, "as")
+    ) is not None:
+        yield from _role(role, subject)  # "stepped down as head of Sales"
+    if lemma in SUCCEED_VERBS and obj is not None and (role := _prep_object(verb, "as")) is not None:
+        yield from _role(role, obj)  # the one replaced held the role until then
+    if lemma == "take" and "over" in particles and obj is not None:
+        previous = _prep_object(verb, "from")
+        if previous is not None:
+            yield "leads", previous, [obj]
 
 
 def _copular(verb: Token, subject: Token) -> Iterator[tuple[str | None, Token, list[Token]]]:
@@ -838,7 +1047,7 @@ def _copular(verb: Token, subject: Token) -> Iterator[tuple[str | None, Token, l
             yield "married_to", subject, [obj]
         return
     # "Dana is Bob's manager", "My manager is Dana", "The lead of X is Y".
-    if lemma in LEAD_ROLES | {"owner", "maintainer"}:
+    if lemma in LEAD_ROLES | {"owner", "maintainer"} or _headed(attr):
         yield from _role(attr, subject)
         return
     if subject.lemma_.lower() in LEAD_ROLES and attr.pos_ in ("PROPN", "NOUN"):
@@ -849,6 +1058,23 @@ def _copular(verb: Token, subject: Token) -> Iterator[tuple[str | None, Token, l
             if (obj := _prep_object(attr, prep)) is not None:
                 yield None, subject, [obj]
                 return
+        return
+    if attr.pos_ == "NOUN" and attr.tag_ == "NN":
+        # Any other occupation at a company or in a team ("a partner at Hollis & Crane", "a
+        # postdoc at the Kessler Institute"): by what it is at (`_canonical`).
+        for prep in ("at", "for", "with"):
+            # The parser hangs "at X" on the noun or on "is".
+            if (obj := _prep_object(attr, prep) or _prep_object(verb, prep)) is not None:
+                yield "job_at?", subject, [obj]
+                return
+
+
+def _headed(role: Token) -> bool:
+    """A role a "head", "chief" or "lead" modifier makes a leader's ("head chef", "chief
+    editor", "lead engineer")."""
+    return role.pos_ == "NOUN" and any(
+        c.dep_ in ("compound", "amod") and c.lower_ in ("head", "chief", "lead") for c in role.children
+    )
 
 
 def _role(role: Token, holder: Token) -> Iterator[tuple[str | None, Token, list[Token]]]:
@@ -864,7 +1090,7 @@ def _role(role: Token, holder: Token) -> Iterator[tuple[str | None, Token, list[
         yield "owns", holder, [target]
     elif lemma == "maintainer":
         yield "maintains", holder, [target]
-    elif lemma in LEAD_ROLES:
+    elif lemma in LEAD_ROLES or _headed(role):
         if (
             target.pos_ in ("PROPN", "PRON")
             and target.ent_type_ in ("PERSON", "")
@@ -888,16 +1114,36 @@ def _prep_object(head: Token, prep: str, dep: str = "prep") -> Token | None:
     return None
 
 
+# Verbs that mean leading only when their object is a group or an undertaking.
+_LEADS_ONLY_GROUPS = frozenset("run take supervise oversee chair coordinate captain".split())
+
+
 def _canonical(predicate: str | None, object_type: str | None, verb: Token) -> str | None:
     """The predicate stored: a verb that can mean several things reads its object's type
     (joining or working on a team is membership, joining a company is working there)."""
     lemma = verb.lemma_.lower()
-    if lemma == "run" and predicate == "leads" and object_type not in ("Team", "Organisation", "Project", "Service"):
-        return None  # "ran the marathon", "ran the tests"
+    if (
+        lemma in _LEADS_ONLY_GROUPS
+        and predicate == "leads"
+        and object_type not in ("Team", "Organisation", "Project", "Service")
+    ):
+        return None  # "ran the marathon", "coordinated the logistics", "took over the cooking"
     if lemma in ("move", "relocate", "transfer", "switch") and object_type in (None, "Person", "Event", "Code"):
         return None  # "switched to the new VPN": no place, team or employer
     if lemma == "switch" and object_type not in ("Team", "Organisation", "Project"):
         return None
+    if predicate == "job_at?":
+        return {"Organisation": "works_at", "Team": "member_of"}.get(object_type or "")
+    if predicate == "left?":
+        # What one leaves: a team's membership, a company's job, a project; a person or a
+        # place is no such thing ("left Tom", "left Berlin on Friday" is a trip).
+        if object_type in ("Place", "Person") and lemma != "leave":
+            return "works_at"  # "quit Skyline Aero", "resigned from Globex": a company the tagger misread
+        if object_type in ("Place", "Event", "Code", "Person"):
+            return None
+        return {"Team": "member_of", "Organisation": "works_at", "Product": "works_at"}.get(
+            object_type or "", "works_on" if object_type in ("Project", "Service") else "member_of"
+        )
     if predicate == "works_at?":  # "works at/for X": a team's member, a project's worker, else employed
         return {"Team": "member_of", "Service": "works_on", "Project": "works_on"}.get(object_type or "", "works_at")
     if predicate == "works_on?":  # "works on X": a team's member, else working on it
@@ -915,6 +1161,17 @@ def _canonical(predicate: str | None, object_type: str | None, verb: Token) -> s
     if lemma in ("join",) and object_type in (None, "Person"):
         return "member_of"
     return "works_on"
+
+
+def _no_longer(verb: Token) -> bool:
+    """ "no longer works on", "doesn't live in Oslo anymore", "not ... any longer": the verb's
+    fact held and has ended."""
+    for c in verb.children:
+        if c.lower_ == "longer" and c.i > 0 and c.nbor(-1).lower_ in ("no", "any"):
+            return True
+        if c.lower_ in ("anymore", "anylonger") or (c.lower_ == "more" and c.i > 0 and c.nbor(-1).lower_ == "any"):
+            return True
+    return False
 
 
 def _negated(verb: Token) -> bool:
@@ -961,8 +1218,10 @@ def _times(sentence: Span, reference: datetime, within: set[int] | None = None) 
     point: tuple[str, Interval] | None = None
     clock: str | None = None
     for opener, text in phrases:
-        if opener in _NOT_POINTS or text.lower() in _VAGUE or _DURATION.fullmatch(text.strip()):
-            continue
+        if (opener in _NOT_POINTS and not (opener == "for" and _DAY_NAMED.search(text))) or (
+            text.lower() in _VAGUE or _DURATION.fullmatch(text.strip())
+        ):
+            continue  # "for two weeks", "every Monday"; "scheduled for next Thursday" is a day
         if _CLOCK.fullmatch(text.strip()):
             clock = text if clock is None else clock
             continue
@@ -1012,8 +1271,73 @@ def _times(sentence: Span, reference: datetime, within: set[int] | None = None) 
                 at = exact.replace(hour=0, minute=0, second=0, microsecond=0)
     if at is None:
         return _Time()
-    stative = sentence.root.lemma_.lower() in _STATIVE
+    if at < reference and _future(sentence):
+        at = _ahead(at, text, reference)
+    stative = sentence.root.lemma_.lower() in _STATIVE and not _scheduled(sentence.root)
     return _Time(valid_from=at if point else None, event_at=None if stative else at, text=text)
+
+
+# A time expression that names a day (not a duration): "for next Thursday", "for 3 March".
+_DAY_NAMED = re.compile(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
+    r"\d|\btomorrow\b|\btonight\b|\btoday\b|\bnext\b",
+    re.IGNORECASE,
+)
+_WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.IGNORECASE)
+_PAST_WORDS = re.compile(r"\b(?:last|ago|yesterday|previous|past|earlier)\b|\b\d{4}\b", re.IGNORECASE)
+_FUTURE_VERBS = frozenset("schedule plan due set expect book slate".split())
+
+
+def _future(sentence: Span) -> bool:
+    """Whether the sentence tells what will happen: "will / shall / 'll", "is going to", "is
+    scheduled for", the present progressive ("we're meeting on Friday") or the present tense
+    with "on <day>" or "at <time>" (a date stated in the present is a schedule: "starts on
+    Friday")."""
+    for t in sentence:
+        if t.dep_ == "aux" and t.lower_ in ("will", "shall", "'ll", "wo"):
+            return True
+        if t.lower_ == "going" and t.i + 1 < len(t.doc) and t.nbor(1).lower_ == "to" and t.tag_ == "VBG":
+            return True
+        if t.lemma_.lower() in _FUTURE_VERBS and t.tag_ == "VBN":
+            return True
+    root = sentence.root
+    if root.tag_ == "VBG" and any(c.dep_ == "aux" and c.tag_ in ("VBP", "VBZ") for c in root.children):
+        return True
+    # "The launch is on 3 March", "The hackathon starts on Friday at 10:00".
+    return root.tag_ in ("VBZ", "VBP") and _scheduled(root)
+
+
+def _scheduled(verb: Token) -> bool:
+    """ "The premiere is on 14 February", "The call is at 10:00": a state verb whose "on" or "at"
+    names a day or a time tells when something happens."""
+    for prep in verb.children:
+        if prep.dep_ == "prep" and prep.lower_ in ("on", "at"):
+            if any(c.dep_ == "pobj" and c.ent_type_ in ("DATE", "TIME") for c in prep.children):
+                return True
+    return False
+
+
+def _ahead(at: datetime, text: str, reference: datetime) -> datetime:
+    """A time read as the most recent past one, told of what will happen: the next one ("on 3
+    March" said in January, "on Friday", "at 22:00"), unless the phrase says it is past."""
+    if _PAST_WORDS.search(text):
+        return at
+    today = reference.replace(hour=0, minute=0, second=0, microsecond=0)
+    if _WEEKDAY.search(text):
+        step = 7
+    elif re.search(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", text, re.IGNORECASE):
+        with contextlib.suppress(ValueError):
+            ahead = at.replace(year=at.year + 1)
+            return ahead if ahead >= today else at
+        return at
+    elif _CLOCK.search(text):
+        step = 1
+    else:
+        return at
+    ahead = at
+    while ahead < (reference if step == 1 else today):
+        ahead += timedelta(days=step)
+    return ahead
 
 
 _MONTHS = ("january february march april may june july august september october november december").split()
@@ -1061,10 +1385,23 @@ def _time_phrases(sentence: Span) -> list[tuple[int, str, str]]:
     the tagger's dates and times, and what polyg's time references find that it missed."""
     out: list[tuple[int, str, str]] = []
     taken: list[tuple[int, int]] = []
+    modifiers: list[tuple[int, int]] = []
     doc = sentence.doc
     for ent in _entity_spans(sentence):
         if ent[0].ent_type_ not in ("DATE", "TIME"):
             continue
+        if (
+            len(ent) == 1
+            and ent[0].dep_ in ("compound", "amod")
+            and ent[0].head.pos_ == "NOUN"
+            and ent[0].head.lower_ not in TIME_WORDS
+            and ent[0].head.ent_type_ not in ("DATE", "TIME")
+        ):
+            # "the Sunday edition", "the March release": a kind of thing, not when it happened
+            # (unless the thing is a happening: "the Monday standup").
+            if ent[0].head.lemma_.lower() not in EVENT_HEADS | {"meeting", "call", "session", "shift"}:
+                modifiers.append((ent.start_char, ent.end_char))
+                continue
         tokens = [t for t in ent if not (t.tag_ == "POS")]
         while tokens and _swallowed(tokens[-1]):
             tokens.pop()
@@ -1083,6 +1420,8 @@ def _time_phrases(sentence: Span) -> list[tuple[int, str, str]]:
     base = sentence.start_char
     for ref in find_time_refs(sentence.text):
         start, end = base + ref.start, base + ref.end
+        if any(s <= start and end <= e for s, e in modifiers):
+            continue
         if any(s <= start and end <= e for s, e in taken) and any(
             o == "" or t.lower() in ref.text.lower() for _, o, t in out
         ):
@@ -1213,11 +1552,18 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
             return  # ", so peaceful!": no clause after "so"
         if cause_verb.pos_ not in ("VERB", "AUX"):
             return
+        # "A because B, so C": C's cause is A; B is A's own cause (a link of its own).
+        because = {
+            i
+            for c in cause_verb.children
+            if c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ == "because" for m in c.children)
+            for i in _subtree_ids(c)
+        }
         if cause_verb.head.i == effect_verb.i:  # the cause's clause hangs under the effect's verb
-            cause = _clause(cause_verb, {token.i})
+            cause = _clause(cause_verb, {token.i} | because)
             effect = _clause(effect_verb, _subtree_ids(cause_verb) | {token.i})
         else:
-            cause = _clause(cause_verb, _subtree_ids(effect_verb) | {token.i})
+            cause = _clause(cause_verb, _subtree_ids(effect_verb) | {token.i} | because)
             effect = _clause(effect_verb, {token.i})
         yield _resolve(cause, memory), effect, 0.75
         return
@@ -1231,8 +1577,8 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
     if passive and ((lemma in CAUSE_VERBS and CAUSE_VERBS[lemma] is None) or lemma in DAMAGE_VERBS):
         agent = _prep_object(token, "by", dep="agent")
         subject = next((c for c in token.children if c.dep_ == "nsubjpass"), None)
-        if agent is None or subject is None:
-            return
+        if agent is None or subject is None or agent.ent_type_ in ("DATE", "TIME", "QUANTITY", "CARDINAL", "PERCENT"):
+            return  # "was delayed by two weeks": how much, not by what
         if lemma in CAUSE_VERBS and CAUSE_VERBS[lemma] is None:
             effect = _clause(subject, set())
         else:

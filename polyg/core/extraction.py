@@ -30,6 +30,10 @@ class ExtractedFact:
     # None: from when it was said, open-ended.
     valid_from: datetime | None = None
     valid_to: datetime | None = None
+    # The sentence says the fact stopped holding at `valid_to` ("X left Y", "X replaced Y as
+    # lead of Z" for Y, "no longer works on"): the write closes the fact that held then, and
+    # adds none.
+    ends: bool = False
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from polyg.core import limits
+from polyg.core.edge_writer import EdgeWriter
 from polyg.core.embeddable import REGISTRY
 from polyg.core.graph import GraphContext
 from polyg.core.mentions import follow_chunks, follow_entities
@@ -274,6 +275,7 @@ def _batches(items: list[Any], size: int = BATCH) -> Iterator[list[Any]]:
 class GraphImport:
     def __init__(self, ctx: GraphContext, temporal: TemporalGraph) -> None:
         self.ctx = ctx
+        self.edges = EdgeWriter(ctx, temporal.reltypes)
         self.temporal = temporal
 
     async def restore(
@@ -323,8 +325,17 @@ class GraphImport:
             by_ends[(edge.type, edge.start[0], edge.end[0])].append(edge)
         for (rel_type, start, end), edges in by_ends.items():
             for batch in _batches(edges, batch_size):
-                rows = [{"id": e.props.get("id"), "a": e.start[1], "b": e.end[1], "props": e.props} for e in batch]
-                made = await q.create_edges(self.ctx, project, rel_type, start, end, rows)
+                rows = [
+                    {"id": e.props.get("id"), "a": e.start[1], "b": e.end[1], "type": rel_type, "props": e.props}
+                    for e in batch
+                ]
+                # Restored as exported, but those there already (the same id, or an id-less one
+                # between the same two nodes); the types were registered above.
+                made = len(
+                    await self.edges.create(
+                        project, rows, if_absent="id", shape="verbatim", source=start, target=end, register=False
+                    )
+                )
                 report.edges_created += made
                 report.already_there += len(batch) - made
                 if progress:

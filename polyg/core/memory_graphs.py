@@ -50,6 +50,6 @@ class MemoryGraphs:
             entity_graph,
             temporal,
             CausalGraph(ctx, resolver, temporal),
-            SemanticGraph(ctx, resolver, entities, search),
+            SemanticGraph(ctx, resolver, entities, search, named.edges),
             Views(ctx, clock),
         )

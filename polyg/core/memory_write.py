@@ -108,7 +108,7 @@ class MemoryWriter:
         temporal.ctx.prefetch([text])
         source = _as_name(context)
         duplicate = started(resolver.exact(project, text, "event"))
-        mentioned_ = started(temporal.mentioned_entities(project, content))
+        candidates_ = started(temporal.entity_candidates(project, content))
         # Both sent before the rules run (one turn of the loop): the store answers meanwhile.
         await asyncio.sleep(0)
         # What the rules find without the graph's names (the extraction proper needs them):
@@ -118,12 +118,16 @@ class MemoryWriter:
         await pipeline().parse_async(content)
         likely = extract(content, at, speaker=source or None)
         likely_names = list(dict.fromkeys([*([source] if source else []), *(e.name for e in likely.entities)]))
-        existing, mentioned, named, chain = await asyncio.gather(
+        existing, candidates, named, chain = await asyncio.gather(
             duplicate,
-            mentioned_,
+            candidates_,
             resolver.entity_ids(project, likely_names) if likely_names else _no_names(),
             temporal.chain.read(project, [epoch_us(at), *(epoch_us(e.occurred_at) for e in likely.events)]),
         )
+        # The graph's names the memory names whole; the extraction sees every candidate (it
+        # may mean one by part of its name: "Alice" for the only "Alice Chen").
+        mentioned = {name: entity_id for name, entity_id in candidates.items() if mentions(content, name)}
+        known = Known(mentioned, named, chain, candidates)
         if existing is not None and (state := await q.memory_state(temporal.ctx, project, existing)) is not None:
             while state == "unfinished" and (writing := self._writing.get(existing)) is not None:
                 # Told again while a remember of it still writes what follows it (a client
@@ -133,14 +137,14 @@ class MemoryWriter:
                 state = await q.memory_state(temporal.ctx, project, existing) or "whole"
             if state == "unfinished":
                 # No await between the look and `_finish`'s claim: one retry finishes it.
-                return await self._finish(project, existing, content, at, Known(mentioned, named, chain), source)
+                return await self._finish(project, existing, content, at, known, source)
             return Remembered(memory_id=existing, duplicate=True)
-        found = await self.extractor.extract(content, at, tuple(mentioned), source or None)
+        found = await self.extractor.extract(content, at, tuple(candidates), source or None)
         extracted = found.value
         temporal.ctx.prefetch(
             [*(e.description for e in extracted.events), *(t for c in extracted.causes for t in (c.cause, c.effect))]
         )
-        out = await self._write(project, text, source, at, extracted, Known(mentioned, named, chain))
+        out = await self._write(project, text, source, at, extracted, known)
         out.extracted_by = found.source
         return out
 
@@ -152,11 +156,15 @@ class MemoryWriter:
         only when none was missing (another remember finished it meanwhile): the lists say
         what this call added."""
         with self._claimed(memory):
-            found = await self.extractor.extract(content, at, tuple(known.mentioned), source or None)
+            found = await self.extractor.extract(
+                content, at, tuple(known.candidates or known.mentioned), source or None
+            )
             out = Remembered(memory_id=memory, duplicate=False, extracted_by=found.source)
             if not (found.value.facts or found.value.causes):  # a model's extraction this time: nothing follows
                 await q.settle(self.graphs.temporal.ctx, project, memory)
-            await self._facts_and_links(project, memory, at, found.value, {**known.named, **known.mentioned}, out)
+            await self._facts_and_links(
+                project, memory, at, found.value, {**known.candidates, **known.named, **known.mentioned}, out
+            )
         added = (out.entities_created, out.facts_added, out.facts_invalidated, out.causal_links_added)
         out.duplicate = not any((*added, out.causal_links_updated))
         return out
@@ -201,7 +209,7 @@ class MemoryWriter:
             for e in found.events
         ]
         every = _names([*involved, *(n for event_names in in_events for n in event_names)])
-        ids = {**known.named, **known.mentioned}
+        ids = {**known.candidates, **known.named, **known.mentioned}
         # A name no lookup has seen yet (the extraction proper found it with the graph's
         # names) is looked up; the unknown ones are made, of the type extraction gave them.
         unseen = [n for n in every if n not in ids]
@@ -264,6 +272,21 @@ class MemoryWriter:
         last = len(found.facts) + len(found.causes) - 1
         try:
             for i, fact in enumerate(found.facts):
+                if fact.ends:
+                    # "X left Y", "no longer ...": the fact that held then is closed, none added.
+                    closed = await temporal.end_fact(
+                        project,
+                        subject=fact.subject,
+                        predicate=fact.predicate,
+                        object_=fact.object,
+                        at=fact.valid_to or at,
+                        memory=memory,
+                        entity_ids=ids,
+                        after=after,
+                        settles=memory if i == last else None,
+                    )
+                    out.facts_invalidated += [f.id for f in closed if f.id not in out.facts_invalidated]
+                    continue
                 try:
                     added = await temporal.add_fact(
                         project,
@@ -324,6 +347,8 @@ class Known:
     mentioned: dict[str, str]
     named: dict[str, str]
     chain: ChainRead
+    # The graph's names sharing a word with the memory (those it may mean by part of a name).
+    candidates: dict[str, str] = field(default_factory=dict)
 
 
 def _names(names: Iterable[str]) -> list[str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from polyg.core import limits
+from polyg.core.edge_writer import EdgeWriter
 from polyg.core.entity_writer import EntityWriter
 from polyg.core.graph import GraphContext
 from polyg.core.reltypes import RelTypeService
@@ -90,11 +91,16 @@ class AddedObservations:
 
 class NamedGraph:
     def __init__(
-        self, ctx: GraphContext, reltypes: RelTypeService | None = None, writer: EntityWriter | None = None
+        self,
+        ctx: GraphContext,
+        reltypes: RelTypeService | None = None,
+        writer: EntityWriter | None = None,
+        edges: EdgeWriter | None = None,
     ) -> None:
         self.ctx = ctx
         self.reltypes = reltypes or RelTypeService(ctx)
         self.writer = writer or EntityWriter(ctx)
+        self.edges = edges or EdgeWriter(ctx, self.reltypes)
         self.resolver = Resolver(ctx)
 
     # --- reads ------------------------------------------------------------------------------
@@ -226,11 +232,11 @@ class NamedGraph:
         (or, with same="id", the same id). Returns (from, to, text) of the relations created.
 
         The duplicate check runs inside the write, so two processes cannot both add one edge."""
-        if not rows:
-            return set()
-        # Registers new types (spec 000) and indexes their edges' id.
-        await self.reltypes.ensure(project, [row["type"] for row in rows])
-        result = await q.create_relations(self.ctx, project, rows, "text" if same == "text" else "id", now_iso())
+        # The free text is kept as `label` when its type had to be sanitised (`works at`).
+        labelled = [{**row, "label": None if row["text"] == row["type"] else row["text"]} for row in rows]
+        result = await self.edges.create(
+            project, labelled, if_absent="text" if same == "text" else "id", returns="a.name, b.name, row.text"
+        )
         return {(a, b, t) for a, b, t in result}
 
     async def add_observations(self, project: str, items: list[dict[str, Any]]) -> list[AddedObservations]:

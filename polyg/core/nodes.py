@@ -130,7 +130,7 @@ class NodeService:
             groups.setdefault(shape, []).append((index, row))
         for shape, items in groups.items():
             try:
-                await self.edges.reltypes.ensure(project, [edge.type for _, row in items for edge, *_ in row["edges"]])
+                await self.edges.writer.register(project, [edge.type for _, row in items for edge, *_ in row["edges"]])
                 params, prelude, carry, after = q.create_nodes_clauses([row for _, row in items], parent=shape.parent)
                 nodes = await self.writer.create(
                     project, params, parent=shape.parent, prelude=prelude, carry=carry, after=after

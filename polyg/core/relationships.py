@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from polyg.core import limits
+from polyg.core.edge_writer import EdgeWriter
 from polyg.core.graph import GraphContext
 from polyg.core.model import Edge, Node
 from polyg.core.reltypes import RelTypeService
 from polyg.errors import NotFound
-from polyg.names import check_type_name, new_id, now_iso
+from polyg.names import check_type_name, new_id
 from polyg.store.names import RelType
 from polyg.store.queries import relationships as q
 from polyg.store.queries.relationships import by_id, delete_by_id
@@ -37,9 +38,12 @@ class Neighbour:
 
 
 class RelationshipService:
-    def __init__(self, ctx: GraphContext, reltypes: RelTypeService | None = None) -> None:
+    def __init__(
+        self, ctx: GraphContext, reltypes: RelTypeService | None = None, writer: EdgeWriter | None = None
+    ) -> None:
         self.ctx = ctx
         self.reltypes = reltypes or RelTypeService(ctx)
+        self.writer = writer or EdgeWriter(ctx, self.reltypes)
 
     async def create(self, project: str, *, source_id: str, target_id: str, type_: str, description: str = "") -> Edge:
         rel_type = RelType(check_type_name(type_))
@@ -48,13 +52,12 @@ class RelationshipService:
         limits.text(description, "description", max_len=limits.MAX_TEXT, allow_empty=True)
         if not await q.endpoints_exist(self.ctx, project, source_id, target_id):
             raise NotFound("Source or Target entity not found.")
-        await self.reltypes.ensure(project, [rel_type])
-        rows = await q.create(
-            self.ctx,
-            project,
-            rel_type,
-            {"src": source_id, "dst": target_id, "id": new_id("rel"), "description": description, "now": now_iso()},
-        )
+        row = {"id": new_id("rel"), "a": source_id, "b": target_id, "type": rel_type, "description": description}
+        rows = await self.writer.create(project, [row], if_absent="type", returns="r.id, r.description")
+        if not rows:
+            # An edge of this type between these entities already is returned instead of a second
+            # one: the check ran inside the write; this read finds the edge that stopped it.
+            rows = await q.existing(self.ctx, project, rel_type, source_id, target_id)
         if not rows:
             raise NotFound("Source or Target entity not found.")
         rel_id, stored_description = rows[0]

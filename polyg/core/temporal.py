@@ -300,12 +300,19 @@ class TemporalGraph:
 
     async def mentioned_entities(self, project: str, text: str) -> dict[str, str]:
         """Entities whose names occur in `text` (name -> id), found through the full-text index."""
+        candidates = await self.entity_candidates(project, text)
+        return {name: entity_id for name, entity_id in candidates.items() if mentions(text, name)}
+
+    async def entity_candidates(self, project: str, text: str) -> dict[str, str]:
+        """Entities whose names share a word with `text` (name -> id), the full-text index's
+        best: those it names whole, and those it may mean by part of their name ("Alice" for
+        "Alice Chen"; remember's extraction decides)."""
         query = fulltext_query(text)
         if not query:
             return {}
         await self.ctx.indexes.check(project)
         rows = await index_rows(resolve_q.text_candidates(self.ctx, project, ENTITY, query, MAX_MENTION_CANDIDATES))
-        return {name: entity_id for entity_id, name in rows if name and mentions(text, name)}
+        return {name: entity_id for entity_id, name in rows if name}
 
     # --- events -----------------------------------------------------------------------------
 
@@ -509,6 +516,44 @@ class TemporalGraph:
             for f in closes
         ]
         return FactResult(fact, created, invalidated)
+
+    async def end_fact(
+        self,
+        project: str,
+        *,
+        subject: str,
+        predicate: str,
+        object_: str,
+        at: datetime,
+        memory: str | None = None,
+        entity_ids: dict[str, str] | None = None,
+        after: Awaitable[object] | None = None,
+        settles: str | None = None,
+    ) -> list[Fact]:
+        """Close the facts (subject, predicate, object) that held at `at`: a memory said they
+        ended then ("X left Y", "no longer works on Y", the one replaced in "X replaced Y as
+        lead of Z"). Nothing is written when none held then (one that starts later is left as
+        it is). `after`: the memory's own write, awaited first; `settles` as for add_fact.
+        Returns the facts closed, with their new end."""
+        ids = await self._entity_ids(project, [subject, object_], entity_ids or {})
+        if after is not None:
+            await after
+        rel_type = RelType(stored_type(predicate))
+        at_s = format_utc(at)
+        held: list[Fact] = []
+        if subject in ids and object_ in ids:
+            async with self.ctx.entity_locks(project, [ids[subject]]):
+                rows = await q.facts_of(self.ctx, project, ids[subject], rel_type, at_s)
+                held = [
+                    f
+                    for f in map(fact_from, rows)
+                    if f.object_id == ids[object_] and f.predicate == predicate and f.invalidated_by is None
+                ]
+                if held:
+                    await q.end_facts(self.ctx, project, rel_type, [f.id for f in held], at_s, memory, settles=settles)
+        if not held and settles is not None:
+            await memories_q.settle(self.ctx, project, settles)
+        return [replace(f, valid_to=at_s) for f in held]
 
     @staticmethod
     def _replacements(existing: list[Fact], object_id: str, window: Interval) -> tuple[list[Fact], Fact | None]:

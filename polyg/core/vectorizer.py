@@ -52,6 +52,7 @@ from polyg.core.mentions import follow_entities
 from polyg.core.vectors import compose
 from polyg.embed.base import run_in_background
 from polyg.errors import PolygError, StoreNotReady, StoreTimeout
+from polyg.store.connection import reads_from_primary
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, Label
 from polyg.store.queries import vectors as q
@@ -218,7 +219,10 @@ class Vectorizer:
             self._wake.clear()
             now = time.monotonic()
             for project in [p for p in self._pending if self._queued(p) and self._retry_at.get(p, now) <= now]:
-                await self._round(project)
+                # It reads the texts it writes vectors for: from the primary, never a replica
+                # that may not have them yet.
+                with reads_from_primary():
+                    await self._round(project)
 
     async def _round(self, project: str) -> None:
         ticket = self._marked[project]

@@ -18,12 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from polyg.core.edge_writer import EdgeWriter
 from polyg.core.edges import new_edge_id
 from polyg.core.graph import GraphContext
 from polyg.core.reltypes import RelTypeService
 from polyg.errors import InvalidParams, NotFound, PayloadTooLarge
 from polyg.names import now_iso
-from polyg.store.names import RelType, is_reserved_rel_type, user_rel_type
+from polyg.store.names import RelType, user_rel_type
 from polyg.store.queries import graphrag as q
 
 SPEC_TYPES: dict[str, str] = {
@@ -118,16 +119,27 @@ def link_properties(weight: float, causal: bool, context: str | None, rel: RelTy
     return props
 
 
-async def ensure_type(reltypes: RelTypeService, project: str, rel: RelType) -> None:
-    """Registers a user type on first use; polyg's own (CAUSES, once reserved) need no entry."""
-    if not is_reserved_rel_type(rel):
-        await reltypes.ensure(project, [rel])
+def link_row(source_id: str, target_id: str, rel: RelType, props: Mapping[str, Any]) -> dict[str, Any]:
+    """A weighted link as the edge writer takes it (`props` as `link_properties` makes them):
+    one per (source, type, target), so a second write finds the first ("pair")."""
+    return {
+        "id": props["id"],
+        "a": source_id,
+        "b": target_id,
+        "type": rel,
+        "created_at": props["created_at"],
+        "props": dict(props),
+        # What a write that finds the link there sets on it (`replace`): all but its identity.
+        "update": {k: v for k, v in props.items() if k not in ("id", "created_at")},
+    }
 
 
 class WeightedLinks:
-    def __init__(self, ctx: GraphContext, reltypes: RelTypeService) -> None:
+    def __init__(self, ctx: GraphContext, reltypes: RelTypeService, writer: EdgeWriter | None = None) -> None:
         self.ctx = ctx
         self.reltypes = reltypes
+        # Registers a user type on first use; polyg's own (CAUSES) need no entry.
+        self.writer = writer or EdgeWriter(ctx, reltypes)
 
     async def add(
         self,
@@ -150,9 +162,13 @@ class WeightedLinks:
         missing = [i for i in (source_id, target_id) if i not in found]
         if missing:
             raise NotFound(f"Entity {missing[0]} not found.")
-        await ensure_type(self.reltypes, project, rel)
-        rows = await q.merge_relationship(
-            self.ctx, project, source_id, target_id, rel, link_properties(weight, causal, encoded, rel), replace=True
+        rows = await self.writer.create(
+            project,
+            [link_row(source_id, target_id, rel, link_properties(weight, causal, encoded, rel))],
+            if_absent="pair",
+            shape="plain",
+            on_match=True,
+            returns="r.id, r.id = row.id, properties(r)",
         )
         if not rows:
             raise NotFound("Source or target entity not found.")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from polyg.config import Settings
 from polyg.core import word_prior
+from polyg.core.edge_writer import EdgeWriter
 from polyg.core.entities import EntityService
 from polyg.core.entity_writer import EntityWriter
 from polyg.core.graph import GraphContext
@@ -31,6 +32,7 @@ from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
 from polyg.names import check_project_id
+from polyg.store.addresses import host_port
 from polyg.store.falkor import FalkorStore, parse_store_url, redact_url
 from polyg.store.schema import SchemaGuard
 
@@ -84,7 +86,7 @@ class Services:
     def edges(self) -> EdgeService:
         from polyg.core.edges import EdgeService
 
-        return EdgeService(self.ctx, self.reltypes)
+        return EdgeService(self.ctx, self.reltypes, writer=self.relationships.writer)
 
     @cached_property
     def nodes(self) -> NodeService:
@@ -314,13 +316,14 @@ class Polyg:
         reltypes = RelTypeService(ctx)
         search = SearchService(ctx)
         writer = EntityWriter(ctx)  # the one writer of entities, whichever toolset writes
+        edge_writer = EdgeWriter(ctx, reltypes)  # and of relationships
         services = Services(
             settings,
             store,
             ctx,
             EntityService(ctx, writer),
-            RelationshipService(ctx, reltypes),
-            NamedGraph(ctx, reltypes, writer),
+            RelationshipService(ctx, reltypes, edge_writer),
+            NamedGraph(ctx, reltypes, writer, edge_writer),
             search,
             ProjectService(ctx),
             reltypes,
@@ -356,6 +359,7 @@ class Polyg:
                 read_from_replicas=settings.read_from_replicas,
                 wait_replicas=settings.wait_replicas,
                 wait_timeout_ms=settings.wait_replicas_timeout_ms,
+                replicas=[address for r in settings.store_replicas if (address := host_port(r))],
             )
         else:
             from polyg.store.embedded import EmbeddedFalkor

@@ -8,7 +8,8 @@ do differently is only what has no key: listing graphs (every primary holds some
 the caller which node a project lives on.
 
 Both variants give `FalkorStore` a `client` with `execute_command`, which is all falkordb's
-`AsyncGraph` uses.
+`AsyncGraph` uses, and `read(run)`, which runs a read-only query on the client it should go to
+(a server's replica, see polyg.store.replicas; the cluster client picks replicas itself).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextvars import ContextVar
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 import redis.exceptions as rexc
@@ -27,9 +29,30 @@ from redis.backoff import NoBackoff
 from redis.cluster import LoadBalancingStrategy
 
 from polyg.errors import StoreError, StoreTimeout
+from polyg.store.addresses import host_port
+from polyg.store.replicas import Replica, ReplicaReads, online_replicas
 from polyg.store.results import RO_QUERY
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Reads that decide a write must see what the primary holds: a replica may not yet have what
+# this very process wrote a moment ago (a project's schema read back right after it was made
+# failed to create its indexes, 1 fresh project in 20, reading from a replica on loopback).
+_PRIMARY_READS: ContextVar[bool] = ContextVar("polyg_primary_reads", default=False)
+
+
+@contextlib.contextmanager
+def reads_from_primary() -> Iterator[None]:
+    """Within it (and in tasks started within it), read-only queries go to the primary even
+    with `read_from_replicas`: the schema's checks, and every read of a tool call that writes."""
+    token = _PRIMARY_READS.set(True)
+    try:
+        yield
+    finally:
+        _PRIMARY_READS.reset(token)
+
 
 LIST_GRAPHS = "GRAPH.LIST"
 GRAPH_TYPE = "graphdata"  # what TYPE answers for a FalkorDB graph key
@@ -76,9 +99,30 @@ class ServerConnection:
             pool = aioredis.BlockingConnectionPool(host=host, port=port, **common)
         self._pool = pool
         self.client: Any = aioredis.Redis(connection_pool=pool)
+        self._options = dict(common)  # the replicas' pools: the same password, size and timeouts
+        self._replicas: ReplicaReads | None = None
 
     def where_for(self, graph: str) -> str:
         return self.where
+
+    async def use_replicas(self, addresses: Sequence[tuple[str, int]] = ()) -> list[str]:
+        """Send reads to `addresses`, else to the replicas the server reports online now; the
+        replicas used (none: reads stay on the server)."""
+        if not addresses:
+            addresses = online_replicas(await self.client.info("replication"))
+        replicas = []
+        for host, port in addresses:
+            pool = aioredis.BlockingConnectionPool(host=host, port=port, **self._options)
+            replicas.append(Replica(f"{host}:{port}", aioredis.Redis(connection_pool=pool), pool))
+        if self._replicas is not None:
+            await self._replicas.close()
+        self._replicas = ReplicaReads(self.client, replicas) if replicas else None
+        return [r.where for r in replicas]
+
+    async def read(self, run: Callable[[Any], Awaitable[T]]) -> T:
+        if self._replicas is None or _PRIMARY_READS.get():
+            return await run(self.client)
+        return await self._replicas.read(run)
 
     async def ping(self) -> None:
         await self.client.ping()
@@ -115,6 +159,8 @@ class ServerConnection:
         """Nothing to forget: one server."""
 
     async def close(self) -> None:
+        if self._replicas is not None:
+            await self._replicas.close()
         await self._pool.aclose()
 
 
@@ -141,7 +187,8 @@ class GraphCluster(RedisCluster):
         self._in_flight = asyncio.Semaphore(max_in_flight)
 
     async def get_nodes_from_slot(self, command: str, *args: Any) -> list[ClusterNode]:
-        if self.load_balancing_strategy is not None and command.upper() == RO_QUERY and args:
+        to_replica = self.load_balancing_strategy is not None and not _PRIMARY_READS.get()
+        if to_replica and command.upper() == RO_QUERY and args:
             return [self.nodes_manager.get_node_from_slot(self.keyslot(args[0]), True, self.load_balancing_strategy)]
         nodes: list[ClusterNode] = await super().get_nodes_from_slot(command, *args)
         return nodes
@@ -216,6 +263,10 @@ class ClusterConnection:
             max_in_flight=pool_size,
             **connection_options(password=password, pool_size=pool_size, timeout_s=timeout_s),
         )
+
+    async def read(self, run: Callable[[Any], Awaitable[T]]) -> T:
+        """The cluster client sends a read-only query to a replica itself when asked to."""
+        return await run(self.client)
 
     def where_for(self, graph: str) -> str:
         """The node serving `graph` as far as the client knows, to name in an error."""
@@ -318,13 +369,11 @@ def cluster_seeds(url: str) -> list[tuple[str, int]]:
     rest = rest.rpartition("@")[2].split("/", 1)[0].split("?", 1)[0]
     seeds: list[tuple[str, int]] = []
     for part in rest.split(","):
-        host, colon, port = part.strip().rpartition(":")
-        if not colon:
-            host, port = port, "6379"
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        seed = host_port(part)
+        if not sep or seed is None:
             raise StoreError(
                 f"Invalid cluster node {part.strip()!r}: expected falkor+cluster://host:port[,host:port...]",
                 code=1003,
             )
-        seeds.append((host.strip("[]"), int(port)))
+        seeds.append(seed)
     return seeds

@@ -4,7 +4,7 @@ The same class serves both modes: embedded (a private server on a Unix socket, s
 `polyg.store.embedded`) and server (`falkor://host:port`). Reads go through GRAPH.RO_QUERY.
 redis errors are translated here into `StoreError`s with spec 001 codes.
 
-Writes to one graph are sent one at a time (`_write_lock`). FalkorDB numbers a graph's property
+Writes to one graph are sent one at a time (`_one_write_at_a_time`). FalkorDB numbers a graph's property
 names as queries are planned, but logs and replicates writes in the order they commit, some as
 effects that name properties by number alone. Two concurrent writes each bringing a new name
 could commit in the other order than they were numbered, and replaying the log (the embedded
@@ -154,9 +154,12 @@ class FalkorStore:
         read_from_replicas: bool = False,
         wait_replicas: int = 0,
         wait_timeout_ms: int = 1000,
+        replicas: Sequence[tuple[str, int]] = (),
     ) -> None:
         self._password, self._pool_size, self._timeout_s = password, pool_size, timeout_s
         self.read_from_replicas = read_from_replicas
+        # A server's replicas to read from (none given: the ones it reports at open).
+        self.replicas = list(replicas)
         # After each acknowledged write, WAIT for this many replicas (0: do not wait).
         self.wait_replicas = wait_replicas
         self.wait_timeout_ms = wait_timeout_ms
@@ -220,8 +223,8 @@ class FalkorStore:
                 if isinstance(self._conn, ServerConnection) and self._conn.host is not None:
                     if await self._conn.cluster_enabled():
                         await self._become_cluster(self._conn)
-                if self.read_from_replicas and not self.is_cluster:
-                    log.warning("read_from_replicas applies to a cluster only: reads go to the server")
+                if self.read_from_replicas and isinstance(self._conn, ServerConnection):
+                    await self._read_from_replicas(self._conn)
                 return
             except rexc.BusyLoadingError:
                 if loop.time() > deadline:
@@ -229,6 +232,20 @@ class FalkorStore:
                 await asyncio.sleep(0.05)
             except Exception as exc:
                 raise self._translate(exc) from exc
+
+    async def _read_from_replicas(self, server: ServerConnection) -> None:
+        if server.host is None:
+            log.warning("read_from_replicas: the embedded store has no replicas; reads go to it")
+            return
+        try:
+            used = await server.use_replicas(self.replicas)
+        except rexc.ResponseError as exc:  # INFO refused (an ACL, a renamed command)
+            log.warning("read_from_replicas: the server's replicas cannot be listed (%s); reads go to it", exc)
+            return
+        if used:
+            log.info("reads go to the server's replicas", extra={"store": server.where, "replicas": used})
+        else:
+            log.warning("read_from_replicas: the server reports no replica online; reads go to it")
 
     async def _become_cluster(self, server: ServerConnection) -> None:
         assert server.host is not None
@@ -281,7 +298,10 @@ class FalkorStore:
         graph = self._graph(project)
         query = graph._build_params_header(params) + cypher
         command = results.command(graph.name, query, read_only=read_only, timeout_ms=timeout_ms)
-        reply = self._parsed(graph, command) if read_only else self._one_write_at_a_time(graph, command)
+        if read_only:
+            reply = self._conn.read(lambda client: self._parsed(AsyncGraph(client, graph.name), command))
+        else:
+            reply = self._one_write_at_a_time(graph, command)
         table: tuple[list[str], list[Row]] = await self._run(reply, graph.name)
         return table
 

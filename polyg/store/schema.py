@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from polyg.errors import DimensionMismatch, StoreError
+from polyg.store.connection import reads_from_primary
 from polyg.store.falkor import FalkorStore
 from polyg.store.names import ENTITY, EVENT, POLYG_META, Label, RelType, is_name, is_reserved_rel_type
 from polyg.store.queries.entities import NAME_KEY
@@ -306,7 +307,8 @@ class SchemaGuard:
         lock = self._locks.setdefault(project, asyncio.Lock())
         async with lock:
             if project not in self._done:
-                await ensure_schema(self.store, project, model_id=self.model_id, dimension=self.dimension)
+                with reads_from_primary():  # it reads back what it has just written
+                    await ensure_schema(self.store, project, model_id=self.model_id, dimension=self.dimension)
                 self._done.add(project)
 
     def forget(self, project: str) -> None:

@@ -84,3 +84,20 @@ async def test_an_unreachable_node_at_start_is_named(cluster: FalkorCluster) -> 
     with pytest.raises(StoreTimeout, match=f"127.0.0.1:{dead} \\(seed"):
         await half.wait_until_loaded(5)
     await half.close()
+
+
+async def test_a_primary_down_at_start_is_named(cluster: FalkorCluster) -> None:
+    """A shard whose primary and replica are both down when polyg starts: the seed answers, and
+    the primary it lists that does not is named (not a generic failure of the cluster)."""
+    primary = cluster.primary_for(graph_key(ON_SHARD[2]))  # who it is now, after other tests' failovers
+    replica = cluster.replica_of(primary)
+    seed = cluster.primary_for(graph_key(ON_SHARD[0]))
+    primary.kill()
+    replica.kill()
+    store = FalkorStore.from_url(f"falkor+cluster://{seed.host}:{seed.port}", timeout_s=2)
+    try:
+        with pytest.raises(StoreTimeout, match=f"{primary.host}:{primary.port} \\(primary") as failed:
+            await store.wait_until_loaded(5)
+        assert failed.value.code == 2001
+    finally:
+        await store.close()

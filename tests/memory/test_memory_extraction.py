@@ -149,3 +149,85 @@ async def test_a_fact_that_ended_before_it_was_told_is_written_with_its_end(mem:
     assert [(f["predicate"], f["object"], f["valid_to"], f["current"]) for f in facts] == [
         ("leads", "Support team", "2026-01-01T00:00:00.000000Z", False)
     ]
+
+
+async def history(mem: Memory, subject: str) -> list[tuple[str, str, str | None, str | None]]:
+    facts = (await mem.ok("get_facts", subject=subject, include_history=True))["facts"]
+    return sorted((f["predicate"], f["object"], f["valid_from"], f["valid_to"]) for f in facts)
+
+
+async def test_the_one_replaced_loses_the_role_whatever_verb_gave_it(mem: Memory) -> None:
+    first = await remember(mem, "Dave is the manager of the Growth team.", at="2025-03-02T09:00:00Z")
+    replaced = await remember(mem, "Carol replaced Dave as manager of the Growth team in October 2025.")
+    assert replaced["facts_invalidated"] == first["facts_added"]
+    assert await current(mem, "Dave") == []
+    assert await history(mem, "Dave") == [
+        ("leads", "Growth team", "2025-03-02T09:00:00.000000Z", "2025-10-01T00:00:00.000000Z")
+    ]
+    assert await current(mem, "Carol") == [("leads", "Growth team", "2025-10-01T00:00:00.000000Z", None)]
+    # "took over ... from" says the same of the one before.
+    await remember(mem, "Mirela leads the documentation team.", at="2025-01-06T09:00:00Z")
+    await remember(mem, "Ayaan took over the documentation team from Mirela in June.")
+    assert await current(mem, "Mirela") == []
+    assert await current(mem, "Ayaan") == [("leads", "documentation team", "2025-06-01T00:00:00.000000Z", None)]
+
+
+async def test_leaving_and_no_longer_close_what_held(mem: Memory) -> None:
+    joined = await remember(mem, "Bob joined the Search team.", at="2025-02-03T09:00:00Z")
+    left = await remember(mem, "Bob left the Search team in December.")
+    assert left["facts_invalidated"] == joined["facts_added"] and left["facts_added"] == []
+    assert await current(mem, "Bob") == []
+    assert await history(mem, "Bob") == [
+        ("member_of", "Search team", "2025-02-03T09:00:00.000000Z", "2025-12-01T00:00:00.000000Z")
+    ]
+    await remember(mem, "Kai lives in Oslo.", at="2024-05-01T09:00:00Z")
+    gone = await remember(mem, "Kai does not live in Oslo anymore.")
+    assert len(gone["facts_invalidated"]) == 1 and await current(mem, "Kai") == []
+    # Nothing held: nothing is closed, and nothing is added.
+    never = await remember(mem, "Rafferty quit Skyline Aero in December.")
+    assert (never["facts_added"], never["facts_invalidated"]) == ([], [])
+
+
+async def test_a_future_event_is_logged_at_the_time_it_will_happen(mem: Memory) -> None:
+    out = await remember(mem, "Next Tuesday we will deploy the auth service. The launch is on 3 March.")
+    timeline = await mem.ok("query_timeline", **{"from": "2026-01-15", "to": "2026-12-31"})
+    logged = sorted(
+        i["event"]["occurred_at"]
+        for i in timeline["items"]
+        if i["kind"] == "event" and i["event"]["id"] in out["events_logged"]
+    )
+    assert logged == ["2026-01-20T00:00:00.000000Z", "2026-03-03T00:00:00.000000Z"]
+
+
+async def test_a_first_name_resolves_to_the_only_known_person_of_that_name(mem: Memory) -> None:
+    first = await remember(mem, "Alice Chen leads the Platform team.", at="2025-03-02T09:00:00Z")
+    alice = {v: k for k, v in (await names(mem, first["entities_created"])).items()}
+    assert alice == {"Person": "Alice Chen", "Team": "Platform team"}
+    later = await remember(mem, "Alice moved to the Billing team in May.")
+    assert "Alice" not in await names(mem, later["entities_created"])
+    assert await current(mem, "Alice Chen") == [
+        ("leads", "Platform team", "2025-03-02T09:00:00.000000Z", None),
+        ("member_of", "Billing team", "2025-05-01T00:00:00.000000Z", None),
+    ]
+    # Two people of that first name: neither is meant, a new one is made.
+    await remember(mem, "Sam Ortiz and Sam Lee joined the Search team.", at="2025-03-02T09:00:00Z")
+    ambiguous = await remember(mem, "Sam restarted the database cluster.")
+    assert "Sam" in await names(mem, ambiguous["entities_created"])
+
+
+async def test_a_head_role_and_a_cause_told_before_so(mem: Memory) -> None:
+    first = await remember(mem, "Bastien is the head chef of Maison Lune.", at="2025-09-02T09:00:00Z")
+    assert len(first["facts_added"]) == 1
+    # The parser reads the unfamiliar "Odile" as an adverb: still the one who replaced him.
+    told = await remember(mem, "Odile replaced Bastien as head chef of Maison Lune in January.")
+    assert told["facts_invalidated"] == first["facts_added"]
+    assert await current(mem, "Odile") == [("leads", "Maison Lune", "2026-01-01T00:00:00.000000Z", None)]
+    chain = await remember(
+        mem, "The walk-in freezer failed because its compressor overheated, so we threw out the custard."
+    )
+    assert len(chain["causal_links_added"]) == 2
+    upstream = await mem.ok("get_causal_chain", event="we threw out the custard", direction="upstream")
+    texts = {str(node.get("text")) for node in upstream["nodes"]}
+    # The freezer's failure caused it, and the compressor the failure: not one cause holding both.
+    assert {"The walk-in freezer failed", "its compressor overheated"} <= texts
+    assert not any("because" in text for text in texts)

@@ -22,7 +22,11 @@ _WHY = re.compile(r"^\s*why\b|\b(?:root cause|caused|cause of|what broke|reason|
 _WHO = re.compile(r"^\s*(?:who|whom|whose)\b", re.I)
 # "Who is Ravi?" asks what Ravi is (their facts and what was said), not for a subject.
 _DESCRIBE = re.compile(r"^\s*(?i:who)(?:'s| is| was| are| were)\s+(?:[A-Z][\w.'-]*\s*)+\??\s*$")
-_WHEN = re.compile(r"^\s*(?:when|what time|at what time|what date|on what day)\b", re.I)
+_WHEN = re.compile(
+    r"^\s*(?:when|what time|at what time|what date|on what day|how long ago|"
+    r"(?:in |during )?(?:what|which) (?:year|month|day|date|week)(?:'s)?)\b",
+    re.I,
+)
 _AFTER = re.compile(r"\bhappened (?:right |just |shortly )?(after|before)\b(?P<rest>.*)", re.I)
 # A sentence that states a cause, and one that denies it.
 CAUSE_WORDS = re.compile(

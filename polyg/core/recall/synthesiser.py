@@ -49,7 +49,9 @@ from polyg.core.recall.output import (
     TemporalContext,
     TimedEvent,
 )
-from polyg.core.time import parse_instant
+from polyg.core.recall.spans import Span, answering_spans, told_at, told_by
+from polyg.core.recall.told_time import day_text, told_times
+from polyg.core.time import Interval, parse_instant
 from polyg.errors import PolygError
 from polyg.llm import LLM, Answer, LLMInvalidOutput, Message, with_fallback
 
@@ -58,6 +60,8 @@ NOTHING_EXPLAINS = "Nothing stored explains that."
 MAX_EVENTS_IN_ANSWER = 5
 MAX_MEMORIES_IN_ANSWER = 3
 MAX_CHAIN = 5
+# A second memory's sentence is said too when it scores at least this share of the best's.
+SECOND_SPAN_SHARE = 0.9
 SYNTHESIZER_MAX_TOKENS = 1000
 
 SYNTHESIZER_PROMPT = """You are a response synthesizer for a multi-graph memory system.
@@ -116,7 +120,14 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
         ]
         best_match = max((predicate_match(query, f) for f in facts), default=0.0)
         if memories and (not sentences or "semantic" in plan.intents or (best_match < 1.0 and told)):
-            sentences.append(_memory_sentence(memories))
+            spans = answering_spans(query, told, [m.mention for m in plan.entities], window=_asked_window(query, plan))
+            if spans:  # the sentences that answer, not every memory found
+                said = _answering(spans)
+                sentences += [_span_sentence(span) for span in said]
+                first = [span.memory for span in said]
+                memories = [*first, *(m for m in memories if m not in first)]
+            else:
+                sentences.append(_memory_sentence(memories))
         if not sentences:  # an entity's name is an answer only when nothing else is stored
             sentences += _entity_sentences(entities, facts)
         used = [*chain, *events, *facts, *entities, *memories]
@@ -200,9 +211,16 @@ def _focused(
         held = [f for f in facts if about_subject(f, names)]
         return Focused([*(_said(m.text) for m in telling), *_fact_sentences(held)], [*telling, *held])
     if kind == "when":
+        # The sentence of a memory that tells it with a time, at the time its words name (read
+        # from when it was told); else a logged event; else the day the best sentence was told.
+        spans = answering_spans(query, told, names, wants_time=True, window=_asked_window(query, plan))
         best_event = _best_match(query, events)
+        if spans and spans[0].time is not None and not _timed_from(best_event, spans[0].memory):
+            return Focused([_when_sentence(spans[0])], [spans[0].memory])
         if best_event is not None:
             return Focused([_dated(best_event)], [best_event])
+        if spans:
+            return Focused([_when_sentence(spans[0])], [spans[0].memory])
         return Focused()
     if kind in ("after", "before"):
         # X is an event, or a memory that tells it (dated when it was said) when its event
@@ -280,21 +298,68 @@ def _clause(memory: Evidence) -> str:
     return mid_sentence(cause_part(memory.text))
 
 
-_SPEAKER = re.compile(r"^(?P<who>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (?P<said>.+)$", re.S)
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+# "I'm" told by Tom reads "Tom is".
+_CONTRACTED = (("m", "is"), ("ve", "has"), ("ll", "will"), ("d", "would"))
 
 
 def _said(text: str) -> str:
     """A memory's sentence as the answer says it: "Tom: My brother Ravi ..." (a memory told with
     its speaker) reads "Tom's brother Ravi ..."."""
-    value = text.strip()
-    spoken = _SPEAKER.match(value)
-    if spoken:
-        who, value = spoken.group("who"), spoken.group("said")
+    who, value = told_by(text)
+    if who is not None:
         value = re.sub(r"\b[Mm]y\b", f"{who}'s", value)
-        value = re.sub(r"\bI\b(?!')", who, value)
+        for short, verb in _CONTRACTED:
+            value = re.sub(rf"\bI['’]{short}\b", f"{who} {verb}", value)
+        value = re.sub(r"\bI am\b", f"{who} is", value)
+        value = re.sub(r"\bI\b(?!['’])", who, value)
         value = re.sub(r"\b[Mm]e\b", who, value)
     value = _cap(value)
     return value if value.endswith((".", "!", "?")) else value + "."
+
+
+def _timed_from(event: Evidence | None, memory: Evidence) -> bool:
+    """The event was logged from that memory at a time of day: it says the time more exactly
+    than the memory's words read by day."""
+    at = _instant(event.at) if event is not None else None
+    return event is not None and at is not None and memory.id in event.memories and (at.hour, at.minute) != (0, 0)
+
+
+def _asked_window(query: str, plan: ClassifierOutput) -> Interval | None:
+    """The span of time the question names with a year ("in 2023", "on 3 May 2024"). A time
+    named relative to when it is asked ("yesterday", "in June") is left out: the memories may
+    have been told relative to another time, and the search already favours the window."""
+    tf = plan.timeframe
+    if tf is None or tf.type == "relative" or not _YEAR.search(query):
+        return None
+    start = _instant(tf.value)
+    return Interval(start, _instant(tf.end)) if start is not None else None
+
+
+def _answering(spans: list[Span]) -> list[Span]:
+    """The best span, and the best of another memory when it answers about as well (the
+    evidence is split over two memories: both are said rather than one guessed)."""
+    best = spans[0]
+    second = next((s for s in spans[1:] if s.memory.id != best.memory.id), None)
+    return [best, second] if second is not None and second.score >= SECOND_SPAN_SHARE * best.score else [best]
+
+
+def _span_sentence(span: Span) -> str:
+    """An answering sentence in the third person ("Caroline went to ..."), naming who said it
+    when the sentence does not."""
+    text = _said(f"{span.speaker}: {span.sentence}" if span.speaker else span.sentence)
+    if span.speaker and span.speaker.lower() not in text.lower():
+        return f"{span.speaker}: {text}"
+    return text
+
+
+def _when_sentence(span: Span) -> str:
+    """When: the time the sentence states ("7 May 2023: Caroline went ... yesterday."), or, when
+    it states none, the day it was told."""
+    if span.time is not None:
+        return f"{_cap(span.time.said)}: {_span_sentence(span)}"
+    at = told_at(span.memory)
+    return f"Told on {day_text(at)}: {_span_sentence(span)}" if at else _span_sentence(span)
 
 
 def usable(item: Evidence) -> bool:
@@ -394,10 +459,25 @@ def _chain_sentences(chain: list[Evidence], plan: ClassifierOutput) -> list[str]
 
 def _timeline_sentences(events: list[Evidence]) -> list[str]:
     shown = events[:MAX_EVENTS_IN_ANSWER]
-    out = [f"On {_when(e.at)}: {e.text.rstrip('.')}." for e in shown]
+    out = [f"On {_when(e.at)}: {_cap(_without_day_words(e.text, e.at)).rstrip('.')}." for e in shown]
     if len(events) > len(shown):
         out.append(f"({len(events) - len(shown)} more events in that time.)")
     return out
+
+
+def _without_day_words(text: str, at: str | None) -> str:
+    """An event's text without the words naming its day relative to when it was told
+    ("Yesterday we repainted the wall" on 2025-03-05: "we repainted the wall"): the date said
+    before it replaces them. Words naming a week or a month stay (the date is its first day)."""
+    when = _instant(at)
+    if when is None:
+        return text
+    out = text
+    for found in told_times(text, when):
+        if found.precision == "day" and not any(c.isdigit() for c in found.words):
+            out = out.replace(found.words, " ", 1)
+    out = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s{2,}", " ", out)).strip(" ,")
+    return out or text
 
 
 def _holds(fact: Evidence, plan: ClassifierOutput, reference: datetime) -> bool:

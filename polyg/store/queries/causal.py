@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import ENTITY, EVENT, Label
+from polyg.store.names import CAUSES, ENTITY, EVENT, Label
 from polyg.store.queries import Runner
+from polyg.store.queries.edges import create_relationships
 from polyg.store.queries.memories import settling
 
 ENDPOINTS = (ENTITY, EVENT)
@@ -39,12 +40,21 @@ async def create_link(
 ) -> None:
     """Create the link (id, confidence, evidence, now, memories); `settles`: a memory whose
     `unfinished` mark the write clears too."""
-    a, b = _label(cause[0]), _label(effect[0])
-    await run.write(
+    # Made by the one statement (`polyg.store.queries.edges`): polyg's own type, its
+    # confidence, evidence and provenance as properties; the caller looked for one first.
+    props = {key: link[key] for key in ("confidence", "evidence", "memories") if link.get(key) is not None}
+    row = {"id": link["id"], "a": cause[1], "b": effect[1], "type": CAUSES, "created_at": link["now"], "props": props}
+    await create_relationships(
+        run,
         project,
-        f"MATCH (a:{a} {{id: $a}}), (b:{b} {{id: $b}}) CREATE (a)-[r:CAUSES {{id: $id, confidence: $confidence, "
-        "evidence: $evidence, created_at: $now}]->(b) SET r.memories = $memories" + settling(settles),
-        {"a": cause[1], "b": effect[1], **link, "settles": settles},
+        [row],
+        now=link["now"],
+        source=_label(cause[0]),
+        target=_label(effect[0]),
+        shape="plain",
+        after=settling(settles),
+        returns=None,
+        params={"settles": settles},
     )
 
 

@@ -1,9 +1,8 @@
 """Concepts (entities of type `concept`), their similarity links `SIMILAR_TO {score}` and what
-they represent `REPRESENTS` (the semantic view); details of search hits."""
+they represent `REPRESENTS` (the semantic view; both created by `polyg.store.queries.edges`);
+details of search hits."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.queries import Runner
@@ -19,28 +18,6 @@ async def similar_concepts(
         "WITH node, 1.0 - score AS sim WHERE node.type = 'concept' AND node.id <> $id AND sim >= $min "
         "RETURN node.id, node.name, sim ORDER BY sim DESC",
         {"k": k, "v": vector, "id": concept_id, "min": min_score},
-    )
-
-
-async def link_similar(run: Runner, project: str, concept_id: str, rows: list[dict[str, Any]]) -> None:
-    """SIMILAR_TO from the concept to each (id, rid, score, now); one link per pair whichever way
-    it points (a link already there is replaced)."""
-    await run.write(
-        project,
-        "UNWIND $rows AS row MATCH (a:Entity {id: $id}), (b:Entity {id: row.id}) "
-        "OPTIONAL MATCH (a)-[x:SIMILAR_TO]-(b) WITH a, b, row, collect(x) AS old FOREACH (y IN old | DELETE y) "
-        "CREATE (a)-[:SIMILAR_TO {id: row.rid, score: row.score, created_at: row.now}]->(b)",
-        {"id": concept_id, "rows": rows},
-    )
-
-
-async def link_represents(run: Runner, project: str, concept_id: str, rows: list[dict[str, Any]], now: str) -> None:
-    """REPRESENTS from the concept to each entity (id, rid), unless there already."""
-    await run.write(
-        project,
-        "UNWIND $rows AS row MATCH (c:Entity {id: $id}), (e:Entity {id: row.id}) "
-        "MERGE (c)-[r:REPRESENTS]->(e) ON CREATE SET r.created_at = $now, r.id = row.rid",
-        {"id": concept_id, "rows": rows, "now": now},
     )
 
 

@@ -1,6 +1,7 @@
-"""Cypher for edges: created (one query per type and endpoint labels), read, updated and deleted,
-found by id through the per-type range index on `id` (`polyg.store.queries.reltypes` makes it);
-every write bumps both endpoints' `updated_at`.
+"""Cypher for edges: the one statement creating every toolset's domain relationships
+(`create_relationships`, used through `polyg.core.edge_writer`); knowledge's edges read, updated
+and deleted, found by id through the per-type range index on `id` (`polyg.store.queries.reltypes`
+makes it); knowledge's writes bump both endpoints' `updated_at`.
 
 FalkorDB indexes relationships per type, and a pattern naming several types (`[r:A|B]`) or
 none uses no index: it scans edges, which at 100k edges is two orders of magnitude slower than
@@ -29,36 +30,79 @@ async def relationship_types(runner: Runner, project: str) -> list[str]:
     return [row[0] for row in rows]
 
 
-# The relationships kg, memory-compat (and its import, and memory's link_entities) and knowledge
-# create between two nodes are created by `create_relationships`: one statement, so that what a
-# relationship is made of (id, description, times, the free text it was named by) is written
-# one way whatever tool made it. What a create does when a like relationship joins the two
-# nodes already (`if_absent`), checked inside the write query (FalkorDB runs one write at a
-# time per graph), so racing writers make it once:
-# - "always": no check (knowledge: relationships may repeat);
+# Every domain relationship a toolset creates is created by `create_relationships` (issue 24),
+# through `polyg.core.edge_writer`: kg (create_relationship), memory-compat (create_relations,
+# its import, memory's link_entities), knowledge (manage_edges, and the relationships a new node
+# brings, `polyg.store.queries.nodes`), graphrag's weighted and extracted links, concepts'
+# SIMILAR_TO and REPRESENTS, the graph import, and memory's facts and causal links (whose query
+# modules, `temporal.create_fact` and `causal.create_link`, add what their write also does: the
+# facts a new one closes, the memory it settles). One statement,
+# so that what a relationship is made of is written one way whatever tool made it; the specs'
+# differences are its options.
+#
+# What a create does when a like relationship joins the two nodes already (`if_absent`), checked
+# inside the write query (FalkorDB runs one write at a time per graph), so racing writers (tasks
+# of one server, two servers on one data directory) make it once:
+# - "always": no check (knowledge: relationships may repeat; facts, whose windows the caller
+#   has read under the subject's lock);
 # - "type": skip when one of the type without free text joins them (kg);
 # - "text": skip when one named by the same text joins them (memory-compat, link_entities);
-# - "id": skip when one with the row's id joins them (an import that keeps ids).
-# Facts, causal links and graphrag's weighted links have writes of their own (they close,
-# cite or update what they find).
-RelIfAbsent = Literal["always", "type", "text", "id"]
+# - "id": skip when one of its type with the row's id joins them, or, for a row without an id,
+#   an id-less one of its type (an import that keeps ids);
+# - "pair": one per (source, type, target) whatever its text: the one there is found, and
+#   `on_match` updates it (graphrag, REPRESENTS); one type per call;
+# - "replace": like relationships of the type between the two, either way, are deleted and the
+#   new one made (a concept's similarity: one link per pair whichever way it points).
+RelIfAbsent = Literal["always", "type", "text", "id", "pair", "replace"]
 _LIKE: dict[str, str] = {
     "type": "type(x) = row.type AND x.label IS NULL",
     "text": "coalesce(x.label, type(x)) = row.text",
-    "id": "x.id = row.id",
+    "id": "type(x) = row.type AND (x.id = row.id OR (x.id IS NULL AND row.id IS NULL))",
 }
+# What a relationship is made of (`shape`):
+# - "described": id, description ('' when none), created_at ($now when none), updated_at,
+#   label (the free text it was named by, when its type is not that text), then props: every
+#   relationship a user names (kg, memory-compat, knowledge) and facts;
+# - "plain": id, created_at, then props: polyg's own links and graphrag's weighted links;
+# - "verbatim": exactly props (an import restores what was exported).
+Shape = Literal["described", "plain", "verbatim"]
 
 
-def new_relationship(start: str, end: str, row: str, rel_type: RelType, var: str = "r") -> str:
+def _fields(shape: Shape, var: str, row: str) -> str:
+    """The SET items giving a new relationship `var` the fields of `row` in `shape`."""
+    if shape == "verbatim":
+        return f"{var} = {row}.props"
+    items = [f"{var}.id = {row}.id"]
+    if shape == "described":
+        items += [f"{var}.description = coalesce({row}.description, '')"]
+    items += [f"{var}.created_at = coalesce({row}.created_at, $now)"]
+    if shape == "described":
+        items += [f"{var}.updated_at = {row}.updated_at", f"{var}.label = {row}.label"]
+    return ", ".join([*items, f"{var} += coalesce({row}.props, {{}})"])
+
+
+def new_relationship(
+    start: str,
+    end: str,
+    row: str,
+    rel_type: RelType,
+    var: str = "r",
+    *,
+    shape: Shape = "described",
+    merge: bool = False,
+    on_match: bool = False,
+) -> str:
     """The clause creating a relationship `var` of `rel_type` from `start` to `end` with the
-    fields of `row` (id, and optionally description, created_at, updated_at, label, props): the
-    one way every toolset's relationship is made, in `create_relationships` and in the
-    relationships a new knowledge node brings (`polyg.store.queries.nodes`)."""
-    return (
-        f"CREATE ({start})-[{var}:{RelType(rel_type)} {{id: {row}.id, description: coalesce({row}.description, ''), "
-        f"created_at: coalesce({row}.created_at, $now), updated_at: {row}.updated_at, label: {row}.label}}]->({end}) "
-        f"SET {var} += coalesce({row}.props, {{}})"
-    )
+    fields of `row` (id, and optionally description, created_at, updated_at, label, props; see
+    `Shape`): the one way every toolset's relationship is made, in `create_relationships` and in
+    the relationships a new knowledge node brings (`polyg.store.queries.nodes`). `merge`: the
+    one of that type between the two is found instead when there is one, and with `on_match`
+    given `row.update`'s properties."""
+    fields = _fields(shape, var, row)
+    if merge:
+        found = f" ON MATCH SET {var} += coalesce({row}.update, {{}})" if on_match else ""
+        return f"MERGE ({start})-[{var}:{RelType(rel_type)}]->({end}) ON CREATE SET {fields}{found}"
+    return f"CREATE ({start})-[{var}:{RelType(rel_type)}]->({end}) SET {fields}"
 
 
 def create_relationships_cypher(
@@ -67,28 +111,42 @@ def create_relationships_cypher(
     source: Label = ENTITY,
     target: Label = ENTITY,
     if_absent: RelIfAbsent = "always",
+    shape: Shape = "described",
+    on_match: bool = False,
     touch_ends: bool = False,
-    returns: str = "row.id",
+    after: str = "",
+    returns: str | None = "row.id",
 ) -> str:
     """The one statement creating relationships from `$rows` (see `create_relationships`).
-    Rows of one type bind the relationship `r` for `returns`; rows of several types are written
-    by one FOREACH per type (Cypher cannot take a type as a parameter), and `returns` may then
-    name only `row`, `a` and `b`."""
-    cypher = f"UNWIND $rows AS row MATCH (a:{source} {{id: row.a}}), (b:{target} {{id: row.b}}) "
-    if if_absent != "always":
-        cypher += f"OPTIONAL MATCH (a)-[x]->(b) WHERE {_LIKE[if_absent]} WITH row, a, b, count(x) AS dup WHERE dup = 0 "
+    Rows of one type bind the relationship `r` for `after` and `returns`; rows of several types
+    are written by one FOREACH per type (Cypher cannot take a type as a parameter), and
+    `returns` may then name only `row`, `a` and `b`."""
     kinds = sorted({RelType(t) for t in types})
-    if len(kinds) == 1:
-        cypher += new_relationship("a", "b", "row", kinds[0]) + " "
+    cypher = f"UNWIND $rows AS row MATCH (a:{source} {{id: row.a}}), (b:{target} {{id: row.b}}) "
+    if if_absent == "replace":
+        cypher += (
+            "OPTIONAL MATCH (a)-[x]-(b) WHERE type(x) = row.type "
+            "WITH row, a, b, collect(x) AS old FOREACH (y IN old | DELETE y) "
+        )
+    elif if_absent in _LIKE:
+        cypher += f"OPTIONAL MATCH (a)-[x]->(b) WHERE {_LIKE[if_absent]} WITH row, a, b, count(x) AS dup WHERE dup = 0 "
+    if if_absent == "pair":
+        if len(kinds) != 1:
+            raise ValueError("one relationship per pair is written one type at a time")
+        cypher += new_relationship("a", "b", "row", kinds[0], shape=shape, merge=True, on_match=on_match) + " "
+    elif len(kinds) == 1:
+        cypher += new_relationship("a", "b", "row", kinds[0], shape=shape) + " "
     else:
         cypher += " ".join(
-            f"FOREACH (_ IN CASE WHEN row.type = '{t}' THEN [1] ELSE [] END | {new_relationship('a', 'b', 'row', t)})"
+            f"FOREACH (_ IN CASE WHEN row.type = '{t}' THEN [1] ELSE [] END | "
+            f"{new_relationship('a', 'b', 'row', t, shape=shape)})"
             for t in kinds
         )
         cypher += " "
     if touch_ends:  # a document built from an endpoint is stale
         cypher += "SET a.updated_at = coalesce(row.created_at, $now), b.updated_at = coalesce(row.created_at, $now) "
-    return cypher + f"RETURN {returns}"
+    cypher += after
+    return cypher + (f" RETURN {returns}" if returns is not None else "")
 
 
 async def create_relationships(
@@ -100,15 +158,20 @@ async def create_relationships(
     source: Label = ENTITY,
     target: Label = ENTITY,
     if_absent: RelIfAbsent = "always",
+    shape: Shape = "described",
+    on_match: bool = False,
     touch_ends: bool = False,
-    returns: str = "row.id",
+    after: str = "",
+    returns: str | None = "row.id",
     params: Mapping[str, Any] | None = None,
 ) -> list[Row]:
     """Create a relationship per row: id, a, b (the endpoints' ids), type, and optionally
     description, created_at, updated_at, label (the free text it was named by, when its type is
-    not that text), text (what `if_absent` "text" compares), props (no None). A row whose
-    endpoint is missing, or which `if_absent` finds made already, writes nothing and returns no
-    row. Returns `returns` per relationship created."""
+    not that text), text (what `if_absent` "text" compares), props (no None), update (what
+    `on_match` sets on the one found). A row whose endpoint is missing, or which `if_absent`
+    finds made already, writes nothing and returns no row (but "pair" returns the one found).
+    `after`: clauses run after the relationships are made (before `returns`; with None, nothing
+    is returned). Returns `returns` per relationship created."""
     if not rows:
         return []
     cypher = create_relationships_cypher(
@@ -116,45 +179,13 @@ async def create_relationships(
         source=source,
         target=target,
         if_absent=if_absent,
+        shape=shape,
+        on_match=on_match,
         touch_ends=touch_ends,
+        after=after,
         returns=returns,
     )
     return await runner.write(project, cypher, {**(params or {}), "rows": rows, "now": now})
-
-
-async def create_edges(
-    runner: Runner,
-    project: str,
-    rel_type: RelType,
-    source_label: Label,
-    target_label: Label,
-    rows: list[dict[str, Any]],
-    own_keys: Sequence[str],
-) -> list[Row]:
-    """Edges of one type between nodes of two labels, one per row (id, source, target,
-    description, props, now), in one query, touching both ends. A row whose endpoint is missing
-    writes nothing and returns no row; the others are written."""
-    return await create_relationships(
-        runner,
-        project,
-        [
-            {
-                **row,
-                "a": row["source"],
-                "b": row["target"],
-                "type": rel_type,
-                "created_at": row["now"],
-                "updated_at": row["now"],
-            }
-            for row in rows
-        ],
-        now=rows[0]["now"] if rows else "",
-        source=source_label,
-        target=target_label,
-        touch_ends=True,
-        returns=EDGE_RETURN,
-        params={"own": list(own_keys)},
-    )
 
 
 async def get_edges(

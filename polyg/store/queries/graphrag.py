@@ -4,7 +4,7 @@ resolution by name, and the graph's health figures.
 A relationship of spec 004 is a real relationship type between two `:Entity` nodes with
 `id, weight, is_causal, context, created_at` (and, when extracted, `origin`, `observation_id`,
 `evidence`). One relationship per (source, type, target): a second write of the same triple
-finds the first (`MERGE`).
+finds the first (created by `polyg.store.queries.edges`, "pair").
 
 The extraction log is kept on each entity: `extraction_rev` is the entity's `rev` (renewed by
 every change to its text) when its observations were last read for relationships, so an entity
@@ -14,10 +14,9 @@ whose `rev` differs has changed since and is due again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import SHARED_REL_TYPES, STRUCTURAL_REL_TYPES, RelType
+from polyg.store.names import SHARED_REL_TYPES, STRUCTURAL_REL_TYPES
 from polyg.store.queries import Runner
 
 # Between two entities, a type users share with polyg is the user's (names.SHARED_REL_TYPES).
@@ -32,33 +31,6 @@ DUE = "e.extraction_rev IS NULL OR e.extraction_rev <> coalesce(e.rev, '')"
 async def entities_exist(run: Runner, project: str, ids: Sequence[str]) -> set[str]:
     rows = await run.read(project, "MATCH (e:Entity) WHERE e.id IN $ids RETURN e.id", {"ids": list(ids)})
     return {row[0] for row in rows}
-
-
-async def merge_relationship(
-    run: Runner, project: str, source: str, target: str, rel: RelType, props: dict[str, Any], *, replace: bool
-) -> list[Row]:
-    """Creates `(source)-[:rel]->(target)` with `props`, or finds the one there. `replace` sets
-    `props` (all but id and created_at) on a relationship found; otherwise it is left as it is.
-    Returns [id, created (bool), properties]."""
-    on_match = "ON MATCH SET r += $update " if replace else ""
-    update = {k: v for k, v in props.items() if k not in ("id", "created_at")}
-    return await run.write(
-        project,
-        f"MATCH (a:Entity {{id: $source}}), (b:Entity {{id: $target}}) MERGE (a)-[r:{rel}]->(b) "
-        f"ON CREATE SET r += $props {on_match}RETURN r.id, r.id = $props.id, properties(r)",
-        {"source": source, "target": target, "props": props, "update": update},
-    )
-
-
-async def merge_extracted(run: Runner, project: str, rel: RelType, rows: Sequence[dict[str, Any]]) -> list[Row]:
-    """Per row {i, source, target, props}: creates `(source)-[:rel]->(target)` with `props`
-    unless one is there already, which is left as it is. Returns [i, id, created]."""
-    return await run.write(
-        project,
-        "UNWIND $rows AS row MATCH (a:Entity {id: row.source}), (b:Entity {id: row.target}) "
-        f"MERGE (a)-[r:{rel}]->(b) ON CREATE SET r += row.props RETURN row.i, r.id, r.id = row.props.id",
-        {"rows": list(rows)},
-    )
 
 
 # --- extraction --------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Cypher for entities and relations addressed by name (the official MCP memory server's model:
-memory-compat and import); entities are created and deleted by `polyg.store.queries.entities`.
+memory-compat and import); entities are created and deleted by `polyg.store.queries.entities`,
+relations created by `polyg.store.queries.edges`.
 Each batch is one query, so it is written whole or not at all, and the duplicate checks run
 inside the write query, which FalkorDB executes alone on the graph.
 
@@ -10,11 +11,10 @@ node (a filter on `e.name` itself would be folded into the index scan).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from polyg.store.falkor import Row
 from polyg.store.queries import Runner
-from polyg.store.queries.edges import create_relationships
 from polyg.store.queries.entities import bump_rev
 
 # The relation's text as the user wrote it, whether or not it had to be sanitised.
@@ -62,18 +62,6 @@ async def page(runner: Runner, project: str, offset: int, limit: int) -> list[st
 async def existing_ids(runner: Runner, project: str, ids: list[str]) -> set[str]:
     rows = await runner.read(project, "UNWIND $ids AS id MATCH (e:Entity {id: id}) RETURN e.id", {"ids": ids})
     return {row[0] for row in rows}
-
-
-async def create_relations(
-    runner: Runner, project: str, rows: list[dict[str, Any]], same: Literal["text", "id"], now: str
-) -> list[Row]:
-    """Create relations from rows (id, a, b, type, text, optional description/created_at/props),
-    skipping a row when a relation between the same entities has the same text (or, with
-    same="id", the same id); returns [from name, to name, text] of those created."""
-    labelled = [{**row, "label": None if row["text"] == row["type"] else row["text"]} for row in rows]
-    return await create_relationships(
-        runner, project, labelled, now=now, if_absent=same, returns="a.name, b.name, row.text"
-    )
 
 
 async def add_observations(runner: Runner, project: str, rows: list[dict[str, Any]], now: str) -> list[Row]:

@@ -1,16 +1,13 @@
-"""Cypher for relationships between entities addressed by id (the `kg` toolset): created with
-the duplicate check inside the write, listed around an entity, found and deleted by id through
-each type's `id` index."""
+"""Cypher for relationships between entities addressed by id (the `kg` toolset; created by
+`polyg.core.edge_writer`): the one a create found, listed around an entity, found and deleted by
+id through each type's `id` index."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from polyg.errors import InvalidParams
 from polyg.store.falkor import Row
 from polyg.store.names import RelType
 from polyg.store.queries import Runner
-from polyg.store.queries.edges import create_relationships
 
 _PATTERNS: dict[str, str] = {
     "outgoing": "(e)-[r]->(o:Entity)",
@@ -48,24 +45,15 @@ async def endpoints_exist(runner: Runner, project: str, source_id: str, target_i
     return bool(await runner.read(project, ENDPOINTS + "RETURN a.id LIMIT 1", {"src": source_id, "dst": target_id}))
 
 
-async def create(runner: Runner, project: str, rel_type: RelType, params: dict[str, Any]) -> list[Row]:
-    """[id, description] of the new edge (`params`: src, dst, id, description, now), or of the
-    edge of this type between these entities that exists already; no row if one vanished."""
-    # An edge of this type between these entities already (without a free-text label: that
-    # would be memory-compat's "works at" stored as works_at) is returned instead of a second
-    # one: the check runs inside the write, the read after it finds the edge that stopped it.
-    row = {"id": params["id"], "a": params["src"], "b": params["dst"], "type": rel_type}
-    row["description"] = params["description"]
-    made = await create_relationships(
-        runner, project, [row], now=params["now"], if_absent="type", returns="r.id, r.description"
-    )
-    if made:
-        return made
+async def existing(runner: Runner, project: str, rel_type: RelType, source_id: str, target_id: str) -> list[Row]:
+    """[id, description] of the oldest edge of this type without free text (that would be
+    memory-compat's "works at" stored as works_at) between these entities: the one that stopped
+    a create (`polyg.core.edge_writer`, "type")."""
     return await runner.read(
         project,
         ENDPOINTS + f"MATCH (a)-[x:{rel_type}]->(b) WHERE x.label IS NULL "
         "RETURN x.id, x.description ORDER BY x.created_at, x.id LIMIT 1",
-        params,
+        {"src": source_id, "dst": target_id},
     )
 
 

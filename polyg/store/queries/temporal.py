@@ -20,6 +20,7 @@ from polyg.errors import StoreError
 from polyg.store.falkor import Row
 from polyg.store.names import EVENT, RelType
 from polyg.store.queries import Runner
+from polyg.store.queries.edges import create_relationships
 from polyg.store.queries.entities import NEW_REV
 from polyg.store.queries.memories import settling
 from polyg.store.queries.vectors import GROWTH, MOST_ASKED
@@ -323,20 +324,60 @@ async def create_fact(
     the windows of the subject's facts it replaces (`closes`: id, at: valid_to = at, recording
     which fact did it and when; the former end is kept for an undo) in the same write: both
     happen or neither. `settles`: a memory whose `unfinished` mark the write clears too."""
-    cypher = (
-        f"MATCH (s:Entity {{id: $s}}), (o:Entity {{id: $o}}) CREATE (s)-[r:{rel_type} "
-        "{id: $id, valid_from: $valid_from, valid_from_us: $valid_from_us, created_at: $now, "
-        "description: $description}]->(o) "
-        "SET r.valid_to = $valid_to, r.label = $label, r.invalidated_by = $invalidated_by, "
-        "r.invalidated_at = $invalidated_at, r.prior_valid_to = $prior_valid_to, r.memories = $memories"
-    )
+    # Made by the one statement (`polyg.store.queries.edges`): a fact is a described
+    # relationship whose window and provenance are its properties; no duplicate check in the
+    # write, since the caller read the subject's facts under its lock and decided to write.
+    window = ("valid_from", "valid_from_us", "valid_to", "invalidated_by", "invalidated_at", "prior_valid_to")
+    props = {key: fact[key] for key in (*window, "memories") if fact.get(key) is not None}
+    row = {
+        "id": fact["id"],
+        "a": fact["s"],
+        "b": fact["o"],
+        "type": rel_type,
+        "label": fact["label"],
+        "description": fact["description"],
+        "created_at": fact["now"],
+        "props": props,
+    }
+    after = ""
     if closes:
-        cypher += (
-            f" WITH DISTINCT r UNWIND $closes AS c MATCH (:Entity {{id: $s}})-[old:{rel_type} {{id: c.id}}]->(:Entity) "
+        after = (
+            f"WITH DISTINCT r, a UNWIND $closes AS c MATCH (a)-[old:{rel_type} {{id: c.id}}]->(:Entity) "
             "SET old.prior_valid_to = old.valid_to, old.valid_to = c.at, old.invalidated_by = r.id, "
             "old.invalidated_at = $now"
         )
-    await run.write(project, cypher + settling(settles), {**fact, "closes": closes or [], "settles": settles})
+    await create_relationships(
+        run,
+        project,
+        [row],
+        now=fact["now"],
+        after=after + settling(settles),
+        returns=None,
+        params={"closes": closes or [], "settles": settles},
+    )
+
+
+async def end_facts(
+    run: Runner,
+    project: str,
+    rel_type: RelType,
+    fact_ids: list[str],
+    at: str,
+    memory: str | None,
+    *,
+    settles: str | None = None,
+) -> None:
+    """Close the windows of these facts at `at` ("X left Y": a memory said they ended), keeping
+    the former end for an undo and citing the memory that said it; `settles`: a memory whose
+    `unfinished` mark the write clears too."""
+    await run.write(
+        project,
+        f"MATCH (:Entity)-[r:{rel_type}]->(:Entity) WHERE r.id IN $ids "
+        "SET r.prior_valid_to = r.valid_to, r.valid_to = $at, "
+        "r.memories = CASE WHEN $memory IS NULL OR $memory IN coalesce(r.memories, []) THEN r.memories "
+        "ELSE coalesce(r.memories, []) + $memory END" + settling(settles, even_unmatched=True),
+        {"ids": fact_ids, "at": at, "memory": memory, "settles": settles},
+    )
 
 
 async def cite_fact(

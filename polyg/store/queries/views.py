@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from polyg.store.falkor import Row
-from polyg.store.names import CACHED_AT, CACHED_DOCUMENT, ENTITY, RELATIONSHIP_TYPE, Label, RelType
+from polyg.store.names import CACHED_AT, CACHED_DOCUMENT, ENTITY, RELATIONSHIP_TYPE, Label
 from polyg.store.queries import Runner
 from polyg.store.queries.entities import NAME_KEY
 
@@ -198,23 +198,6 @@ async def create_nodes(
         project,
         f"UNWIND $rows AS row OPTIONAL MATCH (old:{kind} {{id: row.id}}) WITH row, old WHERE old IS NULL "
         f"CREATE (n:{':'.join(labels)}) SET n = row.props {vectors} RETURN count(n)",
-        rows,
-    )
-
-
-async def create_edges(
-    run: Runner, project: str, rel_type: RelType, start: Label, end: Label, rows: list[dict[str, Any]]
-) -> int:
-    """Relationships (row: id, a, b, props) from `start` nodes to `end` nodes, by their ids,
-    but those already there (the same id, or an id-less one between the same two nodes); how
-    many were created."""
-    return await _created(
-        run,
-        project,
-        f"UNWIND $rows AS row MATCH (a:{start} {{id: row.a}}), (b:{end} {{id: row.b}}) "
-        f"OPTIONAL MATCH (a)-[old:{rel_type}]->(b) WHERE old.id = row.id OR (old.id IS NULL AND row.id IS NULL) "
-        f"WITH a, b, row, count(old) AS there WHERE there = 0 CREATE (a)-[r:{rel_type}]->(b) SET r = row.props "
-        "RETURN count(r)",
         rows,
     )
 
