@@ -36,7 +36,7 @@ test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
-	$(PY) bench/kg_bench.py
+	$(PY) bench/latency/kg_bench.py
 
 # The graph view's library, from npm, into polyg/ui/static with its licence (committed: the page
 # and the MCP App work offline and from a wheel). CYTOSCAPE=3.x.y to move to another version.

@@ -3,7 +3,7 @@
 One `polyg serve --toolsets all` over stdio gets ROUNDS calls of each tool (schema-valid,
 invalid and injection inputs: 5,400 calls, about 75 s here). Any internal error (4000), store error
 (2004), result breaking its output schema, protocol error, hang or crash fails the run.
-bench/fuzz.py runs the same fuzzer for longer.
+bench/tools/fuzz.py runs the same fuzzer for longer.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The corpus mixes topics (musicians, cities, software, sports, food) so that ever
 plausible distractors: "davis trumpet" has the Davis Cup, "Paris" has the Eiffel Tower that
 names Paris more often than Paris itself does, "saxophone player" has Miles Davis who
 "played" (one typo away from "player") and a tennis player. Assertions are on ranks only,
-never on scores. The tuning of `polyg.core.search.DEFAULT` on LoCoMo (bench/locomo_eval.py)
+never on scores. The tuning of `polyg.core.search.DEFAULT` on LoCoMo (bench/quality/locomo_eval.py)
 must keep these passing.
 """
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -36,7 +36,6 @@ from polyg.core.extract_memory import Extraction, MemoryExtractor, extract
 from polyg.core.memory_graphs import MemoryGraphs
 from polyg.core.temporal import mentions
 from polyg.core.time import epoch_us, format_utc
-from polyg.embed.cache import CachingEmbedder
 from polyg.errors import InvalidParams
 from polyg.names import new_id
 from polyg.nlp.pipeline import pipeline
@@ -60,19 +59,6 @@ class Remembered:
     causal_links_added: list[str] = field(default_factory=list)
     causal_links_updated: list[str] = field(default_factory=list)
     extracted_by: str = "rules"
-
-
-@dataclass(frozen=True)
-class Memory:
-    """One memory to remember: what `remember` takes."""
-
-    content: str
-    context: str | None
-    at: datetime
-
-
-# How many memories `remember_many` makes the vectors of at once, ahead of their writes.
-AHEAD = 64
 
 
 def _as_name(context: str | None) -> str:
@@ -198,52 +184,6 @@ class MemoryWriter:
         """How many memories of the project have facts or causal links not written (their
         remember failed half-way; remembering each again finishes it)."""
         return await q.count_unfinished(self.graphs.temporal.ctx, project)
-
-    async def remember_many(self, project: str, memories: Sequence[Memory], *, ahead: int = AHEAD) -> list[Remembered]:
-        """Each memory as `remember` stores it, in order (each one sees those before it: the
-        same content twice is stored once, names resolve to what was written before). The
-        vectors of the next `ahead` memories' texts are made while the store answers the
-        writes of these, so a large batch (an import, a benchmark's store) waits for the
-        model only at its start. A batch that failed on the way, given again, writes what it
-        did not: the memories stored whole are duplicates, the one that failed half-way is
-        finished."""
-        # Vectors made ahead are found again only through the embedder's cache.
-        caching = isinstance(self.graphs.temporal.ctx.embedder, CachingEmbedder)
-        batches = [memories[i : i + ahead] for i in range(0, len(memories), max(1, ahead))]
-        out: list[Remembered] = []
-        pending: asyncio.Future[None] | None = None
-        try:
-            for k, batch in enumerate(batches):
-                if not caching:
-                    # Parsed in one batch (with the vectors, when made ahead: `_embed_ahead`).
-                    await pipeline().parse_many_async([m.content for m in batch])
-                if caching:
-                    current = pending or asyncio.ensure_future(self._embed_ahead(batch))
-                    with contextlib.suppress(Exception):  # a failing model fails the remember itself
-                        await current
-                    pending = asyncio.ensure_future(self._embed_ahead(batches[k + 1])) if k + 1 < len(batches) else None
-                for m in batch:
-                    out.append(await self.remember(project, m.content, m.context, m.at))
-        finally:
-            if pending is not None:
-                pending.cancel()
-                with contextlib.suppress(BaseException):
-                    await pending
-        return out
-
-    async def _embed_ahead(self, batch: Sequence[Memory]) -> None:
-        """The vectors of what the memories will store (their text, and what the rules find
-        in it: events, causes and effects), into the embedder's cache; one model call each."""
-        texts: list[str] = []
-        # One batch through the parser (`nlp.pipe`), off the event loop; each remember reads
-        # its parse again.
-        await pipeline().parse_many_async([m.content for m in batch])
-        for m in batch:
-            texts.append(memory_text(m.content, m.context))
-            found = extract(m.content, m.at, speaker=_as_name(m.context) or None)
-            texts += [e.description for e in found.events]
-            texts += [t for c in found.causes for t in (c.cause, c.effect)]
-        await self.graphs.temporal.ctx.embedder.embed_batch([t for t in dict.fromkeys(texts) if t.strip()])
 
     async def _write(
         self, project: str, text: str, source: str, at: datetime, found: Extraction, known: Known

@@ -210,10 +210,6 @@ class RelTypeService:
             await q.register_missing(self.ctx, project, wanted)
             await self._index(project, [RelType(n) for n in wanted])
 
-    def forget(self, project: str) -> None:
-        """After a project is cleared: its types must be registered (and indexed) again."""
-        self._known.pop(project, None)
-
     def forget_all(self) -> None:
         """The database was replaced (perhaps by an empty one): register every type again."""
         self._known.clear()

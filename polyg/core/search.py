@@ -25,8 +25,8 @@ list's "player"), yet stays a candidate after every voted entity, for callers th
 from the hits; and when even the best vector hit is near noise (a misspelt name is close to
 nothing) the vector list's votes shrink, so that a typo match is not outvoted by noise.
 
-The constants of `DEFAULT` are measured on the LoCoMo dev split (bench/locomo_eval.py; the
-figures are in bench/README.md) and held to the corpora of tests/test_search_quality.py, some
+The constants of `DEFAULT` are measured on the LoCoMo dev split (bench/quality/locomo_eval.py; the
+figures are in bench/notes/2026-11-27-measured-choices.md) and held to the corpora of tests/test_search_quality.py, some
 of whose queries were written down before the ranking was changed and not tuned on.
 """
 
@@ -80,7 +80,7 @@ STOPWORDS = frozenset(
 @dataclass(frozen=True)
 class SearchConfig:
     """Knobs of hybrid search; `DEFAULT` is what the tools use. What each is worth on LoCoMo
-    (bench/locomo_eval.py `--configs all`) is recorded in bench/README.md."""
+    (bench/quality/locomo_eval.py `--configs all`) is recorded in bench/notes/2026-11-27-measured-choices.md."""
 
     # Small k makes rank 1 of a list count clearly more than rank 5 (1/11 against 1/15).
     rrf_k: int = 10
@@ -140,12 +140,12 @@ class SearchConfig:
 
 DEFAULT = SearchConfig()
 # Document chunks are many and long: a word in more than 1,000 of them is left to the vector
-# side (its idf is then at most log(total / 1000); the figures are in bench/README.md).
+# side (its idf is then at most log(total / 1000); the figures are in bench/notes/2026-11-27-measured-choices.md).
 CHUNK_SEARCH = replace(DEFAULT, max_term_matches=1000)
 # Memory's semantic search keeps only hits similar to the query (its threshold), so the words
 # reorder what the vectors find rather than find more: each word's best `candidates` texts, not
 # 200, and a word more than 300 texts hold is left to the vector side. Its full-text work then
-# ends before the query's embedding does (the figures are in bench/README.md).
+# ends before the query's embedding does (the figures are in bench/notes/2026-11-27-memory.md).
 SEMANTIC_SEARCH = replace(DEFAULT, term_candidates=DEFAULT.candidates, max_term_matches=300)
 
 
@@ -342,11 +342,6 @@ class SearchService:
         """The database restarted (it rebuilds its indexes) or was replaced: check again."""
         self.ctx.indexes.forget_all()
         self._totals_cache.clear()
-
-    def forget(self, project: str) -> None:
-        """Drop what is cached about `project`: its graph was cleared."""
-        self.ctx.indexes.forget(project)
-        self._totals_cache.pop(project, None)
 
     async def entities(self, project: str, query: str, limit: int = 10) -> list[tuple[str, float]]:
         """Best entity ids for `query`, with fused scores, best first (the `default` preset)."""

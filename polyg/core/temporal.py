@@ -204,9 +204,6 @@ class Fact:
     def window(self) -> Interval:
         return Interval(stored_instant(self.valid_from), stored_instant(self.valid_to) if self.valid_to else None)
 
-    def holds_at(self, at: datetime) -> bool:
-        return self.window.contains(at)
-
 
 @dataclass(frozen=True)
 class EventResult:

@@ -12,7 +12,7 @@ variable-length pattern with both ends bound, capped at `PATH_CAP` rows) and eac
 here: exact, but slow at hubs; the tests compare the two. `algo.SPpaths` minimises a sum of
 one edge property, which cannot express a weight that depends on the direction a hop is
 travelled nor a 1/length factor: it would find the shortest paths, not the strongest.
-bench/traversal_bench.py compares the alternatives.
+bench/latency/traversal_bench.py compares the alternatives.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ DIMENSION = 384
 # beyond that quality drops and cost grows quadratically, so longer texts are truncated.
 MAX_TOKENS = 256
 # Sub-batches cap texts and padded tokens: large enough to amortise per-call overhead, small
-# enough that attention activations of long texts stay small (figures in bench/README.md).
+# enough that attention activations of long texts stay small (figures in bench/notes/2026-11-27-measured-choices.md).
 SUB_BATCH = 128
 SUB_BATCH_TOKENS = 4096
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"

@@ -10,7 +10,7 @@ outliers that one int8 scale resolves badly, and per-tensor weight scales lose t
 Activations are quantised with one scale per model call, so a text embedded in a batch would
 get a vector that depends on the other texts: the copy embeds one text per call
 (polyg.embed.minilm runs several calls in parallel). The figures behind these choices are in
-bench/README.md, "Measured choices".
+bench/notes/2026-11-27-measured-choices.md.
 
 The copy is derived from the verified pinned file by onnxruntime's own tools, deterministically,
 and cached under the user's cache directory keyed by the source checksum and the versions of the

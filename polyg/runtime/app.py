@@ -325,7 +325,7 @@ class Polyg:
             RelationshipService(ctx, reltypes, edge_writer),
             NamedGraph(ctx, reltypes, writer, edge_writer),
             search,
-            ProjectService(ctx, search, reltypes),
+            ProjectService(ctx),
             reltypes,
         )
         self._services = services

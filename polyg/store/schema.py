@@ -18,7 +18,6 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from polyg.errors import DimensionMismatch, StoreError
 from polyg.store.connection import reads_from_primary
@@ -33,7 +32,7 @@ BASE_VERSION = 1  # the index lists below
 # HNSW recall@10 is ~0.44 with FalkorDB's default efRuntime (10) and ~0.96 with 100.
 EF_RUNTIME = 100
 # Half FalkorDB's default (200): index builds (every start, every vector write) take half
-# as long for the same KNN recall (bench/README.md); only new indexes get it.
+# as long for the same KNN recall (bench/notes/2026-11-27-measured-choices.md); only new indexes get it.
 EF_CONSTRUCTION = 100
 HNSW_M = 16  # FalkorDB's default, written out so that the index says what it is
 
@@ -314,7 +313,3 @@ class SchemaGuard:
 
     def forget(self, project: str) -> None:
         self._done.discard(project)
-
-
-def describe(found: dict[tuple[str, str], set[str]]) -> list[dict[str, Any]]:
-    return [{"label": label, "property": prop, "kinds": sorted(kinds)} for (label, prop), kinds in found.items()]

@@ -5,7 +5,7 @@ client does, with `jsonschema`), so the schema's form is paid on every call. pyd
 nested models as `$ref`s into `$defs`, and optional fields as `anyOf: [{type}, {type: null}]`;
 resolving a `$ref` and trying each branch of an `anyOf` are the slow paths of `jsonschema`.
 The same constraints written inline, with type lists, validate in about half the time
-(bench/README.md, "Measured choices").
+(bench/notes/2026-11-27-measured-choices.md).
 """
 
 from __future__ import annotations

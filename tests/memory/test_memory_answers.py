@@ -1,6 +1,6 @@
 """recall answers the question, end to end over the real MCP client (stdio): the spec's curated
 sets and the dev answer sets (../shared/eval/answers_dev.yaml, bench/data/answers_dev.yaml),
-told to `remember` in sentences and asked with `recall`, scored by bench/answers_bench.py's rules.
+told to `remember` in sentences and asked with `recall`, scored by bench/quality/answers_bench.py's rules.
 One server for the module; each scenario in its own project."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from bench.answers_bench import REPO_SET, SHARED_SET, load_scenarios, passes
+from bench.quality.answers_bench import REPO_SET, SHARED_SET, load_scenarios, passes
 from tests.mcp_helpers import KG
 
 # Spec 003's own curated sets, told in sentences: every question must pass.
 CURATED = ("deployment-failure", "personal-knowledge", "database-connections")
 SCENARIOS = load_scenarios([SHARED_SET.resolve(), REPO_SET])
-# The whole dev set's floor (116 / 118 measured with bench/answers_bench.py; the target is 95%,
+# The whole dev set's floor (116 / 118 measured with bench/quality/answers_bench.py; the target is 95%,
 # the floor leaves room for the order in which vectors of just-told memories are indexed).
 DEV_FLOOR = 0.9
 

@@ -123,7 +123,7 @@ async def test_text_that_is_not_english_prose_creates_no_entity(mem: Memory, con
 
 
 async def test_a_long_mixed_memory_names_only_what_its_sentences_name(mem: Memory) -> None:
-    # As long as remember takes (16,384 characters); bench/extraction_bench.py times 20,000.
+    # As long as remember takes (16,384 characters); bench/quality/extraction_bench.py times 20,000.
     block = (
         "On Monday at 09:30 Ana restarted the billing API because the cache was cold. "
         "The Search team depends on Elasticsearch and Redis. Since March 2025 Tom works on the data pipeline.\n"

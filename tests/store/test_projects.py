@@ -11,12 +11,11 @@ from typing import Any
 
 import pytest
 
-from polyg.core import projects as projects_module
 from polyg.embed.hashing import HashingEmbedder
-from polyg.errors import InvalidParams, StoreError
+from polyg.errors import StoreError
 from polyg.runtime.app import Polyg, Services
 from polyg.store import schema
-from polyg.store.names import ENTITY, OBSERVATION
+from polyg.store.names import ENTITY
 from polyg.store.schema import (
     SCHEMA_VERSION,
     Migration,
@@ -86,77 +85,7 @@ async def test_stats_of_a_missing_project_are_empty_and_create_nothing(services:
     assert "nothing_here" not in await services.projects.names()
 
 
-# --- clearing part of a project -----------------------------------------------------------------
-
-
-async def test_clear_relationship_types_leaves_the_rest(services: Services) -> None:
-    s = services
-    ids = await populate(s)
-    cleared = await s.projects.clear(P, rel_types=["authored"])
-    assert (cleared.nodes, cleared.edges) == (0, 2)
-    labels, types = await scanned(s)
-    assert types == {"HAS_OBSERVATION": 3, "works_at": 1}
-    assert labels["Entity"] == 3
-    assert (await s.projects.stats(P)).relationship_types == types  # no stale zero, no cache
-    assert (await s.entities.get(P, ids["ada"])).node.name == "Ada"
-
-
-async def test_clear_labels_in_batches_takes_their_edges(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
-    s = services
-    await populate(s)
-    monkeypatch.setattr(projects_module, "CLEAR_BATCH", 2)  # three observations: two batches
-    cleared = await s.projects.clear(P, labels=[OBSERVATION])
-    assert (cleared.nodes, cleared.edges) == (3, 3)
-    labels, types = await scanned(s)
-    assert "Observation" not in labels and "HAS_OBSERVATION" not in types
-    assert labels["Entity"] == 3 and types == {"works_at": 1, "authored": 2}
-
-
-async def test_clear_checks_every_name_before_deleting_anything(services: Services) -> None:
-    s = services
-    await populate(s)
-    before = await scanned(s)
-    for bad in ({"labels": ["Entity", "Bad label"]}, {"rel_types": ["authored", "x`) DETACH DELETE (n"]}):
-        with pytest.raises(InvalidParams):
-            await s.projects.clear(P, **bad)  # type: ignore[arg-type]
-    assert await scanned(s) == before
-
-
-async def test_clearing_part_of_a_missing_project_creates_nothing(services: Services) -> None:
-    cleared = await services.projects.clear("ghost", labels=["Entity"])
-    assert (cleared.nodes, cleared.edges) == (0, 0)
-    assert "ghost" not in await services.projects.names()
-
-
-# --- clearing a whole project -------------------------------------------------------------------
-
-
-async def test_clear_all_then_write_again_recreates_the_schema(services: Services) -> None:
-    s = services
-    await populate(s)
-    assert (await s.search.entities(P, "Ada"))[0][0]  # search caches now know the project
-    cleared = await s.projects.clear(P)
-    assert (cleared.nodes, cleared.edges) == (9, 6)
-    assert P not in await s.projects.names()
-
-    again = await s.entities.create(P, name="Grace", type_="person", observations=["wrote compilers"])
-    found = await existing_indexes(s.store, P)
-    assert "VECTOR" in found[("Entity", "embedding")] and "RANGE" in found[("Entity", "parent_id")]
-    assert (await s.projects.stats(P)).schema_version == SCHEMA_VERSION
-    assert [entity_id for entity_id, _ in await s.search.entities(P, "Grace compilers")] == [again.id]
-
-
-async def test_clear_all_then_relate_again_registers_the_type(services: Services) -> None:
-    """The process's relationship type registry forgets a cleared project: the next edge of a
-    type registers it (a RelationshipType node) and indexes its edges' id again."""
-    s = services
-    a, b = [await s.entities.create(P, name=n, type_="person") for n in ("Ada", "Grace")]
-    await s.relationships.create(P, source_id=a.id, target_id=b.id, type_="knows")
-    await s.projects.clear(P)
-    a, b = [await s.entities.create(P, name=n, type_="person") for n in ("Ada", "Grace")]
-    await s.relationships.create(P, source_id=a.id, target_id=b.id, type_="knows")
-    rows = await s.store.ro_query(P, "MATCH (t:RelationshipType) RETURN t.name")
-    assert rows == [["knows"]]
+# --- deleting a project while its vectors are queued ----------------------------------------------
 
 
 class GatedEmbedder(HashingEmbedder):
@@ -183,30 +112,31 @@ async def gated(store_mode: StoreMode) -> AsyncIterator[tuple[Services, GatedEmb
         await core.close()
 
 
-async def test_vectors_queued_for_a_cleared_project_do_not_bring_it_back(
+async def test_vectors_queued_for_a_deleted_project_do_not_bring_it_back(
     gated: tuple[Services, GatedEmbedder],
 ) -> None:
     """One batch is being embedded for the project while more of its entities wait in the queue;
-    the project is cleared meanwhile. Neither may write after the clear: a vector write would
-    create the graph again (with the schema, as the schema guard was reset)."""
+    the project is deleted meanwhile (its queue dropped first, as tests/cluster's `drop` does).
+    Neither may write after the delete: a vector write would create the graph again."""
     s, embedder = gated
     await s.entities.create(P, name="first", type_="t")
     await asyncio.to_thread(embedder.entered.wait, 30)  # its batch waits at the gate
     await s.entities.create(P, name="second", type_="t")  # queued behind it
     assert s.ctx.vectors.pending(P) == 1
+    assert (await s.projects.stats(P)).nodes == 3  # two entities and the schema node
 
-    clearing = asyncio.create_task(s.projects.clear(P))
-    for _ in range(1000):  # let the clear run until it has dropped the queue and waits for the batch
-        if clearing.done() or s.ctx.vectors._forgotten.get(P):
+    forgetting = asyncio.create_task(s.ctx.vectors.forget(P))
+    for _ in range(1000):  # let it run until it has dropped the queue and waits for the batch
+        if forgetting.done() or s.ctx.vectors._forgotten.get(P):
             break
         await asyncio.sleep(0)
     assert s.ctx.vectors.pending(P) == 0
     embedder.gate.set()
-    cleared = await clearing
-    assert cleared.nodes == 3  # two entities and the schema node
+    await forgetting
+    await s.store.delete_project(P)
 
     # The worker stores one project at a time: once a later write elsewhere has its vectors,
-    # whatever it was doing for the cleared project is done.
+    # whatever it was doing for the deleted project is done.
     await s.entities.create("elsewhere", name="later", type_="t")
     assert await s.ctx.vectors.settle("elsewhere", 30)
     assert P not in await s.projects.names()

@@ -1,5 +1,5 @@
 """A small project to look at, written through the real MCP tools, and a walk through every view
-of the graph page that screenshots each one (used by tests/ui and bench/ui_screenshots.py)."""
+of the graph page that screenshots each one (used by tests/ui and bench/tools/ui_screenshots.py)."""
 
 from __future__ import annotations
 

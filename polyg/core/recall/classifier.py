@@ -10,7 +10,6 @@ failure or timeout leaves the rules' answer.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 
@@ -100,7 +99,7 @@ def _type_of(mention: Mention) -> str | None:
 
 def _confidence(text: str, intents: set[Intent], explicit_semantic: bool, direction: str | None) -> float:
     """How often the rules' intents are exactly right for queries with these signals, measured
-    on the development set (bench/intent_bench.py reports the calibration)."""
+    on the development set (bench/quality/intent_bench.py reports the calibration)."""
     if intents == {"semantic"} and not explicit_semantic:
         score = 0.55  # nothing recognised: a topic lookup is only the best guess
     else:
@@ -208,7 +207,3 @@ async def resolve_mentions(output: ClassifierOutput, resolve: MentionResolver) -
     ids = await asyncio.gather(*(resolve(m.mention) for m in output.entities))
     resolved = [m.model_copy(update={"resolved": i}) for m, i in zip(output.entities, ids, strict=True)]
     return output.model_copy(update={"entities": resolved})
-
-
-def describe(output: ClassifierOutput) -> str:
-    return json.dumps(output.model_dump(exclude_none=True), ensure_ascii=False)

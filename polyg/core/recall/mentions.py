@@ -141,8 +141,7 @@ def find_mentions(
     """The mentions in `text`, left to right, each once (case-insensitively); a mention inside
     a longer one is dropped. In a `statement` (a memory, not a question) a capitalised first
     word counts as a name when it reads as the sentence's subject: followed by a verb, or one of
-    the lower-cased words `capitalised` (those the whole memory capitalises mid-sentence, see
-    `capitalised_mid_sentence`)."""
+    the lower-cased words `capitalised` (those the whole memory capitalises mid-sentence)."""
     found: list[Mention] = []
     found += [Mention(m.group(1).strip(), m.start(1), m.end(1), "quoted") for m in _QUOTED.finditer(text)]
     found += _known(text, known_names)
@@ -223,17 +222,6 @@ def _is_identifier(word: str) -> bool:
     if any(p.isdigit() for p in parts) and len(parts) == 2 and parts[0] in _COMPOUND_FIRST:
         return False
     return parts[0] not in _COMPOUND_FIRST and parts[-1] not in _COMPOUND_LAST
-
-
-def capitalised_mid_sentence(text: str) -> frozenset[str]:
-    """The words (lower-cased) `text` capitalises somewhere other than at a sentence's start:
-    a sign that the same word opening a sentence is a name."""
-    return frozenset(
-        bare.lower()
-        for match in _WORD.finditer(text)
-        if _name_word(bare := _bare(match.group(0)), first=False, text=text, end=match.end())
-        and not _opens_sentence(text, match.start())
-    )
 
 
 def _name_word(bare: str, *, first: bool, text: str = "", end: int = 0) -> bool:

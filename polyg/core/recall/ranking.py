@@ -1,9 +1,9 @@
 """How recall ranks stored memories: the search's hits (each with its event: who said it, when,
 what it names) reranked with the graph around the query. One function, `rank_memories`, given
 the hits and two reads (the memories around a hit, the memories close to it in meaning), so the
-same rule runs on the database and, in bench/locomo_rerank.py, on a recorded replay.
+same rule runs on the database and, in bench/quality/locomo_rerank.py, on a recorded replay.
 
-The signals, each measured on LoCoMo (bench/locomo_recall.py, figures in bench/README.md):
+The signals, each measured on LoCoMo (bench/quality/locomo_recall.py, figures in bench/notes/2026-11-27-locomo.md):
 - source and focus: a memory from an entity the query names (its speaker), or one that
   involves it, ranks above one that only shares words with the query;
 - time: a memory from the time the query names ranks above others;
@@ -78,7 +78,7 @@ class MemoryRanking:
     # A moment is the memory's `occurred_at` as stored: memories told with one reference time
     # (a session's) share it; memories each stamped at their own instant do not, and then the
     # moment weight adds only a small bonus for being among the best. Fitted on LoCoMo with
-    # leave-one-conversation-out cross-validation (bench/locomo_rerank.py).
+    # leave-one-conversation-out cross-validation (bench/quality/locomo_rerank.py).
     cosine_weight: float = 0.18
     text_weight: float = 0.2
     source_weight: float = 0.24

@@ -176,7 +176,7 @@ async def find_entities(
     """[id, name, type] of a page of entities in name order, filtered by type and lower-case name part."""
     # Only the filters given are written: `$type IS NULL OR e.type = $type` would keep the
     # type index out of use. Sorting before projecting reads two properties per entity, not
-    # three (figures in bench/README.md, "Measured choices").
+    # three (figures in bench/notes/2026-11-27-measured-choices.md).
     conditions = []
     if type_ is not None:
         conditions.append("e.type = $type")

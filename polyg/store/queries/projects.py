@@ -56,19 +56,3 @@ async def schema_meta(runner: Runner, project: str) -> tuple[int | None, str | N
         f"MATCH (m:{POLYG_META} {{key: 'schema'}}) RETURN m.schema_version, m.embedding_model, m.dimension LIMIT 1",
     )
     return (rows[0][0], rows[0][1], rows[0][2]) if rows else (None, None, None)
-
-
-# Deletes go by batches, so that clearing a large label neither holds the graph's write lock for
-# long nor builds one huge undo log; each returns how many it deleted.
-async def delete_label_batch(runner: Runner, project: str, label: Label, batch: int) -> int:
-    rows = await runner.write(
-        project, f"MATCH (n:{label}) WITH n LIMIT $batch DETACH DELETE n RETURN count(n)", {"batch": batch}
-    )
-    return int(rows[0][0]) if rows else 0
-
-
-async def delete_rel_type_batch(runner: Runner, project: str, rel_type: RelType, batch: int) -> int:
-    rows = await runner.write(
-        project, f"MATCH ()-[r:{rel_type}]->() WITH r LIMIT $batch DELETE r RETURN count(r)", {"batch": batch}
-    )
-    return int(rows[0][0]) if rows else 0

@@ -58,7 +58,7 @@ def _each_way(direction: Direction, types: Sequence[RelType] | None, query: str)
     """`query`, whose `{hop}` is one hop's relationship pattern `r` and `{keep}` its condition,
     for `direction`; both ways as the two directions' rows together (UNION ALL: a relationship
     from a node to itself comes twice), since FalkorDB runs an undirected pattern about 1.4
-    times slower than the two directed ones (bench/README.md, measured choices). A `LIMIT`
+    times slower than the two directed ones (bench/notes/2026-11-27-measured-choices.md). A `LIMIT`
     in `query` applies to each direction."""
     if direction != "both":
         hop, keep = _hop(direction, types)
@@ -121,7 +121,7 @@ async def expand(
 # A context layer is hundreds of rows, and the client parses every cell in Python (microseconds
 # each): a row carries only what the walk needs (the nodes a relationship joins, its weight, and
 # whether the node reached is an entity); a relationship's type and direction are read later
-# for the few that are shown (`links_by_internal_id`). bench/README.md, measured choices.
+# for the few that are shown (`links_by_internal_id`). bench/notes/2026-11-27-measured-choices.md.
 CONTEXT_ROW = "id(r), id(o), r.weight, 'Entity' IN labels(o)"
 
 

@@ -1,0 +1,1 @@
+"""Benchmarks of speed and resources: latency, throughput, memory, load and start times."""

@@ -1,0 +1,1 @@
+"""Benchmarks of answer quality: extraction, intent, answers, LoCoMo retrieval and recall."""
