@@ -37,11 +37,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import datetime as dt
 import functools
 import hashlib
 import json
+import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -272,7 +275,7 @@ class Calls:
         return ("get_entity", "search_nodes", "neighbors depth 3", "get_entity", "create_entity")[i % 5]
 
 
-async def restart(s: PolygServer, probe: str) -> dict[str, Any]:
+async def restart(s: PolygServer, probe: str, give_up: GiveUp) -> dict[str, Any]:
     """From spawn: the first answered call, then the first search not degraded."""
     loading: list[float] = []
     while True:
@@ -283,6 +286,7 @@ async def restart(s: PolygServer, probe: str) -> dict[str, Any]:
         if not text.startswith(common.STILL_LOADING):
             raise RuntimeError(f"get_entity failed: {text}")
         loading.append(round(time.perf_counter() - s.t_spawn, 1))
+        give_up.check()
     first_s = time.perf_counter() - s.t_spawn
     degraded: list[tuple[float, str]] = []
     while True:
@@ -291,6 +295,7 @@ async def restart(s: PolygServer, probe: str) -> dict[str, Any]:
         if not reason:
             break
         degraded.append((round(time.perf_counter() - s.t_spawn, 1), str(reason)))
+        give_up.check()
         await asyncio.sleep(1.0)  # polling a build that takes seconds to minutes
     return {
         "init_s": round(s.init_s, 3),
@@ -377,7 +382,7 @@ def _rates(times: list[float], errors: list[str], took: float) -> dict[str, Any]
 # --- one size -----------------------------------------------------------------------------------
 
 
-async def session(args: argparse.Namespace, n: int, run_dir: Path, watch: RssWatch) -> dict[str, Any]:
+async def session(args: argparse.Namespace, n: int, run_dir: Path, watch: RssWatch, give_up: GiveUp) -> dict[str, Any]:
     base = run_dir.parent
     log_path = base / "server.log"
     log_path.write_text("")
@@ -386,24 +391,28 @@ async def session(args: argparse.Namespace, n: int, run_dir: Path, watch: RssWat
     async with PolygServer(run_dir, log_path=log_path, env=env, extra_args=["--toolsets", TOOLSETS]) as s:
         watch.polyg_pid = s.pid
         watch.enter("restart")
-        out["restart"] = await restart(s, entity_id(n // 2))
+        out["restart"] = await restart(s, entity_id(n // 2), give_up)
         log(f"n={n}: {out['restart']}")
+        give_up.check()
         watch.enter("idle")
         await asyncio.sleep(args.idle_s)
         now = watch.sample()
         out["idle"] = {"polyg_mb": mb(now["polyg_kb"]), "db_mb": mb(now["db_kb"])}
         log(f"n={n}: idle {out['idle']}")
         calls = Calls(s, n, args.seed + n)
+        give_up.check()
         watch.enter("latency")
         out["latency"] = await latency(calls, args.calls, args.block, args.warmup)
         for op in OPS:
             log(f"n={n} {op:20s} p50 {out['latency']['stats'][op]['p50_ms']:8.2f} ms")
         await calls.make(BARRIER)
+        give_up.check()
         watch.enter("qps10")
         out["qps10"] = await paced(calls, 10.0, args.qps_s)
         now = watch.sample()
         out["qps10"].update(polyg_mb_at_end=mb(now["polyg_kb"]), db_mb_at_end=mb(now["db_kb"]))
         log(f"n={n}: 10 QPS {out['qps10']}")
+        give_up.check()
         watch.enter("burst")
         out["burst"] = await burst(calls, args.burst_calls, args.burst_width)
         log(f"n={n}: burst {out['burst']}")
@@ -424,19 +433,64 @@ def falkordb_loads(run_dir: Path, since: int) -> list[dict[str, Any]]:
     return [{"from": name, "seconds": float(sec)} for name, sec in DB_LOADED.findall(text)]
 
 
-async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
+class GiveUp:
+    """At `--give-up-at` (UTC, HH:MM), this run's preload children are killed and so is the
+    measured copy's database, so that a size too slow for the time left is recorded with how
+    far it got (its preload log and the rates) rather than lost with the run."""
+
+    def __init__(self, at: str | None) -> None:
+        self.at = at
+        self.fired = False
+        self.run_dir: Path | None = None
+        if at:
+            hour, minute = (int(x) for x in at.split(":"))
+            now = dt.datetime.now(dt.UTC)
+            due = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+            timer = threading.Timer(max(0.0, (due - now).total_seconds()), self._fire)
+            timer.daemon = True
+            timer.start()
+
+    def _fire(self) -> None:
+        self.fired = True
+        log(f"--give-up-at {self.at}: stopping the preload and the measured database")
+        for pid in common.descendants(os.getpid()):
+            if "preload" in common.cmdline(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        if self.run_dir is not None:
+            common.kill_db(self.run_dir)
+
+    def check(self) -> None:
+        if self.fired:
+            raise TimeoutError(f"not finished by --give-up-at {self.at} UTC")
+
+
+def preload_progress(workdir: Path, n: int) -> str:
+    """The last lines of the newest preload log of size n (entities, then relationships)."""
+    logs = [p for p in (workdir / f"kg-{n}" / "preload.log", workdir / f"scale-{n}" / "preload.log") if p.exists()]
+    if not logs:
+        return ""
+    newest = max(logs, key=lambda p: p.stat().st_mtime)
+    return f"{newest.parent.name}: " + " | ".join(newest.read_text().strip().splitlines()[-2:])
+
+
+async def bench_size(args: argparse.Namespace, n: int, give_up: GiveUp) -> dict[str, Any]:
     result: dict[str, Any] = {"entities": n, "machine": common.machine_info()}
+    t = time.perf_counter()
     try:
+        give_up.check()
         pristine, kg_meta, rel_meta = await asyncio.to_thread(ensure_preloaded, args, n)
+        give_up.check()
     except Exception as exc:  # a size that cannot be loaded is recorded with how far it got
-        tail = (args.workdir / f"kg-{n}" / "preload.log").read_text()[-600:] if n else ""
-        result["error"] = f"preload failed: {exc}"[:600]
-        result["preload_log_tail"] = tail
-        log(result["error"])
+        reason = f"not finished by --give-up-at {give_up.at} UTC" if give_up.fired else f"preload failed: {exc}"
+        result["error"] = f"{reason} ({time.perf_counter() - t:.0f} s in this run)"[:600]
+        result["preload_log_tail"] = preload_progress(args.workdir, n)[-600:]
+        log(f"{result['error']}: {result['preload_log_tail']}")
         return result
     result.update(preload=kg_meta, relations=rel_meta)
     run_dir = args.workdir / f"scale-{n}" / "run"
     await asyncio.to_thread(common.fresh_copy, pristine, run_dir)
+    give_up.run_dir = run_dir
     result["data_dir_mb"] = common.dir_size_mb(run_dir)
     falkor_log = run_dir / "db" / "falkordb.log"
     since = falkor_log.stat().st_size if falkor_log.exists() else 0
@@ -444,12 +498,14 @@ async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
     try:
         with common.LoadSampler() as load, RssWatch(run_dir, limit_kb) as watch:
             try:
-                result.update(await session(args, n, run_dir, watch))
+                result.update(await session(args, n, run_dir, watch, give_up))
             except Exception as exc:
-                result["error"] = (watch.stopped or f"{type(exc).__name__}: {exc}")[:600]
+                late = f"not finished by --give-up-at {give_up.at} UTC" if give_up.fired else None
+                result["error"] = (watch.stopped or late or f"{type(exc).__name__}: {exc}")[:600]
                 log(f"n={n}: {result['error']}")
         result["machine_load"] = load.summary()
     finally:
+        give_up.run_dir = None
         common.stop_db(run_dir)
     result["falkordb_loaded"] = falkordb_loads(run_dir, since)
     result["data_dir_mb_at_end"] = common.dir_size_mb(run_dir)
@@ -590,7 +646,7 @@ def render(data: dict[str, Any]) -> str:
         for r in failed:
             lines.append(f"- {r['entities']:,} entities: {r['error']}")
             if r.get("preload_log_tail"):
-                lines.append(f"  (preload log, last lines: `{r['preload_log_tail'].strip().splitlines()[-1]}`)")
+                lines.append(f"  (how far the load got: `{r['preload_log_tail'].strip()}`)")
     lines += [
         "",
         "## Runs",
@@ -660,9 +716,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "empty_db_mb": await asyncio.to_thread(empty_db_mb, args.workdir),
     }
     log(f"floors: {floors}")
+    give_up = GiveUp(args.give_up_at)
     results = []
     for n in args.sizes:
-        results.append({**await bench_size(args, n), "floors": floors})
+        results.append({**await bench_size(args, n, give_up), "floors": floors})
     return {"benchmark": BENCHMARK, "floors": floors, "config": vars_for_json(args), "results": results}
 
 
@@ -698,6 +755,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-embed-s", type=float, default=600.0, help="auto: hashing when MiniLM would take longer")
     p.add_argument("--largest-minilm", type=int, default=100_000, help="above this, hashed vectors")
     p.add_argument("--max-db-gb", type=float, default=8.0, help="stop a size whose FalkorDB RSS passes this")
+    p.add_argument("--give-up-at", help="UTC HH:MM: record sizes unfinished by then with how far they got")
     p.add_argument("--seed", type=int, default=20261127)
     p.add_argument("--no-save", action="store_true", help="print only; do not write bench/results")
     p.add_argument("--smoke", action="store_true", help=common.SMOKE_HELP)
