@@ -137,22 +137,49 @@ async def _preload_relations(data_dir: Path, n: int, embed: str) -> dict[str, An
     }
 
 
-def wait_for_other_build(args: argparse.Namespace, n: int, give_up: GiveUp) -> None:
+def build_progress(pristine: Path) -> dict[str, Any] | None:
+    """Entities and vectors stored so far in a preload being built (its database is running)."""
+    import redis
+
+    try:
+        db = redis.Redis(unix_socket_path=str(pristine / "db" / "falkordb.sock"), socket_timeout=120)
+        reply = db.execute_command(  # type: ignore[no-untyped-call]
+            "GRAPH.RO_QUERY",
+            f"polyg:{common.DEFAULT_PROJECT}",
+            "MATCH (e:Entity) RETURN count(e), count(e.embedding)",
+        )
+    except Exception:  # a database loading or stopping answers nothing useful
+        return None
+    entities, vectors = (int(x) for x in reply[1][0])
+    return {"at": time.strftime("%H:%M:%S", time.gmtime()), "t": time.time(), "entities": entities, "vectors": vectors}
+
+
+def wait_for_other_build(args: argparse.Namespace, n: int, give_up: GiveUp) -> dict[str, Any] | None:
     """While another process builds the kg preload of this size (its database is running and its
-    info is not written yet), wait for it rather than delete it and start again."""
+    info is not written yet), wait for it rather than delete it and start again. Returns what it
+    stored while waited for (counts at the start and end of the wait), or None."""
     pristine = args.workdir / f"kg-{n}" / "pristine"
     meta = common.preload_meta_path(pristine)
-    waited = False
+    first = last = None
     while not meta.exists() and not give_up.fired:
         if common.read_db_pid(pristine) is None:
-            if not waited:
-                return
-            time.sleep(30)  # the builder writes its info just after its database stops
-            return
-        if not waited:
+            if first is not None:
+                time.sleep(30)  # the builder writes its info just after its database stops
+            break
+        if first is None:
             log(f"n={n}: another process is building {pristine}; waiting for it")
-            waited = True
+            first = build_progress(pristine)
         time.sleep(10)
+    if first is None:
+        return None
+    last = build_progress(pristine)
+    seen: dict[str, Any] = {"first": first, "last": last}
+    if first and last and last["t"] > first["t"]:
+        span = last["t"] - first["t"]
+        seen["entities_per_s"] = round((last["entities"] - first["entities"]) / span, 1)
+        seen["vectors_per_s"] = round((last["vectors"] - first["vectors"]) / span, 1)
+    log(f"n={n}: the other build, while waited for: {seen}")
+    return seen
 
 
 def ensure_preloaded(args: argparse.Namespace, n: int) -> tuple[Path, dict[str, Any], dict[str, Any]]:
@@ -510,7 +537,8 @@ async def bench_size(args: argparse.Namespace, n: int, give_up: GiveUp) -> dict[
     t = time.perf_counter()
     try:
         give_up.check()
-        await asyncio.to_thread(wait_for_other_build, args, n, give_up)
+        if seen := await asyncio.to_thread(wait_for_other_build, args, n, give_up):
+            result["other_build"] = seen
         give_up.check()
         pristine, kg_meta, rel_meta = await asyncio.to_thread(ensure_preloaded, args, n)
         give_up.check()
@@ -680,13 +708,22 @@ def render(data: dict[str, Any]) -> str:
             continue
         lines.append(
             f"| {r['entities']:,} | {_vectors(r)} | {p.get('write_s', '-')} | {p.get('embed_s', '-')} | "
-            f"{rel.get('relations', '-'):,} | {rel.get('write_s', '-')} | {rel.get('relations_per_s', '-')} |"
+            f"{rel.get('relations', 0):,} | {rel.get('write_s', '-')} | {rel.get('relations_per_s', '-')} |"
         )
     failed = [r for r in results if "error" in r]
     if failed:
         lines += ["", "## Not measured", ""]
         for r in failed:
             lines.append(f"- {r['entities']:,} entities: {r['error']}")
+            seen = r.get("other_build") or {}
+            first, last = seen.get("first"), seen.get("last")
+            if first and last:
+                lines.append(
+                    f"  Its preload, built by another process meanwhile: at {first.get('at')} UTC "
+                    f"{first.get('entities', '?'):,} entities, {first.get('vectors', '?'):,} with their vector; "
+                    f"at {last.get('at')} {last.get('entities', '?'):,} and {last.get('vectors', '?'):,} "
+                    f"({seen.get('entities_per_s', '?')} entities/s, {seen.get('vectors_per_s', '?')} vectors/s)."
+                )
             if r.get("preload_log_tail"):
                 lines.append(f"  (how far the load got: `{r['preload_log_tail'].strip()}`)")
     lines += [
