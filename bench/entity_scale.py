@@ -548,7 +548,8 @@ async def bench_size(args: argparse.Namespace, n: int, give_up: GiveUp) -> dict[
         result["preload_log_tail"] = preload_progress(args.workdir, n)[-600:]
         log(f"{result['error']}: {result['preload_log_tail']}")
         return result
-    result.update(preload=kg_meta, relations=rel_meta)
+    # The code measured is the tree's when the server starts, after a preload of many minutes.
+    result.update(preload=kg_meta, relations=rel_meta, machine=common.machine_info())
     run_dir = args.workdir / f"scale-{n}" / "run"
     await asyncio.to_thread(common.fresh_copy, pristine, run_dir)
     give_up.run_dir = run_dir
