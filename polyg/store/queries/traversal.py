@@ -110,7 +110,7 @@ async def expand(
         _each_way(
             direction,
             types,
-            "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) "
+            "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid WITH fid, x MATCH (x){hop}(o) "
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
             f"{order}RETURN {_layer_columns('fid', light)} LIMIT $cap",
         ),
@@ -136,7 +136,7 @@ async def context_from(
         project,
         f"UNWIND $ids AS nid MATCH (x:{label} {{id: nid}}) "
         "RETURN id(x) AS node, x.id AS node_id, null AS rel, null AS other, null AS weight, null AS entity "
-        f"UNION ALL UNWIND $expand AS nid MATCH (x:{label} {{id: nid}}) MATCH (x)-[r]-(o) "
+        f"UNION ALL UNWIND $expand AS nid MATCH (x:{label} {{id: nid}}) WITH x MATCH (x)-[r]-(o) "
         f"WHERE {knowledge('r', 'x', 'o')} "
         "RETURN id(x) AS node, x.id AS node_id, id(r) AS rel, id(o) AS other, r.weight AS weight, "
         "'Entity' IN labels(o) AS entity LIMIT $cap",
@@ -153,7 +153,7 @@ async def context_layer(runner: Runner, project: str, frontier: Sequence[int], c
         _each_way(
             "both",
             None,
-            "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid MATCH (x){hop}(o) WHERE {keep} "
+            "UNWIND $frontier AS fid MATCH (x) WHERE id(x) = fid WITH fid, x MATCH (x){hop}(o) WHERE {keep} "
             f"RETURN fid, {CONTEXT_ROW} LIMIT $cap",
         ),
         {"frontier": list(frontier), "own": OWN_TYPES, "shared": SHARED, "cap": cap},
@@ -165,7 +165,12 @@ async def links_by_internal_id(runner: Runner, project: str, links: Sequence[tup
     of the other, of the relationship): found between the two nodes, not among all of a hub's."""
     return await runner.read(
         project,
-        "UNWIND $links AS l MATCH (a) WHERE id(a) = l[0] MATCH (b) WHERE id(b) = l[1] "
+        # FalkorDB seeks a node by id only when it is compared with a variable: `id(a) = l[0]`
+        # (a list element) scans every node, once per row. So ids are bound by WITH first, here
+        # and in the reads below that take nodes by internal id. And a node found is carried
+        # through WITH before its relationships are matched: without it FalkorDB may plan
+        # `(x)<-[r]-(o)` from a scan of every o (tests/core/test_traversal.py).
+        "UNWIND $links AS l WITH l, l[0] AS aid, l[1] AS bid MATCH (a) WHERE id(a) = aid MATCH (b) WHERE id(b) = bid "
         # Two directed matches: FalkorDB finds an undirected one several times slower.
         "OPTIONAL MATCH (a)-[fwd]->(b) WHERE id(fwd) = l[2] OPTIONAL MATCH (b)-[back]->(a) WHERE id(back) = l[2] "
         "WITH l, fwd, back WHERE fwd IS NOT NULL OR back IS NOT NULL "
@@ -195,7 +200,7 @@ async def expand_from(
         _each_way(
             direction,
             types,
-            f"MATCH (x:{label} {{{{id: $id}}}}) MATCH (x){{hop}}(o) "
+            f"MATCH (x:{label} {{{{id: $id}}}}) WITH x MATCH (x){{hop}}(o) "
             "WHERE {keep} AND coalesce(r.weight, 1.0) >= $min_weight "
             f"WITH x, r, o ORDER BY {HEAVIEST_FIRST} LIMIT $cap "
             f"RETURN {_layer_columns('id(x)', light, whole)}",
@@ -218,7 +223,7 @@ async def hops_by_internal_id(runner: Runner, project: str, hops: Sequence[tuple
     rows = await runner.read(
         project,
         "UNWIND range(0, size($hops) - 1) AS i WITH i, $hops[i] AS h "
-        "MATCH (x) WHERE id(x) = h[0] MATCH (o) WHERE id(o) = h[2] "
+        "WITH i, h, h[0] AS xid, h[2] AS oid MATCH (x) WHERE id(x) = xid MATCH (o) WHERE id(o) = oid "
         # Two directed matches: FalkorDB finds an undirected one several times slower.
         "OPTIONAL MATCH (x)-[fwd]->(o) WHERE id(fwd) = h[1] OPTIONAL MATCH (o)-[back]->(x) WHERE id(back) = h[1] "
         "WITH i, x, o, coalesce(fwd, back) AS r WHERE r IS NOT NULL "
@@ -273,7 +278,8 @@ async def best_hops(
     hop, keep = _hop("both", types)
     return await runner.read(
         project,
-        f"UNWIND $frontier AS f MATCH (x) WHERE id(x) = f[0] MATCH (x){hop}(o) WHERE {keep} "
+        f"UNWIND $frontier AS f WITH f, f[0] AS xid MATCH (x) WHERE id(x) = xid WITH f, x MATCH (x){hop}(o) "
+        f"WHERE {keep} "
         "WITH f, r, o, (id(startNode(r)) = f[0]) = f[1] AS along "
         f"WITH f, r, o, ({_RELEVANCE}) * ({_DIRECTIONAL}) * ({_WEIGHT}) AS score "
         "ORDER BY score DESC, id(r) "
@@ -322,7 +328,7 @@ async def edges_by_internal_id(runner: Runner, project: str, edges: Sequence[tup
     """Edges given as (source internal id, edge internal id): *EDGE rows."""
     return await runner.read(
         project,
-        "UNWIND $edges AS e MATCH (a) WHERE id(a) = e[0] MATCH (a)-[r]->() WHERE id(r) = e[1] "
+        "UNWIND $edges AS e WITH e, e[0] AS aid MATCH (a) WHERE id(a) = aid MATCH (a)-[r]->() WHERE id(r) = e[1] "
         f"RETURN {EDGE.format(v='r')}",
         {"edges": [list(e) for e in edges]},
     )
@@ -332,7 +338,7 @@ async def edges_among(runner: Runner, project: str, internal_ids: Sequence[int],
     """Edges whose both ends are among the given nodes (polyg's own types left out): *EDGE rows."""
     return await runner.read(
         project,
-        "UNWIND $ids AS i MATCH (a) WHERE id(a) = i MATCH (a)-[r]->(b) "
+        "UNWIND $ids AS i MATCH (a) WHERE id(a) = i WITH a MATCH (a)-[r]->(b) "
         f"WHERE id(b) IN $ids AND {knowledge('r', 'a', 'b')} "
         f"RETURN {EDGE.format(v='r')} LIMIT $cap",
         {"ids": list(internal_ids), "own": OWN_TYPES, "shared": SHARED, "cap": cap},
