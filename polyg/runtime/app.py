@@ -294,10 +294,12 @@ class Polyg:
         # while the database starts: no request pays for them or waits on the event loop.
         warm = asyncio.gather(asyncio.to_thread(embedder.load), asyncio.to_thread(word_prior.load))
         # The English pipeline (remember's extraction) loads in a thread of its own, waited for
-        # by no open: the first parse waits for it instead.
-        from polyg.nlp.pipeline import pipeline
+        # by no open: the first parse waits for it instead. Only the memory toolset parses; a
+        # server without it never loads the pipeline (about 90 MB of RSS it would hold).
+        if "memory" in settings.toolsets:
+            from polyg.nlp.pipeline import pipeline
 
-        pipeline().load_in_background()
+            pipeline().load_in_background()
         store: FalkorStore | None = None
         try:
             store = await self._open_store()
