@@ -1479,10 +1479,13 @@ _MARKERS = {("because", "of"), ("due", "to"), ("owing", "to"), ("thanks", "to")}
 
 def _causes(sentence: Span, memory: _Memory) -> Iterator[ExtractedCause]:
     evidence = _clip(sentence.text.strip())
+    times: list[tuple[str, str]] | None = None  # the sentence's time expressions, read once if needed
     for token in sentence:
         found = list(_cause_at(token, memory))
+        if found and times is None:
+            times = [(opener, text) for _, opener, text in _time_phrases(sentence)]
         for cause, effect, confidence in found:
-            cause, effect = _clip(cause), _clip(effect)
+            cause, effect = _clip(_untimed(cause, times or [])), _clip(_untimed(effect, times or []))
             if cause and effect and cause.lower() != effect.lower():
                 yield ExtractedCause(cause, effect, confidence, evidence)
 
@@ -1618,6 +1621,25 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
         subject = next((c for c in token.children if c.dep_ == "nsubj"), None)
         if subject is not None:
             yield _phrase(source, memory), _resolve(_clause(subject, set()), memory), 0.85
+
+
+def _untimed(phrase: str, times: list[tuple[str, str]]) -> str:
+    """A cause or effect without the time expressions it opens with ("Yesterday at 21:15 the
+    freezer failed" -> "the freezer failed"): the time is the event's `occurred_at`, and an
+    answer or a lookup by the phrase must not carry it ("because Yesterday at 21:15 ...")."""
+    rest = phrase
+    stripped = True
+    while stripped:
+        stripped = False
+        for opener, text in times:
+            for lead in (f"{opener} {text}", text) if opener else (text,):
+                end = len(lead)
+                if rest[:end].lower() == lead.lower() and (end == len(rest) or not rest[end].isalnum()):
+                    rest, stripped = rest[end:].lstrip(" ,;"), True
+                    break
+            if stripped:
+                break
+    return rest if any(c.isalnum() for c in rest) else phrase
 
 
 def _governing_verb(token: Token) -> Token | None:

@@ -216,6 +216,7 @@ class AddCausalLinkResult(BaseModel):
     cause: NodeOut
     effect: NodeOut
     resolved: dict[str, str]
+    scores: dict[str, float] = Field(default={}, description="How well each end matched (1.0: exactly).")
     updated: bool
 
 
@@ -226,8 +227,17 @@ class ChainNodeOut(NodeOut):
     via: str | None = None
 
 
+class MatchOut(BaseModel):
+    """How the event asked about was found: by id, exactly, ..., or as a natural phrasing of a
+    stored one (`search`), with the match's score (cosine similarity for fuzzy wording)."""
+
+    how: str
+    score: float
+
+
 class CausalChainResult(BaseModel):
     start: NodeOut
+    match: MatchOut | None = None
     direction: str
     depth: int
     nodes: list[ChainNodeOut]
@@ -251,6 +261,7 @@ class ExplanationOut(BaseModel):
 
 class ExplainResult(BaseModel):
     event: NodeOut
+    match: MatchOut | None = None
     answer: str
     root_causes: list[NodeOut]
     explanations: list[ExplanationOut]
@@ -535,9 +546,14 @@ def node_out(node: CausalNode) -> dict[str, Any]:
     return {"id": node.id, "kind": node.kind, "text": node.text, "occurred_at": node.occurred_at, "type": node.type}
 
 
+def match_out(chain: Chain) -> dict[str, Any] | None:
+    return {"how": chain.match.how, "score": chain.match.score} if chain.match is not None else None
+
+
 def chain_out(chain: Chain, direction: str, depth: int) -> dict[str, Any]:
     return {
         "start": node_out(chain.start),
+        "match": match_out(chain),
         "direction": direction,
         "depth": depth,
         "nodes": [
@@ -868,6 +884,7 @@ async def add_causal_link(s: Services, p: AddCausalLink) -> dict[str, Any]:
         confidence=p.confidence,
         evidence=p.evidence,
         create_missing=p.create_missing,
+        described=True,
     )
     link = result.link
     return {
@@ -881,6 +898,7 @@ async def add_causal_link(s: Services, p: AddCausalLink) -> dict[str, Any]:
         "cause": node_out(result.cause),
         "effect": node_out(result.effect),
         "resolved": result.resolved,
+        "scores": result.scores,
         "updated": result.updated,
     }
 
@@ -929,6 +947,7 @@ async def explain_why(s: Services, p: ExplainWhy) -> dict[str, Any]:
     chain, explanations = await s.memory.causal.explain(s.project(p.project_id), p.event, depth=p.depth, limit=p.limit)
     return {
         "event": node_out(chain.start),
+        "match": match_out(chain),
         "answer": answer(chain.start, explanations),
         "root_causes": [node_out(e.steps[0].node) for e in explanations],
         "explanations": [
