@@ -1483,7 +1483,13 @@ def _causes(sentence: Span, memory: _Memory) -> Iterator[ExtractedCause]:
     for token in sentence:
         found = list(_cause_at(token, memory))
         if found and times is None:
-            times = [(opener, text) for _, opener, text in _time_phrases(sentence)]
+            # Only the expressions that say when (as `_times` reads them): "a six hour outage"
+            # opens with how long, which is the effect itself.
+            times = [
+                (opener, text)
+                for _, opener, text in _time_phrases(sentence)
+                if opener not in _NOT_POINTS and text.lower() not in _VAGUE and not _DURATION.fullmatch(text.strip())
+            ]
         for cause, effect, confidence in found:
             cause, effect = _clip(_untimed(cause, times or [])), _clip(_untimed(effect, times or []))
             if cause and effect and cause.lower() != effect.lower():

@@ -29,6 +29,10 @@ async def test_a_remembered_cause_is_found_by_the_event_as_said_without_its_time
     why = await mem.ok("explain_why", event="we threw out the custard")
     assert [r["text"] for r in why["root_causes"]] == ["the compressor overheated"]
     assert "yesterday" not in why["answer"].lower() and "21:" not in why["answer"]
+    # How long something lasted is the effect itself, not a time to strip from it.
+    await remember(mem, "The schema change resulted in a six hour outage.")
+    outage = await mem.ok("get_causal_chain", event="a six hour outage")
+    assert [n["text"] for n in outage["nodes"]] == ["a six hour outage", "The schema change"]
 
 
 async def test_a_dated_event_is_found_by_a_phrasing_of_it_with_the_score_shown(mem: Memory) -> None:
