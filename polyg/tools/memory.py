@@ -425,7 +425,9 @@ class UndoInvalidation(Params):
 
 
 class AddCausalLink(Params):
-    cause: str = Field(description="Event or entity (text, name or id); created when nothing matches.")
+    cause: str = Field(
+        description="Event or entity (text, name, id or a natural phrasing of it); created when nothing matches."
+    )
     effect: str
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     evidence: str = ""
