@@ -15,8 +15,8 @@ Readers (`get_causal_chain`, `explain_why`) and `add_causal_link` then try a fif
 `described`: a natural phrasing of a stored event ("the walk-in freezer failed" for "Yesterday
 at 21:15 the walk-in freezer failed because the compressor overheated."), found by hybrid search
 (`polyg.core.search`, words and meaning) and kept when the stored text holds every content
-word of the phrasing or is at least `SEARCH_VECTOR_MIN` similar in meaning; its cosine
-similarity is the match's score.
+word of the phrasing (meaning alone is the vector step's, at its high bar: "missing
+AUTH_SECRET" is near the entity AUTH_SECRET, yet not it); its cosine similarity is the score.
 
 Fuzzy and vector matches must also name the same numbers: "step 3 of the outage" is not
 "step 2 of the outage", nor deploy v2.3.2 deploy v2.3.1, however alike the rest.
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from polyg.core.graph import GraphContext
-from polyg.core.search import PresetName, SearchService, query_terms, stem
+from polyg.core.search import STOPWORDS, PresetName, SearchService, stem
 from polyg.errors import StoreError
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, EVENT, Label
@@ -50,9 +50,6 @@ How = Literal["id", "exact", "case-insensitive", "fuzzy", "vector", "search", "c
 FUZZY_MIN = 0.85
 VECTOR_MIN = 0.85
 CANDIDATES = 10
-# A search hit whose text lacks some of the phrasing's words must be this close in meaning: a
-# paraphrase, not a text on the same topic (see `VECTOR_MIN`; search's hits are less alike).
-SEARCH_VECTOR_MIN = 0.7
 # The search each kind is found by (`polyg.core.search.PRESETS`).
 SEARCH_PRESETS: dict[Kind, PresetName] = {"event": "events", "entity": "default"}
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -242,11 +239,13 @@ class Resolver:
         step), with its cosine similarity as the score; events before entities at a tie."""
         if self.search is None:
             return None
-        terms = [t for t in query_terms(text) if t not in INDEX_STOPWORDS]
+        terms = [w for w in dict.fromkeys(normalise(text).split()) if w not in STOPWORDS]
+        if not terms:
+            return None
         found = await asyncio.gather(
             *(self.search.search(project, text, SEARCH_PRESETS[kind], CANDIDATES) for kind in kinds)
         )
-        best: tuple[tuple[bool, float, int], NodeRef] | None = None
+        best: tuple[tuple[float, int], NodeRef] | None = None
         for rank_of_kind, (kind, hits) in enumerate(zip(kinds, found, strict=True)):
             if not hits:
                 continue
@@ -257,13 +256,12 @@ class Resolver:
                 if not same_numbers(text, stored):
                     continue
                 words = set(normalise(stored).split())
-                holds_all = bool(terms) and all(
+                if not all(
                     t in words or ((s := stem(t)) is not None and any(w.startswith(s) for w in words)) for t in terms
-                )
-                similar = float(cosine.get(node_id) or 0.0)
-                if not holds_all and similar < SEARCH_VECTOR_MIN:
+                ):
                     continue
-                key = (holds_all, similar, -rank_of_kind)
+                similar = float(cosine.get(node_id) or 0.0)
+                key = (similar, -rank_of_kind)
                 if best is None or key > best[0]:
                     best = (key, NodeRef(node_id, kind, "search", round(similar, 4)))
         return best[1] if best is not None else None
