@@ -27,7 +27,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -310,6 +310,7 @@ def _read_sentence(sentence: Span, memory: _Memory, out: Extraction, codes: list
             fact = ExtractedFact(fact.subject, fact.predicate, fact.object, held.valid_from, held.valid_to)
         if fact not in out.facts:
             out.facts.append(fact)
+    sentence_event = len(out.events)  # where the sentence's own event goes, if it has one
     if time.event_at is not None:
         out.events.append(
             ExtractedEvent(_clip(sentence.text.strip()), time.event_at, time.text, tuple(dict.fromkeys(names)))
@@ -327,9 +328,15 @@ def _read_sentence(sentence: Span, memory: _Memory, out: Extraction, codes: list
             if subjects and subjects[0].head.i != verb.i:
                 clause = f"{_text(list(subjects[0].subtree))} {clause}"
             out.events.append(ExtractedEvent(_clip(clause), own.event_at, own.text, tuple(dict.fromkeys(names))))
-    for cause in _causes(sentence, memory):
+    dated: list[str] = []
+    for cause in _causes(sentence, memory, dated):
         if cause not in out.causes:
             out.causes.append(cause)
+    if time.event_at is not None and len(set(dated)) == 1:
+        # The cause or effect the sentence's time opened is the event it dates: logged as that
+        # phrase, so the link (which finds the event by its text) attaches to the dated event,
+        # not to an undated copy. The memory keeps the whole sentence.
+        out.events[sentence_event] = replace(out.events[sentence_event], description=dated[0])
 
 
 def _subject_name(sentence: Span, memory: _Memory) -> str:
@@ -1477,7 +1484,9 @@ def _opener(doc: Doc, start: int) -> str:
 _MARKERS = {("because", "of"), ("due", "to"), ("owing", "to"), ("thanks", "to")}
 
 
-def _causes(sentence: Span, memory: _Memory) -> Iterator[ExtractedCause]:
+def _causes(sentence: Span, memory: _Memory, dated: list[str] | None = None) -> Iterator[ExtractedCause]:
+    """The sentence's causal links; `dated` gets each phrase whose opening time words were
+    stripped (the event the sentence's time is about)."""
     evidence = _clip(sentence.text.strip())
     times: list[tuple[str, str]] | None = None  # the sentence's time expressions, read once if needed
     for token in sentence:
@@ -1491,7 +1500,10 @@ def _causes(sentence: Span, memory: _Memory) -> Iterator[ExtractedCause]:
                 if opener not in _NOT_POINTS and text.lower() not in _VAGUE and not _DURATION.fullmatch(text.strip())
             ]
         for cause, effect, confidence in found:
-            cause, effect = _clip(_untimed(cause, times or [])), _clip(_untimed(effect, times or []))
+            untimed = _clip(_untimed(cause, times or [])), _clip(_untimed(effect, times or []))
+            if dated is not None:
+                dated += [new for new, old in zip(untimed, (cause, effect), strict=True) if new != _clip(old)]
+            cause, effect = untimed
             if cause and effect and cause.lower() != effect.lower():
                 yield ExtractedCause(cause, effect, confidence, evidence)
 

@@ -21,9 +21,12 @@ async def remember(mem: Memory, content: str) -> dict[str, Any]:
 
 
 async def test_a_remembered_cause_is_found_by_the_event_as_said_without_its_time(mem: Memory) -> None:
-    await remember(mem, FREEZER)
+    out = await remember(mem, FREEZER)
     chain = await mem.ok("get_causal_chain", event="the walk-in freezer failed")
     assert chain["start"]["text"] == "the walk-in freezer failed"
+    # The cause attaches to the dated event the memory logged, not to an undated copy.
+    assert chain["start"]["id"] == out["events_logged"][0]
+    assert chain["start"]["occurred_at"] == "2026-01-13T21:15:00.000000Z"
     assert [n["text"] for n in chain["nodes"][1:]] == ["the compressor overheated"]
     await remember(mem, "Yesterday at 21:15 the walk-in freezer failed, so we threw out the custard.")
     why = await mem.ok("explain_why", event="we threw out the custard")
