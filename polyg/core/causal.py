@@ -2,7 +2,8 @@
 chains walked upstream (causes) or downstream (effects), and explanations.
 
 A cause or an effect is given as text and resolved by `polyg.core.resolve` (id, exact, case,
-fuzzy, vector); text that matches nothing becomes a new undated event (`origin: causal`),
+fuzzy, vector; then, for readers and the `add_causal_link` tool, a natural phrasing found by
+search); text that matches nothing becomes a new undated event (`origin: causal`),
 linked to the entities its text names, so that "missing AUTH_SECRET" is about AUTH_SECRET.
 
 Chains are walked breadth first, one query per hop, never visiting a node twice: cycles end
@@ -61,6 +62,7 @@ class LinkResult:
     cause: CausalNode
     effect: CausalNode
     resolved: dict[str, str]  # "cause"/"effect" -> how it was found (exact, fuzzy, ..., created)
+    scores: dict[str, float] = field(default_factory=dict)  # "cause"/"effect" -> the match's score
     updated: bool = False
     # The memory stated this link already (its remember failed after writing it): nothing written.
     restated: bool = False
@@ -83,6 +85,7 @@ class Chain:
     cycles: list[str] = field(default_factory=list)  # ids of links that lead back into the chain
     cut_by_depth: bool = False
     cut_by_limit: bool = False
+    match: NodeRef | None = None  # how the start was found from the text asked about
 
 
 @dataclass(frozen=True)
@@ -140,11 +143,15 @@ class CausalGraph:
         create_missing: bool = True,
         memory: str | None = None,
         settles: str | None = None,
+        described: bool = False,
     ) -> LinkResult:
         """A link from cause to effect (each resolved, or made an event); `memory`: the id of
         the memory that stated it (remember), added to those of a link that exists already (a
         link that memory stated already is left as it is: `restated`); `settles`: a memory
-        whose `unfinished` mark this call's write clears too (remember's last item)."""
+        whose `unfinished` mark this call's write clears too (remember's last item);
+        `described`: a text nothing else matches may be a natural phrasing of a stored event
+        (`Resolver.described`), as a client names one. Remember's own phrases are not: the
+        sentence they come from holds the words of its cause and of its effect alike."""
         limits.text(cause, "cause", max_len=limits.MAX_TEXT)
         limits.text(effect, "effect", max_len=limits.MAX_TEXT)
         limits.text(evidence, "evidence", max_len=limits.MAX_TEXT, allow_empty=True)
@@ -159,7 +166,7 @@ class CausalGraph:
         )
         try:
             cause_ref, effect_ref = await asyncio.gather(
-                self.resolver.node(project, cause), self.resolver.node(project, effect)
+                self._find(project, cause, described), self._find(project, effect, described)
             )
         except BaseException:
             for lookup in named.values():
@@ -216,9 +223,16 @@ class CausalGraph:
             cause_node,
             effect_node,
             {"cause": cref.how, "effect": eref.how},
+            {"cause": cref.score, "effect": eref.score},
             updated=bool(found) and not restated,
             restated=restated,
         )
+
+    async def _find(self, project: str, text: str, described: bool) -> NodeRef | None:
+        found = await self.resolver.node(project, text)
+        if found is None and described:
+            found = await self.resolver.described(project, text)
+        return found
 
     async def _create_node(
         self, project: str, text: str, memory: str | None = None, named: Awaitable[dict[str, str]] | None = None
@@ -240,15 +254,18 @@ class CausalGraph:
 
     # --- reads ------------------------------------------------------------------------------
 
-    async def resolve(self, project: str, text: str) -> CausalNode:
+    async def resolve(self, project: str, text: str) -> tuple[CausalNode, NodeRef]:
+        """The node `text` means and how it was found: by id, by its text, else as a natural
+        phrasing of it (words and meaning, as search finds them)."""
         limits.text(text, "event", max_len=limits.MAX_TEXT)
         rows = await q.node_by_id(self.ctx, project, text)  # a client that found the event asks by id
         if rows:
-            return node_from(*rows[0])
-        ref = await self.resolver.node(project, text, by_id=False)
+            node = node_from(*rows[0])
+            return node, NodeRef(node.id, "event" if node.kind == "event" else "entity", "id")
+        ref = await self.resolver.node(project, text, by_id=False) or await self.resolver.described(project, text)
         if ref is None:
             raise NotFound(f"No event or entity matches {text[:80]!r}.")
-        return await self._node(project, ref)
+        return await self._node(project, ref), ref
 
     async def chain(
         self,
@@ -267,8 +284,8 @@ class CausalGraph:
         check_confidence(min_confidence)
         if not 1 <= max_nodes <= MAX_NODES:
             raise InvalidParams(f"limit must be between 1 and {MAX_NODES}.")
-        start = await self.resolve(project, text)
-        chain = Chain(start, [ChainNode(start, 0, 1.0, "start")])
+        start, match = await self.resolve(project, text)
+        chain = Chain(start, [ChainNode(start, 0, 1.0, "start")], match=match)
         for way in ("upstream", "downstream") if direction == "both" else (direction,):
             await self._walk(project, chain, way == "upstream", depth, min_confidence, max_nodes)
         return chain

@@ -27,7 +27,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -310,6 +310,7 @@ def _read_sentence(sentence: Span, memory: _Memory, out: Extraction, codes: list
             fact = ExtractedFact(fact.subject, fact.predicate, fact.object, held.valid_from, held.valid_to)
         if fact not in out.facts:
             out.facts.append(fact)
+    sentence_event = len(out.events)  # where the sentence's own event goes, if it has one
     if time.event_at is not None:
         out.events.append(
             ExtractedEvent(_clip(sentence.text.strip()), time.event_at, time.text, tuple(dict.fromkeys(names)))
@@ -327,9 +328,15 @@ def _read_sentence(sentence: Span, memory: _Memory, out: Extraction, codes: list
             if subjects and subjects[0].head.i != verb.i:
                 clause = f"{_text(list(subjects[0].subtree))} {clause}"
             out.events.append(ExtractedEvent(_clip(clause), own.event_at, own.text, tuple(dict.fromkeys(names))))
-    for cause in _causes(sentence, memory):
+    dated: list[str] = []
+    for cause in _causes(sentence, memory, dated):
         if cause not in out.causes:
             out.causes.append(cause)
+    if time.event_at is not None and len(set(dated)) == 1:
+        # The cause or effect the sentence's time opened is the event it dates: logged as that
+        # phrase, so the link (which finds the event by its text) attaches to the dated event,
+        # not to an undated copy. The memory keeps the whole sentence.
+        out.events[sentence_event] = replace(out.events[sentence_event], description=dated[0])
 
 
 def _subject_name(sentence: Span, memory: _Memory) -> str:
@@ -1477,12 +1484,26 @@ def _opener(doc: Doc, start: int) -> str:
 _MARKERS = {("because", "of"), ("due", "to"), ("owing", "to"), ("thanks", "to")}
 
 
-def _causes(sentence: Span, memory: _Memory) -> Iterator[ExtractedCause]:
+def _causes(sentence: Span, memory: _Memory, dated: list[str] | None = None) -> Iterator[ExtractedCause]:
+    """The sentence's causal links; `dated` gets each phrase whose opening time words were
+    stripped (the event the sentence's time is about)."""
     evidence = _clip(sentence.text.strip())
+    times: list[tuple[str, str]] | None = None  # the sentence's time expressions, read once if needed
     for token in sentence:
         found = list(_cause_at(token, memory))
+        if found and times is None:
+            # Only the expressions that say when (as `_times` reads them): "a six hour outage"
+            # opens with how long, which is the effect itself.
+            times = [
+                (opener, text)
+                for _, opener, text in _time_phrases(sentence)
+                if opener not in _NOT_POINTS and text.lower() not in _VAGUE and not _DURATION.fullmatch(text.strip())
+            ]
         for cause, effect, confidence in found:
-            cause, effect = _clip(cause), _clip(effect)
+            untimed = _clip(_untimed(cause, times or [])), _clip(_untimed(effect, times or []))
+            if dated is not None:
+                dated += [new for new, old in zip(untimed, (cause, effect), strict=True) if new != _clip(old)]
+            cause, effect = untimed
             if cause and effect and cause.lower() != effect.lower():
                 yield ExtractedCause(cause, effect, confidence, evidence)
 
@@ -1618,6 +1639,25 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
         subject = next((c for c in token.children if c.dep_ == "nsubj"), None)
         if subject is not None:
             yield _phrase(source, memory), _resolve(_clause(subject, set()), memory), 0.85
+
+
+def _untimed(phrase: str, times: list[tuple[str, str]]) -> str:
+    """A cause or effect without the time expressions it opens with ("Yesterday at 21:15 the
+    freezer failed" -> "the freezer failed"): the time is the event's `occurred_at`, and an
+    answer or a lookup by the phrase must not carry it ("because Yesterday at 21:15 ...")."""
+    rest = phrase
+    stripped = True
+    while stripped:
+        stripped = False
+        for opener, text in times:
+            for lead in (f"{opener} {text}", text) if opener else (text,):
+                end = len(lead)
+                if rest[:end].lower() == lead.lower() and (end == len(rest) or not rest[end].isalnum()):
+                    rest, stripped = rest[end:].lstrip(" ,;"), True
+                    break
+            if stripped:
+                break
+    return rest if any(c.isalnum() for c in rest) else phrase
 
 
 def _governing_verb(token: Token) -> Token | None:

@@ -42,7 +42,7 @@ class MemoryGraphs:
         reltypes: RelTypeService,
         clock: Clock = SYSTEM_CLOCK,
     ) -> MemoryGraphs:
-        resolver = Resolver(ctx)
+        resolver = Resolver(ctx, search)
         entity_graph = EntityGraph(ctx, resolver, entities, named, reltypes, clock)
         temporal = TemporalGraph(entity_graph)
         return cls(

@@ -11,6 +11,13 @@ this order, the first that answers wins:
    (difflib ratio; "auth service crash" and "Auth service crashed" score 0.95);
 4. vector: the nearest event or entity at cosine similarity `VECTOR_MIN` or more.
 
+Readers (`get_causal_chain`, `explain_why`) and `add_causal_link` then try a fifth step,
+`described`: a natural phrasing of a stored event ("the walk-in freezer failed" for "Yesterday
+at 21:15 the walk-in freezer failed because the compressor overheated."), found by hybrid search
+(`polyg.core.search`, words and meaning) and kept when the stored text holds every content
+word of the phrasing (meaning alone is the vector step's, at its high bar: "missing
+AUTH_SECRET" is near the entity AUTH_SECRET, yet not it); its cosine similarity is the score.
+
 Fuzzy and vector matches must also name the same numbers: "step 3 of the outage" is not
 "step 2 of the outage", nor deploy v2.3.2 deploy v2.3.1, however alike the rest.
 
@@ -30,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from polyg.core.graph import GraphContext
+from polyg.core.search import STOPWORDS, PresetName, SearchService, stem
 from polyg.errors import StoreError
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, EVENT, Label
@@ -37,11 +45,13 @@ from polyg.store.queries import named as named_q
 from polyg.store.queries import resolve as q
 
 Kind = Literal["entity", "event"]
-How = Literal["id", "exact", "case-insensitive", "fuzzy", "vector", "created"]
+How = Literal["id", "exact", "case-insensitive", "fuzzy", "vector", "search", "created"]
 
 FUZZY_MIN = 0.85
 VECTOR_MIN = 0.85
 CANDIDATES = 10
+# The search each kind is found by (`polyg.core.search.PRESETS`).
+SEARCH_PRESETS: dict[Kind, PresetName] = {"event": "events", "entity": "default"}
 WORD = re.compile(r"\w+", re.UNICODE)
 LABELS: dict[Kind, Label] = {"entity": ENTITY, "event": EVENT}
 
@@ -105,8 +115,10 @@ def fulltext_query(text: str) -> str:
 
 
 class Resolver:
-    def __init__(self, ctx: GraphContext) -> None:
+    def __init__(self, ctx: GraphContext, search: SearchService | None = None) -> None:
         self.ctx = ctx
+        # The hybrid search behind `described` (None: that step finds nothing).
+        self.search = search
 
     # --- entities by name -----------------------------------------------------------------
 
@@ -219,6 +231,40 @@ class Resolver:
             nearest.cancel()
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await nearest
+
+    async def described(
+        self, project: str, text: str, *, kinds: tuple[Kind, ...] = ("event", "entity")
+    ) -> NodeRef | None:
+        """The node a natural phrasing of it means, as search finds it (the module's fifth
+        step), with its cosine similarity as the score; events before entities at a tie."""
+        if self.search is None:
+            return None
+        terms = [w for w in dict.fromkeys(normalise(text).split()) if w not in STOPWORDS]
+        if not terms:
+            return None
+        found = await asyncio.gather(
+            *(self.search.search(project, text, SEARCH_PRESETS[kind], CANDIDATES) for kind in kinds)
+        )
+        best: tuple[tuple[float, int], NodeRef] | None = None
+        for rank_of_kind, (kind, hits) in enumerate(zip(kinds, found, strict=True)):
+            if not hits:
+                continue
+            cosine = {h.node_id: h.vector for h in hits}
+            rows = await q.texts_of(self.ctx, project, LABELS[kind], [h.node_id for h in hits])
+            for node_id, candidate in rows:
+                stored = str(candidate or "")
+                if not same_numbers(text, stored):
+                    continue
+                words = set(normalise(stored).split())
+                if not all(
+                    t in words or ((s := stem(t)) is not None and any(w.startswith(s) for w in words)) for t in terms
+                ):
+                    continue
+                similar = float(cosine.get(node_id) or 0.0)
+                key = (similar, -rank_of_kind)
+                if best is None or key > best[0]:
+                    best = (key, NodeRef(node_id, kind, "search", round(similar, 4)))
+        return best[1] if best is not None else None
 
     async def _fuzzy(self, project: str, text: str, kinds: tuple[Kind, ...]) -> NodeRef | None:
         query = fulltext_query(text)

@@ -131,3 +131,9 @@ async def vector_candidates(run: Runner, project: str, label: Label, vector: Vec
         )
 
     return await nearest(run, project, label, k, ask)
+
+
+async def texts_of(run: Runner, project: str, label: Label, ids: list[str]) -> list[Row]:
+    """(id, text) of the `label` nodes with these ids (a search's hits, to compare their words)."""
+    field = TEXT_FIELD[label]
+    return await run.read(project, f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n.id, n.{field}", {"ids": ids})

@@ -37,6 +37,7 @@ class AddCausalLinkResult(BaseModel):
     cause: NodeOut
     effect: NodeOut
     resolved: dict[str, str]
+    scores: dict[str, float] = Field(default={}, description="How well each end matched (1.0: exactly).")
     updated: bool
 
 
@@ -47,8 +48,17 @@ class ChainNodeOut(NodeOut):
     via: str | None = None
 
 
+class MatchOut(BaseModel):
+    """How the event asked about was found: by id, exactly, ..., or as a natural phrasing of a
+    stored one (`search`), with the match's score (cosine similarity for fuzzy wording)."""
+
+    how: str
+    score: float
+
+
 class CausalChainResult(BaseModel):
     start: NodeOut
+    match: MatchOut | None = None
     direction: str
     depth: int
     nodes: list[ChainNodeOut]
@@ -72,6 +82,7 @@ class ExplanationOut(BaseModel):
 
 class ExplainResult(BaseModel):
     event: NodeOut
+    match: MatchOut | None = None
     answer: str
     root_causes: list[NodeOut]
     explanations: list[ExplanationOut]
@@ -83,7 +94,9 @@ class ExplainResult(BaseModel):
 
 
 class AddCausalLink(Params):
-    cause: str = Field(description="Event or entity (text, name or id); created when nothing matches.")
+    cause: str = Field(
+        description="Event or entity (text, name, id or a natural phrasing of it); created when nothing matches."
+    )
     effect: str
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     evidence: str = ""
@@ -111,9 +124,14 @@ def node_out(node: CausalNode) -> dict[str, Any]:
     return {"id": node.id, "kind": node.kind, "text": node.text, "occurred_at": node.occurred_at, "type": node.type}
 
 
+def match_out(chain: Chain) -> dict[str, Any] | None:
+    return {"how": chain.match.how, "score": chain.match.score} if chain.match is not None else None
+
+
 def chain_out(chain: Chain, direction: str, depth: int) -> dict[str, Any]:
     return {
         "start": node_out(chain.start),
+        "match": match_out(chain),
         "direction": direction,
         "depth": depth,
         "nodes": [
@@ -172,6 +190,7 @@ async def add_causal_link(s: Services, p: AddCausalLink) -> AddCausalLinkResult:
         confidence=p.confidence,
         evidence=p.evidence,
         create_missing=p.create_missing,
+        described=True,
     )
     link = result.link
     return shaping.typed(
@@ -187,6 +206,7 @@ async def add_causal_link(s: Services, p: AddCausalLink) -> AddCausalLinkResult:
             "cause": node_out(result.cause),
             "effect": node_out(result.effect),
             "resolved": result.resolved,
+            "scores": result.scores,
             "updated": result.updated,
         },
     )
@@ -238,6 +258,7 @@ async def explain_why(s: Services, p: ExplainWhy) -> ExplainResult:
         ExplainResult,
         {
             "event": node_out(chain.start),
+            "match": match_out(chain),
             "answer": answer(chain.start, explanations),
             "root_causes": [node_out(e.steps[0].node) for e in explanations],
             "explanations": [
