@@ -375,7 +375,7 @@ async def delete_relationship(s: Services, p: RelationshipRef) -> str:
 
 @kg.tool(AddObservation, ObservationResult, title="Add observation")
 async def add_observation(s: Services, p: AddObservation) -> ObservationResult:
-    """Add an observation (a sentence) to an entity; one it already holds is returned, not added."""
+    """Add an observation to an entity; one it already holds is returned, not added."""
     observation = await s.entities.add_observation(s.project(p.project_id), p.entity_id, p.observation)
     return shaping.typed(ObservationResult, {"observation": observation_out(observation)})
 

@@ -94,9 +94,7 @@ class ExplainResult(BaseModel):
 
 
 class AddCausalLink(Params):
-    cause: str = Field(
-        description="Event or entity (text, name, id or a natural phrasing of it); created when nothing matches."
-    )
+    cause: str = Field(description="Event or entity (text, name, id or a phrasing); made when nothing matches.")
     effect: str
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     evidence: str = ""

@@ -204,8 +204,8 @@ async def link_entities(s: Services, p: LinkEntities) -> LinkEntitiesResult:
 
 @memory.tool(GetEntity, GetEntityResult, read_only=True, title="Get entity", supersedes="kg")
 async def get_entity(s: Services, p: GetEntity) -> GetEntityResult | kg.EntityResult:
-    """An entity by name with observations, properties, latest events and relationships (facts
-    holding now, or as_of); or by entity_id (kg's form).
+    """An entity by name with its observations, latest events and facts (now, or as_of); or
+    by entity_id (kg's form).
 
     By name: its relationships are the facts that hold now (or as_of a time; all of them with
     include_history) and its other links. By entity_id alone, as in the kg toolset: the entity

@@ -85,7 +85,7 @@ async def get_statistics(s: Services, p: GetStatistics) -> StatisticsResult:
 
 @memory.tool(ClearGraph, ClearResult, destructive=True, title="Clear graph")
 async def clear_graph(s: Services, p: ClearGraph) -> ClearResult:
-    """Delete one graph's contents (semantic, temporal, causal, entity) or all; needs confirm: true.
+    """Delete one graph's contents (semantic, temporal, causal, entity) or all; needs confirm.
 
     Cannot be undone."""
     if not p.confirm:

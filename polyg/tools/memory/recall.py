@@ -84,7 +84,7 @@ class Remember(Params):
     context: str | None = Field(
         default=None,
         max_length=MAX_CONTEXT,
-        description=("Speaker or channel it is from: stored as '<context>: <content>', an entity recall favours."),
+        description="Speaker or channel it is from (stored as '<context>: <content>').",
     )
     reference_time: str | None = Field(default=None, description="When it was said (ISO); times in it read against it.")
 
@@ -148,8 +148,8 @@ async def recall(s: Services, p: Recall) -> dict[str, Any]:
 
 @memory.tool(Remember, RememberResult, title="Remember")
 async def remember(s: Services, p: Remember) -> dict[str, Any]:
-    """Store a memory (searchable at once) and the entities, events, facts and causal links it
-    states; the same memory twice writes nothing.
+    """Store a memory (searchable at once) and the entities, events, facts and causes it
+    states; told twice, it writes nothing.
 
     Events keep their times; a new value of a single-valued fact closes the old one. Told again
     after a remember that failed half-way, the same memory writes what that one did not.

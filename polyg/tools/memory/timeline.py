@@ -120,7 +120,7 @@ class AddFact(Params):
     valid_to: str | None = Field(default=None, description="Default: still true.")
     single_valued: bool | None = Field(
         default=None,
-        description="Whether it closes the subject's other facts of the predicate (default: by predicate).",
+        description="Closes the subject's other facts of the predicate (default: by predicate).",
     )
     subject_type: str | None = None
     object_type: str | None = None
@@ -349,6 +349,6 @@ async def list_invalidations(s: Services, p: ListInvalidations) -> InvalidationL
 
 @memory.tool(UndoInvalidation, FactResult, destructive=True, title="Undo invalidation")
 async def undo_invalidation(s: Services, p: UndoInvalidation) -> FactResult:
-    """Reopen an invalidated fact's window (retract_newer: also delete the fact that closed it)."""
+    """Reopen an invalidated fact (retract_newer: also delete the fact that closed it)."""
     fact = await s.memory.temporal.undo_invalidation(s.project(p.project_id), p.fact_id, retract_newer=p.retract_newer)
     return shaping.typed(FactResult, {"fact": fact_out(fact, now_text(s))})
