@@ -216,3 +216,18 @@ def contains_answer(gold: str, text: str) -> bool:
     # inside a date.
     said_words = {_norm(w) for w in _TOKEN.findall(text.lower())}
     return all(w in said_words for w in words) and all(any(_same_date(d, s) for s in said_dates) for d in dates)
+
+
+def category_table(results: dict[str, Any], cats: list[str], label: str) -> list[str]:
+    """Markdown rows: recall@10 / all-evidence@10 (questions) per category, a row per result."""
+    lines = [f"| {label} | " + " | ".join(cats) + " |", "|---|" + "---:|" * len(cats)]
+    for name, res in results.items():
+        by_cat = res["by_category"]
+        cells = [
+            f"{by_cat[c]['recall@10']:.1f} / {by_cat[c]['all_evidence@10']:.1f} ({by_cat[c]['questions']})"
+            if c in by_cat
+            else ""
+            for c in cats
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines

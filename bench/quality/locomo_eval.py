@@ -288,16 +288,7 @@ def markdown(run: dict[str, Any]) -> str:
             f"| *ref: {name}* | " + " | ".join(f"*{ref[c]:.1f}*" for c in cols) + " |" + " |" * (len(cats) + 2)
         )
     lines += ["", REFERENCE_NOTE, "", "Per category (recall@10 / all-evidence@10, questions):", ""]
-    lines += ["| config | " + " | ".join(cats) + " |", "|---|" + "---:|" * len(cats)]
-    for name, res in run["results"].items():
-        by_cat = res["by_category"]
-        cells = [
-            f"{by_cat[c]['recall@10']:.1f} / {by_cat[c]['all_evidence@10']:.1f} ({by_cat[c]['questions']})"
-            if c in by_cat
-            else ""
-            for c in cats
-        ]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += locomo_scoring.category_table(run["results"], cats, "config")
     lines += ["", "Configurations:", ""]
     for name, cfg in run["configs"].items():
         lines.append(f"- `{name}`: {cfg}")

@@ -321,16 +321,7 @@ def markdown(run: dict[str, Any]) -> str:
             + f" | {res['latency_ms']['p50_ms']:.1f} | {res['latency_ms']['p95_ms']:.1f} |"
         )
     lines += ["", "Per category (recall@10 / all-evidence@10, questions):", ""]
-    lines += ["| tool | " + " | ".join(cats) + " |", "|---|" + "---:|" * len(cats)]
-    for name, res in run["results"].items():
-        by_cat = res["by_category"]
-        cells = [
-            f"{by_cat[c]['recall@10']:.1f} / {by_cat[c]['all_evidence@10']:.1f} ({by_cat[c]['questions']})"
-            if c in by_cat
-            else ""
-            for c in cats
-        ]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += locomo_scoring.category_table(run["results"], cats, "tool")
     lines += ["", "Targets on the dev split: " + ", ".join(f"{k} >= {v:.0f}" for k, v in TARGETS.items()) + "."]
     lines += answer_markdown(run["results"]["recall"]["answers"])
     remember = run["remember_ms"]
