@@ -59,13 +59,15 @@ SERVICE_HEADS = frozenset(
     "service api app application database db cluster pipeline platform server system library module "
     "repo repository sdk cli queue cache gateway backend frontend website site tool dashboard bot engine "
     "bucket endpoint microservice stack framework portal store warehouse lake job worker scheduler "
-    "proxy balancer network firewall vpn index model scheduler compiler runtime plugin toolkit".split()
+    "proxy balancer network firewall vpn index model scheduler compiler runtime plugin toolkit parser installer "
+    "renderer daemon kernel interpreter linter bundler crawler indexer".split()
 )
 PROJECT_HEADS = frozenset("project initiative program programme migration rewrite effort epic".split())
 ORG_HEADS = frozenset(
     "company inc corp corporation ltd llc bank university college school agency foundation startup "
     "institute lab labs hospital firm logistics industries systems solutions technologies holdings partners "
-    "capital ventures media airlines motors pharmaceuticals consulting bakery clinic".split()
+    "capital ventures media airlines motors pharmaceuticals consulting bakery clinic shipping freight insurance "
+    "analytics software studios publishing".split()
 )
 EVENT_HEADS = frozenset(
     "conference summit meetup outage incident launch offsite hackathon festival workshop wedding party "
@@ -119,6 +121,12 @@ PERSON_VERBS = frozenset(
     "resign retire succeed curate direct".split()
 )
 _SPEAKER = frozenset({"i", "me", "my", "myself", "mine"})
+# Titles before a person's name: "Dr Radomir Halvorsen" is called Radomir Halvorsen (a title
+# with a surname alone, "Mr. Patel", is how that person is called and stays).
+TITLES = frozenset(
+    "mr mr. mrs mrs. ms ms. miss dr dr. prof prof. professor sir dame councillor councilor cllr cllr. "
+    "senator judge nurse father sister brother rev rev. reverend".split()
+)
 _PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself"})
 _WE = frozenset({"we"})
 
@@ -141,6 +149,9 @@ PREP_VERBS: dict[tuple[str, str], str | None] = {
     ("work", "for"): "works_at?",
     ("work", "in"): None,
     ("work", "with"): "works_with",
+    ("contribute", "to"): "works_on",
+    ("sit", "on"): "sits_on?",
+    ("serve", "on"): "sits_on?",
     ("teach", "at"): "works_at?",
     ("teach", "in"): "works_at?",
     ("play", "in"): "member_of",
@@ -173,6 +184,8 @@ OBJECT_VERBS: dict[str, str | None] = {
     "chair": "leads",
     "coordinate": "leads",
     "captain": "leads",
+    "coach": "leads",
+    "conduct": "leads",
     "use": "uses",
     "marry": "married_to",
     "prefer": "prefers",
@@ -213,7 +226,8 @@ DAMAGE_VERBS = frozenset(
 )
 # Verbs that say something failed: "after X failed, Y" reads X as Y's cause.
 FAIL_VERBS = frozenset(
-    "fail crash break expire stop die hang leak overflow fill time run go timeout degrade collapse error".split()
+    "fail crash break expire stop die hang leak overflow fill time run go timeout degrade collapse error snap burst "
+    "flood freeze overheat crack jam stall trip short".split()
 )
 _NEG = frozenset({"not", "n't", "never", "no"})
 
@@ -296,11 +310,22 @@ def _read_sentence(sentence: Span, memory: _Memory, out: Extraction, codes: list
     if len(set(memory.people)) == 1 and any(t.lower_ in _PERSON_PRONOUNS for t in sentence):
         names.append(memory.people[-1])
     time = _times(sentence, memory.reference)
+    if time.event_at is None and (time.valid_from or time.valid_to):
+        # A span in one clause ("have sat on X since 2023") does not hide the date another
+        # states ("moved to Y in 2021"): the main clause's own time dates the sentence's event.
+        main = _times(sentence, memory.reference, _attached_offsets(sentence, sentence.root))
+        if main.event_at is not None:
+            time = main
     for fact, verb in _facts(sentence, memory):
         # The time of the fact's own clause ("left X in 2024 and joined Y in January 2025"),
-        # else the sentence's.
-        own = _times(sentence, memory.reference, _clause_offsets(verb))
-        held = own if (own.valid_from or own.valid_to) else time
+        # else a time the parse attaches to its verb's clause: never one of another clause
+        # ("works at X and has volunteered at Y since August" states no start of the job).
+        own = _times(sentence, memory.reference, _clause_offsets(verb) & _attached_offsets(sentence, verb))
+        held = (
+            own
+            if (own.valid_from or own.valid_to)
+            else _times(sentence, memory.reference, _attached_offsets(sentence, verb))
+        )
         if fact.ends:
             # It held until the time its clause states (the start of that period: "left in
             # 2024"), else until it was said.
@@ -515,6 +540,13 @@ def _name_head(token: Token) -> Token | None:
         return head if head.pos_ in ("PROPN", "NOUN", "X") else token
     if token.pos_ == "NOUN" and token.lemma_.lower() in COMMON_NAME_HEADS and token.dep_ not in ("compound",):
         return token
+    if (
+        token.pos_ in ("ADJ", "PROPN")
+        and token.text == token.lower_
+        and token.lower_ in COMMON_NAME_HEADS
+        and token.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj", "conj", "attr", "appos")
+    ):
+        return token  # "The booking portal depends on ...": a head noun the tagger mistagged
     return None
 
 
@@ -544,11 +576,21 @@ def _name(head: Token) -> tuple[str, str | None] | None:
         return None
     while tokens and tokens[0].lower_ in _NEVER_OPENS:
         tokens.pop(0)
-    if not tokens or any(not _wordlike(t) or t.lower_ in TIME_WORDS for t in tokens):
+    titled = bool(tokens) and tokens[0].lower_ in TITLES and tokens[0].text[:1].isupper() and len(tokens) > 1
+    if titled and len(tokens) > 2:
+        tokens.pop(0)
+    if not tokens or any(
+        not _wordlike(t) or (t.lower_ in TIME_WORDS and not _named_time_word(t, head)) for t in tokens
+    ):
         return None
     proper = any(_proper(t) for t in tokens)
     if proper and any(
-        t.is_alpha and t.text == t.lower_ and t.i != head.i and t.lower_ not in _NAME_CONNECTORS for t in tokens
+        t.is_alpha
+        and t.text == t.lower_
+        and t.i != head.i
+        and t.lower_ not in _NAME_CONNECTORS
+        and not _purpose(t, head)
+        for t in tokens
     ):
         return None  # "El equipo de pagos trabaja": a clause, not a name
     if not proper:
@@ -564,7 +606,41 @@ def _name(head: Token) -> tuple[str, str | None] | None:
     text = _text(tokens)
     if not text or len(text) > 100 or text.lower() in LEAD_ROLES | JOB_NOUNS:
         return None  # "Our new CTO is ...": a role, not a name
-    return text, _type(tokens, head)
+    return text, "Person" if titled else _type(tokens, head)
+
+
+def _named_time_word(token: Token, head: Token) -> bool:
+    """A capitalised time word inside a name the tagger spans as one ("the Morning Ledger",
+    "the Sunday Times"): part of the name, not a date."""
+    return (
+        token.i != head.i
+        and token.text[:1].isupper()
+        and not token.is_sent_start
+        and head.lower_ not in TIME_WORDS
+        and bool(token.ent_type_)
+        and token.ent_type_ == head.ent_type_
+        and token.ent_type_ not in _NOT_NAMES
+        and head.ent_iob_ == "I"
+    )
+
+
+# Participles that say a system's state, not what it is for ("the failing service" is no name;
+# "the tracking API", "the booking portal" are).
+_STATE_PARTICIPLES = frozenset(
+    "failing running existing remaining missing upcoming growing ongoing leaking crashing working "
+    "broken changing coming following leading pending".split()
+)
+
+
+def _purpose(token: Token, head: Token) -> bool:
+    """A lower-case word in front of a system's head noun that says what it is for ("the
+    tracking API", "the booking portal"), as a compound or a participle the tagger read."""
+    return (
+        head.lemma_.lower() in COMMON_NAME_HEADS
+        and token.i < head.i
+        and (token.tag_ == "VBG" or token.dep_ == "compound" or token.pos_ == "NOUN")
+        and token.lower_ not in _STATE_PARTICIPLES
+    )
 
 
 def _proper(token: Token) -> bool:
@@ -573,6 +649,8 @@ def _proper(token: Token) -> bool:
     capitalised word that is a name all the same (`_capitalised_name`)."""
     if token.text == token.lower_:
         return False
+    if token.text.isupper() and token.lower_ in COMMON_NAME_HEADS:
+        return False  # "API", "CLI", "SDK": a kind of system, written in capitals
     if token.pos_ == "PROPN" or (token.ent_type_ and token.ent_type_ not in _NOT_NAMES) or _swallowed(token):
         return True
     return _capitalised_name(token)
@@ -634,7 +712,7 @@ def _name_tokens(head: Token) -> list[Token]:
                     child.dep_ == "amod"
                     and current.lemma_.lower() in COMMON_NAME_HEADS
                     and child.lower_ not in _GENERIC_ADJECTIVES
-                    and child.pos_ == "ADJ"
+                    and (child.pos_ == "ADJ" or _purpose(child, current))
                 )
                 or (child.dep_ == "poss" and child.pos_ == "PROPN" and current.text[:1].isupper())
             ):
@@ -818,6 +896,48 @@ def _named_argument(token: Token, memory: _Memory, system: bool = False) -> str 
 # --- facts ----------------------------------------------------------------------------------
 
 
+# Edges that open another clause: a time hanging in one says nothing of the other's facts.
+_CLAUSE_EDGES = frozenset({"conj", "relcl", "advcl", "acl", "parataxis"})
+
+
+def _attached_offsets(sentence: Span, verb: Token) -> set[int]:
+    """Where the words start whose clause is the verb's (`_same_clause`): the time expressions
+    among them are the ones the parse attaches to the verb or to the verb its clause hangs on
+    ("started to work on X in 2024"), not to a clause conjoined to it or relative to it."""
+    out: set[int] = set()
+    for token in sentence:
+        governing = _verb_above(token)
+        if governing is None or _same_clause(governing, verb):
+            out.add(token.idx)
+    return out
+
+
+def _verb_above(token: Token) -> Token | None:
+    """The first verb at or above `token` in the parse (None: none up to the root)."""
+    current = token
+    while current.pos_ not in ("VERB", "AUX"):
+        if current.head.i == current.i:
+            return None
+        current = current.head
+    return current
+
+
+def _same_clause(a: Token, b: Token) -> bool:
+    """Whether no clause boundary (`_CLAUSE_EDGES`) lies on the parse's path between two words."""
+    above_a = [a, *a.ancestors]
+    above_b = {t.i for t in [b, *b.ancestors]}
+    common = next((t for t in above_a if t.i in above_b), None)
+    if common is None:
+        return False
+    for start in (a, b):
+        current = start
+        while current.i != common.i:
+            if current.dep_ in _CLAUSE_EDGES:
+                return False
+            current = current.head
+    return True
+
+
 def _clause_offsets(verb: Token) -> set[int]:
     """Where the words of the verb's own clause start: its subtree without the clauses
     conjoined to it."""
@@ -848,6 +968,10 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Tok
                             continue
                         kind = memory.entities.get(obj.lower())
                         kind_of = kind.type if kind else memory.pending.get(obj)
+                        if kind_of in (None, "Person") and _moves_home(
+                            verb, obj_token, memory.entities.get(subject.lower())
+                        ):
+                            kind_of = "Place"  # "She moved to Hilo": a person moves to a place
                         canonical = _canonical(predicate, kind_of, verb)
                         if canonical is None:
                             continue
@@ -859,6 +983,18 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Tok
                         _retype(memory, subject, SUBJECT_TYPES.get(canonical))
                         _retype(memory, obj, OBJECT_TYPES.get(canonical))
                         yield ExtractedFact(subject, canonical, obj, ends=ends), verb
+
+
+def _moves_home(verb: Token, obj: Token, subject: ExtractedEntity | None) -> bool:
+    """A person moving to a proper name nothing typed: a place ("moved to Hilo"); a system
+    moved to one is a migration, not a home."""
+    return (
+        verb.lemma_.lower() in ("move", "relocate")
+        and obj.pos_ == "PROPN"
+        and obj.ent_type_ in ("", "PERSON")  # the tagger's guess for an unfamiliar town
+        and subject is not None
+        and subject.type == "Person"
+    )
 
 
 # What "we" states of the speaker too: where one lives (a household moves together).
@@ -942,6 +1078,9 @@ def _relations(verb: Token, subjects: list[Token]) -> Iterator[tuple[str | None,
         if agent is not None and lemma in PASSIVE_VERBS:
             yield PASSIVE_VERBS[lemma], agent, [subject]
             return
+        if lemma in APPOINT_VERBS:
+            yield from _appointed(verb, subject)
+            return
         for (verb_lemma, prep), predicate in PREP_VERBS.items():
             if verb_lemma == lemma and (obj := _prep_object(verb, prep)) is not None:
                 yield predicate, subject, [obj]
@@ -992,11 +1131,42 @@ def _relations(verb: Token, subjects: list[Token]) -> Iterator[tuple[str | None,
             return
     if lemma in OBJECT_VERBS:
         obj = next((c for c in verb.children if c.dep_ in ("dobj", "attr")), None)
+        if lemma == "join" and obj is not None and _prep_object(verb, "as") is not None:
+            # "joined Corbel Tide Shipping as fleet manager": a job there, unless a team's
+            # (whatever the tagger made of the name).
+            yield "joined_as?", subject, [obj]
+            return
         if obj is not None:
             yield OBJECT_VERBS[lemma], subject, [obj]
-        if lemma == "join" and (role := _prep_object(verb, "as")) is not None and obj is not None:
-            del role  # "joined Acme as CTO": the membership is the fact
     return
+
+
+# Verbs whose passive puts the subject in a role or a body: "was promoted to head of Sales",
+# "was appointed as chair of X", "was elected to the City Council".
+APPOINT_VERBS = frozenset("promote appoint elect name nominate make".split())
+
+
+def _appointed(verb: Token, subject: Token) -> Iterator[tuple[str | None, Token, list[Token]]]:
+    """The role or the body a passive appointment states (`APPOINT_VERBS`)."""
+    named = next((c for c in verb.children if c.dep_ in ("oprd", "attr") and c.pos_ == "NOUN"), None)
+    if named is not None and (named.lemma_.lower() in LEAD_ROLES or _headed(named)):
+        yield from _role(named, subject)  # "was appointed chair of the Finance Committee"
+        return
+    for prep in ("to", "as"):
+        target = _prep_object(verb, prep)
+        if target is None:
+            continue
+        if target.lemma_.lower() in LEAD_ROLES or _headed(target):
+            yield from _role(target, subject)
+        elif prep == "to" and target.pos_ in ("PROPN", "NOUN"):
+            yield "sits_on?", subject, [target]  # elected to a council, appointed to a board
+        return
+    # "was promoted to head the Logistics team", parsed as "to" + the verb "head".
+    led = next((c for c in verb.children if c.dep_ == "xcomp" and c.lemma_.lower() in ("head", "lead")), None)
+    if led is not None:
+        target = _prep_object(led, "of") or next((c for c in led.children if c.dep_ == "dobj"), None)
+        if target is not None:
+            yield "leads", subject, [target]
 
 
 # Verbs that end what their object was to the subject: one leaves a team, a company, a project.
@@ -1055,7 +1225,12 @@ def _copular(verb: Token, subject: Token) -> Iterator[tuple[str | None, Token, l
         return
     # "Dana is Bob's manager", "My manager is Dana", "The lead of X is Y".
     if lemma in LEAD_ROLES | {"owner", "maintainer"} or _headed(attr):
-        yield from _role(attr, subject)
+        if _role_target(attr) is not None:
+            yield from _role(attr, subject)
+            return
+        # "the operations director at Corbel Tide Shipping": a job there (what it leads unsaid).
+        if (obj := _prep_object(attr, "at") or _prep_object(verb, "at")) is not None:
+            yield "job_at?", subject, [obj]
         return
     if subject.lemma_.lower() in LEAD_ROLES and attr.pos_ in ("PROPN", "NOUN"):
         yield from _role(subject, attr)
@@ -1088,9 +1263,7 @@ def _role(role: Token, holder: Token) -> Iterator[tuple[str | None, Token, list[
     """A role noun ("tech lead", "manager", "owner") and who holds it: the fact it states about
     what it is the role of ("of Y", "Y's")."""
     lemma = role.lemma_.lower()
-    of = _prep_object(role, "of") or _prep_object(role, "for")
-    possessor = next((c for c in role.children if c.dep_ == "poss"), None)
-    target = of or possessor
+    target = _role_target(role)
     if target is None:
         return
     if lemma == "owner":
@@ -1112,6 +1285,12 @@ def _role(role: Token, holder: Token) -> Iterator[tuple[str | None, Token, list[
         yield None, holder, [target]
 
 
+def _role_target(role: Token) -> Token | None:
+    """What a role is the role of: "of Y", "for Y", "Y's"."""
+    of = _prep_object(role, "of") or _prep_object(role, "for")
+    return of or next((c for c in role.children if c.dep_ == "poss"), None)
+
+
 def _prep_object(head: Token, prep: str, dep: str = "prep") -> Token | None:
     for child in head.children:
         if child.dep_ in (dep, "prep", "agent") and child.lower_ == prep:
@@ -1122,7 +1301,7 @@ def _prep_object(head: Token, prep: str, dep: str = "prep") -> Token | None:
 
 
 # Verbs that mean leading only when their object is a group or an undertaking.
-_LEADS_ONLY_GROUPS = frozenset("run take supervise oversee chair coordinate captain".split())
+_LEADS_ONLY_GROUPS = frozenset("run take supervise oversee chair coordinate captain coach conduct".split())
 
 
 def _canonical(predicate: str | None, object_type: str | None, verb: Token) -> str | None:
@@ -1139,6 +1318,10 @@ def _canonical(predicate: str | None, object_type: str | None, verb: Token) -> s
         return None  # "switched to the new VPN": no place, team or employer
     if lemma == "switch" and object_type not in ("Team", "Organisation", "Project"):
         return None
+    if predicate == "joined_as?":
+        return "member_of" if object_type == "Team" else "works_at"
+    if predicate == "sits_on?":  # "sits on the Parks Committee", "served on the board"
+        return "member_of" if object_type in ("Team", "Organisation") else None
     if predicate == "job_at?":
         return {"Organisation": "works_at", "Team": "member_of"}.get(object_type or "")
     if predicate == "left?":
@@ -1494,10 +1677,14 @@ def _causes(sentence: Span, memory: _Memory, dated: list[str] | None = None) -> 
         if found and times is None:
             # Only the expressions that say when (as `_times` reads them): "a six hour outage"
             # opens with how long, which is the effect itself.
+            # "after the robot broke" is an event, not a time: only phrases that read as times.
             times = [
                 (opener, text)
                 for _, opener, text in _time_phrases(sentence)
-                if opener not in _NOT_POINTS and text.lower() not in _VAGUE and not _DURATION.fullmatch(text.strip())
+                if opener not in _NOT_POINTS
+                and text.lower() not in _VAGUE
+                and not _DURATION.fullmatch(text.strip())
+                and _reads_as_time(text, memory.reference)
             ]
         for cause, effect, confidence in found:
             untimed = _clip(_untimed(cause, times or [])), _clip(_untimed(effect, times or []))
@@ -1540,11 +1727,20 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
                 effect_verb = effect_verb.head
             if _denied(mark or token, effect_verb):
                 return
-            effect = _clause(effect_verb, _subtree_ids(token))
+            # Without a clause joined after the cause ("A because B, and C"): C is said apart.
+            after = {
+                i
+                for c in effect_verb.children
+                if c.dep_ == "conj" and c.i > token.i and _is_clause(c)
+                for i in _subtree_ids(c)
+            }
+            after |= {c.i for c in effect_verb.children if c.dep_ == "cc" and c.i > token.i}
+            effect = _clause(effect_verb, _subtree_ids(token) | _which_clauses(effect_verb) | after)
             confidence = 0.9 if word == "because" else 0.7
             for clause_verb in [token, *(c for c in token.conjuncts if c.i > token.i and _is_clause(c))]:
                 # "A because B, because C": B's own cause is a link of its own, not part of B.
                 nested = {i for c in clause_verb.children if c.dep_ == "advcl" for i in _subtree_ids(c)}
+                nested |= _asides(clause_verb)
                 cause = _clause(clause_verb, _conj_ids(clause_verb) | nested)
                 yield _resolve(cause, memory), effect, confidence
             return
@@ -1630,8 +1826,9 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
             return
         cause = _resolve(_clause(subject, set()), memory)
         if subject.lower_ in ("which", "that") and token.head.pos_ in ("VERB", "AUX") and token.head.i != token.i:
-            # "The gateway timed out, which caused ...": the clause it hangs on is the cause.
-            cause = _clause(token.head, _subtree_ids(token))
+            # "The gateway timed out, which caused ...": the clause it hangs on is the cause
+            # (without its own "because ...": a link of its own).
+            cause = _clause(token.head, _subtree_ids(token) | _because_clauses(token.head))
         for target in [effect_of, *_conjuncts(effect_of)]:
             yield cause, _phrase(target, memory), 0.9
         return
@@ -1641,23 +1838,77 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
             yield _phrase(source, memory), _resolve(_clause(subject, set()), memory), 0.85
 
 
+def _reads_as_time(text: str, reference: datetime) -> bool:
+    """Whether a phrase the time finders returned names a time (a clock, a day, a period)."""
+    if _CLOCK.search(text):
+        return True
+    try:
+        return (_season_or_month(text, reference) or parse_range(text, reference=reference)) is not None
+    except (PolygError, ValueError, OverflowError):
+        return False
+
+
 def _untimed(phrase: str, times: list[tuple[str, str]]) -> str:
-    """A cause or effect without the time expressions it opens with ("Yesterday at 21:15 the
-    freezer failed" -> "the freezer failed"): the time is the event's `occurred_at`, and an
-    answer or a lookup by the phrase must not carry it ("because Yesterday at 21:15 ...")."""
+    """A cause or effect without the time expressions it opens or ends with ("Yesterday at
+    21:15 the freezer failed", "the deploy failed on Tuesday" -> "the freezer failed", "the
+    deploy failed"): the time is the event's `occurred_at`, and an answer or a lookup by the
+    phrase must not carry it ("because Yesterday at 21:15 ..."). A time inside the phrase stays
+    ("the Tuesday release"): only its edges are when it happened."""
     rest = phrase
     stripped = True
     while stripped:
         stripped = False
         for opener, text in times:
-            for lead in (f"{opener} {text}", text) if opener else (text,):
-                end = len(lead)
-                if rest[:end].lower() == lead.lower() and (end == len(rest) or not rest[end].isalnum()):
+            for said in (f"{opener} {text}", text) if opener else (text,):
+                end = len(said)
+                if rest[:end].lower() == said.lower() and (end == len(rest) or not rest[end].isalnum()):
                     rest, stripped = rest[end:].lstrip(" ,;"), True
+                    break
+                start = len(rest) - end
+                if start > 0 and rest[start:].lower() == said.lower() and not rest[start - 1].isalnum():
+                    rest, stripped = rest[:start].rstrip(" ,;"), True
                     break
             if stripped:
                 break
     return rest if any(c.isalnum() for c in rest) else phrase
+
+
+def _which_clauses(verb: Token) -> set[int]:
+    """The words of the ", which ..." clauses hung on `verb`: a statement of their own about
+    what the verb says ("broke ..., which blocked the release"), not part of its phrase."""
+    return {
+        i
+        for c in verb.children
+        if c.dep_ in ("advcl", "relcl", "ccomp", "conj")
+        and any(s.dep_ == "nsubj" and s.lower_ == "which" for s in c.children)
+        for i in _subtree_ids(c)
+    }
+
+
+def _asides(head: Token) -> set[int]:
+    """The words of the ", which ..." clauses anywhere under `head` (set off by a comma): what
+    they say is a statement of its own ("because a lock, which blocked the run, was held")."""
+    out: set[int] = set()
+    for t in head.subtree:
+        if (
+            t.i != head.i
+            and t.dep_ in ("relcl", "advcl", "acl")
+            and any(
+                s.dep_ == "nsubj" and s.lower_ == "which" and s.i > 0 and s.nbor(-1).text == "," for s in t.children
+            )
+        ):
+            out |= _subtree_ids(t)
+    return out
+
+
+def _because_clauses(verb: Token) -> set[int]:
+    """The words of the "because ..." clauses hung on `verb` (their link is made on its own)."""
+    return {
+        i
+        for c in verb.children
+        if c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ == "because" for m in c.children)
+        for i in _subtree_ids(c)
+    }
 
 
 def _governing_verb(token: Token) -> Token | None:
@@ -1712,7 +1963,9 @@ def _conj_ids(verb: Token) -> set[int]:
 def _clause(head: Token, excluded: set[int]) -> str:
     """The words of `head`'s subtree without `excluded`, trimmed of punctuation and of the
     conjunctions and markers that joined it to the rest."""
-    tokens = [t for t in head.subtree if t.i not in excluded]
+    # In the document's order: a relative clause hung on a noun after its verb would else
+    # come before that verb ("a lock which blocked the run was held").
+    tokens = sorted((t for t in head.subtree if t.i not in excluded), key=lambda t: t.i)
     while tokens and (
         tokens[0].is_punct or tokens[0].dep_ in ("cc", "mark") or tokens[0].lower_ in ("and", "so", "then")
     ):
