@@ -63,11 +63,16 @@ SERVICE_HEADS = frozenset(
     "renderer daemon kernel interpreter linter bundler crawler indexer".split()
 )
 PROJECT_HEADS = frozenset("project initiative program programme migration rewrite effort epic".split())
-ORG_HEADS = frozenset(
-    "company inc corp corporation ltd llc bank university college school agency foundation startup "
-    "institute lab labs hospital firm logistics industries systems solutions technologies holdings partners "
-    "capital ventures media airlines motors pharmaceuticals consulting bakery clinic shipping freight insurance "
-    "analytics software studios publishing".split()
+# Schools: what one attends, studies at, starts a school year at ("Elmwood Primary").
+SCHOOL_HEADS = frozenset("school primary academy college university kindergarten nursery conservatory".split())
+ORG_HEADS = (
+    frozenset(
+        "company inc corp corporation ltd llc bank university college school agency foundation startup "
+        "institute lab labs hospital firm logistics industries systems solutions technologies holdings partners "
+        "capital ventures media airlines motors pharmaceuticals consulting bakery clinic shipping freight insurance "
+        "analytics software studios publishing".split()
+    )
+    | SCHOOL_HEADS
 )
 EVENT_HEADS = frozenset(
     "conference summit meetup outage incident launch offsite hackathon festival workshop wedding party "
@@ -140,8 +145,9 @@ LEAD_ROLES = frozenset(
 JOB_NOUNS = frozenset(
     "engineer developer designer analyst scientist intern researcher consultant architect writer "
     "programmer administrator admin accountant nurse doctor teacher professor student contractor "
-    "employee member sre tester recruiter".split()
+    "employee member sre tester recruiter pupil".split()
 )
+_PUPILS = frozenset({"student", "pupil"})
 # Verbs with a preposition: (lemma, preposition) -> predicate (None: by the object's type).
 PREP_VERBS: dict[tuple[str, str], str | None] = {
     ("work", "on"): "works_on?",
@@ -150,6 +156,14 @@ PREP_VERBS: dict[tuple[str, str], str | None] = {
     ("work", "in"): None,
     ("work", "with"): "works_with",
     ("contribute", "to"): "works_on",
+    ("study", "at"): "studies_at?",
+    ("study", "in"): "studies_at?",
+    ("go", "to"): "studies_at?",
+    ("start", "at"): "studies_at?",
+    ("enrol", "at"): "studies_at?",
+    ("enroll", "at"): "studies_at?",
+    ("enrol", "in"): "studies_at?",
+    ("enroll", "in"): "studies_at?",
     ("sit", "on"): "sits_on?",
     ("serve", "on"): "sits_on?",
     ("teach", "at"): "works_at?",
@@ -192,6 +206,7 @@ OBJECT_VERBS: dict[str, str | None] = {
     "love": "likes",
     "like": "likes",
     "enjoy": "likes",
+    "attend": "studies_at?",
 }
 # Passive forms read as their active sentence ("is owned by X" is X owns it).
 PASSIVE_VERBS: dict[str, str] = {
@@ -972,7 +987,12 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Tok
                             verb, obj_token, memory.entities.get(subject.lower())
                         ):
                             kind_of = "Place"  # "She moved to Hilo": a person moves to a place
-                        canonical = _canonical(predicate, kind_of, verb)
+                        if predicate == "studies_at?":
+                            # Going to, starting at or attending a school; anywhere else it is
+                            # a trip, a job or a meeting.
+                            canonical = "studies_at" if obj.split()[-1].lower() in SCHOOL_HEADS else None
+                        else:
+                            canonical = _canonical(predicate, kind_of, verb)
                         if canonical is None:
                             continue
                         for name in (subject, obj):
@@ -1011,6 +1031,7 @@ SUBJECT_TYPES = {
     "lives_in": "Person",
     "reports_to": "Person",
     "married_to": "Person",
+    "studies_at": "Person",
     "depends_on": "Service",
     "runs_on": "Service",
 }
@@ -1024,6 +1045,7 @@ OBJECT_TYPES = {
     "works_at": "Organisation",
     "reports_to": "Person",
     "married_to": "Person",
+    "studies_at": "Organisation",
 }
 
 
@@ -1238,7 +1260,7 @@ def _copular(verb: Token, subject: Token) -> Iterator[tuple[str | None, Token, l
     if lemma in JOB_NOUNS:
         for prep in ("at", "for", "on", "in"):
             if (obj := _prep_object(attr, prep)) is not None:
-                yield None, subject, [obj]
+                yield ("studies_at?" if lemma in _PUPILS else None), subject, [obj]
                 return
         return
     if attr.pos_ == "NOUN" and attr.tag_ == "NN":
@@ -1393,6 +1415,8 @@ _DURATION = re.compile(
     re.IGNORECASE,
 )
 _AGO = re.compile(r"\bago\b", re.IGNORECASE)
+# "year 5", "grade 3", "day 0", "week 2": a numbered stage (of school, a project), not a date.
+_NUMBERED_STAGE = re.compile(r"(?:year|grade|day|week|sprint|phase|stage|level|season)\s+\d{1,2}", re.IGNORECASE)
 # Main verbs of a state, not of something that happened: its time is no event's.
 _STATIVE = frozenset("be have love like seem know own prefer remain stay".split())
 _VAGUE = frozenset({"now", "currently", "current", "right now", "at the moment", "these days", "nowadays"})
@@ -1409,7 +1433,7 @@ def _times(sentence: Span, reference: datetime, within: set[int] | None = None) 
     clock: str | None = None
     for opener, text in phrases:
         if (opener in _NOT_POINTS and not (opener == "for" and _DAY_NAMED.search(text))) or (
-            text.lower() in _VAGUE or _DURATION.fullmatch(text.strip())
+            text.lower() in _VAGUE or _DURATION.fullmatch(text.strip()) or _NUMBERED_STAGE.fullmatch(text.strip())
         ):
             continue  # "for two weeks", "every Monday"; "scheduled for next Thursday" is a day
         if _CLOCK.fullmatch(text.strip()):
@@ -1838,6 +1862,9 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
             yield _phrase(source, memory), _resolve(_clause(subject, set()), memory), 0.85
 
 
+_TIME_OPENERS = _SPAN_START | _SPAN_END | {"in", "on", "at", "during", "by", "around", "about", "before", "after"}
+
+
 def _reads_as_time(text: str, reference: datetime) -> bool:
     """Whether a phrase the time finders returned names a time (a clock, a day, a period)."""
     if _CLOCK.search(text):
@@ -1859,7 +1886,9 @@ def _untimed(phrase: str, times: list[tuple[str, str]]) -> str:
     while stripped:
         stripped = False
         for opener, text in times:
-            for said in (f"{opener} {text}", text) if opener else (text,):
+            # The word before a time opens it only when it is a preposition ("on Tuesday"),
+            # not a name ("moved to Bristol last month").
+            for said in (f"{opener} {text}", text) if opener in _TIME_OPENERS else (text,):
                 end = len(said)
                 if rest[:end].lower() == said.lower() and (end == len(rest) or not rest[end].isalnum()):
                     rest, stripped = rest[end:].lstrip(" ,;"), True

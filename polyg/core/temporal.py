@@ -70,6 +70,8 @@ SINGLE_VALUED = frozenset(
         # to the X team"): a new team closes the previous one, whatever verb stated either.
         "member_of",
         "married_to",
+        # A pupil's school (remember's predicate for "goes to / attends / started at" a school).
+        "studies_at",
         "role",
         "has_role",
         "title",

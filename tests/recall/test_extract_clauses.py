@@ -103,3 +103,24 @@ def test_a_person_moving_to_an_untyped_name_moves_to_a_place() -> None:
     hull = extract("Selma leads the Docs team. She moved to Hull last year.", REF)
     assert {e.name: e.type for e in hull.entities}["Hull"] == "Place"
     assert ("Selma", "lives_in", "Hull") in [(f.subject, f.predicate, f.object) for f in hull.facts]
+
+
+def test_a_cause_keeps_the_name_before_its_time_words() -> None:
+    # "Cardiff" stands before "last month": only a preposition opens a time phrase.
+    out = extract("We moved to Cardiff last month because Sam got a job at the university.", REF, (), "Tom")
+    assert [(c.cause, c.effect) for c in out.causes] == [("Sam got a job at the university", "We moved to Cardiff")]
+
+
+def test_a_pupils_school_and_a_school_year_that_is_no_date() -> None:
+    assert facts("My son Idris started year 2 at Larkfield Primary in September 2025.", "Oriel") == [
+        ("Idris", "studies_at", "Larkfield Primary", "2025-09-01", None)
+    ]
+    assert [
+        e.occurred_at.date().isoformat() for e in extract("Idris started year 2 in September 2025.", REF).events
+    ] == ["2025-09-01"]
+    assert facts("Mina is a student at Brightwater College.") == [
+        ("Mina", "studies_at", "Brightwater College", None, None)
+    ]
+    # Starting at a company or going to a market is no schooling.
+    assert facts("Priya went to the Harbour Market.") == []
+    assert [f[1] for f in facts("I started at Umbrella Labs two weeks ago.", "Nadia")] == []

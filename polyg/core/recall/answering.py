@@ -74,6 +74,10 @@ _PREDICATE_CUES = {
     "own": ("owns", "owned_by"),
     "depend": ("depends_on",),
     "report": ("reports_to",),
+    "school": ("studies_at",),
+    "attend": ("studies_at",),
+    "stud": ("studies_at",),
+    "college": ("studies_at",),
 }
 
 
