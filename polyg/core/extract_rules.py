@@ -53,7 +53,7 @@ MAX_SENTENCE_TOKENS = 80
 # --- types by head noun ---------------------------------------------------------------------
 TEAM_HEADS = frozenset(
     "team squad group department crew guild tribe unit division chapter club committee board council band "
-    "orchestra choir ensemble".split()
+    "orchestra choir ensemble players troupe".split()
 )
 SERVICE_HEADS = frozenset(
     "service api app application database db cluster pipeline platform server system library module "
@@ -70,7 +70,7 @@ ORG_HEADS = (
         "company inc corp corporation ltd llc bank university college school agency foundation startup "
         "institute lab labs hospital firm logistics industries systems solutions technologies holdings partners "
         "capital ventures media airlines motors pharmaceuticals consulting bakery clinic shipping freight insurance "
-        "analytics software studios publishing".split()
+        "analytics software studios publishing couriers courier carriers movers builders brewers printers".split()
     )
     | SCHOOL_HEADS
 )
@@ -130,7 +130,8 @@ _SPEAKER = frozenset({"i", "me", "my", "myself", "mine"})
 # with a surname alone, "Mr. Patel", is how that person is called and stays).
 TITLES = frozenset(
     "mr mr. mrs mrs. ms ms. miss dr dr. prof prof. professor sir dame councillor councilor cllr cllr. "
-    "senator judge nurse father sister brother rev rev. reverend".split()
+    "senator judge nurse father sister brother rev rev. reverend captain capt capt. chef coach officer sergeant sgt "
+    "lieutenant inspector detective mayor minister governor lord lady".split()
 )
 _PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself"})
 _WE = frozenset({"we"})
@@ -170,6 +171,13 @@ PREP_VERBS: dict[tuple[str, str], str | None] = {
     ("teach", "in"): "works_at?",
     ("play", "in"): "member_of",
     ("play", "for"): "member_of",
+    # Doing one's job for an employer: "drives for", "flies for", "writes for the Tribune".
+    ("drive", "for"): "works_at?",
+    ("ride", "for"): "works_at?",
+    ("fly", "for"): "works_at?",
+    ("write", "for"): "works_at?",
+    ("deliver", "for"): "works_at?",
+    ("consult", "for"): "works_at?",
     ("move", "to"): None,
     ("relocate", "to"): None,
     ("transfer", "to"): None,
@@ -200,6 +208,7 @@ OBJECT_VERBS: dict[str, str | None] = {
     "captain": "leads",
     "coach": "leads",
     "conduct": "leads",
+    "direct": "leads",
     "use": "uses",
     "marry": "married_to",
     "prefer": "prefers",
@@ -569,7 +578,11 @@ def _misread_group(token: Token) -> bool:
     """A singular proper noun the tagger called a nationality or a group ("Two days ago Solveig
     presented ..."): a nationality names people as a plural or an adjective, not as one
     subject or object."""
-    return token.ent_type_ == "NORP" and token.tag_ == "NNP" and token.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj")
+    if token.ent_type_ != "NORP" or token.dep_ not in ("nsubj", "nsubjpass", "dobj", "pobj"):
+        return False
+    # A nationality's word as the head of a company's or a team's name ("Swiftspoke Couriers",
+    # "the Logistics team") is a name's.
+    return token.tag_ == "NNP" or (token.tag_ == "NNPS" and token.lower_ in NAME_HEADS)
 
 
 def _ampersand_end(token: Token) -> Token | None:
@@ -704,7 +717,9 @@ def _capitalised_name(token: Token) -> bool:
 
 
 # Lower-case words inside a proper name ("Bank of America", "Leonardo da Vinci").
-_NAME_CONNECTORS = frozenset("of the and for de du da di del van von der den la le y on upon at".split())
+_NAME_CONNECTORS = frozenset(
+    "of the and for de du da di del della do dos das van von der den ter la le y on upon at".split()
+)
 _GENERIC_ADJECTIVES = frozenset(
     "new old big small same other main current previous next whole entire first last own single only "
     "slow fast broken bad good shared whole several many internal external public private legacy "
@@ -1060,7 +1075,7 @@ def _retype(memory: _Memory, name: str, kind: str | None) -> None:
         "Service": (None, "Organisation", "Place", "Product", "Person"),
         "Place": (None, "Organisation", "Person"),
         # A company one works at or quits is no person, whatever the tagger read.
-        "Organisation": (None, "Place", "Product", "Work", "Event", "Person"),
+        "Organisation": (None, "Place", "Product", "Work", "Event", "Person", "Service"),
         "Team": (None,),
     }.get(kind, (None, "Place", "Product"))
     if held.type in overridable:
@@ -1127,8 +1142,9 @@ def _relations(verb: Token, subjects: list[Token]) -> Iterator[tuple[str | None,
         return
     if lemma in LEAVE_VERBS or lemma in LEAVE_FROM_VERBS or (lemma == "step" and "down" in particles):
         return  # what they end: `_endings`
+    lemmas = _lemmas(verb)
     for (verb_lemma, prep), predicate in PREP_VERBS.items():
-        if verb_lemma != lemma:
+        if verb_lemma not in lemmas:
             continue
         obj = _prep_object(verb, prep)
         if obj is None and prep in ("at", "for", "on") and (role := _prep_object(verb, "as")) is not None:
@@ -1189,6 +1205,15 @@ def _appointed(verb: Token, subject: Token) -> Iterator[tuple[str | None, Token,
         target = _prep_object(led, "of") or next((c for c in led.children if c.dep_ == "dobj"), None)
         if target is not None:
             yield "leads", subject, [target]
+
+
+def _lemmas(verb: Token) -> set[str]:
+    """The verb's lemma, and for a third-person form the word without its "s" (the lemmatizer
+    reads "rides" as "rid")."""
+    out = {verb.lemma_.lower()}
+    if verb.tag_ == "VBZ" and verb.lower_.endswith("s"):
+        out.add(verb.lower_[:-1])
+    return out
 
 
 # Verbs that end what their object was to the subject: one leaves a team, a company, a project.
@@ -1323,7 +1348,7 @@ def _prep_object(head: Token, prep: str, dep: str = "prep") -> Token | None:
 
 
 # Verbs that mean leading only when their object is a group or an undertaking.
-_LEADS_ONLY_GROUPS = frozenset("run take supervise oversee chair coordinate captain coach conduct".split())
+_LEADS_ONLY_GROUPS = frozenset("run take supervise oversee chair coordinate captain coach conduct direct".split())
 
 
 def _canonical(predicate: str | None, object_type: str | None, verb: Token) -> str | None:
@@ -1345,7 +1370,11 @@ def _canonical(predicate: str | None, object_type: str | None, verb: Token) -> s
     if predicate == "sits_on?":  # "sits on the Parks Committee", "served on the board"
         return "member_of" if object_type in ("Team", "Organisation") else None
     if predicate == "job_at?":
-        return {"Organisation": "works_at", "Team": "member_of"}.get(object_type or "")
+        # A job at a named place of work, whatever the tagger made of its name ("the head
+        # librarian at Westbrook Library"); a person or a happening is no employer.
+        if object_type in ("Person", "Event", "Code"):
+            return None
+        return "member_of" if object_type == "Team" else "works_at"
     if predicate == "left?":
         # What one leaves: a team's membership, a company's job, a project; a person or a
         # place is no such thing ("left Tom", "left Berlin on Friday" is a trip).
@@ -1751,15 +1780,25 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
                 effect_verb = effect_verb.head
             if _denied(mark or token, effect_verb):
                 return
-            # Without a clause joined after the cause ("A because B, and C"): C is said apart.
-            after = {
-                i
+            # Without a clause joined after the cause ("A because B, and C"): C is said apart;
+            # "A because B, because C" hung on A's verb: C is B's cause, not A's (a chain).
+            earlier = [
+                c
                 for c in effect_verb.children
-                if c.dep_ == "conj" and c.i > token.i and _is_clause(c)
-                for i in _subtree_ids(c)
-            }
-            after |= {c.i for c in effect_verb.children if c.dep_ == "cc" and c.i > token.i}
-            effect = _clause(effect_verb, _subtree_ids(token) | _which_clauses(effect_verb) | after)
+                if c.i < token.i and c.i in _because_clauses(effect_verb) and c.dep_ == "advcl"
+            ]
+            if word == "because" and earlier:
+                effect = _clause(
+                    earlier[-1], {i for c in earlier[-1].children if c.dep_ == "advcl" for i in _subtree_ids(c)}
+                )
+            else:
+                effect = _clause(
+                    effect_verb,
+                    _subtree_ids(token)
+                    | _which_clauses(effect_verb)
+                    | _joined_after(effect_verb, token.i)
+                    | _because_clauses(effect_verb),
+                )
             confidence = 0.9 if word == "because" else 0.7
             for clause_verb in [token, *(c for c in token.conjuncts if c.i > token.i and _is_clause(c))]:
                 # "A because B, because C": B's own cause is a link of its own, not part of B.
@@ -1824,7 +1863,7 @@ def _cause_at(token: Token, memory: _Memory) -> Iterator[tuple[str, str, float]]
             effect = _clause(subject, set())
         else:
             by = agent.head
-            effect = _clause(token, _subtree_ids(by))
+            effect = _clause(token, _subtree_ids(by) | _joined_after(token, by.i))
         for obj in [agent, *_conjuncts(agent)]:
             yield _phrase(obj, memory), _resolve(effect, memory), 0.9
         return
@@ -1900,6 +1939,20 @@ def _untimed(phrase: str, times: list[tuple[str, str]]) -> str:
             if stripped:
                 break
     return rest if any(c.isalnum() for c in rest) else phrase
+
+
+def _joined_after(verb: Token, position: int) -> set[int]:
+    """The words of the clauses joined to `verb` after `position` ("was ruined by hail, so the
+    winery bought ...", "crashed because X, and Y"): what follows is said apart."""
+    out: set[int] = set()
+    for c in verb.children:
+        if c.i <= position:
+            continue
+        if c.dep_ in ("conj", "advcl", "ccomp", "parataxis") and _is_clause(c):
+            out |= _subtree_ids(c)
+        elif c.dep_ == "cc" or (c.dep_ in ("advmod", "mark") and c.lower_ == "so"):
+            out.add(c.i)
+    return out
 
 
 def _which_clauses(verb: Token) -> set[int]:

@@ -124,3 +124,30 @@ def test_a_pupils_school_and_a_school_year_that_is_no_date() -> None:
     # Starting at a company or going to a market is no schooling.
     assert facts("Priya went to the Harbour Market.") == []
     assert [f[1] for f in facts("I started at Umbrella Labs two weeks ago.", "Nadia")] == []
+
+
+def test_a_because_clause_after_another_is_its_cause_a_chain() -> None:
+    out = extract("The kiln cracked because the vent jammed, because nobody had cleaned the flue.", REF)
+    assert [(c.cause, c.effect) for c in out.causes] == [
+        ("the vent jammed", "The kiln cracked"),
+        ("nobody had cleaned the flue", "the vent jammed"),
+    ]
+    passive = extract("The orchard was wrecked by a storm, so the cider press sat idle.", REF)
+    assert [(c.cause, c.effect) for c in passive.causes] == [
+        ("a storm", "The orchard was wrecked"),
+        ("The orchard was wrecked by a storm", "the cider press sat idle"),
+    ]
+
+
+def test_jobs_said_by_what_one_does_and_where() -> None:
+    assert facts("Captain Eirlys Pryor directs the Harbourlight Players.") == [
+        ("Eirlys Pryor", "leads", "Harbourlight Players", None, None)
+    ]
+    assert facts("Cathal Brennan drives for Quickhop Couriers.") == [
+        ("Cathal Brennan", "works_at", "Quickhop Couriers", None, None)
+    ]
+    out = extract("Isaura Penhale is the head librarian at Millbrook Library.", REF)
+    assert [(f.subject, f.predicate, f.object) for f in out.facts] == [
+        ("Isaura Penhale", "works_at", "Millbrook Library")
+    ]
+    assert {e.name: e.type for e in out.entities} == {"Isaura Penhale": "Person", "Millbrook Library": "Organisation"}
