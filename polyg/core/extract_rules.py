@@ -998,9 +998,7 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Tok
                             continue
                         kind = memory.entities.get(obj.lower())
                         kind_of = kind.type if kind else memory.pending.get(obj)
-                        if kind_of in (None, "Person") and _moves_home(
-                            verb, obj_token, memory.entities.get(subject.lower())
-                        ):
+                        if _moves_home(verb, subj_token, obj_token, kind_of, memory.entities.get(subject.lower())):
                             kind_of = "Place"  # "She moved to Hilo": a person moves to a place
                         if predicate == "studies_at?":
                             # Going to, starting at or attending a school; anywhere else it is
@@ -1020,15 +1018,30 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Tok
                         yield ExtractedFact(subject, canonical, obj, ends=ends), verb
 
 
-def _moves_home(verb: Token, obj: Token, subject: ExtractedEntity | None) -> bool:
-    """A person moving to a proper name nothing typed: a place ("moved to Hilo"); a system
-    moved to one is a migration, not a home."""
+def _moves_home(verb: Token, subj: Token, obj: Token, kind: str | None, subject: ExtractedEntity | None) -> bool:
+    """A person moving to a proper name the tagger did not type, or typed a person: a place
+    ("She moved to Hilo"); a system moved to one is a migration, not a home. A one-word name
+    it typed an organisation is a town too, unless "we" move (a team moves to a platform):
+    the small model reads unfamiliar towns as companies ("moved to Stellenbosch"), and every
+    gold set's "moved to <one word>" is a home; a company's name with its head noun ("Fjord
+    Mutual", "Acme Corp") stays one."""
+    if verb.lemma_.lower() not in ("move", "relocate") or obj.pos_ != "PROPN":
+        return False
+    if subject is None:
+        return False
+    if subject.type == "Person" and kind in (None, "Person") and obj.ent_type_ in ("", "PERSON"):
+        return True
+    # A one-word subject the tagger typed a place or a company is as often a person's name
+    # ("Oluwaseun moved to Accra"); whatever it is, moving to a town is where it lives now.
     return (
-        verb.lemma_.lower() in ("move", "relocate")
-        and obj.pos_ == "PROPN"
-        and obj.ent_type_ in ("", "PERSON")  # the tagger's guess for an unfamiliar town
-        and subject is not None
-        and subject.type == "Person"
+        subject.type in ("Person", "Place", "Organisation", None)
+        and kind == "Organisation"
+        and subj.lower_ not in _WE
+        and obj.ent_type_ in ("ORG", "GPE", "LOC", "FAC")
+        and obj.ent_iob_ == "B"
+        and (obj.i + 1 >= len(obj.doc) or obj.doc[obj.i + 1].ent_iob_ != "I")
+        and not any(c.dep_ in ("compound", "amod") for c in obj.children)
+        and obj.lower_ not in NAME_HEADS
     )
 
 
