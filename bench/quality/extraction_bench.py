@@ -286,6 +286,21 @@ def table(rows: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def record_history(gold: Path, rows: dict[str, tuple[dict[str, Any], list[str]]]) -> None:
+    """One row per run in bench/results/history.csv: each measure's F1 (accuracy for types and
+    resolution) of this checkout, and of the baseline when one ran, on the set named by `size`."""
+    sys.path.insert(0, str(REPO))  # the repository: bench.lib
+    from bench.lib.machine import machine_info
+    from bench.lib.results import append_history
+
+    figures: dict[str, Any] = {}
+    for name, (scores, _) in rows.items():
+        prefix = "" if name == "this checkout" else "baseline_"
+        for measure, (_, _, f1) in scores.items():
+            figures[f"{prefix}{measure}"] = round(f1, 3)
+    append_history("extraction", gold.stem.removeprefix("extraction_"), figures, machine_info())
+
+
 def main(argv: Iterable[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baseline", default="main", help="git revision whose rules run beside (none: skip)")
@@ -325,6 +340,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     if args.show_misses:
         for name, (_, misses) in rows.items():
             print(f"\n## misses: {name} ({len(misses)})\n" + "\n".join(misses))
+    if not args.smoke:
+        record_history(args.gold, rows)
     if not args.smoke and args.gold == GOLD:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         # Notes kept below the table (from "Same run") survive a new run.
