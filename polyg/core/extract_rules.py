@@ -998,7 +998,14 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Tok
                             continue
                         kind = memory.entities.get(obj.lower())
                         kind_of = kind.type if kind else memory.pending.get(obj)
-                        if _moves_home(verb, subj_token, obj_token, kind_of, memory.entities.get(subject.lower())):
+                        mover = memory.entities.get(subject.lower())
+                        if (
+                            verb.lemma_.lower() in ("move", "relocate", "migrate")
+                            and mover is not None
+                            and mover.type in ("Service", "Project", "Code", "Product")
+                        ):
+                            continue  # "the billing service moved to Kubernetes": a migration, no job
+                        if _moves_home(verb, subj_token, obj_token, kind_of, mover):
                             kind_of = "Place"  # "She moved to Hilo": a person moves to a place
                         if predicate == "studies_at?":
                             # Going to, starting at or attending a school; anywhere else it is

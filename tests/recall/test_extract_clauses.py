@@ -162,3 +162,7 @@ def test_a_person_moving_to_a_town_the_tagger_calls_a_company_moves_home() -> No
     # A company named with its head noun is still a job; "we" moving is a team's migration.
     assert [f[1] for f in facts("Rasmus moved to Fjord Mutual in 2024.")] == ["works_at"]
     assert facts("We moved to Kubernetes.", "Tom") == []
+
+
+def test_a_system_moved_somewhere_is_a_migration_not_a_job() -> None:
+    assert facts("The invoicing service moved to Kubernetes.") == []
