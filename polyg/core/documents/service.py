@@ -8,7 +8,7 @@ words with it (token Jaccard). Its template is the one asked for, else the one i
 Rendering: the template data is the node's properties, `name`, `summary`, then each variable's
 rows (a list of maps, one per row, keyed by column) and `has_<variable>` (whether it returned
 rows). Each variable runs read-only with `n` bound to the node, under a time limit and a row cap
-(`polyg.core.user_cypher`). Partials (`{{> name}}`) are other templates of the project, by id or
+(`polyg.core.documents.user_cypher`). Partials (`{{> name}}`) are other templates of the project, by id or
 name; only their structure is used.
 
 Dependencies: the node itself, every node and relationship any variable's rows hold, and what
@@ -17,7 +17,7 @@ every such relationship; the template and the partials used. A relationship's ch
 end nodes' `updated_at`, so nodes stand for relationships. The cache is valid while each of those
 nodes' `updated_at` is what it was when the document was built, and none was deleted. What this
 cannot see: a node a pattern passed through without naming it, and a change that makes a pattern
-match where it matched nothing from a node it never reached (see `polyg.core.user_cypher`).
+match where it matched nothing from a node it never reached (see `polyg.core.documents.user_cypher`).
 A dependency stamped after the document's generation began (changed while it was being built)
 is recorded as seen 'stale': the cached copy is never served and the next call builds it again.
 """
@@ -31,10 +31,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from polyg.core import limits, mustache
-from polyg.core.graph import GraphContext
-from polyg.core.templates import Template, TemplateService, template_from
-from polyg.core.user_cypher import RENDER_BUDGET_MS, UserCypher, render_share_ms
+from polyg.core import limits
+from polyg.core.documents import mustache
+from polyg.core.documents.templates import Template, TemplateService, template_from
+from polyg.core.documents.user_cypher import RENDER_BUDGET_MS, UserCypher, render_share_ms
+from polyg.core.graph.context import GraphContext
 from polyg.errors import InvalidParams, NotFound, UserQueryTimeout
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row

@@ -15,9 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from polyg.core import limits, mustache
-from polyg.core.graph import GraphContext
-from polyg.core.user_cypher import UserCypher
+from polyg.core import limits
+from polyg.core.documents import mustache
+from polyg.core.documents.user_cypher import UserCypher
+from polyg.core.graph.context import GraphContext
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import new_id, now_iso
 from polyg.store.names import NAME, Label, short

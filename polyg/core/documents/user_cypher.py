@@ -25,8 +25,9 @@ from typing import Any
 
 from falkordb import Edge, Node, Path
 
-from polyg.core import cypher_bounds, limits
-from polyg.core.graph import GraphContext
+from polyg.core import limits
+from polyg.core.documents import cypher_bounds
+from polyg.core.graph.context import GraphContext
 from polyg.errors import (
     InvalidParams,
     NotFound,

@@ -6,7 +6,7 @@ Both orders of writing keep the links right:
   entity names (`NameMatcher`, in `polyg.core.ingest`); `polyg import` does the same for the
   chunks it restores (`follow_chunks`);
 - an entity written after the chunk, or renamed: the vectorizer's round that follows every
-  change to an entity's text (`polyg.core.vectorizer`, whichever tool or process made it) calls
+  change to an entity's text (`polyg.core.graph.vectorizer`, whichever tool or process made it) calls
   `follow_entities`. The chunks' full-text index finds those holding the name's words as a
   phrase, at most `MAX_LINKED_CHUNKS` per entity (best full-text score first), each confirmed
   here by `NameMatcher`; links from chunks that no longer hold the name (a rename) are dropped.

@@ -1,5 +1,5 @@
 """What every core service needs: the store, the embedder, the per-project schema guard, and
-the worker that stores entity vectors after their text (`polyg.core.vectorizer`)."""
+the worker that stores entity vectors after their text (`polyg.core.graph.vectorizer`)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from polyg.store.falkor import FalkorStore, Row
 from polyg.store.schema import SchemaGuard
 
 if TYPE_CHECKING:
-    from polyg.core.indexes import IndexReadiness
-    from polyg.core.vectorizer import Vectorizer
+    from polyg.core.graph.indexes import IndexReadiness
+    from polyg.core.graph.vectorizer import Vectorizer
 
 
 @dataclass
@@ -44,8 +44,8 @@ class GraphContext:
 
     def __post_init__(self) -> None:
         # Both need this class: imported late.
-        from polyg.core.indexes import IndexReadiness
-        from polyg.core.vectorizer import Vectorizer
+        from polyg.core.graph.indexes import IndexReadiness
+        from polyg.core.graph.vectorizer import Vectorizer
 
         self.vectors = Vectorizer(self)
         self.indexes = IndexReadiness(self)

@@ -10,7 +10,7 @@ runs alone on the graph, so that racing writers never both create one relationsh
 - memory-compat (`create_relations`, its import) and memory's `link_entities`: a relation
   (from, text, to) is unique ("text"); an import that keeps ids skips ids that exist ("id");
 - knowledge (`manage_edges`, the relationships a new node brings): relationships may repeat
-  ("always"), and each item has its own outcome (`polyg.core.edges`, `polyg.core.nodes`);
+  ("always"), and each item has its own outcome (`polyg.core.graph.edges`, `polyg.core.graph.nodes`);
 - memory's facts (`polyg.store.queries.temporal.create_fact`) and causal links
   (`polyg.store.queries.causal.create_link`): "always", with their validity window or
   confidence and evidence as properties, written in one query with what the write also does
@@ -20,7 +20,7 @@ runs alone on the graph, so that racing writers never both create one relationsh
 - a concept's SIMILAR_TO: one per pair whichever way it points ("replace");
 - the graph import: ids kept, properties restored as exported ("id", shape "verbatim").
 Types are checked by `polyg.store.names` (`RelType`), and a user's type is registered on its
-first use through the one registry of the process (`polyg.core.reltypes`), which indexes its
+first use through the one registry of the process (`polyg.core.graph.reltypes`), which indexes its
 edges' ids; polyg's own types need no entry.
 """
 
@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from polyg.core.graph import GraphContext
-from polyg.core.reltypes import RelTypeService
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.reltypes import RelTypeService
 from polyg.names import now_iso
 from polyg.store.falkor import Row
 from polyg.store.names import ENTITY, Label, RelType, is_reserved_rel_type

@@ -4,7 +4,7 @@ with one outcome per item.
 An edge id carries its type (`rel_<16 hex>_<TYPE>`), so that finding an edge by id is one
 lookup in its type's range index on `id` (see `polyg.store.queries.edges` for the numbers).
 Ids without a type (edges written before this scheme) are found by asking each type's index in
-turn. A type is registered on its first use, which makes that index (`polyg.core.reltypes`).
+turn. A type is registered on its first use, which makes that index (`polyg.core.graph.reltypes`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.edge_writer import EdgeWriter
-from polyg.core.embeddable import REGISTRY, EmbeddableRegistry
-from polyg.core.graph import GraphContext
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.edge_writer import EdgeWriter
+from polyg.core.graph.embeddable import REGISTRY, EmbeddableRegistry
+from polyg.core.graph.reltypes import RelTypeService
 from polyg.core.model import (
     OWN_PROPERTY_KEYS,
     Edge,
@@ -27,7 +28,6 @@ from polyg.core.model import (
     decode_properties,
     encode_edge_properties,
 )
-from polyg.core.reltypes import RelTypeService
 from polyg.errors import InvalidParams, NotFound, PayloadTooLarge, PolygError
 from polyg.names import now_iso
 from polyg.store.falkor import Row

@@ -4,7 +4,7 @@ these declarations, so a new node kind gets vectors and hybrid search by declari
 
 - `head`: the fields its own vector is embedded from, joined by `head_text`;
 - `parts`: a child label whose vectors are composed into this one's (an entity's observations,
-  `polyg.core.vectors.compose`), reached by a relationship type;
+  `polyg.core.graph.vectors.compose`), reached by a relationship type;
 - `owner`: for a part, the label its search hits count for (an observation's hit is its entity's);
 - `fulltext`: fields in its full-text index; `lookup`: fields with a range index (equality);
 - `endpoint`: whether an edge may start or end at it (an observation may not: it belongs to
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from polyg.core.vectors import head_text as entity_head_text
+from polyg.core.graph.vectors import head_text as entity_head_text
 from polyg.store import names
 from polyg.store.names import Label, RelType
 from polyg.store.queries import search, vectors

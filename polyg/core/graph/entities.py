@@ -2,7 +2,7 @@
 
 An entity's embedding is made from its name, type, description and observations, and is
 remade whenever one of those changes; every observation carries its own embedding too.
-Writes store the text and queue the entity; `polyg.core.vectorizer` stores the vectors.
+Writes store the text and queue the entity; `polyg.core.graph.vectorizer` stores the vectors.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.entity_writer import EntityWriter, type_label
-from polyg.core.graph import GraphContext
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.entity_writer import EntityWriter, type_label
 from polyg.core.model import Node
 from polyg.errors import NotFound
 from polyg.names import new_id, now_iso, timestamps
@@ -101,7 +101,7 @@ class EntityService:
             {"id": new_id("obs"), "text": text, "at": at}
             for text, at in zip(obs_texts, timestamps(len(obs_texts)), strict=True)
         ]
-        # Text now, vectors just after (polyg.core.vectorizer): the model is not on this path.
+        # Text now, vectors just after (polyg.core.graph.vectorizer): the model is not on this path.
         row = {"id": entity_id, "name": name, "type": type_, "summary": description, "parent_id": parent_id, "obs": obs}
         made = await self.writer.create(project, [row], parent=parent_id is not None)
         if not made:

@@ -14,7 +14,7 @@ directory) never both create one name:
   is made unless an entity of that name exists ("name").
 Updates are one statement too (`update`: fields, user properties, second label, revision), and
 deletes two (`delete`; knowledge's also touches the neighbours, whose documents are stale).
-Each entity created, or whose text changed, is queued for its vectors (`polyg.core.vectorizer`).
+Each entity created, or whose text changed, is queued for its vectors (`polyg.core.graph.vectorizer`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.graph import GraphContext
+from polyg.core.graph.context import GraphContext
 from polyg.core.model import OWN_PROPERTY_KEYS, Node, decode_properties
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row

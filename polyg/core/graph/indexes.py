@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from polyg.core.embeddable import REGISTRY
+from polyg.core.graph.embeddable import REGISTRY
 from polyg.errors import IndexNotFound
 from polyg.store.queries import Runner
 from polyg.store.queries import search as q

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.edges import OWN_KEYS, EdgeService, Resolved, check_batch, new_edge_id, resolve
-from polyg.core.embeddable import ENTITY, REGISTRY, Embeddable, EmbeddableRegistry
-from polyg.core.entity_writer import EntityWriter, node_from, type_label
-from polyg.core.graph import GraphContext
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.edges import OWN_KEYS, EdgeService, Resolved, check_batch, new_edge_id, resolve
+from polyg.core.graph.embeddable import ENTITY, REGISTRY, Embeddable, EmbeddableRegistry
+from polyg.core.graph.entity_writer import EntityWriter, node_from, type_label
 from polyg.core.model import (
     Node,
     Outcome,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from polyg.core.graph import GraphContext
+from polyg.core.graph.context import GraphContext
 from polyg.names import check_project_id
 from polyg.store.queries import projects as q
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from polyg.core import limits
-from polyg.core.edge_writer import EdgeWriter
-from polyg.core.graph import GraphContext
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.edge_writer import EdgeWriter
+from polyg.core.graph.reltypes import RelTypeService
 from polyg.core.model import Edge, Node
-from polyg.core.reltypes import RelTypeService
 from polyg.errors import NotFound
 from polyg.names import check_type_name, new_id
 from polyg.store.names import RelType

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from polyg.core import limits
-from polyg.core.graph import GraphContext
+from polyg.core.graph.context import GraphContext
 from polyg.errors import InvalidParams, NotFound
 from polyg.store.names import RelType, user_label, user_rel_type
 from polyg.store.queries import reltypes as q

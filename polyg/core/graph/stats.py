@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from polyg.core.graph import GraphContext
-from polyg.core.weighted_links import shown_type
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.weighted_links import shown_type
 from polyg.store.falkor import Row
 from polyg.store.queries import graphrag as q
 

@@ -1,12 +1,12 @@
 """Vectors computed just after their text is stored (write-behind), in batches.
 
-What is embedded follows from the embeddable registry (`polyg.core.embeddable`): every declared
+What is embedded follows from the embeddable registry (`polyg.core.graph.embeddable`): every declared
 label but the parts (an entity's observations) is queued by label. A write that changes what a
 node is embedded from (an entity's name, type, description or observations; a chunk's or an
 event's text) stores the text at once, in one query, and bumps the node's text revision
 `n.rev`; the tool answers as soon as that write is acknowledged. This worker then embeds what
 is missing (the head text, new parts), composes the vector where the label declares parts
-(`polyg.core.vectors`) and stores it with `n.vec_rev = n.rev`, in batches: one model call and
+(`polyg.core.graph.vectors`) and stores it with `n.vec_rev = n.rev`, in batches: one model call and
 two queries for many nodes.
 
 Why: the model is the slowest step of every write (5 ms for a one-sentence description on
@@ -26,7 +26,7 @@ Consistency:
   same id (an import restores ids) starts from a revision its predecessor never had.
 
 The same round links the entity to the document chunks that mention its name
-(`polyg.core.mentions`), so that a search, which waits for it, sees those links too.
+(`polyg.core.graph.chunk_mentions`), so that a search, which waits for it, sees those links too.
 
 Failures: a round whose database cannot be reached is retried, with a growing pause per
 project. A batch that fails otherwise is split in halves down to single nodes; a text that
@@ -46,10 +46,10 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from polyg.core.embeddable import REGISTRY, Embeddable, EmbeddableRegistry
-from polyg.core.graph import GraphContext
-from polyg.core.mentions import follow_entities
-from polyg.core.vectors import compose
+from polyg.core.graph.chunk_mentions import follow_entities
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.embeddable import REGISTRY, Embeddable, EmbeddableRegistry
+from polyg.core.graph.vectors import compose
 from polyg.embed.base import run_in_background
 from polyg.errors import PolygError, StoreNotReady, StoreTimeout
 from polyg.store.connection import reads_from_primary
@@ -342,7 +342,7 @@ class Vectorizer:
         back vectors (nor park a text that embeds well): it is logged, and the links wait for
         the entity's next change."""
         try:
-            # An entity's head values are its name, type and summary (`polyg.core.embeddable.ENTITY`).
+            # An entity's head values are its name, type and summary (`polyg.core.graph.embeddable.ENTITY`).
             await follow_entities(self.ctx, project, [(row[0], row[2][0]) for row in rows])
         except TRANSIENT:
             raise

@@ -8,7 +8,7 @@ inside the entity text): composing halves the model work of every write and impo
 adding or deleting an observation needs no model run for the entity at all.
 
 The head vector is kept (`e.head_embedding`) so the entity vector can be recomposed when an
-observation changes, without embedding anything again (`polyg.core.vectorizer` does it).
+observation changes, without embedding anything again (`polyg.core.graph.vectorizer` does it).
 """
 
 from __future__ import annotations

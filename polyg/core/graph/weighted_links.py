@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from polyg.core.edge_writer import EdgeWriter
-from polyg.core.edges import new_edge_id
-from polyg.core.graph import GraphContext
-from polyg.core.reltypes import RelTypeService
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.edge_writer import EdgeWriter
+from polyg.core.graph.edges import new_edge_id
+from polyg.core.graph.reltypes import RelTypeService
 from polyg.errors import InvalidParams, NotFound, PayloadTooLarge
 from polyg.names import now_iso
 from polyg.store.names import RelType, user_rel_type

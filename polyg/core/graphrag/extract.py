@@ -1,7 +1,7 @@
 """Relationship extraction from observations (spec 004 `extract_entity_relationships`,
 `extract_all_relationships`).
 
-Statements come from the rules of `polyg.core.relation_patterns`, or from the LLM when one is
+Statements come from the rules of `polyg.core.text.relation_patterns`, or from the LLM when one is
 configured (any LLM failure falls back to the rules). Either way each statement is checked the
 same way: one of the seven relations, not negated, and both ends resolved to existing entities
 by name (exact, then in any case, then fuzzy: full-text candidates whose normalised name is at
@@ -30,14 +30,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from polyg.core import limits
-from polyg.core.edge_writer import EdgeWriter
-from polyg.core.edges import new_edge_id
-from polyg.core.graph import GraphContext
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.edge_writer import EdgeWriter
+from polyg.core.graph.edges import new_edge_id
+from polyg.core.graph.reltypes import RelTypeService
+from polyg.core.graph.weighted_links import CAUSAL, link_row, stored_type
 from polyg.core.progress import Progress
-from polyg.core.relation_patterns import RELATIONS, SELF, Statement, statements
-from polyg.core.reltypes import RelTypeService
-from polyg.core.resolve import Resolver
-from polyg.core.weighted_links import CAUSAL, link_row, stored_type
+from polyg.core.search.resolve import Resolver
+from polyg.core.text.relation_patterns import RELATIONS, SELF, Statement, statements
 from polyg.errors import InvalidParams, NotFound, StoreError
 from polyg.llm import LLM, Message, with_fallback
 from polyg.names import now_iso
@@ -135,7 +135,7 @@ class NameResolver:
         if not wanted:
             return found
         # Looked up as names are stored (stripped, NFC), keyed by the name as written: exact,
-        # then in any case, as every tool resolves a name (`polyg.core.resolve.Resolver`).
+        # then in any case, as every tool resolves a name (`polyg.core.search.resolve.Resolver`).
         stored = {name: limits.as_stored(name) for name in wanted}
         matches = await self.names.entities_named(project, list(set(stored.values())))
         for name in wanted:

@@ -1,7 +1,7 @@
 """GraphRAG services (spec 004) over the core's search, traversal and centrality: one object the
 `graphrag` toolset calls, and local subgraphs with salience.
 
-Salience of an entity is the mean of two percentiles in its project (`polyg.core.centrality`):
+Salience of an entity is the mean of two percentiles in its project (`polyg.core.search.centrality`):
 of its PageRank (FalkorDB's `algo.pageRank` over all entities: high where relationships point)
 and of its degree (relationships either way: high for a hub that points out, which PageRank
 alone misses). A percentile is the share of entities below, those equal counted half
@@ -16,16 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from polyg.core.centrality import Centrality, CentralityService
-from polyg.core.extract import Extractor
-from polyg.core.graph import GraphContext
-from polyg.core.graph_search import GraphSearch
-from polyg.core.graph_stats import GraphStatistics, statistics
-from polyg.core.reltypes import RelTypeService
-from polyg.core.resolve import Resolver
-from polyg.core.search import SearchService
-from polyg.core.traversal import EdgeRef, NodeRef, TraversalService
-from polyg.core.weighted_links import WeightedLinks
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.reltypes import RelTypeService
+from polyg.core.graph.stats import GraphStatistics, statistics
+from polyg.core.graph.weighted_links import WeightedLinks
+from polyg.core.graphrag.extract import Extractor
+from polyg.core.search.centrality import Centrality, CentralityService
+from polyg.core.search.graph_search import GraphSearch
+from polyg.core.search.resolve import Resolver
+from polyg.core.search.service import SearchService
+from polyg.core.traversal.service import EdgeRef, NodeRef, TraversalService
 from polyg.errors import InvalidParams
 from polyg.llm import LLM
 

@@ -1,6 +1,6 @@
 """Ingestion (spec 001): documents become an article, its authors and its chunks, each chunk
 embedded (in batches) and linked to the entities it names (entities written later are linked
-to it by `polyg.core.mentions`).
+to it by `polyg.core.graph.chunk_mentions`).
 
 An article is known by its source; its `content_hash` covers everything it is made from (text,
 title, authors, url, date, the chunking). Ingesting it again with the same hash does nothing; a
@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.chunking import DEFAULT_SPEC, Chunk, ChunkSpec, chunk_text
-from polyg.core.embeddable import CHUNK
-from polyg.core.graph import GraphContext
-from polyg.core.mentions import NameMatcher
-from polyg.core.parsers import Document
+from polyg.core.graph.chunk_mentions import NameMatcher
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.embeddable import CHUNK
+from polyg.core.ingest.parsers import Document
+from polyg.core.text.chunking import DEFAULT_SPEC, Chunk, ChunkSpec, chunk_text
 from polyg.errors import InvalidParams
 from polyg.names import now_iso
 from polyg.store.falkor import VectorParam

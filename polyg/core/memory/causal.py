@@ -1,7 +1,7 @@
 """The causal view: `CAUSES` links with a confidence and evidence between events and/or entities,
 chains walked upstream (causes) or downstream (effects), and explanations.
 
-A cause or an effect is given as text and resolved by `polyg.core.resolve` (id, exact, case,
+A cause or an effect is given as text and resolved by `polyg.core.search.resolve` (id, exact, case,
 fuzzy, vector; then, for readers and the `add_causal_link` tool, a natural phrasing found by
 search); text that matches nothing becomes a new undated event (`origin: causal`),
 linked to the entities its text names, so that "missing AUTH_SECRET" is about AUTH_SECRET.
@@ -20,10 +20,10 @@ from typing import Literal
 
 from polyg.core import limits
 from polyg.core.ahead import started
-from polyg.core.event_chain import NewEvent
-from polyg.core.graph import GraphContext
-from polyg.core.resolve import NodeRef, Resolver
-from polyg.core.temporal import TemporalGraph
+from polyg.core.graph.context import GraphContext
+from polyg.core.memory.event_chain import NewEvent
+from polyg.core.memory.temporal import TemporalGraph
+from polyg.core.search.resolve import NodeRef, Resolver
 from polyg.errors import InvalidParams, NotFound
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row

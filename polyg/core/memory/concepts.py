@@ -16,12 +16,12 @@ import asyncio
 from dataclasses import dataclass, field
 
 from polyg.core import degraded, limits
-from polyg.core.edge_writer import EdgeWriter
-from polyg.core.entities import EntityService
-from polyg.core.graph import GraphContext
-from polyg.core.resolve import Resolver, index_rows
-from polyg.core.search import SearchService, rrf
-from polyg.core.vectors import head_text
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.edge_writer import EdgeWriter
+from polyg.core.graph.entities import EntityService
+from polyg.core.graph.vectors import head_text
+from polyg.core.search.resolve import Resolver, index_rows
+from polyg.core.search.service import SearchService, rrf
 from polyg.errors import EmbeddingError, InvalidParams, NotFound
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row, VectorParam

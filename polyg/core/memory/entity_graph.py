@@ -1,7 +1,7 @@
 """The entity view of `memory` (spec 003): entities addressed by name, with user properties, and
 links between them by name.
 
-Names resolve exactly first, then in any case (`polyg.core.resolve`). An unknown name is an
+Names resolve exactly first, then in any case (`polyg.core.search.resolve`). An unknown name is an
 error unless the call asks for it to be created. These are the same `:Entity` nodes `kg` and
 `memory-compat` see; properties are stored as real node properties (`polyg.core.model`).
 """
@@ -14,15 +14,15 @@ from datetime import datetime
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.edges import new_edge_id
-from polyg.core.entities import EntityDetail, EntityService, Observation, entity_node
-from polyg.core.entity_writer import EntityWriter
-from polyg.core.graph import GraphContext
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.edges import new_edge_id
+from polyg.core.graph.entities import EntityDetail, EntityService, Observation, entity_node
+from polyg.core.graph.entity_writer import EntityWriter
+from polyg.core.graph.reltypes import RelTypeService
+from polyg.core.memory.named import NamedGraph, stored_type
 from polyg.core.model import OWN_PROPERTY_KEYS, Node, decode_properties, encode_properties
-from polyg.core.named import NamedGraph, stored_type
-from polyg.core.reltypes import RelTypeService
-from polyg.core.resolve import Resolver
-from polyg.core.time import SYSTEM_CLOCK, Clock, format_utc
+from polyg.core.search.resolve import Resolver
+from polyg.core.text.time import SYSTEM_CLOCK, Clock, format_utc
 from polyg.errors import InvalidParams, NotFound
 from polyg.store.falkor import TextListParam
 from polyg.store.names import ENTITY, RelType

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from polyg.core import limits
-from polyg.core.graph import GraphContext
-from polyg.core.time import Interval, epoch_us
+from polyg.core.graph.context import GraphContext
+from polyg.core.text.time import Interval, epoch_us
 from polyg.names import now_iso
 from polyg.store.names import EVENT
 from polyg.store.queries import temporal as q

@@ -2,7 +2,7 @@
 against the reference time), facts (subject-predicate-object, with the validity the sentence
 states) and causal links.
 
-The rules read the memory's dependency parse (polyg.core.extract_rules, over the process's English
+The rules read the memory's dependency parse (polyg.core.memory.extract_rules, over the process's English
 pipeline). They stay conservative: an item is extracted only when the parse says so, because a
 wrong link in the graph costs more than a missing one (the memory itself is always stored and
 searchable). A negated statement ("X did not cause Y", "Alice no longer works on Z") adds nothing.
@@ -17,10 +17,10 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from polyg.core import extract_rules as nlp_extract
-from polyg.core import sentences
-from polyg.core.extraction import ExtractedCause, ExtractedEntity, ExtractedEvent, ExtractedFact, Extraction
-from polyg.core.time import parse_instant
+from polyg.core.memory import extract_rules as nlp_extract
+from polyg.core.memory.extraction import ExtractedCause, ExtractedEntity, ExtractedEvent, ExtractedFact, Extraction
+from polyg.core.text import sentences
+from polyg.core.text.time import parse_instant
 from polyg.errors import PolygError
 from polyg.llm import LLM, Answer, Message, with_fallback
 from polyg.nlp.pipeline import pipeline

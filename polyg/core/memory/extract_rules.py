@@ -31,13 +31,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from polyg.core import word_prior
-from polyg.core.extraction import ExtractedCause, ExtractedEntity, ExtractedEvent, ExtractedFact, Extraction
-from polyg.core.recall.mentions import TIME_WORDS as MENTION_TIME_WORDS
-from polyg.core.recall.mentions import Mention, code_mentions
-from polyg.core.recall.timeref import find_time_refs
-from polyg.core.resolve import normalise
-from polyg.core.time import Interval, parse_instant, parse_range
+from polyg.core.memory.extraction import ExtractedCause, ExtractedEntity, ExtractedEvent, ExtractedFact, Extraction
+from polyg.core.search.resolve import normalise
+from polyg.core.text import word_prior
+from polyg.core.text.mentions import TIME_WORDS as MENTION_TIME_WORDS
+from polyg.core.text.mentions import Mention, code_mentions
+from polyg.core.text.time import Interval, parse_instant, parse_range
+from polyg.core.text.timeref import find_time_refs
 from polyg.errors import PolygError
 from polyg.nlp.pipeline import pipeline
 
@@ -1357,7 +1357,7 @@ _SEASON_OR_MONTH = re.compile(
 
 
 def _season_or_month(text: str, reference: datetime) -> Interval | None:
-    """ "last June", "last summer", "spring 2024": the period, which polyg.core.time does not
+    """ "last June", "last summer", "spring 2024": the period, which polyg.core.text.time does not
     read (a season starts on the first of its first month; "last" is the latest one before the
     reference)."""
     quarter = _QUARTER.fullmatch(text.strip())

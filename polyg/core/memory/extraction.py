@@ -1,5 +1,5 @@
 """What `remember` extracts from a memory: entities, events, facts and causal links (the types
-the rules over the parse (polyg.core.extract_rules) and a checked LLM extraction both produce)."""
+the rules over the parse (polyg.core.memory.extract_rules) and a checked LLM extraction both produce)."""
 
 from __future__ import annotations
 

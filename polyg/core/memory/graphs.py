@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from polyg.core.causal import CausalGraph
-from polyg.core.concepts import SemanticGraph
-from polyg.core.entities import EntityService
-from polyg.core.entity_graph import EntityGraph
-from polyg.core.graph import GraphContext
-from polyg.core.named import NamedGraph
-from polyg.core.reltypes import RelTypeService
-from polyg.core.resolve import Resolver
-from polyg.core.search import SearchService
-from polyg.core.temporal import TemporalGraph
-from polyg.core.time import SYSTEM_CLOCK, Clock
-from polyg.core.views import Views
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.entities import EntityService
+from polyg.core.graph.reltypes import RelTypeService
+from polyg.core.memory.causal import CausalGraph
+from polyg.core.memory.concepts import SemanticGraph
+from polyg.core.memory.entity_graph import EntityGraph
+from polyg.core.memory.named import NamedGraph
+from polyg.core.memory.temporal import TemporalGraph
+from polyg.core.memory.views import Views
+from polyg.core.search.resolve import Resolver
+from polyg.core.search.service import SearchService
+from polyg.core.text.time import SYSTEM_CLOCK, Clock
 
 
 @dataclass

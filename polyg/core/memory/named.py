@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.edge_writer import EdgeWriter
-from polyg.core.entity_writer import EntityWriter
-from polyg.core.graph import GraphContext
-from polyg.core.reltypes import RelTypeService
-from polyg.core.resolve import Resolver
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.edge_writer import EdgeWriter
+from polyg.core.graph.entity_writer import EntityWriter
+from polyg.core.graph.reltypes import RelTypeService
+from polyg.core.search.resolve import Resolver
 from polyg.errors import NotFound
 from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
 from polyg.store.names import is_reserved_rel_type

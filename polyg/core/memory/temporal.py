@@ -8,7 +8,7 @@ predicate closes the older fact's window and records the invalidation (by which 
 which can be listed and undone. Reads of facts default to what holds now; `as_of` asks about
 another time.
 
-Times follow `polyg.core.time`: ISO 8601 or English phrases, resolved against the reference
+Times follow `polyg.core.text.time`: ISO 8601 or English phrases, resolved against the reference
 time (the caller's `reference_time`, else the clock); input without a zone is read in `tz`,
 else in the reference's zone, else UTC; everything is stored and returned in UTC.
 """
@@ -24,14 +24,14 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from polyg.core import limits
-from polyg.core.edges import new_edge_id, type_of
-from polyg.core.entity_graph import EntityGraph
-from polyg.core.event_chain import EventChain, NewEvent
-from polyg.core.graph import GraphContext
-from polyg.core.named import stored_type
-from polyg.core.reltypes import RelTypeService
-from polyg.core.resolve import Resolver, fulltext_query, index_rows
-from polyg.core.time import (
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.edges import new_edge_id, type_of
+from polyg.core.graph.reltypes import RelTypeService
+from polyg.core.memory.entity_graph import EntityGraph
+from polyg.core.memory.event_chain import EventChain, NewEvent
+from polyg.core.memory.named import stored_type
+from polyg.core.search.resolve import Resolver, fulltext_query, index_rows
+from polyg.core.text.time import (
     Clock,
     Interval,
     epoch_us,

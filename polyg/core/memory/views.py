@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from polyg.core import limits
-from polyg.core.graph import GraphContext
-from polyg.core.time import SYSTEM_CLOCK, Clock, format_utc
+from polyg.core.graph.context import GraphContext
+from polyg.core.text.time import SYSTEM_CLOCK, Clock, format_utc
 from polyg.errors import InvalidParams
 from polyg.store.names import NAME
 from polyg.store.queries import views as q

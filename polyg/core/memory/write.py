@@ -31,11 +31,11 @@ from datetime import datetime
 
 from polyg.core import limits
 from polyg.core.ahead import started
-from polyg.core.event_chain import ChainRead, NewEvent
-from polyg.core.extract_memory import Extraction, MemoryExtractor, extract
-from polyg.core.memory_graphs import MemoryGraphs
-from polyg.core.temporal import mentions
-from polyg.core.time import epoch_us, format_utc
+from polyg.core.memory.event_chain import ChainRead, NewEvent
+from polyg.core.memory.extract_memory import Extraction, MemoryExtractor, extract
+from polyg.core.memory.graphs import MemoryGraphs
+from polyg.core.memory.temporal import mentions
+from polyg.core.text.time import epoch_us, format_utc
 from polyg.errors import InvalidParams
 from polyg.names import new_id
 from polyg.nlp.pipeline import pipeline

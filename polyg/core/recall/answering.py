@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from polyg.core.recall.evidence import Evidence
-from polyg.core.search import STOPWORDS
+from polyg.core.search.service import STOPWORDS
 
 Asks = Literal["why", "who", "describe", "when", "after", "before", "what"]
 

@@ -10,12 +10,12 @@ import re
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 
-from polyg.core.memory_graphs import MemoryGraphs
-from polyg.core.memory_write import MEMORY_ORIGIN
+from polyg.core.memory.graphs import MemoryGraphs
+from polyg.core.memory.write import MEMORY_ORIGIN
 from polyg.core.model import Hit
 from polyg.core.recall.ranking import DEFAULT_RANKING, MemoryRanking, add_neighbours, candidate, rank_memories
-from polyg.core.search import STOPWORDS
-from polyg.core.time import Interval
+from polyg.core.search.service import STOPWORDS
+from polyg.core.text.time import Interval
 from polyg.store.falkor import Row
 from polyg.store.queries import temporal as q
 

@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from polyg.core import sentences
 from polyg.core.recall.answering import words
 from polyg.core.recall.evidence import Evidence
-from polyg.core.recall.timeref import find_time_refs
 from polyg.core.recall.told_time import ToldTime, told_times
-from polyg.core.time import Interval, parse_instant
+from polyg.core.text import sentences
+from polyg.core.text.time import Interval, parse_instant
+from polyg.core.text.timeref import find_time_refs
 from polyg.errors import PolygError
 
 # The first memories an answer is looked for in: the search ranks the memory holding the

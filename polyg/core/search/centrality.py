@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from polyg.core.graph import GraphContext
+from polyg.core.graph.context import GraphContext
 from polyg.names import check_project_id
 from polyg.store.names import ENTITY, Label
 from polyg.store.queries import traversal as q

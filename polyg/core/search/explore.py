@@ -28,13 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from polyg.core.reltypes import RelationshipType, RelTypeService, weights
-from polyg.core.search import PresetName, SearchService
-from polyg.core.traversal import EdgeRef, Hop, Neighbourhood, NodeRef, StrengthScorer, TraversalService
+from polyg.core.graph.reltypes import RelationshipType, RelTypeService, weights
+from polyg.core.search.service import PresetName, SearchService
+from polyg.core.traversal.service import EdgeRef, Hop, Neighbourhood, NodeRef, StrengthScorer, TraversalService
 from polyg.errors import InvalidParams
 from polyg.store.queries import explore as q
 
-# Each strategy is a search preset (`polyg.core.search.PRESETS`).
+# Each strategy is a search preset (`polyg.core.search.service.PRESETS`).
 STRATEGY_PRESETS: dict[str, PresetName] = {"vector": "vector_only", "text": "text_only", "combined": "default"}
 MAX_TERMS = 20
 MAX_DEPTH = 3

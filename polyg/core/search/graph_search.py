@@ -10,13 +10,13 @@ with both scores in [0, 1]:
   match, 0.0 for an entity the search did not return (reached only through the graph). The
   cosine similarity itself is reported apart (`vector_similarity`).
 - `graph_score` = `PPR_SHARE` x personalised PageRank + (1 - `PPR_SHARE`) x global PageRank.
-  The personalised PageRank (`polyg.core.centrality`) runs over the context (seeds and
+  The personalised PageRank (`polyg.core.search.centrality`) runs over the context (seeds and
   everything within `depth` hops, read by `TraversalService.surroundings`; relationships walked
   both ways, each weighted by its `weight`, 1.0 where none is set), with
   the random walk restarting at the seeds in proportion to their relevance; a node with no
   relationship in the context sends its share back to the seeds. It is divided by the highest
   in the context. Global PageRank is FalkorDB's `algo.pageRank` over all entities
-  (`polyg.core.centrality`), divided by the highest in the project. So an entity scores high
+  (`polyg.core.search.centrality`), divided by the highest in the project. So an entity scores high
   when it sits where relevant seeds and their links lead, and a little higher when it is
   central in the whole graph; a seed with no relationship keeps only what restarts give it.
 
@@ -37,10 +37,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from polyg.core import limits
-from polyg.core.centrality import CentralityService, restarting_walk
-from polyg.core.graph import GraphContext
-from polyg.core.search import SearchService
-from polyg.core.traversal import NodeRef, Surroundings, TraversalService, node_from
+from polyg.core.graph.context import GraphContext
+from polyg.core.search.centrality import CentralityService, restarting_walk
+from polyg.core.search.service import SearchService
+from polyg.core.traversal.service import NodeRef, Surroundings, TraversalService, node_from
 from polyg.errors import InvalidParams
 from polyg.store.names import ENTITY
 from polyg.store.queries import graphrag as gq

@@ -36,8 +36,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from polyg.core.graph import GraphContext
-from polyg.core.search import STOPWORDS, PresetName, SearchService, stem
+from polyg.core.graph.context import GraphContext
+from polyg.core.search.service import STOPWORDS, PresetName, SearchService, stem
 from polyg.errors import StoreError
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, EVENT, Label
@@ -50,7 +50,7 @@ How = Literal["id", "exact", "case-insensitive", "fuzzy", "vector", "search", "c
 FUZZY_MIN = 0.85
 VECTOR_MIN = 0.85
 CANDIDATES = 10
-# The search each kind is found by (`polyg.core.search.PRESETS`).
+# The search each kind is found by (`polyg.core.search.service.PRESETS`).
 SEARCH_PRESETS: dict[Kind, PresetName] = {"event": "events", "entity": "default"}
 WORD = re.compile(r"\w+", re.UNICODE)
 LABELS: dict[Kind, Label] = {"entity": ENTITY, "event": EVENT}
@@ -131,7 +131,7 @@ class Resolver:
         """name -> entity, the exact name first, then the same name in any case (the oldest
         entity of either); unknown names absent."""
         wanted = list(dict.fromkeys(names))
-        # On the name, then on the key the writer matches names on (`polyg.core.entity_writer`),
+        # On the name, then on the key the writer matches names on (`polyg.core.graph.entity_writer`),
         # then, for entities written without one (by a user's Cypher), through the full-text index.
         found: dict[str, NameMatch] = {}
         for name, entity in await q.entities_named_or_keyed(self.ctx, project, wanted):

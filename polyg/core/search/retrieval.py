@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 
 from polyg.core import limits
-from polyg.core.graph import GraphContext
-from polyg.core.search import CHUNK_TARGETS, SearchService
+from polyg.core.graph.context import GraphContext
+from polyg.core.search.service import CHUNK_TARGETS, SearchService
 from polyg.errors import EmptyQuery, IndexNotFound, InvalidParams, RetrievalError, StoreError, StoreTimeout
 from polyg.store.falkor import Row
 from polyg.store.queries import retrieval as q

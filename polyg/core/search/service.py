@@ -10,7 +10,7 @@ its observations, so that no kind of evidence votes twice for the same entity:
   a vote;
 - text: full-text matches of the query's words, ranked by the summed idf of the words an
   entity holds. In a small project, whose few texts make an idf noisy, each idf leans on how
-  informative the word is in English at large (`polyg.core.word_prior`): among 14 musicians
+  informative the word is in English at large (`polyg.core.text.word_prior`): among 14 musicians
   "player" is held by fewer texts than "saxophonist", yet says less. A word also matches the
   words it is a stem of ("saxophone" finds "saxophonist", "drums" finds "drummer"), and an
   "-o" word its "-ist" noun ("piano" finds "pianist"); a word that occurs nowhere in the
@@ -44,10 +44,10 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from polyg.core import degraded, limits
-from polyg.core.embeddable import REGISTRY, SearchTarget
-from polyg.core.graph import GraphContext
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.embeddable import REGISTRY, SearchTarget
 from polyg.core.model import Hit
-from polyg.core.word_prior import informativeness
+from polyg.core.text.word_prior import informativeness
 from polyg.errors import EmbeddingError, EmptyQuery, IndexNotFound, InvalidParams, StoreError
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import CHUNK, ENTITY, EVENT, Label
@@ -103,7 +103,7 @@ class SearchConfig:
     stem_weight: float = 1.0
     stem_min_len: int = 4
     # The project's idf is blended with each word's background informativeness
-    # (`polyg.core.word_prior`) as if the background were this many texts: in a project of N
+    # (`polyg.core.text.word_prior`) as if the background were this many texts: in a project of N
     # texts a word's idf is scaled by 1 - a + a * informativeness, a = this / (N + this), so
     # the prior settles a small project's noisy counts and fades as the project grows. 0: the
     # project's idf alone.
@@ -473,7 +473,7 @@ class SearchService:
         query_vector: asyncio.Future[list[float]] | None = None,
     ) -> dict[str, float]:
         # Vectors of entities written just before this search may still be on their way
-        # (polyg.core.vectorizer): waiting for them, while the query embeds, means a client
+        # (polyg.core.graph.vectorizer): waiting for them, while the query embeds, means a client
         # always finds what it just wrote. Usually there is nothing to wait for.
         vector, settled = await asyncio.gather(
             self.ctx.embed_query(query) if query_vector is None else query_vector,

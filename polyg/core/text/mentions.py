@@ -7,7 +7,7 @@ a time reference. A capitalised word opening a sentence counts only with another
 is a name (a possessive, a second capitalised word, a "topic:" heading), since English
 capitalises every sentence's first word. In a statement the signs are: the graph knows it, the
 text capitalises it again mid-sentence, a person's verb follows it ("Melanie said"), or it is no
-ordinary English word by the word prior (`polyg.core.word_prior.common_word`) and is followed by
+ordinary English word by the word prior (`polyg.core.text.word_prior.common_word`) and is followed by
 its verb ("Caroline went", "Postgres is down"); "Art is my passion", "Running helps", "Wow",
 "Thanks for...", "Sounds great" and "They're" have none.
 Interjections and greetings are a closed backstop list: they never start a name ("Thanks Mel"
@@ -21,7 +21,7 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from polyg.core import sentences, word_prior
+from polyg.core.text import sentences, word_prior
 
 TIME_WORDS = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays "

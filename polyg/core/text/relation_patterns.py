@@ -10,7 +10,7 @@ phrase ("uses Redis for caching" names Redis only).
 The subject of a sentence is the entity whose observation it is when the sentence has none
 ("Uses Redis"), starts with a pronoun ("It uses Redis"), or names that entity; any other
 subject is a name to resolve, like the objects. Resolution against the graph is the caller's
-(`polyg.core.extract`): this module only reads text.
+(`polyg.core.graphrag.extract`): this module only reads text.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from polyg.core.sentences import split as split_sentences
+from polyg.core.text.sentences import split as split_sentences
 
 RELATIONS = ("relates_to", "causes", "part_of", "implements", "extends", "uses", "depends_on")
 Voice = Literal["active", "passive"]

@@ -1,4 +1,4 @@
-"""Time references in a query and the timeframe they name, read with polyg.core.time against
+"""Time references in a query and the timeframe they name, read with polyg.core.text.time against
 the reference time. A reference that names no date ("before the migration", "lately") is kept
 as a relative timeframe holding its words."""
 
@@ -7,10 +7,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 
-from polyg.core.recall.model import Timeframe
-from polyg.core.time import Interval, format_utc, parse_range
+from pydantic import BaseModel, Field
+
+from polyg.core.text.time import Interval, format_utc, parse_range
 from polyg.errors import PolygError
+
+
+# The timeframe a query names (recall's ClassifierOutput.timeframe).
+class Timeframe(BaseModel):
+    type: Literal["specific", "range", "relative"]
+    # An ISO instant for specific and range (their start); the expression itself for a
+    # relative time that names no date ("before the migration", "lately").
+    value: str = Field(min_length=1, max_length=200)
+    end: str | None = None
+
 
 _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
 _MONTH = (

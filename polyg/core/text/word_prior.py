@@ -19,7 +19,7 @@ import functools
 import math
 import re
 
-from polyg.core.chunking import tokenizer
+from polyg.core.text.chunking import tokenizer
 
 # The first whole-word entry of the uncased BERT vocabulary ("the"); what precedes it are
 # padding, unused and special tokens and single characters.

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from polyg.core import limits
-from polyg.core.edge_writer import EdgeWriter
-from polyg.core.embeddable import REGISTRY
-from polyg.core.graph import GraphContext
-from polyg.core.mentions import follow_chunks, follow_entities
-from polyg.core.temporal import TemporalGraph
-from polyg.core.time import epoch_us, parse_instant
-from polyg.core.views import VECTOR_KEYS
+from polyg.core.graph.chunk_mentions import follow_chunks, follow_entities
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.edge_writer import EdgeWriter
+from polyg.core.graph.embeddable import REGISTRY
+from polyg.core.memory.temporal import TemporalGraph
+from polyg.core.memory.views import VECTOR_KEYS
+from polyg.core.text.time import epoch_us, parse_instant
 from polyg.errors import InvalidParams, PolygError
 from polyg.store.falkor import VectorParam
 from polyg.store.names import (
@@ -352,7 +352,7 @@ class GraphImport:
         return report
 
     async def _link_mentions(self, project: str, nodes: list[Node]) -> None:
-        """The `MENTIONS` links ingestion and the vectorizer make (`polyg.core.mentions`): from
+        """The `MENTIONS` links ingestion and the vectorizer make (`polyg.core.graph.chunk_mentions`): from
         the chunks restored to the entities they name, and to the entities restored with their
         vectors from the chunks that name them (the vectorizer follows those it is given)."""
         chunks = [(n.id, str(n.props.get("text") or "")) for n in nodes if n.kind == CHUNK and n.id]

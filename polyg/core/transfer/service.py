@@ -6,7 +6,7 @@ matched by name, observations and relations already present are skipped.
 
 `json`: everything polyg stores, every toolset's nodes and relationships with all their
 properties, in the form of the memory toolset's `export_graph` (one export for both: the CLI
-document's `items` are that tool's items); importing it goes through `polyg.core.graph_import`
+document's `items` are that tool's items); importing it goes through `polyg.core.transfer.graph_import`
 and restores them exactly. Embeddings are derived data: they are exported only when asked,
 and recomputed on import when left out. A version-1 document (entities and relationships
 only, as polyg wrote before) still imports.
@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from polyg.core import limits
-from polyg.core.graph_import import is_graph_export
-from polyg.core.named import NamedGraph, stored_type
-from polyg.core.views import Views
+from polyg.core.memory.named import NamedGraph, stored_type
+from polyg.core.memory.views import Views
+from polyg.core.transfer.graph_import import is_graph_export
 from polyg.errors import InvalidParams, PolygError
 from polyg.names import TYPE_NAME
 from polyg.store.names import is_reserved_rel_type, short

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from polyg.core import limits
-from polyg.core.graph import GraphContext
-from polyg.core.reltypes import RelTypeService, weights
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.reltypes import RelTypeService, weights
 from polyg.errors import InvalidParams, NotFound
 from polyg.store.falkor import Row
 from polyg.store.names import ENTITY, Label, RelType, user_rel_type
