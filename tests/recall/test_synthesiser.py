@@ -225,3 +225,12 @@ def test_a_why_question_sharing_only_a_common_verb_is_not_explained() -> None:
     assert "conveyor" not in answer
     answer, _, _ = run("Why did Line 3 stop?", causal=[link], entity=told)
     assert "conveyor belt snapped" in answer
+
+
+def test_who_heads_is_answered_by_who_leads() -> None:
+    told = [Evidence("m1", "Lena Vogt is the head of infrastructure.", "entity", "memory", 0.95)]
+    leads = fact("f1", "Omar Haddad", "leads", "infrastructure", "2025-10-01T00:00:00.000000Z")
+    query = "Who is the head of infrastructure?"
+    plan = rule_classify(query, REF, known_names=["infrastructure"])  # as the service resolves it
+    out = rule_synthesise(query, plan, Execution(results={"entity": [*told, leads]}), REF)
+    assert out.answer == "Omar Haddad leads infrastructure."

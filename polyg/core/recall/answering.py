@@ -64,6 +64,7 @@ _PREDICATE_CUES = {
     "work": ("works_on", "works_at", "works_for", "worked_on"),
     "live": ("lives_in", "lived_in", "moved_to"),
     "lead": ("leads", "manages", "lead_of", "manager_of"),
+    "head": ("leads", "manages", "lead_of", "manager_of"),
     "manag": ("manages", "manager_of", "leads"),
     "team": ("member_of", "leads", "works_on", "joined"),
     "band": ("member_of",),
