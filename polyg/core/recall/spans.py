@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from polyg.core.recall.answering import words
+from polyg.core.recall.answering import word_key, words
 from polyg.core.recall.evidence import Evidence
 from polyg.core.recall.told_time import ToldTime, told_times
 from polyg.core.text import sentences
@@ -119,7 +119,7 @@ def answering_spans(
     named = {w.lower() for n in names for w in _NAME_WORD.findall(n)}
     topic = words(_without_times(query))
     # A question about a named thing alone ("What is 'Little Women' about?") asks for its name.
-    asked = {w for w in topic if w not in {n[:5] for n in named}} or topic
+    asked = {w for w in topic if w not in {word_key(n) for n in named}} or topic
     if not asked:
         return []
     # The kinds of answer the question asks for, and whether times matter: reading a memory's
