@@ -271,8 +271,8 @@ def import_(
     from rich.console import Console
     from rich.progress import Progress
 
-    from polyg.core import graph_import
-    from polyg.core import transfer as files
+    from polyg.core.transfer import graph_import
+    from polyg.core.transfer import service as files
 
     settings = _settings(config, project=project, store=store, data_dir=data_dir)
     try:
@@ -292,7 +292,7 @@ def import_(
         _fail(exc)
 
     async def work(services: Any) -> Any:
-        from polyg.core.transfer import Transfer
+        from polyg.core.transfer.service import Transfer
 
         transfer = Transfer(services.named)
         target = services.project(None)
@@ -380,7 +380,7 @@ def export(
         _fail(ConfigError(f"Cannot write {output}: the folder {output.parent} does not exist."))
 
     async def work(services: Any) -> int:
-        from polyg.core.transfer import Transfer
+        from polyg.core.transfer.service import Transfer
 
         transfer = Transfer(services.named)
         # Said before any file is made: a mistyped name must not leave an empty export.
@@ -439,8 +439,8 @@ def ingest(
     """Ingest documents (Markdown, text, HTML, PDF, JSONL) as articles, authors and chunks."""
     import json
 
-    from polyg.core.chunking import ChunkSpec
-    from polyg.core.parsers import find_files
+    from polyg.core.ingest.parsers import find_files
+    from polyg.core.text.chunking import ChunkSpec
 
     settings = _settings(
         config, project=project, store=store, data_dir=data_dir, chunk_size=chunk_size, chunk_overlap=chunk_overlap
@@ -454,7 +454,7 @@ def ingest(
         _fail(exc)
 
     async def work(services: Any) -> Any:
-        from polyg.core.ingest import IngestService
+        from polyg.core.ingest.service import IngestService
 
         service = IngestService(services.ctx, spec)
         target = services.project(None)
@@ -488,8 +488,8 @@ async def _ingest_files(
     from rich.console import Console
     from rich.progress import Progress
 
-    from polyg.core.ingest import checked
-    from polyg.core.parsers import parse_file
+    from polyg.core.ingest.parsers import parse_file
+    from polyg.core.ingest.service import checked
 
     documents = []
     failures: list[tuple[Path, PolygError]] = []

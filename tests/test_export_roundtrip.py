@@ -164,7 +164,7 @@ async def test_cli_json_export_and_import_restore_every_toolset(servers_root: Pa
     for key, props in nodes.items():
         changed = {k: (v, nodes_after[key].get(k)) for k, v in props.items() if nodes_after[key].get(k) != v}
         # A node written with its vectors (a chunk) has no text revision; restored without
-        # them it gets one, so that the vectorizer computes them (polyg.core.vectors).
+        # them it gets one, so that the vectorizer computes them (polyg.core.graph.vectors).
         added = set(nodes_after[key]) - set(props) - {"rev"}
         assert not changed and not added, (key, changed, added)
     assert edges_after == edges

@@ -1,4 +1,4 @@
-"""Rule-based relationship statements (polyg.core.relation_patterns) on a fixed set of sentences:
+"""Rule-based relationship statements (polyg.core.text.relation_patterns) on a fixed set of sentences:
 each of spec 004's seven relations, passive voice, negation, lists, and sentences that state
 nothing."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from polyg.core.relation_patterns import RELATIONS, Statement, statements
+from polyg.core.text.relation_patterns import RELATIONS, Statement, statements
 
 
 def said(text: str) -> list[tuple[str, str, str | None, tuple[str, ...], bool]]:

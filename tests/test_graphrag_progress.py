@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from polyg.core.extract import BATCH
+from polyg.core.graphrag.extract import BATCH
 from tests.conftest import TRANSPORTS
 from tests.mcp_helpers import KG, check_result, kg_session
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from polyg.core.mustache import MustacheError, js_string, parse, render_text
+from polyg.core.documents.mustache import MustacheError, js_string, parse, render_text
 
 PARTIAL = "|\n{{{content}}}\n|\n"
 
@@ -97,7 +97,7 @@ def test_js_string() -> None:
 
 
 def test_nesting_is_limited_on_parse_and_on_render() -> None:
-    from polyg.core.mustache import MAX_NESTING
+    from polyg.core.documents.mustache import MAX_NESTING
 
     def nested(depth: int, inner: str = "{{x}}") -> str:
         return (

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from polyg.config import load_settings
-from polyg.core.traversal import TraversalService, WeightScorer
+from polyg.core.traversal.service import TraversalService, WeightScorer
 from polyg.embed import create_embedder
 from polyg.runtime.app import Polyg, Services
 

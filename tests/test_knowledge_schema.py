@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from polyg.config import load_settings
-from polyg.core.reltypes import INITIAL
+from polyg.core.graph.reltypes import INITIAL
 from polyg.embed import create_embedder
 from polyg.runtime.app import Polyg
 from tests.mcp_helpers import polyg_command, server_env

@@ -796,7 +796,7 @@ async def test_default_paths_keep_two_strong_links_of_an_undescribed_type(kn: KG
 async def test_paths_say_when_a_hub_was_not_read_whole(kn: KG, project: str) -> None:
     """A hub with more relationships than the path search reads (FANOUT): the best path is still
     found, and the summary says the search was cut there."""
-    from polyg.core.traversal import FANOUT
+    from polyg.core.traversal.service import FANOUT
 
     leaves = [{"name": f"Leaf {i}", "summary": "a leaf"} for i in range(FANOUT + 4)]
     hub_links = [{"target_id": leaf["name"], "relationship_type": "COLLABORATED_WITH"} for leaf in leaves]

@@ -4,7 +4,7 @@ The corpus mixes topics (musicians, cities, software, sports, food) so that ever
 plausible distractors: "davis trumpet" has the Davis Cup, "Paris" has the Eiffel Tower that
 names Paris more often than Paris itself does, "saxophone player" has Miles Davis who
 "played" (one typo away from "player") and a tennis player. Assertions are on ranks only,
-never on scores. The tuning of `polyg.core.search.DEFAULT` on LoCoMo (bench/quality/locomo_eval.py)
+never on scores. The tuning of `polyg.core.search.service.DEFAULT` on LoCoMo (bench/quality/locomo_eval.py)
 must keep these passing.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from polyg.config import load_settings
-from polyg.core.search import (
+from polyg.core.search.service import (
     DEFAULT,
     SearchConfig,
     agent_noun,
@@ -28,7 +28,7 @@ from polyg.core.search import (
     stem,
     vector_ranking,
 )
-from polyg.core.word_prior import informativeness
+from polyg.core.text.word_prior import informativeness
 from polyg.errors import EmptyQuery
 from polyg.runtime.app import Polyg, Services
 from tests.mcp_helpers import reap_embedded

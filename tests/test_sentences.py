@@ -1,11 +1,11 @@
-"""Sentence ends (polyg.core.sentences): abbreviations and initials do not end a sentence unless a
+"""Sentence ends (polyg.core.text.sentences): abbreviations and initials do not end a sentence unless a
 word that opens one follows; real ends still do."""
 
 from __future__ import annotations
 
 import pytest
 
-from polyg.core.sentences import split
+from polyg.core.text.sentences import split
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from polyg.core.documents import MAX_IDENTIFIERS
+from polyg.core.documents.service import MAX_IDENTIFIERS
 from polyg.tools.graphrag import DEFAULT_EXTRACT_LIMIT, MAX_EXTRACT_LIMIT
 from polyg.tools.knowledge.paths import MAX_PAIRS
 from polyg.tools.retrieval import MAX_ARTICLE_TEXT

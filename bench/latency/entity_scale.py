@@ -109,7 +109,7 @@ async def _preload_relations(data_dir: Path, n: int, embed: str) -> dict[str, An
     """Write the relationships through the core's `NamedGraph.write_relations` (what an import
     writes relationships with), then compact the AOF as the entity preload does."""
     from polyg.config import load_settings
-    from polyg.core.named import stored_type
+    from polyg.core.memory.named import stored_type
     from polyg.names import now_iso
     from polyg.runtime.app import Polyg
     from polyg.store.embedded import EmbeddedFalkor

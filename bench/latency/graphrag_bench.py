@@ -82,7 +82,7 @@ from bench.lib.server import PolygServer, client_check, server_ms
 from bench.lib.stats import fmt_ms, summarize
 from bench.lib.synthetic import AREAS, WORDS, entity_id
 from bench.tools.bluenote_graph import find_csv
-from polyg.core.weighted_links import SPEC_TYPES
+from polyg.core.graph.weighted_links import SPEC_TYPES
 
 STORED = SPEC_TYPES  # spec 004's seven types -> the stored relationship types
 RELATIONS = tuple(STORED)

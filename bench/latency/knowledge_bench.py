@@ -501,7 +501,7 @@ async def preload_powerlaw(data_dir: Path, g: PowerLaw, embed: str, project: str
     """The graph written through the core's batch writers (NodeService.create: the nodes with
     their relationships, as manage_nodes writes them), in process, before the server starts."""
     from polyg.config import load_settings
-    from polyg.core.nodes import NodeDraft, NodeEdge
+    from polyg.core.graph.nodes import NodeDraft, NodeEdge
     from polyg.runtime.app import Polyg
 
     by_node: dict[int, list[NodeEdge]] = {}

@@ -386,7 +386,7 @@ class Floors:
             yield cls(services, n, " UNION ALL ".join([EVENTS_FLOOR] + [FACTS_FLOOR.format(type=t) for t in types]))
 
     async def probe(self, op: str, rng: random.Random, keep: bool = True) -> None:
-        from polyg.core.time import epoch_us
+        from polyg.core.text.time import epoch_us
 
         ctx, project = self.services.ctx, DEFAULT_PROJECT
         args = arguments(op, self.n, rng)

@@ -1,6 +1,6 @@
 """What background vector work costs the calls around it: get_entity with and without writes.
 
-Writes are acknowledged before their vectors are made (polyg.core.vectorizer); the embedding
+Writes are acknowledged before their vectors are made (polyg.core.graph.vectorizer); the embedding
 then runs at low priority while the next calls are answered. On a 2-core machine that work
 still competes for the cores. This drives one `polyg serve` (stdio, embedded store, default
 embedder, the kg benchmark's cached data) with the MCP Python client in two phases:

@@ -218,7 +218,7 @@ def floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None) 
 
 
 async def _floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None) -> dict[str, Any]:
-    from polyg.core.memory_write import memory_text
+    from polyg.core.memory.write import memory_text
     from polyg.names import new_id, now_iso
     from polyg.store.falkor import VectorParam
 

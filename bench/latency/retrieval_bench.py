@@ -59,9 +59,9 @@ from bench.lib.results import write_results
 from bench.lib.server import PolygServer, server_ms
 from bench.lib.stats import fmt_ms, median, summarize
 from polyg.config import load_settings
-from polyg.core.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, ChunkSpec
-from polyg.core.ingest import IngestService
-from polyg.core.parsers import Document
+from polyg.core.ingest.parsers import Document
+from polyg.core.ingest.service import IngestService
+from polyg.core.text.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, ChunkSpec
 from polyg.runtime.app import Polyg
 
 SKIP_MODULES = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "__main__"})
@@ -200,7 +200,7 @@ async def profile(data_dir: Path, queries: list[str], limit: int) -> dict[str, A
     """In-process, per query: graph_retrieve's core call, then the plain search floor (query
     embedding, then the chunk KNN alone) and each other step alone (the full-text lookups,
     expansion, shaping)."""
-    from polyg.core.search import CHUNK_SEARCH, CHUNK_TARGETS, query_terms
+    from polyg.core.search.service import CHUNK_SEARCH, CHUNK_TARGETS, query_terms
     from polyg.store.falkor import VectorParam
     from polyg.store.queries import retrieval as q
     from polyg.tools.retrieval import shape
@@ -249,7 +249,7 @@ def spread_words(docs: list[Document], count: int = 12) -> list[str]:
     document-frequency rank: the counts they cost span the store's whole range."""
     import re
 
-    from polyg.core.search import STOPWORDS
+    from polyg.core.search.service import STOPWORDS
 
     held: dict[str, int] = {}
     for doc in docs:
@@ -265,7 +265,7 @@ async def term_counts(data_dir: Path, words: list[str], embedder: str, repeat: i
     vector side, but a search still counts each word's chunks (its idf): what that count costs
     as words get common, and whether the count each word gets in the search's one query (every
     word, a subquery each) is its own count, asked alone."""
-    from polyg.core.search import CHUNK_SEARCH, CHUNK_TARGETS
+    from polyg.core.search.service import CHUNK_SEARCH, CHUNK_TARGETS
     from polyg.store.queries import search as sq
 
     settings = load_settings(
@@ -413,7 +413,7 @@ def turns_in(texts: list[str], turns: dict[str, tuple[str, str]]) -> set[str]:
 
 
 async def locomo(data_dir: Path, data: Path) -> dict[str, Any]:
-    from polyg.core.retrieval import RetrievalService
+    from polyg.core.search.retrieval import RetrievalService
 
     samples = json.loads(await asyncio.to_thread(data.read_text, encoding="utf-8"))
     core = Polyg(load_settings(None, data_dir=data_dir, store=None, log_dir=data_dir / "logs"))

@@ -37,11 +37,11 @@ from bench.lib.smoke import SMOKE_HELP
 from bench.lib.stats import fmt_ms, summarize
 from polyg.config import load_settings
 from polyg.core import limits
-from polyg.core.centrality import CentralityService
-from polyg.core.edges import EdgeDraft
+from polyg.core.graph.edges import EdgeDraft
+from polyg.core.graph.nodes import NodeDraft
 from polyg.core.model import Outcome
-from polyg.core.nodes import NodeDraft
-from polyg.core.traversal import TraversalService
+from polyg.core.search.centrality import CentralityService
+from polyg.core.traversal.service import TraversalService
 from polyg.embed import create_embedder
 from polyg.runtime.app import Polyg, Services
 

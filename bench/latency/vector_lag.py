@@ -1,4 +1,4 @@
-"""How far entity vectors trail their text (polyg.core.vectorizer), and the embedding speeds behind it.
+"""How far entity vectors trail their text (polyg.core.graph.vectorizer), and the embedding speeds behind it.
 
 Writes are acknowledged once their text is stored; a worker stores the vectors just after.
 This measures, in-process on a fresh embedded store with the default MiniLM embedder:

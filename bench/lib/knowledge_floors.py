@@ -38,7 +38,7 @@ from bench.lib.inprocess import core_on
 from bench.lib.stats import summarize
 from polyg.store.names import ENTITY
 
-# As the tools use them (polyg.core.explore, polyg.core.traversal).
+# As the tools use them (polyg.core.search.explore, polyg.core.traversal).
 NEARBY = 50
 RELATIONSHIPS = 50
 PRIMARY = 3
@@ -82,7 +82,7 @@ class Floors:
             raise RuntimeError(f"no cached document for {node_id}")
 
     async def paths(self, source_id: str, target_id: str, max_len: int, answer_ids: list[str]) -> None:
-        from polyg.core import traversal
+        from polyg.core.traversal import service as traversal
         from polyg.store.queries import traversal as q
 
         s, project = self._s, self.project

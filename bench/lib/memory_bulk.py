@@ -3,7 +3,7 @@
 `add_event`, `add_fact` and `add_causal_link` write one item per call, each after its own
 lookups (names, neighbours in time, existing facts), which caps a large load at a few dozen
 items a second. This writes the same data model in batched writes through the project import
-(`polyg.core.graph_import`): events with their times, `INVOLVES` links and their place in the
+(`polyg.core.transfer.graph_import`): events with their times, `INVOLVES` links and their place in the
 `T_BEFORE` chain (the project's dated events and the new ones, in (time, id) order), facts as
 relationships with validity windows, `CAUSES` links with confidence and evidence. Vectors are
 the vectorizer's, as after the tools.
@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from polyg.core import limits
-from polyg.core.causal import check_confidence
-from polyg.core.edges import new_edge_id
-from polyg.core.graph_import import Edge, Graph, GraphImport, Node
-from polyg.core.named import stored_type
-from polyg.core.temporal import SINGLE_VALUED, TemporalGraph, predicate_key, stored_instant
-from polyg.core.time import Interval, epoch_us, to_utc
+from polyg.core.graph.edges import new_edge_id
+from polyg.core.memory.causal import check_confidence
+from polyg.core.memory.named import stored_type
+from polyg.core.memory.temporal import SINGLE_VALUED, TemporalGraph, predicate_key, stored_instant
+from polyg.core.text.time import Interval, epoch_us, to_utc
+from polyg.core.transfer.graph_import import Edge, Graph, GraphImport, Node
 from polyg.errors import InvalidParams
 from polyg.names import new_id, now_iso
 from polyg.store.names import CAUSES, ENTITY, EVENT, INVOLVES, T_BEFORE, Label, RelType

@@ -25,7 +25,7 @@ async def _preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch
     """Fill `data_dir` through polyg's core, as `create_entities` would (the entity rows, then
     their vectors from the core's vectorizer), with ids the benchmarks can address."""
     from polyg.config import load_settings
-    from polyg.core.vectors import head_text
+    from polyg.core.graph.vectors import head_text
     from polyg.runtime.app import Polyg
     from polyg.store.embedded import EmbeddedFalkor
 

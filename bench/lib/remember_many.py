@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from polyg.core.extract_memory import extract
-from polyg.core.memory_write import MemoryWriter, Remembered, _as_name, memory_text
+from polyg.core.memory.extract_memory import extract
+from polyg.core.memory.write import MemoryWriter, Remembered, _as_name, memory_text
 from polyg.embed.cache import CachingEmbedder
 from polyg.nlp.pipeline import pipeline
 

@@ -44,7 +44,7 @@ PREDICT = r"""
 import inspect, json, sys
 from datetime import datetime
 import yaml
-from polyg.core.extract_memory import extract
+from polyg.core.memory.extract_memory import extract
 gold = yaml.safe_load(open(sys.argv[1]))
 ref = datetime.fromisoformat(gold["reference_time"].replace("Z", "+00:00"))
 takes_speaker = "speaker" in inspect.signature(extract).parameters
@@ -251,7 +251,7 @@ def long_memory_seconds(smoke: bool) -> tuple[int, float, int]:
     """How long the extraction of a 20,000-character memory takes (prose, a table, code and a
     URL list mixed), parse included, the pipeline loaded and warm."""
     sys.path.insert(0, str(REPO))
-    from polyg.core.extract_memory import extract
+    from polyg.core.memory.extract_memory import extract
     from polyg.nlp.pipeline import pipeline
 
     pipeline().load()  # loaded at server start: not part of a remember's time

@@ -71,9 +71,9 @@ def speakers_and_sessions(sample: dict[str, Any]) -> tuple[set[str], list[list[t
 
 async def add_conversation_links(services: Any, project: str, sample: dict[str, Any], ids: dict[str, str]) -> int:
     """Speakers as entities, `SPOKEN_BY` and `FOLLOWS` links, through the core batch writers."""
-    from polyg.core.edges import EdgeDraft
+    from polyg.core.graph.edges import EdgeDraft
+    from polyg.core.graph.nodes import NodeDraft
     from polyg.core.limits import MAX_BATCH
-    from polyg.core.nodes import NodeDraft
 
     speakers, sessions = speakers_and_sessions(sample)
     made = await services.nodes.create(project, [NodeDraft(name=s, type="person") for s in sorted(speakers)])

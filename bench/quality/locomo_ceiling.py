@@ -74,7 +74,7 @@ class Conversation:
     def __init__(self, turns: list[dict[str, str]], vectors: Any, spoken: Any) -> None:
         import numpy as np
 
-        from polyg.core.search import STOPWORDS
+        from polyg.core.search.service import STOPWORDS
 
         self.turns = turns
         self.vectors = np.asarray(vectors, dtype=np.float32)

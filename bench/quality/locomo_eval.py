@@ -62,9 +62,9 @@ BATCH = 200  # entities per create_entities call (the tool limit is 1000)
 LOADER_VERSION = 1  # bump when the way turns become entities changes
 # Code whose changes alter what is stored (entity text, embeddings, indexes) triggers a reload.
 STORE_CODE = (
-    "polyg/core/entities.py",
-    "polyg/core/vectors.py",
-    "polyg/core/vectorizer.py",
+    "polyg/core/graph/entities.py",
+    "polyg/core/graph/vectors.py",
+    "polyg/core/graph/vectorizer.py",
     "polyg/embed/minilm.py",
     "polyg/embed/quantize.py",
     "polyg/store/schema.py",
@@ -113,7 +113,7 @@ def store_fingerprint(data_path: Path) -> str:
     for rel in STORE_CODE:
         if (REPO / rel).exists():
             h.update((REPO / rel).read_bytes())
-    from polyg.core.named import NamedGraph  # only the write path, not the whole module
+    from polyg.core.memory.named import NamedGraph  # only the write path, not the whole module
 
     for fn in (NamedGraph.create_entities, NamedGraph.write_entities):
         h.update(inspect.getsource(fn).encode())
@@ -129,7 +129,7 @@ async def load(services: Any, samples: list[dict[str, Any]], log: Any) -> dict[s
         created = 0
         for start in range(0, len(items), BATCH):
             created += len(await services.named.create_entities(project, items[start : start + BATCH]))
-        # Vectors are stored just after the text (polyg.core.vectorizer): wait for all of them,
+        # Vectors are stored just after the text (polyg.core.graph.vectorizer): wait for all of them,
         # or the searches would run before them.
         if not await services.ctx.vectors.settle(project, 3600):
             raise RuntimeError(f"vectors of {project} were not stored")
@@ -157,7 +157,7 @@ async def wait_for_indexes(services: Any, projects: list[str], timeout_s: float 
 
 
 def load_search_class(path: Path) -> Any:
-    """`SearchService` from another file (e.g. `git show HEAD:polyg/core/search.py`), to compare."""
+    """`SearchService` from another file (e.g. `git show HEAD:polyg/core/search/service.py`), to compare."""
     spec = importlib.util.spec_from_file_location("alt_search", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -378,7 +378,7 @@ def choose_configs(args: argparse.Namespace, module: Any) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace, prep: Prepared) -> dict[str, Any]:
-    import polyg.core.search
+    import polyg.core.search.service
     from polyg.config import load_settings
     from polyg.runtime.app import Polyg
 
@@ -395,7 +395,7 @@ async def run(args: argparse.Namespace, prep: Prepared) -> dict[str, Any]:
     if args.baseline:
         baseline = load_search_class(args.baseline)
         runs.append((f"baseline ({args.baseline_name})", baseline, baseline.DEFAULT))
-    module = load_search_class(args.search_module) if args.search_module else polyg.core.search
+    module = load_search_class(args.search_module) if args.search_module else polyg.core.search.service
     runs += [(f"{args.label}:{n}" if args.label else n, module, c) for n, c in choose_configs(args, module).items()]
     core = Polyg(settings)
     try:
@@ -458,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--search-module", type=Path, help="file defining SearchService/SearchConfig/DEFAULT")
     parser.add_argument("--baseline", type=Path, help="another search module whose DEFAULT is measured first")
-    parser.add_argument("--baseline-git", metavar="REV", help="polyg/core/search.py at REV as the baseline")
+    parser.add_argument("--baseline-git", metavar="REV", help="polyg/core/search/service.py at REV as the baseline")
     parser.add_argument("--label", default="", help="prefix of the config names in the report")
     parser.add_argument("--reload", action="store_true", help="rebuild the cached store")
     parser.add_argument("--no-save", action="store_true")
@@ -471,12 +471,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline_git:
         # The search module as committed at that revision, to measure a change against it.
         source = subprocess.run(
-            ["git", "show", f"{args.baseline_git}:polyg/core/search.py"], cwd=REPO, check=True, capture_output=True
+            ["git", "show", f"{args.baseline_git}:polyg/core/search/service.py"],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
         ).stdout
         tmp = Path(tempfile.mkdtemp(prefix="locomo-baseline-")) / "search.py"
         tmp.write_bytes(source)
         last = subprocess.run(
-            ["git", "log", "-1", "--format=%h", args.baseline_git, "--", "polyg/core/search.py"],
+            ["git", "log", "-1", "--format=%h", args.baseline_git, "--", "polyg/core/search/service.py"],
             cwd=REPO,
             check=True,
             capture_output=True,

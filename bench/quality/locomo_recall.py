@@ -59,15 +59,15 @@ MAX_RESULTS = 20
 FLAT_SUFFIX = "_flat"
 # What decides the remembered store: a change here rebuilds the cached one.
 STORE_CODE = (
-    "polyg/core/extract_memory.py",
-    "polyg/core/memory_write.py",
-    "polyg/core/recall/mentions.py",
-    "polyg/core/temporal.py",
-    "polyg/core/causal.py",
+    "polyg/core/memory/extract_memory.py",
+    "polyg/core/memory/write.py",
+    "polyg/core/text/mentions.py",
+    "polyg/core/memory/temporal.py",
+    "polyg/core/memory/causal.py",
     "polyg/store/queries/temporal.py",
     "polyg/store/queries/causal.py",
     "polyg/embed/minilm.py",
-    "polyg/core/embeddable.py",
+    "polyg/core/graph/embeddable.py",
     "polyg/store/schema.py",
 )
 TARGETS = {"recall@10": 80.0, "multi-hop all_evidence@10": 40.0}

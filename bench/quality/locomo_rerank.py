@@ -212,7 +212,7 @@ async def ranked_turns(replay: Replay, q: dict[str, Any], ranking: Any, limit: i
 def _window(w: list[str | None] | None) -> Any:
     if w is None:
         return None
-    from polyg.core.time import Interval, parse_instant
+    from polyg.core.text.time import Interval, parse_instant
 
     return Interval(parse_instant(w[0]) if w[0] else None, parse_instant(w[1]) if w[1] else None)
 

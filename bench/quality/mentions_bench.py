@@ -1,6 +1,6 @@
-"""Entity mentions in recall's queries: the classifier's rules (polyg/core/recall/mentions.py)
+"""Entity mentions in recall's queries: the classifier's rules (polyg/core/text/mentions.py)
 next to the spaCy pipeline's names (the rules `remember` reads a parse with,
-polyg/core/extract_rules.py), on the intent set's queries and on held-out ones
+polyg/core/memory/extract_rules.py), on the intent set's queries and on held-out ones
 (bench/data/mention_queries_heldout.yaml). Scored as bench/quality/intent_bench.py scores mentions:
 case-insensitive, a substring either way. Reports recall, precision and milliseconds a query.
 
@@ -23,8 +23,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from polyg.core import extract_rules  # noqa: E402
-from polyg.core.recall.mentions import find_mentions  # noqa: E402
+from polyg.core.memory import extract_rules  # noqa: E402
+from polyg.core.text.mentions import find_mentions  # noqa: E402
 from polyg.nlp.pipeline import pipeline  # noqa: E402
 
 SETS = {

@@ -82,9 +82,9 @@ def track_summary(title: str, year: str, players: Sequence[str]) -> str:
 
 async def load(services: Any, project: str, d: Discography, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Writes the discography into `project` and waits for its vectors."""
-    from polyg.core.edges import EdgeDraft
+    from polyg.core.graph.edges import EdgeDraft
+    from polyg.core.graph.nodes import NodeDraft
     from polyg.core.limits import MAX_BATCH
-    from polyg.core.nodes import NodeDraft
 
     t0 = time.perf_counter()
     ids: dict[str, str] = {}

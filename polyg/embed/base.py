@@ -4,7 +4,7 @@ Providers implement one blocking method, `embed_batch_sync`; the async convenien
 in a worker thread so that CPU-bound inference (MiniLM) or a slow HTTP call (OpenAI) never
 blocks the server's event loop.
 
-Stored texts are embedded in the background (polyg.core.vectorizer, imports): those threads
+Stored texts are embedded in the background (polyg.core.graph.vectorizer, imports): those threads
 run at a lower CPU priority, so on a small machine they use idle cores and yield to the tool
 calls being answered. Search queries, which a caller waits for, run at normal priority.
 """

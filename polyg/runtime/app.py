@@ -18,16 +18,16 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from polyg.config import Settings
-from polyg.core import word_prior
-from polyg.core.edge_writer import EdgeWriter
-from polyg.core.entities import EntityService
-from polyg.core.entity_writer import EntityWriter
-from polyg.core.graph import GraphContext
-from polyg.core.named import NamedGraph
-from polyg.core.projects import ProjectService
-from polyg.core.relationships import RelationshipService
-from polyg.core.reltypes import RelTypeService
-from polyg.core.search import SearchService
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.edge_writer import EdgeWriter
+from polyg.core.graph.entities import EntityService
+from polyg.core.graph.entity_writer import EntityWriter
+from polyg.core.graph.projects import ProjectService
+from polyg.core.graph.relationships import RelationshipService
+from polyg.core.graph.reltypes import RelTypeService
+from polyg.core.memory.named import NamedGraph
+from polyg.core.search.service import SearchService
+from polyg.core.text import word_prior
 from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
@@ -37,18 +37,18 @@ from polyg.store.falkor import FalkorStore, parse_store_url, redact_url
 from polyg.store.schema import SchemaGuard
 
 if TYPE_CHECKING:
-    from polyg.core.documents import DocumentService
-    from polyg.core.edges import EdgeService
-    from polyg.core.explore import Explorer
-    from polyg.core.graphrag import GraphRag
-    from polyg.core.memory_graphs import MemoryGraphs
-    from polyg.core.memory_write import MemoryWriter
-    from polyg.core.nodes import NodeService
+    from polyg.core.documents.service import DocumentService
+    from polyg.core.documents.templates import TemplateService
+    from polyg.core.graph.edges import EdgeService
+    from polyg.core.graph.nodes import NodeService
+    from polyg.core.graphrag.service import GraphRag
+    from polyg.core.memory.graphs import MemoryGraphs
+    from polyg.core.memory.write import MemoryWriter
     from polyg.core.recall.classifier import Classifier
     from polyg.core.recall.synthesiser import Synthesiser
-    from polyg.core.retrieval import RetrievalService
-    from polyg.core.templates import TemplateService
-    from polyg.core.traversal import TraversalService
+    from polyg.core.search.explore import Explorer
+    from polyg.core.search.retrieval import RetrievalService
+    from polyg.core.traversal.service import TraversalService
     from polyg.llm import LLM
 
 log = logging.getLogger(__name__)
@@ -78,44 +78,44 @@ class Services:
     @cached_property
     def memory(self) -> MemoryGraphs:
         """Spec 003's four views."""
-        from polyg.core.memory_graphs import MemoryGraphs
+        from polyg.core.memory.graphs import MemoryGraphs
 
         return MemoryGraphs.build(self.ctx, self.entities, self.named, self.search, self.reltypes)
 
     @cached_property
     def edges(self) -> EdgeService:
-        from polyg.core.edges import EdgeService
+        from polyg.core.graph.edges import EdgeService
 
         return EdgeService(self.ctx, self.reltypes, writer=self.relationships.writer)
 
     @cached_property
     def nodes(self) -> NodeService:
-        from polyg.core.nodes import NodeService
+        from polyg.core.graph.nodes import NodeService
 
         return NodeService(self.ctx, self.edges, writer=self.entities.writer)
 
     @cached_property
     def traversal(self) -> TraversalService:
-        from polyg.core.traversal import TraversalService
+        from polyg.core.traversal.service import TraversalService
 
         return TraversalService(self.ctx, self.reltypes)
 
     @cached_property
     def templates(self) -> TemplateService:
-        from polyg.core.templates import TemplateService
-        from polyg.core.user_cypher import UserCypher
+        from polyg.core.documents.templates import TemplateService
+        from polyg.core.documents.user_cypher import UserCypher
 
         return TemplateService(self.ctx, UserCypher(self.ctx))
 
     @cached_property
     def documents(self) -> DocumentService:
-        from polyg.core.documents import DocumentService
+        from polyg.core.documents.service import DocumentService
 
         return DocumentService(self.ctx, self.templates)
 
     @cached_property
     def explorer(self) -> Explorer:
-        from polyg.core.explore import Explorer
+        from polyg.core.search.explore import Explorer
 
         return Explorer(self.search, self.traversal, self.reltypes)
 
@@ -130,7 +130,7 @@ class Services:
 
     @cached_property
     def graphrag(self) -> GraphRag:
-        from polyg.core.graphrag import GraphRag
+        from polyg.core.graphrag.service import GraphRag
 
         return GraphRag(self.ctx, self.search, self.llm, self.reltypes)
 
@@ -148,15 +148,15 @@ class Services:
 
     @cached_property
     def memory_writer(self) -> MemoryWriter:
-        from polyg.core.extract_memory import MemoryExtractor
-        from polyg.core.memory_write import MemoryWriter
+        from polyg.core.memory.extract_memory import MemoryExtractor
+        from polyg.core.memory.write import MemoryWriter
 
         return MemoryWriter(self.memory, MemoryExtractor(self.llm, timeout_s=self.settings.llm_timeout_s))
 
     @cached_property
     def retrieval(self) -> RetrievalService:
         """One per process, so that what it learnt of each project's indexes holds across calls."""
-        from polyg.core.retrieval import RetrievalService
+        from polyg.core.search.retrieval import RetrievalService
 
         return RetrievalService(self.ctx, self.search)
 
@@ -340,7 +340,7 @@ class Polyg:
         return services
 
     async def _queue_stale_vectors(self, services: Services) -> None:
-        """Queue entities whose vectors a crash left behind their text (see polyg.core.vectorizer)."""
+        """Queue entities whose vectors a crash left behind their text (see polyg.core.graph.vectorizer)."""
         try:
             for project in await services.store.list_projects():
                 stale = await services.ctx.vectors.sweep(project)

@@ -36,7 +36,7 @@ EF_RUNTIME = 100
 EF_CONSTRUCTION = 100
 HNSW_M = 16  # FalkorDB's default, written out so that the index says what it is
 
-# The embeddable labels' indexes (polyg.core.embeddable derives the same lists).
+# The embeddable labels' indexes (polyg.core.graph.embeddable derives the same lists).
 RANGE_INDEXES: dict[str, tuple[str, ...]] = {
     # parent_id: deleting an entity clears its children's parent, a lookup per deleted entity.
     # name_key: memory's match-or-create of a name (polyg.store.queries.entities).

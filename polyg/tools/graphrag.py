@@ -3,8 +3,8 @@ relationships, relationship extraction, statistics and local subgraphs.
 
 Ids are polyg's string ids (`ent_...`, `rel_...`), where the spec shows SQLite integers.
 Relationship types show spec 004's names for its seven types (`uses`, `depends_on`, ...; see
-`polyg.core.weighted_links` for how they are stored) and any other type as stored. Scores are
-defined in `polyg.core.graph_search` (search) and `polyg.core.graphrag` (salience, tier).
+`polyg.core.graph.weighted_links` for how they are stored) and any other type as stored. Scores are
+defined in `polyg.core.search.graph_search` (search) and `polyg.core.graphrag` (salience, tier).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.core import limits, progress
-from polyg.core.extract import EntityExtraction, Extracted
-from polyg.core.graph_search import ContextNeighbour, RankedEntity
-from polyg.core.traversal import EdgeRef
-from polyg.core.weighted_links import is_causal, shown_type, stored_type
+from polyg.core.graph.weighted_links import is_causal, shown_type, stored_type
+from polyg.core.graphrag.extract import EntityExtraction, Extracted
+from polyg.core.search.graph_search import ContextNeighbour, RankedEntity
+from polyg.core.traversal.service import EdgeRef
 from polyg.runtime.app import Services
 from polyg.tools import shaping
 from polyg.tools.registry import Params, Toolset, degraded_field

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.core import limits
-from polyg.core.entities import EntityDetail, Observation
+from polyg.core.graph.entities import EntityDetail, Observation
 from polyg.core.model import Edge, Node
 from polyg.runtime.app import Services
 from polyg.store.names import NAME, RESERVED_REL_TYPES

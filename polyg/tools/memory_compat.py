@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from polyg.core import limits
-from polyg.core.named import NamedEntity, NamedRelation
+from polyg.core.memory.named import NamedEntity, NamedRelation
 from polyg.runtime.app import Services
 from polyg.tools import shaping
 from polyg.tools.registry import Params, Toolset, degraded_field

@@ -8,10 +8,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.core import limits
-from polyg.core.chunking import ChunkSpec
-from polyg.core.ingest import IngestService
-from polyg.core.parsers import Document
-from polyg.core.retrieval import DEFAULT_LIMIT, MAX_LIMIT, Retrieved
+from polyg.core.ingest.parsers import Document
+from polyg.core.ingest.service import IngestService
+from polyg.core.search.retrieval import DEFAULT_LIMIT, MAX_LIMIT, Retrieved
+from polyg.core.text.chunking import ChunkSpec
 from polyg.runtime.app import Services
 from polyg.tools import shaping
 from polyg.tools.registry import Params, Toolset, degraded_field

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from polyg.config import Settings, load_settings
-from polyg.core.edges import EdgeService
-from polyg.core.nodes import NodeService
+from polyg.core.graph.edges import EdgeService
+from polyg.core.graph.nodes import NodeService
 from polyg.embed import create_embedder
 from polyg.runtime.app import Polyg, Services
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from polyg.core.nodes import NodeDraft, NodeEdge
-from polyg.core.templates import TemplateDraft
+from polyg.core.documents.templates import TemplateDraft
+from polyg.core.graph.nodes import NodeDraft, NodeEdge
 from polyg.runtime.app import Services
 
 pytestmark = pytest.mark.anyio

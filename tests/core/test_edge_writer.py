@@ -22,7 +22,7 @@ CREATES_RELATIONSHIP = re.compile(
 )
 # The export's Cypher format writes statements as text for the user to run elsewhere; polyg
 # never runs them.
-EXPORT_TEXT = "polyg/core/views.py"
+EXPORT_TEXT = "polyg/core/memory/views.py"
 # polyg's structure, which stays in the module of the thing it structures: an entity's
 # observations, an event's entities and place in time, an article's chunks and authors, a
 # chunk's mentions, a node's template and cached document with what it was built from.

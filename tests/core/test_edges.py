@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from polyg.core.edges import EdgeChange, EdgeDraft, EdgeService, type_of
-from polyg.core.embeddable import ENTITY, EVENT, OBSERVATION, EmbeddableRegistry
-from polyg.core.nodes import NodeDraft
+from polyg.core.graph.edges import EdgeChange, EdgeDraft, EdgeService, type_of
+from polyg.core.graph.embeddable import ENTITY, EVENT, OBSERVATION, EmbeddableRegistry
+from polyg.core.graph.nodes import NodeDraft
 from polyg.errors import NotFound
 
 from .conftest import Core, run

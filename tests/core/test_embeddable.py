@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from polyg.core import search
-from polyg.core.embeddable import CHUNK, ENTITY, EVENT, OBSERVATION, REGISTRY, Embeddable, EmbeddableRegistry, Link
+from polyg.core.graph.embeddable import (
+    CHUNK,
+    ENTITY,
+    EVENT,
+    OBSERVATION,
+    REGISTRY,
+    Embeddable,
+    EmbeddableRegistry,
+    Link,
+)
 from polyg.core.model import OWN_PROPERTY_KEYS
+from polyg.core.search import service as search
 from polyg.store import schema
 from polyg.store.names import HAS_OBSERVATION, Label, RelType
 from polyg.store.names import OBSERVATION as OBSERVATION_LABEL

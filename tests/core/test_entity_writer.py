@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from polyg.core.entity_writer import EntityWriter
-from polyg.core.nodes import NodeChange, NodeService
+from polyg.core.graph.entity_writer import EntityWriter
+from polyg.core.graph.nodes import NodeChange, NodeService
 from polyg.runtime.app import Services
 from polyg.store.schema import SCHEMA_VERSION
 from tests.store.test_projects import make_version_1
@@ -108,7 +108,7 @@ async def test_every_toolset_writes_the_normalised_name(services: Services, proj
 
 
 def _draft(name: str) -> object:
-    from polyg.core.nodes import NodeDraft
+    from polyg.core.graph.nodes import NodeDraft
 
     return NodeDraft(name=name, type="t")
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from polyg.core.graph_search import GraphSearch
-from polyg.core.traversal import Surroundings
+from polyg.core.search.graph_search import GraphSearch
+from polyg.core.traversal.service import Surroundings
 from polyg.runtime.app import Services
 
 pytestmark = pytest.mark.anyio

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from polyg.core.centrality import personalised_pagerank
-from polyg.core.extract import Extractor
-from polyg.core.graph_search import check_weights
-from polyg.core.graphrag import percentile, tier_of
+from polyg.core.graphrag.extract import Extractor
+from polyg.core.graphrag.service import percentile, tier_of
+from polyg.core.search.centrality import personalised_pagerank
+from polyg.core.search.graph_search import check_weights
 from polyg.errors import InvalidParams, NotFound
 from polyg.llm.openai_compat import OpenAICompatLLM
 from polyg.runtime.app import Services

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from polyg.core.entity_graph import OWN_KEYS
-from polyg.core.graph import GraphContext
-from polyg.core.resolve import all_words_query
-from polyg.core.temporal import TemporalGraph
-from polyg.core.time import epoch_us
+from polyg.core.graph.context import GraphContext
+from polyg.core.memory.entity_graph import OWN_KEYS
+from polyg.core.memory.temporal import TemporalGraph
+from polyg.core.search.resolve import all_words_query
+from polyg.core.text.time import epoch_us
 from polyg.embed.hashing import HashingEmbedder
 from polyg.runtime.app import Services
 from polyg.store.falkor import Row

@@ -1,4 +1,4 @@
-"""`polyg.core.temporal.mentions`: a name occurs in a text as a whole word or phrase, in any
+"""`polyg.core.memory.temporal.mentions`: a name occurs in a text as a whole word or phrase, in any
 case, exactly where the word-boundary pattern it replaced finds it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from polyg.core.temporal import mentions
+from polyg.core.memory.temporal import mentions
 
 
 def by_pattern(text: str, name: str) -> bool:

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from polyg.core.edges import EdgeDraft
+from polyg.core.graph.edges import EdgeDraft
+from polyg.core.graph.nodes import NodeDraft
 from polyg.core.model import OWN_PROPERTY_KEYS, decode_properties, encode_properties
-from polyg.core.nodes import NodeDraft
 from polyg.errors import InvalidParams, PayloadTooLarge
 from polyg.store.names import NAME
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from polyg.core.nodes import NodeChange, NodeDraft, NodeEdge
+from polyg.core.graph.nodes import NodeChange, NodeDraft, NodeEdge
 
 from .conftest import Core, run
 

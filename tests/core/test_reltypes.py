@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from polyg.core.relationships import RelationshipService
-from polyg.core.reltypes import RelationshipType, RelTypeService, canonical
+from polyg.core.graph.relationships import RelationshipService
+from polyg.core.graph.reltypes import RelationshipType, RelTypeService, canonical
 from polyg.errors import InvalidParams, NotFound
 from polyg.runtime.app import Services
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from polyg.core.event_chain import FRESH_S, EventChain, NewEvent, chain_links
-from polyg.core.time import epoch_us
+from polyg.core.memory.event_chain import FRESH_S, EventChain, NewEvent, chain_links
+from polyg.core.text.time import epoch_us
 from polyg.errors import StoreError
 from polyg.names import new_id
 from polyg.runtime.app import Services

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from polyg.core.resolve import Resolver
+from polyg.core.search.resolve import Resolver
 from polyg.runtime.app import Services
 from tests.store.test_projects import indexes_operational
 

@@ -1,4 +1,4 @@
-"""Named search presets (`polyg.core.search.PRESETS`) do what their names say, on the embedded
+"""Named search presets (`polyg.core.search.service.PRESETS`) do what their names say, on the embedded
 store: `default` fuses meaning and words with an exact name first, `semantic` does so with a
 lighter full-text side, `vector_only` and `text_only` use one kind of evidence, `chunks` searches
 document chunks, which get their vectors from the vectorizer by being declared embeddable.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from polyg.core.search import PRESETS, SEMANTIC_SEARCH
+from polyg.core.search.service import PRESETS, SEMANTIC_SEARCH
 from polyg.embed.hashing import HashingEmbedder
 from polyg.errors import InvalidParams
 from polyg.runtime.app import Polyg, Services

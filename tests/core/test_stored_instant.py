@@ -1,4 +1,4 @@
-"""`polyg.core.temporal.stored_instant`: a stored time's instant, as `parse_instant` reads it."""
+"""`polyg.core.memory.temporal.stored_instant`: a stored time's instant, as `parse_instant` reads it."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from polyg.core.temporal import stored_instant
-from polyg.core.time import format_utc, parse_instant
+from polyg.core.memory.temporal import stored_instant
+from polyg.core.text.time import format_utc, parse_instant
 
 
 @pytest.mark.parametrize("text", ["2025-01-06T09:00:00.000000Z", "2025-01-06T09:00:00Z", "2024-02-29T23:59:59.5Z"])

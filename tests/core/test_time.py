@@ -1,4 +1,4 @@
-"""polyg.core.time: clocks, ISO and natural-language parsing, ranges, validity windows, zones."""
+"""polyg.core.text.time: clocks, ISO and natural-language parsing, ranges, validity windows, zones."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from polyg.core import time as time_mod
-from polyg.core.time import (
+from polyg.core.text import time as time_mod
+from polyg.core.text.time import (
     SYSTEM_CLOCK,
     FixedClock,
     Interval,

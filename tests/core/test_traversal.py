@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from polyg.core.centrality import CentralityService
-from polyg.core.reltypes import RelTypeService
-from polyg.core.traversal import TraversalService, WeightScorer
+from polyg.core.graph.reltypes import RelTypeService
+from polyg.core.search.centrality import CentralityService
+from polyg.core.traversal.service import TraversalService, WeightScorer
 from polyg.errors import InvalidParams, NotFound
 from polyg.runtime.app import Services
 from polyg.store.names import ENTITY
@@ -242,7 +242,7 @@ async def test_pagerank_on_a_star_and_cache_refresh(services: Services, project:
 
 
 async def test_paths_at_a_hub_follow_its_strongest_relationships(services: Services, project: str) -> None:
-    from polyg.core.traversal import FANOUT
+    from polyg.core.traversal.service import FANOUT
 
     # S -> H (the hub); H has FANOUT + 8 weak relationships to leaves that lead on to T, and one
     # strong one to M, which leads to T: only the hub's best are read, and the best path is there.

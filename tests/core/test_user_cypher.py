@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import redis.asyncio as aioredis
 
-from polyg.core.user_cypher import UserCypher
+from polyg.core.documents.user_cypher import UserCypher
 from polyg.errors import InvalidParams, NotFound, QueryTooCostly, StoreTimeout
 from polyg.runtime.app import Services
 from polyg.store.falkor import QUERY_MEM_CAPACITY

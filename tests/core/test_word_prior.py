@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from polyg.core import word_prior
-from polyg.core.chunking import tokenizer
+from polyg.core.text import word_prior
+from polyg.core.text.chunking import tokenizer
 from polyg.embed import create_embedder
 from polyg.runtime.app import Polyg
 from tests.core.conftest import isolated_settings

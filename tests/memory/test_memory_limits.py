@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from polyg.core.memory_write import MAX_CONTENT, MAX_CONTEXT
+from polyg.core.memory.write import MAX_CONTENT, MAX_CONTEXT
 from tests.mcp_helpers import KG, kg_session
 
 pytestmark = pytest.mark.anyio

@@ -125,3 +125,12 @@ def test_who_is_x_answers_with_the_memory_that_says_who_x_is() -> None:
     ]
     out = answer("Who is Ravi?", resolved={"Ravi": "ent_r"}, semantic=told)
     assert out.answer == "Tom's brother Ravi lives in Cardiff."
+
+
+def test_words_are_compared_with_their_inflections() -> None:
+    from polyg.core.recall.answering import word_key
+
+    assert len({word_key(w) for w in ("play", "plays", "played", "playing")}) == 1
+    assert len({word_key(w) for w in ("move", "moved", "moves", "moving")}) == 1
+    assert len({word_key(w) for w in ("study", "studies", "studied")}) == 1
+    assert word_key("lisbon") != word_key("list")

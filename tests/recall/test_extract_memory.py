@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from polyg.core.extract_memory import ExtractedFact, extract
+from polyg.core.memory.extract_memory import ExtractedFact, extract
 
 REF = datetime(2026, 1, 14, 12, 0, tzinfo=UTC)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from polyg.core.extract_memory import ExtractedFact, MemoryExtractor, extract
+from polyg.core.memory.extract_memory import ExtractedFact, MemoryExtractor, extract
 from polyg.core.recall.classifier import Classifier, rule_classify
 from polyg.core.recall.evidence import Evidence
 from polyg.core.recall.executor import Execution

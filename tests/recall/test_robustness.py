@@ -8,13 +8,13 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from polyg.core.extract_memory import extract
+from polyg.core.memory.extract_memory import extract
 from polyg.core.recall.classifier import rule_classify
 from polyg.core.recall.evidence import Evidence
 from polyg.core.recall.executor import Execution
-from polyg.core.recall.mentions import find_mentions
 from polyg.core.recall.model import ClassifierOutput
 from polyg.core.recall.synthesiser import rule_synthesise
+from polyg.core.text.mentions import find_mentions
 
 REF = datetime(2026, 1, 14, 12, 0, tzinfo=UTC)
 WORDS = st.sampled_from(

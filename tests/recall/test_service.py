@@ -14,7 +14,7 @@ from polyg.core.recall.executor import Executor, GraphQuery
 from polyg.core.recall.model import ClassifierOutput
 from polyg.core.recall.service import RecallService
 from polyg.core.recall.synthesiser import NOTHING_STORED
-from polyg.core.time import FixedClock
+from polyg.core.text.time import FixedClock
 
 pytestmark = pytest.mark.anyio
 REF = datetime(2026, 1, 14, 12, 0, tzinfo=UTC)

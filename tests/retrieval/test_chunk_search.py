@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from polyg.core.ingest import IngestService
-from polyg.core.parsers import Document
-from polyg.core.search import CHUNK_SEARCH, CHUNK_TARGETS
+from polyg.core.ingest.parsers import Document
+from polyg.core.ingest.service import IngestService
+from polyg.core.search.service import CHUNK_SEARCH, CHUNK_TARGETS
 from polyg.runtime.app import Services
 
 pytestmark = pytest.mark.anyio

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from polyg.core.chunking import DEFAULT_SPEC, MAX_CHUNK_TOKENS, ChunkSpec, chunk_text, count_tokens
-from polyg.core.ingest import IngestService
-from polyg.core.parsers import Document, find_files, parse_file
+from polyg.core.ingest.parsers import Document, find_files, parse_file
+from polyg.core.ingest.service import IngestService
+from polyg.core.text.chunking import DEFAULT_SPEC, MAX_CHUNK_TOKENS, ChunkSpec, chunk_text, count_tokens
 from polyg.errors import InvalidParams, TextEncodingError
 from polyg.runtime.app import Services
 from polyg.tools.retrieval import retrieve

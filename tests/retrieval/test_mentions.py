@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from polyg.core import graph_import
-from polyg.core.ingest import IngestService
-from polyg.core.mentions import NameMatcher
-from polyg.core.nodes import NodeChange
-from polyg.core.parsers import Document
+from polyg.core.graph.chunk_mentions import NameMatcher
+from polyg.core.graph.nodes import NodeChange
+from polyg.core.ingest.parsers import Document
+from polyg.core.ingest.service import IngestService
+from polyg.core.transfer import graph_import
 from polyg.runtime.app import Services
 from polyg.tools.retrieval import retrieve
 from tests.mcp_helpers import kg_session

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from polyg.core.ingest import IngestService
-from polyg.core.parsers import find_files, parse_file
+from polyg.core.ingest.parsers import find_files, parse_file
+from polyg.core.ingest.service import IngestService
 from polyg.runtime.app import Services
 from polyg.store.falkor import VectorParam
 from polyg.tools.retrieval import retrieve

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from polyg.config import load_settings
-from polyg.core.entities import EntityDetail, EntityService
-from polyg.core.graph import GraphContext
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.entities import EntityDetail, EntityService
+from polyg.core.graph.vectors import compose
 from polyg.core.model import Edge, Node
-from polyg.core.vectors import compose
 from polyg.embed import create_embedder
 from polyg.errors import DimensionMismatch, InvalidParams, NotFound, StoreAuthError, StoreTimeout
 from polyg.runtime.app import Polyg, Services

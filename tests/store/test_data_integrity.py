@@ -8,10 +8,10 @@ import asyncio
 
 import pytest
 
-from polyg.core.entities import DELETE_ENTITY_TAIL
-from polyg.core.graph import GraphContext
-from polyg.core.named import NamedGraph
-from polyg.core.relationships import RelationshipService, delete_by_id
+from polyg.core.graph.context import GraphContext
+from polyg.core.graph.entities import DELETE_ENTITY_TAIL
+from polyg.core.graph.relationships import RelationshipService, delete_by_id
+from polyg.core.memory.named import NamedGraph
 from polyg.errors import NotFound
 from polyg.runtime.app import Services
 from polyg.store.names import RelType

@@ -225,7 +225,7 @@ def test_project_ids_differing_in_case_are_two_graphs(falkor: FalkorDB) -> None:
 NODE_LABEL = re.compile(r"\(\w*:([A-Za-z_]\w*)")
 REL_TYPE = re.compile(r"\[\w*:([A-Za-z_]\w*)")
 # Names in Cypher shown to users as examples (in error messages), never written by polyg.
-EXAMPLES = {"polyg/core/user_cypher.py": {"KNOWS"}}
+EXAMPLES = {"polyg/core/documents/user_cypher.py": {"KNOWS"}}
 
 
 def string_literals(path: Path) -> Iterator[str]:

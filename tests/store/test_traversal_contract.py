@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from polyg.core.centrality import CentralityService
-from polyg.core.reltypes import RelTypeService
-from polyg.core.traversal import TraversalService
-from polyg.core.user_cypher import UserCypher
+from polyg.core.documents.user_cypher import UserCypher
+from polyg.core.graph.reltypes import RelTypeService
+from polyg.core.search.centrality import CentralityService
+from polyg.core.traversal.service import TraversalService
 from polyg.errors import InvalidParams, StoreTimeout
 from polyg.runtime.app import Services
 from polyg.store.names import Label

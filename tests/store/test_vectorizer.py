@@ -1,4 +1,4 @@
-"""Write-behind vectors (polyg.core.vectorizer): a write is acknowledged once its text is
+"""Write-behind vectors (polyg.core.graph.vectorizer): a write is acknowledged once its text is
 stored; its vectors follow, survive embedder failures and crashes, and never go stale.
 
 Runs in every store mode, with a hashing embedder that tests can hold back or make fail.
@@ -14,11 +14,11 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from polyg.core.embeddable import ENTITY as ENTITY_DECL
-from polyg.core.embeddable import OBSERVATION as OBSERVATION_DECL
-from polyg.core.embeddable import Embeddable, EmbeddableRegistry
-from polyg.core.vectorizer import Vectorizer
-from polyg.core.vectors import compose
+from polyg.core.graph.embeddable import ENTITY as ENTITY_DECL
+from polyg.core.graph.embeddable import OBSERVATION as OBSERVATION_DECL
+from polyg.core.graph.embeddable import Embeddable, EmbeddableRegistry
+from polyg.core.graph.vectorizer import Vectorizer
+from polyg.core.graph.vectors import compose
 from polyg.embed.hashing import HashingEmbedder
 from polyg.errors import EmbeddingError
 from polyg.runtime.app import Polyg, Services

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 from polyg.core.recall.evidence import Evidence
-from polyg.core.search import STOPWORDS
+from polyg.core.search.service import STOPWORDS
+from polyg.core.text.word_prior import informativeness
 
 Asks = Literal["why", "who", "describe", "when", "after", "before", "what"]
 
@@ -63,6 +64,7 @@ _PREDICATE_CUES = {
     "work": ("works_on", "works_at", "works_for", "worked_on"),
     "live": ("lives_in", "lived_in", "moved_to"),
     "lead": ("leads", "manages", "lead_of", "manager_of"),
+    "head": ("leads", "manages", "lead_of", "manager_of"),
     "manag": ("manages", "manager_of", "leads"),
     "team": ("member_of", "leads", "works_on", "joined"),
     "band": ("member_of",),
@@ -102,8 +104,32 @@ def anchor_text(query: str) -> str:
     return found.group("rest").strip(" ?.") if found else query
 
 
+def word_key(word: str) -> str:
+    """What a lower-cased word is compared by: its first five letters once an inflection is
+    dropped, so a word meets its inflections ("play", "plays", "played"; "move", "moved";
+    "study", "studies"), which its first five letters alone keep apart."""
+    return _uninflected(word)[:5]
+
+
+def _uninflected(word: str) -> str:
+    if not word.isalpha() or len(word) < 4:
+        return word
+    if word.endswith(("ies", "ied")) and len(word) > 4:
+        return word[:-3] + "y"
+    for ending in ("ing", "ed"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            base = word[: -len(ending)]
+            # "stopped" -> "stop"; "moving" -> "mov", as "move" is keyed
+            return base[:-1] if base[-1] == base[-2] and base[-1] not in "aeiouls" else base
+    if word.endswith("es") and not word.endswith(("ees", "oes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word[:-1] if word.endswith("e") and not word.endswith("ee") else word
+
+
 def words(text: str) -> set[str]:
-    return {w[:5] for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) > 2}
+    return {word_key(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) > 2}
 
 
 def overlap(a: str, b: str) -> float:
@@ -169,6 +195,13 @@ def effect_part(text: str) -> str:
     return parts[0] if len(parts) > 1 else text
 
 
+# A cause explains what a why-question asks about when its text holds this share of the
+# question's words, each weighed by how informative it is in English: a common verb alone
+# ("stop") does not make "Line 3 stopped" the answer to "why did the wind turbine stop".
+EXPLAINS = 1 / 3
+_WHY_FRAME = re.compile(r"\b(?:root|causes?|caused|reasons?|why)\b", re.I)
+
+
 def memory_chain(query: str, memories: Sequence[Evidence], limit: int = 4) -> list[Evidence]:
     """The stored sentences that explain the question, from the one that answers it to its root:
     the best memory stating a cause of what the question names, then a memory whose effect is
@@ -176,8 +209,9 @@ def memory_chain(query: str, memories: Sequence[Evidence], limit: int = 4) -> li
     causal = [m for m in memories if states_cause(m.text)]
     if not causal:
         return []
-    first = max(causal, key=lambda m: (overlap(query, effect_part(m.text)) + m.score, m.score))
-    if overlap(query, effect_part(first.text)) == 0:
+    asked = why_words(query)
+    first = max(causal, key=lambda m: (overlap(asked, effect_part(m.text)) + m.score, m.score))
+    if explains(asked, effect_part(first.text)) < EXPLAINS:
         return []  # memories are ranked relative to each other: the best may be unrelated
     return [first, *causes_of(cause_part(first.text), causal, limit - 1, [first])]
 
@@ -197,8 +231,25 @@ def causes_of(cause: str, memories: Sequence[Evidence], limit: int, seen: Sequen
 
 
 def on_topic(query: str, memories: Sequence[Evidence]) -> bool:
-    """Some memory shares a content word with the question."""
-    return any(overlap(query, m.text) > 0 for m in memories)
+    """Some memory holds the share of the question's words that explains it."""
+    return any(explains(query, m.text) >= EXPLAINS for m in memories)
+
+
+def explains(query: str, text: str) -> float:
+    """Share of the question's content words that `text` holds, each weighed by how
+    informative it is in English (`word_prior.informativeness`)."""
+    asked = {word_key(w): w for w in _WORD.findall(query.lower()) if w not in STOPWORDS and len(w) > 2}
+    if not asked:
+        return 0.0
+    held = words(text)
+    weight = {key: max(informativeness(word), 0.05) for key, word in asked.items()}
+    return sum(w for key, w in weight.items() if key in held) / sum(weight.values())
+
+
+def why_words(query: str) -> str:
+    """A why-question without the words that frame it ("What was the root cause of the backup
+    failure?" asks about "the backup failure")."""
+    return _WHY_FRAME.sub(" ", query)
 
 
 # Words that say who a person is to someone ("my brother Ravi", "Mr. Patel is Zoe's teacher").

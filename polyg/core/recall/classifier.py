@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 
 from polyg.core.recall.cues import asks_semantic, causal_direction, semantic_query
-from polyg.core.recall.mentions import Mention, find_mentions, mask
-from polyg.core.recall.model import ClassifierOutput, EntityMention, Intent, Timeframe, ordered
-from polyg.core.recall.timeref import asks_for_time, find_time_refs, timeframe
-from polyg.core.time import SYSTEM_CLOCK, Clock, parse_range
+from polyg.core.recall.model import ClassifierOutput, EntityMention, Intent, ordered
+from polyg.core.text.mentions import Mention, find_mentions, mask
+from polyg.core.text.time import SYSTEM_CLOCK, Clock, parse_range
+from polyg.core.text.timeref import Timeframe, asks_for_time, find_time_refs, timeframe
 from polyg.errors import PolygError
 from polyg.llm import LLM, Answer, Message, with_fallback
 

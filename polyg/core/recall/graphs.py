@@ -9,18 +9,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from polyg.core.ahead import started
-from polyg.core.causal import Chain
-from polyg.core.entity_graph import EntityView
-from polyg.core.memory_graphs import MemoryGraphs
-from polyg.core.memory_write import MEMORY_ORIGIN
+from polyg.core.memory.causal import Chain
+from polyg.core.memory.entity_graph import EntityView
+from polyg.core.memory.graphs import MemoryGraphs
+from polyg.core.memory.temporal import Fact
+from polyg.core.memory.write import MEMORY_ORIGIN
 from polyg.core.model import Hit
 from polyg.core.recall.answering import cause_part, memory_chain
 from polyg.core.recall.evidence import Evidence, GraphName
 from polyg.core.recall.executor import GraphQuery
 from polyg.core.recall.memories import MemoryHit, MemorySearch, relevance
 from polyg.core.recall.model import ClassifierOutput
-from polyg.core.temporal import Fact
-from polyg.core.time import Interval, parse_instant
+from polyg.core.text.time import Interval, parse_instant
 from polyg.errors import NotFound
 
 CHAIN_DEPTH = 4

@@ -10,12 +10,13 @@ import re
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 
-from polyg.core.memory_graphs import MemoryGraphs
-from polyg.core.memory_write import MEMORY_ORIGIN
+from polyg.core.memory.graphs import MemoryGraphs
+from polyg.core.memory.write import MEMORY_ORIGIN
 from polyg.core.model import Hit
+from polyg.core.recall.answering import word_key
 from polyg.core.recall.ranking import DEFAULT_RANKING, MemoryRanking, add_neighbours, candidate, rank_memories
-from polyg.core.search import STOPWORDS
-from polyg.core.time import Interval
+from polyg.core.search.service import STOPWORDS
+from polyg.core.text.time import Interval
 from polyg.store.falkor import Row
 from polyg.store.queries import temporal as q
 
@@ -101,10 +102,10 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def relevance(query: str, text: str, names: Sequence[str] = ()) -> float:
     """Share of the query's content words (not its function words, not the names it asks
-    about) that `text` holds, by their first five letters; 1.0 when the query has none."""
+    about) that `text` holds, compared by `word_key`; 1.0 when the query has none."""
     named = {w for n in names for w in _WORD.findall(n.lower())}
-    words = {w[:5] for w in _WORD.findall(query.lower()) if w not in STOPWORDS and w not in named and len(w) > 2}
+    words = {word_key(w) for w in _WORD.findall(query.lower()) if w not in STOPWORDS and w not in named and len(w) > 2}
     if not words:
         return 1.0
-    held = {w[:5] for w in _WORD.findall(text.lower())}
+    held = {word_key(w) for w in _WORD.findall(text.lower())}
     return len(words & held) / len(words)

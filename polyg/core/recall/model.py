@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from polyg.core.text.timeref import Timeframe
+
 Intent = Literal["semantic", "temporal", "causal", "entity"]
 Direction = Literal["upstream", "downstream", "both"]
 INTENT_ORDER: tuple[Intent, ...] = ("causal", "temporal", "entity", "semantic")
@@ -17,14 +19,6 @@ class EntityMention(BaseModel):
     type: str | None = None
     # The id of the stored entity the mention names, when the graph knows it.
     resolved: str | None = None
-
-
-class Timeframe(BaseModel):
-    type: Literal["specific", "range", "relative"]
-    # An ISO instant for specific and range (their start); the expression itself for a
-    # relative time that names no date ("before the migration", "lately").
-    value: str = Field(min_length=1, max_length=200)
-    end: str | None = None
 
 
 class ClassifierOutput(BaseModel):

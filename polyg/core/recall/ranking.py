@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from polyg.core.memory_write import MEMORY_ORIGIN
+from polyg.core.memory.temporal import Event
+from polyg.core.memory.write import MEMORY_ORIGIN
 from polyg.core.model import Hit
-from polyg.core.temporal import Event
-from polyg.core.time import Interval, parse_instant
+from polyg.core.text.time import Interval, parse_instant
 from polyg.store.falkor import Row
 
 

@@ -21,7 +21,7 @@ from polyg.core.recall.executor import Execution, Executor
 from polyg.core.recall.model import ClassifierOutput
 from polyg.core.recall.output import SynthesizerOutput
 from polyg.core.recall.synthesiser import Synthesiser, usable
-from polyg.core.time import SYSTEM_CLOCK, Clock
+from polyg.core.text.time import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger("polyg.recall")
 

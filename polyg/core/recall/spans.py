@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from polyg.core import sentences
-from polyg.core.recall.answering import words
+from polyg.core.recall.answering import word_key, words
 from polyg.core.recall.evidence import Evidence
-from polyg.core.recall.timeref import find_time_refs
 from polyg.core.recall.told_time import ToldTime, told_times
-from polyg.core.time import Interval, parse_instant
+from polyg.core.text import sentences
+from polyg.core.text.time import Interval, parse_instant
+from polyg.core.text.timeref import find_time_refs
 from polyg.errors import PolygError
 
 # The first memories an answer is looked for in: the search ranks the memory holding the
@@ -119,7 +119,7 @@ def answering_spans(
     named = {w.lower() for n in names for w in _NAME_WORD.findall(n)}
     topic = words(_without_times(query))
     # A question about a named thing alone ("What is 'Little Women' about?") asks for its name.
-    asked = {w for w in topic if w not in {n[:5] for n in named}} or topic
+    asked = {w for w in topic if w not in {word_key(n) for n in named}} or topic
     if not asked:
         return []
     # The kinds of answer the question asks for, and whether times matter: reading a memory's

@@ -21,6 +21,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from polyg.core.recall.answering import (
+    EXPLAINS,
     about,
     anchor_text,
     asks,
@@ -28,6 +29,7 @@ from polyg.core.recall.answering import (
     cause_part,
     causes_of,
     effect_part,
+    explains,
     fact_sentence,
     introduces,
     memory_chain,
@@ -36,6 +38,7 @@ from polyg.core.recall.answering import (
     on_topic,
     overlap,
     predicate_match,
+    why_words,
 )
 from polyg.core.recall.evidence import Evidence, GraphName, best_first
 from polyg.core.recall.executor import Execution
@@ -51,7 +54,7 @@ from polyg.core.recall.output import (
 )
 from polyg.core.recall.spans import Span, answering_spans, told_at, told_by
 from polyg.core.recall.told_time import day_text, told_times
-from polyg.core.time import Interval, parse_instant
+from polyg.core.text.time import Interval, parse_instant
 from polyg.errors import PolygError
 from polyg.llm import LLM, Answer, LLMInvalidOutput, Message, with_fallback
 
@@ -123,6 +126,10 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
             spans = answering_spans(query, told, [m.mention for m in plan.entities], window=_asked_window(query, plan))
             if spans:  # the sentences that answer, not every memory found
                 said = _answering(spans)
+                if facts and best_match == 0.0 and not chain and not events:
+                    # Facts the question does not ask about ("is a member of" for "what does
+                    # Yuki play") are not an answer when what was said is.
+                    sentences, facts = [], []
                 sentences += [_span_sentence(span) for span in said]
                 first = [span.memory for span in said]
                 memories = [*first, *(m for m in memories if m not in first)]
@@ -170,7 +177,7 @@ def _focused(
     names = [m.mention for m in plan.entities]
     told = [m for m in memories if m.kind == "memory"]
     if kind == "why" and plan.causal_direction != "downstream":
-        if chain and not overlap(query, f"{chain[0].effect} {chain[0].cause}"):
+        if chain and explains(why_words(query), f"{chain[0].effect} {chain[0].cause}") < EXPLAINS:
             chain = []  # the walk found links by meaning that share no word with the question
         if chain:  # the chain, then when its events happened; the entities it resolved are its sources
             root = _split(chain)[0][-1].cause or ""
@@ -183,7 +190,7 @@ def _focused(
         path = memory_chain(query, told)
         if path:
             return Focused([_said(m.text) for m in path], path, path)
-        if told and not on_topic(query, told):
+        if told and not on_topic(why_words(query), told):
             return Focused([NOTHING_EXPLAINS], [], answers=False)
         return Focused()
     if kind == "who":
@@ -251,7 +258,11 @@ def about_subject(fact: Evidence, names: list[str]) -> bool:
 
 
 def _by_predicate(query: str, facts: list[Evidence]) -> list[Evidence]:
-    """The facts whose predicate the question names first (stable otherwise)."""
+    """The facts whose predicate the question names first (stable otherwise); only those when
+    it names one outright ("where does X live" is not answered with whom X reports to)."""
+    matches = [predicate_match(query, f) for f in facts]
+    if max(matches, default=0.0) >= 1.0:
+        return [f for f, match in zip(facts, matches, strict=True) if match >= 1.0]
     return sorted(facts, key=lambda f: -predicate_match(query, f))
 
 
@@ -272,7 +283,7 @@ def _memory_step(memory: Evidence) -> CausalStep:
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _TIME_WORDS = re.compile(
     r"\s*\b(?:yesterday|today|tonight|this (?:morning|afternoon|evening)|last night)\b"
-    rf"|\s*\bon (?:\d{{1,2}}(?:st|nd|rd|th)? {_MONTH},? \d{{4}}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}})"
+    rf"|\s*\bon (?:\d{{1,2}}(?:st|nd|rd|th)? {_MONTH}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?)(?:,? \d{{4}})?\b"
     r"|\s*\bon \d{4}-\d{2}-\d{2}\b"
     r"|\s*\bon (?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
     r"|\s*\bat \d{1,2}:\d{2}(?:\s*(?:am|pm|utc))?\b",
@@ -447,11 +458,19 @@ def _chain_sentences(chain: list[Evidence], plan: ClassifierOutput) -> list[str]
         text = f"{_cap(steps[0].cause)} led to {mid_sentence(steps[0].effect)}"
         text += "".join(f", which led to {mid_sentence(e.effect)}" for e in steps[1:])
     else:
-        text = f"{_cap(path[0].effect)} {because(path[0].cause)}"
+        effect = _cap(path[0].effect).strip().rstrip(".")
+        # An effect extracted with its cause's words ("delayed due to a sandstorm") says it.
+        text = effect if _names(effect, path[0].cause) else f"{effect} {because(path[0].cause)}"
         text += "".join(f", {because(e.cause)}" for e in path[1:])
         if also:
             text += "; also " + " and ".join(mid_sentence(e.cause) for e in also)
     return [text.rstrip(".") + "."]
+
+
+def _names(text: str, part: str | None) -> bool:
+    """Whether `text` holds `part` in its own words (case aside)."""
+    said = (part or "").strip().rstrip(".").lower()
+    return bool(said) and said in text.lower()
 
 
 # --- time, facts, entities, memories ---------------------------------------------------------

@@ -1,11 +1,11 @@
 """Cypher for edges: the one statement creating every toolset's domain relationships
-(`create_relationships`, used through `polyg.core.edge_writer`); knowledge's edges read, updated
+(`create_relationships`, used through `polyg.core.graph.edge_writer`); knowledge's edges read, updated
 and deleted, found by id through the per-type range index on `id` (`polyg.store.queries.reltypes`
 makes it); knowledge's writes bump both endpoints' `updated_at`.
 
 FalkorDB indexes relationships per type, and a pattern naming several types (`[r:A|B]`) or
 none uses no index: it scans edges, which at 100k edges is two orders of magnitude slower than
-a lookup in one type's index. So an edge id carries its type (`polyg.core.edges`), and a UNION
+a lookup in one type's index. So an edge id carries its type (`polyg.core.graph.edges`), and a UNION
 of typed lookups (one per type in the graph) is only the fallback for ids without one.
 """
 
@@ -31,7 +31,7 @@ async def relationship_types(runner: Runner, project: str) -> list[str]:
 
 
 # Every domain relationship a toolset creates is created by `create_relationships` (issue 24),
-# through `polyg.core.edge_writer`: kg (create_relationship), memory-compat (create_relations,
+# through `polyg.core.graph.edge_writer`: kg (create_relationship), memory-compat (create_relations,
 # its import, memory's link_entities), knowledge (manage_edges, and the relationships a new node
 # brings, `polyg.store.queries.nodes`), graphrag's weighted and extracted links, concepts'
 # SIMILAR_TO and REPRESENTS, the graph import, and memory's facts and causal links (whose query

@@ -1,5 +1,5 @@
 """Cypher for entities and their observations: the one statement that creates entities, for
-every toolset (`create_entities`, used through `polyg.core.entity_writer`); deleting entities
+every toolset (`create_entities`, used through `polyg.core.graph.entity_writer`); deleting entities
 (kg by id, memory-compat by name); and the `kg` toolset's reads and writes by id.
 
 Writes that may be refused are preceded by a read (`exists`): the first write to a project
@@ -23,7 +23,7 @@ OBSERVATIONS = "collect(CASE WHEN o IS NULL THEN NULL ELSE o {.id, .text} END)"
 # A node's revision, written by every text change and by every creation: a token no other
 # revision of any node has, so that a vector computed for a node that was deleted and created
 # again with the same id (an import restores ids) can never pass for the new node's
-# (`polyg.core.vectorizer`). A counter would start again at the same number.
+# (`polyg.core.graph.vectorizer`). A counter would start again at the same number.
 NEW_REV = "randomUUID()"
 
 

@@ -1,5 +1,5 @@
 """Cypher for relationships between entities addressed by id (the `kg` toolset; created by
-`polyg.core.edge_writer`): the one a create found, listed around an entity, found and deleted by
+`polyg.core.graph.edge_writer`): the one a create found, listed around an entity, found and deleted by
 id through each type's `id` index."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ async def endpoints_exist(runner: Runner, project: str, source_id: str, target_i
 async def existing(runner: Runner, project: str, rel_type: RelType, source_id: str, target_id: str) -> list[Row]:
     """[id, description] of the oldest edge of this type without free text (that would be
     memory-compat's "works at" stored as works_at) between these entities: the one that stopped
-    a create (`polyg.core.edge_writer`, "type")."""
+    a create (`polyg.core.graph.edge_writer`, "type")."""
     return await runner.read(
         project,
         ENDPOINTS + f"MATCH (a)-[x:{rel_type}]->(b) WHERE x.label IS NULL "

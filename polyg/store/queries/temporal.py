@@ -3,7 +3,7 @@
 Events are `:Event` nodes; `(:Event)-[:INVOLVES]->(:Entity)`; dated events form one chain
 `(:Event)-[:T_BEFORE]->(:Event)` in (occurred_at, id) order. Facts are relationships between
 entities that carry `valid_from` (and `valid_to` once closed); the relationship type is the
-predicate. Times are `polyg.core.time.format_utc` strings, so text order is time order.
+predicate. Times are `polyg.core.text.time.format_utc` strings, so text order is time order.
 
 Window filters over the whole graph go through range indexes on integer microseconds
 (`Event.occurred_us`, and `valid_from_us` on each fact type's edges): FalkorDB's range index
@@ -59,7 +59,7 @@ async def create_events(
     their INVOLVES links, and their places in the T_BEFORE chain (`unlinks`: the (earlier,
     later) links they go between, removed; `links`: the (earlier, later) links to make, new
     events and their neighbours), in one write: all of it or nothing. Each gets a new text
-    revision and no vector: the vectorizer embeds it (`polyg.core.vectorizer`)."""
+    revision and no vector: the vectorizer embeds it (`polyg.core.graph.vectorizer`)."""
     # Each step ends in an aggregate, so that a step with nothing to do (an empty list) still
     # hands one row to the next. A neighbour deleted meanwhile matches nothing: its link is
     # skipped, not the whole write.

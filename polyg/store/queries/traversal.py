@@ -247,7 +247,7 @@ class HopRank:
 
 
 # Spec 000's relevance of one relationship: a number in [0, 1] as it is, a strength by name,
-# medium otherwise (polyg.core.traversal.relevance).
+# medium otherwise (polyg.core.traversal.service.relevance).
 _RELEVANCE = (
     "CASE WHEN $relevance IS NULL THEN 1.0 "
     "WHEN typeOf(r.relevance_strength) IN ['Integer', 'Float'] AND 0 <= r.relevance_strength <= 1 "

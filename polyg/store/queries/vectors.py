@@ -1,7 +1,7 @@
 """Cypher for stored vectors: what the vectorizer reads to embed a node (its text fields, its
 stored head vector, the parts composed into it), the revision-guarded vector write, parking a
 text the embedder rejects, and finding nodes whose vectors are stale or parked
-(`polyg.core.vectorizer`); the one plain vector write every other writer uses (`set_vectors`).
+(`polyg.core.graph.vectorizer`); the one plain vector write every other writer uses (`set_vectors`).
 
 A node the vectorizer embeds carries a text revision `rev` (a random token, new at every text
 change); its vectors carry `vec_rev`, the revision they were computed from. A vector is written

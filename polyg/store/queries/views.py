@@ -162,7 +162,7 @@ async def edges_page(run: Runner, project: str, skip: int, limit: int) -> list[R
     )
 
 
-# --- reading an export back (polyg.core.graph_import) -----------------------------------------
+# --- reading an export back (polyg.core.transfer.graph_import) -----------------------------------------
 
 # Sets a vector property from a row key when the row has it.
 _VECTOR = "FOREACH (v IN CASE WHEN row.{key} IS NULL THEN [] ELSE [row.{key}] END | SET n.{key} = vecf32(v))"

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from polyg.core.documents import MAX_IDENTIFIERS, Document
+from polyg.core.documents.service import MAX_IDENTIFIERS, Document
 from polyg.runtime.app import Services
 from polyg.tools import shaping
 from polyg.tools.knowledge.shared import knowledge

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from polyg.core.edges import EdgeDraft
-from polyg.core.nodes import NodeChange, NodeDraft, NodeEdge
+from polyg.core.graph.edges import EdgeDraft
+from polyg.core.graph.nodes import NodeChange, NodeDraft, NodeEdge
 from polyg.errors import InvalidParams, NotFound, PolygError
 from polyg.runtime.app import Services
 from polyg.store.names import ENTITY

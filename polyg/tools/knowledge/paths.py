@@ -8,8 +8,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.core import limits
-from polyg.core.narrative import Step, tell
-from polyg.core.traversal import FANOUT, FRONTIER, EdgeRef, ScoredPath
+from polyg.core.traversal.narrative import Step, tell
+from polyg.core.traversal.service import FANOUT, FRONTIER, EdgeRef, ScoredPath
 from polyg.runtime.app import Services
 from polyg.tools import shaping
 from polyg.tools.knowledge.shared import knowledge, rounded, visible

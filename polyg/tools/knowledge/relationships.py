@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from polyg.core.edges import EdgeChange, EdgeDraft
-from polyg.core.reltypes import canonical
+from polyg.core.graph.edges import EdgeChange, EdgeDraft
+from polyg.core.graph.reltypes import canonical
 from polyg.errors import InvalidParams, PolygError
 from polyg.runtime.app import Services
 from polyg.tools import shaping

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from polyg.core.reltypes import MIGRATIONS, RelationshipType
+from polyg.core.graph.reltypes import MIGRATIONS, RelationshipType
 from polyg.errors import InvalidParams
 from polyg.runtime.app import Services
 from polyg.tools import shaping

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from polyg.core.graph.reltypes import canonical
 from polyg.core.model import Outcome
-from polyg.core.reltypes import canonical
 from polyg.errors import PolygError
 from polyg.tools.registry import Toolset
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from polyg.core.templates import Template, TemplateChange, TemplateDraft
+from polyg.core.documents.templates import Template, TemplateChange, TemplateDraft
 from polyg.errors import InvalidParams
 from polyg.runtime.app import Services
 from polyg.tools import shaping

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.core import limits
-from polyg.core.causal import CausalNode, Chain, Explanation
+from polyg.core.memory.causal import CausalNode, Chain, Explanation
 from polyg.runtime.app import Services
 from polyg.tools import shaping
 from polyg.tools.memory.shared import Direction, memory

@@ -8,9 +8,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from polyg.core import limits
-from polyg.core.entity_graph import Relation
+from polyg.core.memory.entity_graph import Relation
 from polyg.core.model import Node
-from polyg.core.time import parse_instant
+from polyg.core.text.time import parse_instant
 from polyg.errors import InvalidParams
 from polyg.runtime.app import Services
 from polyg.tools import kg, shaping

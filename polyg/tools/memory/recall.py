@@ -8,13 +8,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from polyg.core.memory_write import MAX_CONTENT, MAX_CONTEXT
+from polyg.core.memory.write import MAX_CONTENT, MAX_CONTEXT
 from polyg.core.recall.executor import Executor
 from polyg.core.recall.graphs import ProjectGraphs
 from polyg.core.recall.model import ClassifierOutput
 from polyg.core.recall.output import SynthesizerOutput
 from polyg.core.recall.service import DEFAULT_MAX_RESULTS, MAX_RESULTS, RecallService
-from polyg.core.time import FixedClock
+from polyg.core.text.time import FixedClock
 from polyg.runtime.app import Services
 from polyg.tools import shaping
 from polyg.tools.memory.shared import REFERENCE, memory

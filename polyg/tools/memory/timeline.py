@@ -9,8 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from polyg.core.temporal import Event, Fact
-from polyg.core.time import format_utc, parse_instant
+from polyg.core.memory.temporal import Event, Fact
+from polyg.core.text.time import format_utc, parse_instant
 from polyg.errors import NotFound
 from polyg.runtime.app import Services
 from polyg.tools import shaping

@@ -1,0 +1,1 @@
+"""Documents generated from templates, with user Cypher kept in bounds."""

@@ -1,0 +1,1 @@
+"""GraphRAG (spec 004): relationship extraction, local subgraphs with salience."""

@@ -1,0 +1,1 @@
+"""Ingestion (spec 001): parsing and chunking documents into the graph."""

@@ -1,0 +1,1 @@
+"""Traversal: neighbourhoods, best paths, subgraphs, and paths told in English."""
