@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from polyg.core.extract_memory import extract
+from polyg.core.memory.extract_memory import extract
 
 REF = datetime(2026, 3, 12, 10, 0, tzinfo=UTC)  # a Thursday
 
