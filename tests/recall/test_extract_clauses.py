@@ -153,13 +153,12 @@ def test_jobs_said_by_what_one_does_and_where() -> None:
     assert {e.name: e.type for e in out.entities} == {"Isaura Penhale": "Person", "Millbrook Library": "Organisation"}
 
 
-def test_a_person_moving_to_a_town_the_tagger_calls_a_company_moves_home() -> None:
-    out = extract("Two days ago Kwesi Boateng moved to Stellenbosch.", REF)
-    assert {e.name: e.type for e in out.entities}["Stellenbosch"] == "Place"
-    assert facts("Two days ago Kwesi Boateng moved to Stellenbosch.") == [
-        ("Kwesi Boateng", "lives_in", "Stellenbosch", "2026-03-10", None)
-    ]
-    # A company named with its head noun is still a job; "we" moving is a team's migration.
+def test_a_person_moving_to_a_company_takes_a_job_there() -> None:
+    """The tagger's company is trusted after "moved to" (it also reads some unfamiliar towns
+    so: "moved to Stellenbosch" is a job too, a miss left rather than a home at Google)."""
+    assert facts("Sam moved to Google last year.") == [("Sam", "works_at", "Google", "2025-01-01", None)]
+    assert [f[1] for f in facts("I moved to Microsoft in 2023.", "Dana")] == ["works_at"]
+    # A company named with its head noun is a job; "we" moving is a team's migration.
     assert [f[1] for f in facts("Rasmus moved to Fjord Mutual in 2024.")] == ["works_at"]
     assert facts("We moved to Kubernetes.", "Tom") == []
 

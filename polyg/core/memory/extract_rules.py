@@ -1028,10 +1028,11 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Tok
 def _moves_home(verb: Token, subj: Token, obj: Token, kind: str | None, subject: ExtractedEntity | None) -> bool:
     """A person moving to a proper name the tagger did not type, or typed a person: a place
     ("She moved to Hilo"); a system moved to one is a migration, not a home. A one-word name
-    it typed an organisation is a town too, unless "we" move (a team moves to a platform):
-    the small model reads unfamiliar towns as companies ("moved to Stellenbosch"), and every
-    gold set's "moved to <one word>" is a home; a company's name with its head noun ("Fjord
-    Mutual", "Acme Corp") stays one."""
+    the tagger calls a place is a town even when the rules typed it an organisation, unless
+    "we" move (a team moves to a platform). One the tagger calls a company stays a job
+    ("Sam moved to Google"), though the small model reads some unfamiliar towns so
+    ("moved to Stellenbosch"): a wrong job is as wrong as a wrong home, and moving to a
+    company is said as often."""
     if verb.lemma_.lower() not in ("move", "relocate") or obj.pos_ != "PROPN":
         return False
     if subject is None:
@@ -1044,7 +1045,7 @@ def _moves_home(verb: Token, subj: Token, obj: Token, kind: str | None, subject:
         subject.type in ("Person", "Place", "Organisation", None)
         and kind == "Organisation"
         and subj.lower_ not in _WE
-        and obj.ent_type_ in ("ORG", "GPE", "LOC", "FAC")
+        and obj.ent_type_ in ("GPE", "LOC", "FAC")
         and obj.ent_iob_ == "B"
         and (obj.i + 1 >= len(obj.doc) or obj.doc[obj.i + 1].ent_iob_ != "I")
         and not any(c.dep_ in ("compound", "amod") for c in obj.children)
