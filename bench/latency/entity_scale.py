@@ -42,7 +42,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import functools
-import hashlib
 import json
 import os
 import random
@@ -52,13 +51,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: bench.lib, polyg, tests
 
-from bench.lib import datadirs
+from bench.lib import bulk_load, datadirs
 from bench.lib.database import HeldDatabase, kill_db, read_db_pid, stop_db
 from bench.lib.datadirs import cached_build, fresh_copy, preload_meta_path
 from bench.lib.env import clean_env
@@ -71,7 +69,7 @@ from bench.lib.results import write_results
 from bench.lib.server import STILL_LOADING, PolygServer, server_ms
 from bench.lib.smoke import SMOKE_HELP, smoke_workdir
 from bench.lib.stats import fmt_ms, summarize
-from bench.lib.synthetic import AREAS, OBJECTS, TYPES, VERBS, WORDS, entity_id
+from bench.lib.synthetic import AREAS, OBJECTS, TYPES, VERBS, WORDS, entity_id, links, relation_id
 
 BENCHMARK = "entity-scale"
 TOOLSETS = "kg,memory-compat,graphrag"  # get_entity/create_entity, search_nodes, get_entity_neighbors
@@ -80,7 +78,6 @@ WRITE_OPS = ("create_entity",)
 BARRIER = "search_nodes (barrier)"
 RELATIONS_VERSION = 1  # bump when the generated relationships change
 LINKS_PER_ENTITY = 2
-LINK_TYPES = ("depends_on", "calls")
 LINK_BATCH = 1000
 DIMENSION = 384
 SPEC_IDLE_MB = 150
@@ -93,16 +90,6 @@ def log(msg: str) -> None:
 
 
 # --- relationships over the kg preload --------------------------------------------------------
-
-
-def links(n: int) -> Iterator[tuple[int, int, str]]:
-    """Entity i -> two others drawn from Random(i): an out-degree of 2, so about 4 neighbours a
-    node and some 60 within 3 hops, at every size."""
-    for i in range(n):
-        r = random.Random(1_000_003 * i + 17)
-        for k in range(LINKS_PER_ENTITY):
-            j = r.randrange(n - 1) if n > 1 else 0
-            yield i, j + (j >= i), LINK_TYPES[k % len(LINK_TYPES)]
 
 
 async def _preload_relations(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
@@ -123,8 +110,8 @@ async def _preload_relations(data_dir: Path, n: int, embed: str) -> dict[str, An
     batch: list[dict[str, Any]] = []
     last_log = t
     try:
-        for i, j, kind in links(n):
-            rel_id = "rel_" + hashlib.blake2b(f"r{i}.{j}.{kind}".encode(), digest_size=8).hexdigest()
+        for i, j, kind in links(n, LINKS_PER_ENTITY):
+            rel_id = relation_id(i, j, kind)
             row = {"id": rel_id, "a": entity_id(i), "b": entity_id(j), "type": stored_type(kind), "text": kind}
             batch.append({**row, "created_at": at})
             if len(batch) >= LINK_BATCH:
@@ -194,8 +181,33 @@ def wait_for_other_build(args: argparse.Namespace, n: int, give_up: GiveUp) -> d
     return seen
 
 
+def ensure_bulk_loaded(args: argparse.Namespace, n: int) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """Entities, hashed vectors and relationships by the bench's bulk loader (`bench.lib.bulk_load`,
+    cached): the store the preloads below write, in minutes rather than hours at 1M."""
+    pristine = args.workdir / f"scale-{n}" / "pristine"
+    cmd = [sys.executable, "-m", "bench.lib.bulk_load", "--data-dir", str(pristine), "--entities", str(n)]
+    cmd += ["--links", str(LINKS_PER_ENTITY)]
+    meta = cached_build(
+        pristine,
+        cmd,
+        fits=lambda m: m.get("version") == bulk_load.VERSION and m.get("entities") == n,
+        workdir=args.workdir,
+        log=log,
+    )
+    relations = {
+        "entities": n,
+        "relations": meta["relations"],
+        "write_s": meta["relations_s"],
+        "relations_per_s": meta["relations_per_s"],
+        "data_dir_mb": meta["data_dir_mb"],
+    }
+    return pristine, {**meta, "loader": "bulk"}, relations
+
+
 def ensure_preloaded(args: argparse.Namespace, n: int) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """The kg preload of n entities (cached), and a copy of it with the relationships (cached)."""
+    if n > args.bulk_above:
+        return ensure_bulk_loaded(args, n)
     embed = "hashing" if n > args.largest_minilm else args.embed
     kg_pristine, kg_meta = datadirs.ensure_preloaded(
         args.workdir, n, embed=embed, max_embed_s=args.max_embed_s, log=log
@@ -528,7 +540,7 @@ class GiveUp:
         self.fired = True
         log(f"--give-up-at {self.at}: stopping the preload and the measured database")
         for pid in descendants(os.getpid()):
-            if "preload" in cmdline(pid):
+            if "preload" in cmdline(pid) or "bulk_load" in cmdline(pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
         if self.run_dir is not None:
@@ -716,17 +728,25 @@ def render(data: dict[str, Any]) -> str:
         "",
         "## Loading (the preload, cached; not a tool call)",
         "",
-        "| entities | vectors | entity rows s | vectors s | relationships | relationships s | rel/s |",
-        "|---:|---|---:|---:|---:|---:|---:|",
+        "| entities | vectors | loader | entity rows s | vectors s | relationships | relationships s | rel/s |",
+        "|---:|---|---|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         p, rel = r.get("preload", {}), r.get("relations", {})
         if not p:
             continue
         lines.append(
-            f"| {r['entities']:,} | {_vectors(r)} | {p.get('write_s', '-')} | {p.get('embed_s', '-')} | "
+            f"| {r['entities']:,} | {_vectors(r)} | {p.get('loader', 'tools')} | {p.get('write_s', '-')} | "
+            f"{p.get('embed_s', '-')} | "
             f"{rel.get('relations', 0):,} | {rel.get('write_s', '-')} | {rel.get('relations_per_s', '-')} |"
         )
+    lines += [
+        "",
+        "Loader 'tools': entity rows through the core's `write_entities`, then the vectorizer ('vectors s': until "
+        "every vector is stored, indexed as it is written). 'bulk' (`bench/lib/bulk_load.py`): rows with their "
+        "vectors in one statement ('entity rows s'), the full-text and vector indexes created after them "
+        "('vectors s': rows plus index build).",
+    ]
     failed = [r for r in results if "error" in r or "later_attempt" in r]
     if failed:
         lines += ["", "## Not measured", ""]
@@ -861,6 +881,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--embed", choices=("auto", "minilm", "hashing"), default="auto", help="preload vectors")
     p.add_argument("--max-embed-s", type=float, default=600.0, help="auto: hashing when MiniLM would take longer")
     p.add_argument("--largest-minilm", type=int, default=100_000, help="above this, hashed vectors")
+    p.add_argument(
+        "--bulk-above", type=int, default=100_000, help="above this, the bench's bulk loader (hashed vectors)"
+    )
     p.add_argument("--max-db-gb", type=float, default=8.0, help="stop a size whose FalkorDB RSS passes this")
     p.add_argument("--store-open-timeout-s", type=float, default=3600.0, help="how long the server waits for a load")
     p.add_argument("--give-up-at", help="UTC HH:MM: record sizes unfinished by then with how far they got")
