@@ -27,7 +27,11 @@ an empty database's RSS plus the bytes of the vectors alone (n x 384 float32).
 
 Above `--largest-minilm` (100k) entities the preload stores hashed vectors (same dimension) in
 place of MiniLM's, which would take hours here; the server still runs MiniLM for queries. The
-results say which. FalkorDB's RSS is watched every 0.25 s: over `--max-db-gb` the size is
+results say which. Above `--bulk-above` (100k) the store is written by the bench's bulk loader
+(`bench/lib/bulk_load.py`: the same nodes, vectors, relationships and indexes, in minutes
+rather than hours; tests/benchmarks/test_bulk_load.py checks they are the same).
+A size stopped by `--give-up-at` keeps what it measured (marked as stopped midway).
+FalkorDB's RSS is watched every 0.25 s: over `--max-db-gb` the size is
 stopped and recorded as such.
 
 Usage: .venv/bin/python bench/entity_scale.py [--sizes 100,1000,10000,100000,1000000]
@@ -382,10 +386,13 @@ async def restart(s: PolygServer, probe: str, give_up: GiveUp) -> dict[str, Any]
     }
 
 
-async def latency(calls: Calls, rounds: int, block: int, warmup: int, budget_s: float) -> dict[str, Any]:
+async def latency(
+    calls: Calls, rounds: int, block: int, warmup: int, budget_s: float, progress: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Blocks of each operation in turn; an operation whose calls have taken `budget_s` in all
     stops being called (after 3 calls at least), so that one that grows with the store (the
-    depth-3 traversal) does not hold the run for hours: its row says how many calls it had."""
+    depth-3 traversal) does not hold the run for hours: its row says how many calls it had.
+    `progress` holds the samples as they come (a run stopped midway keeps them)."""
     spent: dict[str, float] = dict.fromkeys(OPS, 0.0)
     for _ in range(warmup):
         for op in OPS:
@@ -402,6 +409,8 @@ async def latency(calls: Calls, rounds: int, block: int, warmup: int, budget_s: 
                 schedule.append(BARRIER)
     samples: dict[str, list[float]] = {op: [] for op in OPS}
     inside: dict[str, list[float]] = {}
+    if progress is not None:
+        progress.update(samples=samples, inside=inside)
     for op in schedule:
         if op == BARRIER:  # answers once the creates' vectors are stored; not measured
             await calls.make(op)
@@ -413,9 +422,13 @@ async def latency(calls: Calls, rounds: int, block: int, warmup: int, budget_s: 
         samples[op].append(time.perf_counter() - t)
         if (ms := server_ms(result)) is not None:
             inside.setdefault(op, []).append(ms / 1000)
+    return latency_stats(samples, inside)
+
+
+def latency_stats(samples: dict[str, list[float]], inside: dict[str, list[float]]) -> dict[str, Any]:
     return {
-        "stats": {op: summarize(v) for op, v in samples.items()},
-        "server_side": {op: summarize(v) for op, v in inside.items()},
+        "stats": {op: summarize(v) for op, v in samples.items() if v},
+        "server_side": {op: summarize(v) for op, v in inside.items() if v},
     }
 
 
@@ -466,14 +479,16 @@ def _rates(times: list[float], errors: list[str], took: float) -> dict[str, Any]
 # --- one size -----------------------------------------------------------------------------------
 
 
-async def session(args: argparse.Namespace, n: int, run_dir: Path, watch: RssWatch, give_up: GiveUp) -> dict[str, Any]:
+async def session(
+    args: argparse.Namespace, n: int, run_dir: Path, watch: RssWatch, give_up: GiveUp, out: dict[str, Any]
+) -> dict[str, Any]:
+    """Measures into `out` as it goes: a run stopped midway (`--give-up-at`) keeps what it measured."""
     base = run_dir.parent
     log_path = base / "server.log"
     log_path.write_text("")
     # A large store under load takes longer than polyg's default 300 s to load; the time it takes
     # is the measurement, so the server is let wait for it.
     env = clean_env(args.workdir, {"POLYG_STORE_OPEN_TIMEOUT_S": str(args.store_open_timeout_s)})
-    out: dict[str, Any] = {}
     async with PolygServer(run_dir, log_path=log_path, env=env, extra_args=["--toolsets", TOOLSETS]) as s:
         watch.polyg_pid = s.pid
         watch.enter("restart")
@@ -488,7 +503,10 @@ async def session(args: argparse.Namespace, n: int, run_dir: Path, watch: RssWat
         calls = Calls(s, n, args.seed + n)
         give_up.check()
         watch.enter("latency")
-        out["latency"] = await latency(calls, args.calls, args.block, args.warmup, args.op_budget_s)
+        progress: dict[str, Any] = {}
+        out["latency_progress"] = progress
+        out["latency"] = await latency(calls, args.calls, args.block, args.warmup, args.op_budget_s, progress)
+        del out["latency_progress"]
         for op in OPS:
             log(f"n={n} {op:20s} p50 {out['latency']['stats'][op]['p50_ms']:8.2f} ms")
         await calls.make(BARRIER)
@@ -587,12 +605,20 @@ async def bench_size(args: argparse.Namespace, n: int, give_up: GiveUp) -> dict[
     limit_kb = int(args.max_db_gb * 1024 * 1024)
     try:
         with LoadSampler() as load, RssWatch(run_dir, limit_kb) as watch:
+            measured: dict[str, Any] = {}
             try:
-                result.update(await session(args, n, run_dir, watch, give_up))
+                result.update(await session(args, n, run_dir, watch, give_up, measured))
             except Exception as exc:
                 late = f"not finished by --give-up-at {give_up.at} UTC" if give_up.fired else None
                 result["error"] = (watch.stopped or late or f"{type(exc).__name__}: {exc}")[:600]
                 log(f"n={n}: {result['error']}")
+                # What was measured before it stopped is kept, marked partial.
+                if progress := measured.pop("latency_progress", None):
+                    measured["latency"] = {**latency_stats(progress["samples"], progress["inside"]), "partial": True}
+                measured["peak_mb"] = {
+                    phase: {"polyg_mb": mb(p["polyg_kb"]), "db_mb": mb(p["db_kb"])} for phase, p in watch.peaks.items()
+                }
+                result.update(measured)
         result["machine_load"] = load.summary()
     finally:
         give_up.run_dir = None
@@ -617,8 +643,15 @@ def _vectors(r: dict[str, Any]) -> str:
 
 def _fewer(r: dict[str, Any], calls: int) -> str:
     """' (n calls)' when the time budget cut an operation's calls short."""
-    n = r["latency"]["stats"]["neighbors depth 3"]["n"]
-    return f" ({n} calls)" if n < calls else ""
+    st = r["latency"]["stats"].get("neighbors depth 3")
+    return f" ({st['n']} calls)" if st and st["n"] < calls else ""
+
+
+def _partial(r: dict[str, Any]) -> str:
+    """For a run stopped midway: how many calls of each operation it measured."""
+    if not r["latency"].get("partial"):
+        return ""
+    return " (stopped midway; calls: " + ", ".join(f"{op} {st['n']}" for op, st in r["latency"]["stats"].items()) + ")"
 
 
 def render(data: dict[str, Any]) -> str:
@@ -651,7 +684,7 @@ def render(data: dict[str, Any]) -> str:
             f"| {r['entities']:,} | {_vectors(r)} | {_p50(r, 'ping')} | {_p50(r, 'create_entity')} | "
             f"{_p50(r, 'get_entity')} | {_p50(r, 'search_nodes')} | {_p50(r, 'neighbors depth 3')}"
             f"{_fewer(r, data['config']['calls'])} | "
-            f"{inside} |"
+            f"{inside}{_partial(r)} |"
         )
     lines += [
         "",
@@ -710,10 +743,11 @@ def render(data: dict[str, Any]) -> str:
     for r in results:
         if "qps10" not in r:
             continue
-        q, b = r["qps10"], r["burst"]
+        q, b = r["qps10"], r.get("burst")
+        burst_cell = f"{b['width']}, {b['calls_per_s']}/s, {b['p50_ms']} / {b['p99_ms']}, {b['errors']}" if b else "-"
         lines.append(
             f"| {r['entities']:,} | {q['calls']} in {q['seconds']} s, {q['p50_ms']} / {q['p99_ms']}, {q['errors']} | "
-            f"{b['width']}, {b['calls_per_s']}/s, {b['p50_ms']} / {b['p99_ms']}, {b['errors']} |"
+            f"{burst_cell} |"
         )
     lines += [
         "",
@@ -816,7 +850,8 @@ def key_figures(results: list[dict[str, Any]]) -> dict[str, Any]:
         n = r["entities"]
         if "latency" in r:
             for op in ("create_entity", "get_entity", "search_nodes", "neighbors depth 3"):
-                figures[f"{n}_{op}_p50_ms"] = r["latency"]["stats"][op]["p50_ms"]
+                if op in r["latency"]["stats"]:
+                    figures[f"{n}_{op}_p50_ms"] = r["latency"]["stats"][op]["p50_ms"]
         if "restart" in r:
             figures[f"{n}_first_call_s"] = r["restart"]["first_call_s"]
             figures[f"{n}_full_search_s"] = r["restart"]["full_search_s"]
