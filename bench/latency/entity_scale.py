@@ -190,13 +190,15 @@ def ensure_bulk_loaded(args: argparse.Namespace, n: int) -> tuple[Path, dict[str
     cached): the store the preloads below write, in minutes rather than hours at 1M."""
     pristine = args.workdir / f"scale-{n}" / "pristine"
     cmd = [sys.executable, "-m", "bench.lib.bulk_load", "--data-dir", str(pristine), "--entities", str(n)]
-    cmd += ["--links", str(LINKS_PER_ENTITY)]
+    # `--resume`: a load stopped midway (its database kept running) goes on where it was.
+    cmd += ["--links", str(LINKS_PER_ENTITY), "--resume"] + (["--leave-running"] if args.warm_first else [])
     meta = cached_build(
         pristine,
         cmd,
         fits=lambda m: m.get("version") == bulk_load.VERSION and m.get("entities") == n,
         workdir=args.workdir,
         log=log,
+        resume=True,
     )
     relations = {
         "entities": n,
@@ -480,26 +482,43 @@ def _rates(times: list[float], errors: list[str], took: float) -> dict[str, Any]
 
 
 async def session(
-    args: argparse.Namespace, n: int, run_dir: Path, watch: RssWatch, give_up: GiveUp, out: dict[str, Any]
+    args: argparse.Namespace,
+    n: int,
+    run_dir: Path,
+    watch: RssWatch,
+    give_up: GiveUp,
+    out: dict[str, Any],
+    *,
+    first: str = "restart",
+    calls_too: bool = True,
 ) -> dict[str, Any]:
-    """Measures into `out` as it goes: a run stopped midway (`--give-up-at`) keeps what it measured."""
+    """Measures into `out` as it goes: a run stopped midway (`--give-up-at`) keeps what it measured.
+    `first`: the key the time to the first answer goes under ("attach" for a server started on a
+    database already running and loaded); `calls_too`: False to stop after the restart."""
     base = run_dir.parent
     log_path = base / "server.log"
     log_path.write_text("")
     # A large store under load takes longer than polyg's default 300 s to load; the time it takes
     # is the measurement, so the server is let wait for it.
     env = clean_env(args.workdir, {"POLYG_STORE_OPEN_TIMEOUT_S": str(args.store_open_timeout_s)})
-    async with PolygServer(run_dir, log_path=log_path, env=env, extra_args=["--toolsets", TOOLSETS]) as s:
+    # Attached to a database already running (the loader's): the server neither refuses nor stops it.
+    shared = first == "attach"
+    async with PolygServer(
+        run_dir, log_path=log_path, env=env, extra_args=["--toolsets", TOOLSETS], shared_db=shared
+    ) as s:
         watch.polyg_pid = s.pid
-        watch.enter("restart")
-        out["restart"] = await restart(s, entity_id(n // 2), give_up)
-        log(f"n={n}: {out['restart']}")
+        watch.enter(first)
+        out["spawned_at"] = s.t_spawn
+        out[first] = await restart(s, entity_id(n // 2), give_up)
+        log(f"n={n}: {first} {out[first]}")
         give_up.check()
         watch.enter("idle")
         await asyncio.sleep(args.idle_s)
         now = watch.sample()
         out["idle"] = {"polyg_mb": mb(now["polyg_kb"]), "db_mb": mb(now["db_kb"])}
         log(f"n={n}: idle {out['idle']}")
+        if not calls_too:
+            return out
         calls = Calls(s, n, args.seed + n)
         give_up.check()
         watch.enter("latency")
@@ -596,10 +615,45 @@ async def bench_size(args: argparse.Namespace, n: int, give_up: GiveUp) -> dict[
         return result
     # The code measured is the tree's when the server starts, after a preload of many minutes.
     result.update(preload=kg_meta, relations=rel_meta, machine=machine_info())
+    if n > args.bulk_above and args.warm_first:
+        # The calls first, on the loader's database still running (loaded and indexed: no
+        # second index build), then the cold restart on a copy, as long as time allows.
+        result["data_dir_mb"] = dir_size_mb(pristine)
+        result["calls_on"] = "the loader's database, still running (not restarted); restart measured after"
+        warm = await measure_dir(args, n, pristine, give_up, first="attach")
+        result.update({k: v for k, v in warm.items() if k not in ("falkordb_loaded", "machine_load")})
+        result["machine_load"] = warm.get("machine_load")
+        if "error" in warm:
+            return result
+        await asyncio.to_thread(stop_db, pristine)
+        run_dir = args.workdir / f"scale-{n}" / "run"
+        await asyncio.to_thread(fresh_copy, pristine, run_dir)
+        cold = await measure_dir(args, n, run_dir, give_up, calls_too=False)
+        result["restart_idle"] = cold.pop("idle", None)
+        result["restart_peak_mb"] = cold.pop("peak_mb", None)
+        result["restart_machine_load"] = cold.pop("machine_load", None)
+        result.update(cold)
+        return result
     run_dir = args.workdir / f"scale-{n}" / "run"
     await asyncio.to_thread(fresh_copy, pristine, run_dir)
-    give_up.run_dir = run_dir
     result["data_dir_mb"] = dir_size_mb(run_dir)
+    result.update(await measure_dir(args, n, run_dir, give_up))
+    return result
+
+
+async def measure_dir(
+    args: argparse.Namespace,
+    n: int,
+    run_dir: Path,
+    give_up: GiveUp,
+    *,
+    first: str = "restart",
+    calls_too: bool = True,
+) -> dict[str, Any]:
+    """One server session on `run_dir` (see `session`), its database stopped at the end; what it
+    measured, with the error that stopped it if one did."""
+    result: dict[str, Any] = {}
+    give_up.run_dir = run_dir
     falkor_log = run_dir / "db" / "falkordb.log"
     since = falkor_log.stat().st_size if falkor_log.exists() else 0
     limit_kb = int(args.max_db_gb * 1024 * 1024)
@@ -607,7 +661,9 @@ async def bench_size(args: argparse.Namespace, n: int, give_up: GiveUp) -> dict[
         with LoadSampler() as load, RssWatch(run_dir, limit_kb) as watch:
             measured: dict[str, Any] = {}
             try:
-                result.update(await session(args, n, run_dir, watch, give_up, measured))
+                result.update(
+                    await session(args, n, run_dir, watch, give_up, measured, first=first, calls_too=calls_too)
+                )
             except Exception as exc:
                 late = f"not finished by --give-up-at {give_up.at} UTC" if give_up.fired else None
                 result["error"] = (watch.stopped or late or f"{type(exc).__name__}: {exc}")[:600]
@@ -615,6 +671,8 @@ async def bench_size(args: argparse.Namespace, n: int, give_up: GiveUp) -> dict[
                 # What was measured before it stopped is kept, marked partial.
                 if progress := measured.pop("latency_progress", None):
                     measured["latency"] = {**latency_stats(progress["samples"], progress["inside"]), "partial": True}
+                if first not in measured and "spawned_at" in measured:
+                    measured[f"{first}_unanswered_after_s"] = round(time.perf_counter() - measured["spawned_at"], 1)
                 measured["peak_mb"] = {
                     phase: {"polyg_mb": mb(p["polyg_kb"]), "db_mb": mb(p["db_kb"])} for phase, p in watch.peaks.items()
                 }
@@ -623,6 +681,7 @@ async def bench_size(args: argparse.Namespace, n: int, give_up: GiveUp) -> dict[
     finally:
         give_up.run_dir = None
         stop_db(run_dir)
+    result.pop("spawned_at", None)
     result["falkordb_loaded"] = falkordb_loads(run_dir, since)
     result["data_dir_mb_at_end"] = dir_size_mb(run_dir)
     return result
@@ -686,6 +745,9 @@ def render(data: dict[str, Any]) -> str:
             f"{_fewer(r, data['config']['calls'])} | "
             f"{inside}{_partial(r)} |"
         )
+    for r in results:
+        if "latency" in r and r.get("calls_on"):
+            lines.append(f"\n{r['entities']:,} entities: calls measured on {r['calls_on']}.")
     lines += [
         "",
         "## Restart (cold: spawn of `polyg serve`, no database running)",
@@ -721,7 +783,9 @@ def render(data: dict[str, Any]) -> str:
     for r in results:
         if "idle" not in r:
             continue
-        pk = r.get("peak_mb", {})
+        pk = dict(r.get("peak_mb", {}))
+        if r.get("restart_peak_mb"):  # calls measured warm first: the restart's peaks come from its own session
+            pk["restart"] = r["restart_peak_mb"].get("restart", {})
 
         def peak(phase: str, who: str, pk: dict[str, Any] = pk) -> str:
             return str(pk.get(phase, {}).get(who, "-"))
@@ -792,6 +856,11 @@ def render(data: dict[str, Any]) -> str:
                 )
                 continue
             lines.append(f"- {r['entities']:,} entities: {r['error']}")
+            if r.get("restart_unanswered_after_s"):
+                lines.append(
+                    f"  Cold restart: no call answered {r['restart_unanswered_after_s']} s after the spawn of "
+                    "`polyg serve` (FalkorDB still loading and building its indexes) when it was stopped."
+                )
             seen = r.get("other_build") or {}
             first, last = seen.get("first"), seen.get("last")
             if first and last:
@@ -918,6 +987,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--largest-minilm", type=int, default=100_000, help="above this, hashed vectors")
     p.add_argument(
         "--bulk-above", type=int, default=100_000, help="above this, the bench's bulk loader (hashed vectors)"
+    )
+    p.add_argument(
+        "--warm-first",
+        action="store_true",
+        help="bulk sizes: calls on the loader's running database first, then the cold restart on a copy",
     )
     p.add_argument("--max-db-gb", type=float, default=8.0, help="stop a size whose FalkorDB RSS passes this")
     p.add_argument("--store-open-timeout-s", type=float, default=3600.0, help="how long the server waits for a load")
