@@ -707,10 +707,10 @@ def _fewer(r: dict[str, Any], calls: int) -> str:
 
 
 def _partial(r: dict[str, Any]) -> str:
-    """For a run stopped midway: how many calls of each operation it measured."""
+    """For a size measured in part (stopped midway, or some operations left out): the calls of each."""
     if not r["latency"].get("partial"):
         return ""
-    return " (stopped midway; calls: " + ", ".join(f"{op} {st['n']}" for op, st in r["latency"]["stats"].items()) + ")"
+    return " (partial; calls: " + ", ".join(f"{op} {st['n']}" for op, st in r["latency"]["stats"].items()) + ")"
 
 
 def render(data: dict[str, Any]) -> str:
