@@ -27,7 +27,11 @@ an empty database's RSS plus the bytes of the vectors alone (n x 384 float32).
 
 Above `--largest-minilm` (100k) entities the preload stores hashed vectors (same dimension) in
 place of MiniLM's, which would take hours here; the server still runs MiniLM for queries. The
-results say which. FalkorDB's RSS is watched every 0.25 s: over `--max-db-gb` the size is
+results say which. Above `--bulk-above` (100k) the store is written by the bench's bulk loader
+(`bench/lib/bulk_load.py`: the same nodes, vectors, relationships and indexes, in minutes
+rather than hours; tests/benchmarks/test_bulk_load.py checks they are the same).
+A size stopped by `--give-up-at` keeps what it measured (marked as stopped midway).
+FalkorDB's RSS is watched every 0.25 s: over `--max-db-gb` the size is
 stopped and recorded as such.
 
 Usage: .venv/bin/python bench/entity_scale.py [--sizes 100,1000,10000,100000,1000000]
@@ -42,7 +46,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import functools
-import hashlib
 import json
 import os
 import random
@@ -52,13 +55,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: bench.lib, polyg, tests
 
-from bench.lib import datadirs
+from bench.lib import bulk_load, datadirs
 from bench.lib.database import HeldDatabase, kill_db, read_db_pid, stop_db
 from bench.lib.datadirs import cached_build, fresh_copy, preload_meta_path
 from bench.lib.env import clean_env
@@ -71,7 +73,7 @@ from bench.lib.results import write_results
 from bench.lib.server import STILL_LOADING, PolygServer, server_ms
 from bench.lib.smoke import SMOKE_HELP, smoke_workdir
 from bench.lib.stats import fmt_ms, summarize
-from bench.lib.synthetic import AREAS, OBJECTS, TYPES, VERBS, WORDS, entity_id
+from bench.lib.synthetic import AREAS, OBJECTS, TYPES, VERBS, WORDS, entity_id, links, relation_id
 
 BENCHMARK = "entity-scale"
 TOOLSETS = "kg,memory-compat,graphrag"  # get_entity/create_entity, search_nodes, get_entity_neighbors
@@ -80,7 +82,6 @@ WRITE_OPS = ("create_entity",)
 BARRIER = "search_nodes (barrier)"
 RELATIONS_VERSION = 1  # bump when the generated relationships change
 LINKS_PER_ENTITY = 2
-LINK_TYPES = ("depends_on", "calls")
 LINK_BATCH = 1000
 DIMENSION = 384
 SPEC_IDLE_MB = 150
@@ -93,16 +94,6 @@ def log(msg: str) -> None:
 
 
 # --- relationships over the kg preload --------------------------------------------------------
-
-
-def links(n: int) -> Iterator[tuple[int, int, str]]:
-    """Entity i -> two others drawn from Random(i): an out-degree of 2, so about 4 neighbours a
-    node and some 60 within 3 hops, at every size."""
-    for i in range(n):
-        r = random.Random(1_000_003 * i + 17)
-        for k in range(LINKS_PER_ENTITY):
-            j = r.randrange(n - 1) if n > 1 else 0
-            yield i, j + (j >= i), LINK_TYPES[k % len(LINK_TYPES)]
 
 
 async def _preload_relations(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
@@ -123,8 +114,8 @@ async def _preload_relations(data_dir: Path, n: int, embed: str) -> dict[str, An
     batch: list[dict[str, Any]] = []
     last_log = t
     try:
-        for i, j, kind in links(n):
-            rel_id = "rel_" + hashlib.blake2b(f"r{i}.{j}.{kind}".encode(), digest_size=8).hexdigest()
+        for i, j, kind in links(n, LINKS_PER_ENTITY):
+            rel_id = relation_id(i, j, kind)
             row = {"id": rel_id, "a": entity_id(i), "b": entity_id(j), "type": stored_type(kind), "text": kind}
             batch.append({**row, "created_at": at})
             if len(batch) >= LINK_BATCH:
@@ -194,8 +185,35 @@ def wait_for_other_build(args: argparse.Namespace, n: int, give_up: GiveUp) -> d
     return seen
 
 
+def ensure_bulk_loaded(args: argparse.Namespace, n: int) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """Entities, hashed vectors and relationships by the bench's bulk loader (`bench.lib.bulk_load`,
+    cached): the store the preloads below write, in minutes rather than hours at 1M."""
+    pristine = args.workdir / f"scale-{n}" / "pristine"
+    cmd = [sys.executable, "-m", "bench.lib.bulk_load", "--data-dir", str(pristine), "--entities", str(n)]
+    # `--resume`: a load stopped midway (its database kept running) goes on where it was.
+    cmd += ["--links", str(LINKS_PER_ENTITY), "--resume"] + (["--leave-running"] if args.warm_first else [])
+    meta = cached_build(
+        pristine,
+        cmd,
+        fits=lambda m: m.get("version") == bulk_load.VERSION and m.get("entities") == n,
+        workdir=args.workdir,
+        log=log,
+        resume=True,
+    )
+    relations = {
+        "entities": n,
+        "relations": meta["relations"],
+        "write_s": meta["relations_s"],
+        "relations_per_s": meta["relations_per_s"],
+        "data_dir_mb": meta["data_dir_mb"],
+    }
+    return pristine, {**meta, "loader": "bulk"}, relations
+
+
 def ensure_preloaded(args: argparse.Namespace, n: int) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """The kg preload of n entities (cached), and a copy of it with the relationships (cached)."""
+    if n > args.bulk_above:
+        return ensure_bulk_loaded(args, n)
     embed = "hashing" if n > args.largest_minilm else args.embed
     kg_pristine, kg_meta = datadirs.ensure_preloaded(
         args.workdir, n, embed=embed, max_embed_s=args.max_embed_s, log=log
@@ -370,10 +388,13 @@ async def restart(s: PolygServer, probe: str, give_up: GiveUp) -> dict[str, Any]
     }
 
 
-async def latency(calls: Calls, rounds: int, block: int, warmup: int, budget_s: float) -> dict[str, Any]:
+async def latency(
+    calls: Calls, rounds: int, block: int, warmup: int, budget_s: float, progress: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Blocks of each operation in turn; an operation whose calls have taken `budget_s` in all
     stops being called (after 3 calls at least), so that one that grows with the store (the
-    depth-3 traversal) does not hold the run for hours: its row says how many calls it had."""
+    depth-3 traversal) does not hold the run for hours: its row says how many calls it had.
+    `progress` holds the samples as they come (a run stopped midway keeps them)."""
     spent: dict[str, float] = dict.fromkeys(OPS, 0.0)
     for _ in range(warmup):
         for op in OPS:
@@ -390,6 +411,8 @@ async def latency(calls: Calls, rounds: int, block: int, warmup: int, budget_s: 
                 schedule.append(BARRIER)
     samples: dict[str, list[float]] = {op: [] for op in OPS}
     inside: dict[str, list[float]] = {}
+    if progress is not None:
+        progress.update(samples=samples, inside=inside)
     for op in schedule:
         if op == BARRIER:  # answers once the creates' vectors are stored; not measured
             await calls.make(op)
@@ -401,9 +424,13 @@ async def latency(calls: Calls, rounds: int, block: int, warmup: int, budget_s: 
         samples[op].append(time.perf_counter() - t)
         if (ms := server_ms(result)) is not None:
             inside.setdefault(op, []).append(ms / 1000)
+    return latency_stats(samples, inside)
+
+
+def latency_stats(samples: dict[str, list[float]], inside: dict[str, list[float]]) -> dict[str, Any]:
     return {
-        "stats": {op: summarize(v) for op, v in samples.items()},
-        "server_side": {op: summarize(v) for op, v in inside.items()},
+        "stats": {op: summarize(v) for op, v in samples.items() if v},
+        "server_side": {op: summarize(v) for op, v in inside.items() if v},
     }
 
 
@@ -454,29 +481,51 @@ def _rates(times: list[float], errors: list[str], took: float) -> dict[str, Any]
 # --- one size -----------------------------------------------------------------------------------
 
 
-async def session(args: argparse.Namespace, n: int, run_dir: Path, watch: RssWatch, give_up: GiveUp) -> dict[str, Any]:
+async def session(
+    args: argparse.Namespace,
+    n: int,
+    run_dir: Path,
+    watch: RssWatch,
+    give_up: GiveUp,
+    out: dict[str, Any],
+    *,
+    first: str = "restart",
+    calls_too: bool = True,
+) -> dict[str, Any]:
+    """Measures into `out` as it goes: a run stopped midway (`--give-up-at`) keeps what it measured.
+    `first`: the key the time to the first answer goes under ("attach" for a server started on a
+    database already running and loaded); `calls_too`: False to stop after the restart."""
     base = run_dir.parent
     log_path = base / "server.log"
     log_path.write_text("")
     # A large store under load takes longer than polyg's default 300 s to load; the time it takes
     # is the measurement, so the server is let wait for it.
     env = clean_env(args.workdir, {"POLYG_STORE_OPEN_TIMEOUT_S": str(args.store_open_timeout_s)})
-    out: dict[str, Any] = {}
-    async with PolygServer(run_dir, log_path=log_path, env=env, extra_args=["--toolsets", TOOLSETS]) as s:
+    # Attached to a database already running (the loader's): the server neither refuses nor stops it.
+    shared = first == "attach"
+    async with PolygServer(
+        run_dir, log_path=log_path, env=env, extra_args=["--toolsets", TOOLSETS], shared_db=shared
+    ) as s:
         watch.polyg_pid = s.pid
-        watch.enter("restart")
-        out["restart"] = await restart(s, entity_id(n // 2), give_up)
-        log(f"n={n}: {out['restart']}")
+        watch.enter(first)
+        out["spawned_at"] = s.t_spawn
+        out[first] = await restart(s, entity_id(n // 2), give_up)
+        log(f"n={n}: {first} {out[first]}")
         give_up.check()
         watch.enter("idle")
         await asyncio.sleep(args.idle_s)
         now = watch.sample()
         out["idle"] = {"polyg_mb": mb(now["polyg_kb"]), "db_mb": mb(now["db_kb"])}
         log(f"n={n}: idle {out['idle']}")
+        if not calls_too:
+            return out
         calls = Calls(s, n, args.seed + n)
         give_up.check()
         watch.enter("latency")
-        out["latency"] = await latency(calls, args.calls, args.block, args.warmup, args.op_budget_s)
+        progress: dict[str, Any] = {}
+        out["latency_progress"] = progress
+        out["latency"] = await latency(calls, args.calls, args.block, args.warmup, args.op_budget_s, progress)
+        del out["latency_progress"]
         for op in OPS:
             log(f"n={n} {op:20s} p50 {out['latency']['stats'][op]['p50_ms']:8.2f} ms")
         await calls.make(BARRIER)
@@ -528,7 +577,7 @@ class GiveUp:
         self.fired = True
         log(f"--give-up-at {self.at}: stopping the preload and the measured database")
         for pid in descendants(os.getpid()):
-            if "preload" in cmdline(pid):
+            if "preload" in cmdline(pid) or "bulk_load" in cmdline(pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
         if self.run_dir is not None:
@@ -566,25 +615,73 @@ async def bench_size(args: argparse.Namespace, n: int, give_up: GiveUp) -> dict[
         return result
     # The code measured is the tree's when the server starts, after a preload of many minutes.
     result.update(preload=kg_meta, relations=rel_meta, machine=machine_info())
+    if n > args.bulk_above and args.warm_first:
+        # The calls first, on the loader's database still running (loaded and indexed: no
+        # second index build), then the cold restart on a copy, as long as time allows.
+        result["data_dir_mb"] = dir_size_mb(pristine)
+        result["calls_on"] = "the loader's database, still running (not restarted); restart measured after"
+        warm = await measure_dir(args, n, pristine, give_up, first="attach")
+        result.update({k: v for k, v in warm.items() if k not in ("falkordb_loaded", "machine_load")})
+        result["machine_load"] = warm.get("machine_load")
+        if "error" in warm:
+            return result
+        await asyncio.to_thread(stop_db, pristine)
+        run_dir = args.workdir / f"scale-{n}" / "run"
+        await asyncio.to_thread(fresh_copy, pristine, run_dir)
+        cold = await measure_dir(args, n, run_dir, give_up, calls_too=False)
+        result["restart_idle"] = cold.pop("idle", None)
+        result["restart_peak_mb"] = cold.pop("peak_mb", None)
+        result["restart_machine_load"] = cold.pop("machine_load", None)
+        result.update(cold)
+        return result
     run_dir = args.workdir / f"scale-{n}" / "run"
     await asyncio.to_thread(fresh_copy, pristine, run_dir)
-    give_up.run_dir = run_dir
     result["data_dir_mb"] = dir_size_mb(run_dir)
+    result.update(await measure_dir(args, n, run_dir, give_up))
+    return result
+
+
+async def measure_dir(
+    args: argparse.Namespace,
+    n: int,
+    run_dir: Path,
+    give_up: GiveUp,
+    *,
+    first: str = "restart",
+    calls_too: bool = True,
+) -> dict[str, Any]:
+    """One server session on `run_dir` (see `session`), its database stopped at the end; what it
+    measured, with the error that stopped it if one did."""
+    result: dict[str, Any] = {}
+    give_up.run_dir = run_dir
     falkor_log = run_dir / "db" / "falkordb.log"
     since = falkor_log.stat().st_size if falkor_log.exists() else 0
     limit_kb = int(args.max_db_gb * 1024 * 1024)
     try:
         with LoadSampler() as load, RssWatch(run_dir, limit_kb) as watch:
+            measured: dict[str, Any] = {}
             try:
-                result.update(await session(args, n, run_dir, watch, give_up))
+                result.update(
+                    await session(args, n, run_dir, watch, give_up, measured, first=first, calls_too=calls_too)
+                )
             except Exception as exc:
                 late = f"not finished by --give-up-at {give_up.at} UTC" if give_up.fired else None
                 result["error"] = (watch.stopped or late or f"{type(exc).__name__}: {exc}")[:600]
                 log(f"n={n}: {result['error']}")
+                # What was measured before it stopped is kept, marked partial.
+                if progress := measured.pop("latency_progress", None):
+                    measured["latency"] = {**latency_stats(progress["samples"], progress["inside"]), "partial": True}
+                if first not in measured and "spawned_at" in measured:
+                    measured[f"{first}_unanswered_after_s"] = round(time.perf_counter() - measured["spawned_at"], 1)
+                measured["peak_mb"] = {
+                    phase: {"polyg_mb": mb(p["polyg_kb"]), "db_mb": mb(p["db_kb"])} for phase, p in watch.peaks.items()
+                }
+                result.update(measured)
         result["machine_load"] = load.summary()
     finally:
         give_up.run_dir = None
         stop_db(run_dir)
+    result.pop("spawned_at", None)
     result["falkordb_loaded"] = falkordb_loads(run_dir, since)
     result["data_dir_mb_at_end"] = dir_size_mb(run_dir)
     return result
@@ -605,8 +702,15 @@ def _vectors(r: dict[str, Any]) -> str:
 
 def _fewer(r: dict[str, Any], calls: int) -> str:
     """' (n calls)' when the time budget cut an operation's calls short."""
-    n = r["latency"]["stats"]["neighbors depth 3"]["n"]
-    return f" ({n} calls)" if n < calls else ""
+    st = r["latency"]["stats"].get("neighbors depth 3")
+    return f" ({st['n']} calls)" if st and st["n"] < calls else ""
+
+
+def _partial(r: dict[str, Any]) -> str:
+    """For a size measured in part (stopped midway, or some operations left out): the calls of each."""
+    if not r["latency"].get("partial"):
+        return ""
+    return " (partial; calls: " + ", ".join(f"{op} {st['n']}" for op, st in r["latency"]["stats"].items()) + ")"
 
 
 def render(data: dict[str, Any]) -> str:
@@ -639,8 +743,11 @@ def render(data: dict[str, Any]) -> str:
             f"| {r['entities']:,} | {_vectors(r)} | {_p50(r, 'ping')} | {_p50(r, 'create_entity')} | "
             f"{_p50(r, 'get_entity')} | {_p50(r, 'search_nodes')} | {_p50(r, 'neighbors depth 3')}"
             f"{_fewer(r, data['config']['calls'])} | "
-            f"{inside} |"
+            f"{inside}{_partial(r)} |"
         )
+    for r in results:
+        if "latency" in r and r.get("calls_on"):
+            lines.append(f"\n{r['entities']:,} entities: calls measured on {r['calls_on']}.")
     lines += [
         "",
         "## Restart (cold: spawn of `polyg serve`, no database running)",
@@ -676,7 +783,9 @@ def render(data: dict[str, Any]) -> str:
     for r in results:
         if "idle" not in r:
             continue
-        pk = r.get("peak_mb", {})
+        pk = dict(r.get("peak_mb", {}))
+        if r.get("restart_peak_mb"):  # calls measured warm first: the restart's peaks come from its own session
+            pk["restart"] = r["restart_peak_mb"].get("restart", {})
 
         def peak(phase: str, who: str, pk: dict[str, Any] = pk) -> str:
             return str(pk.get(phase, {}).get(who, "-"))
@@ -698,10 +807,11 @@ def render(data: dict[str, Any]) -> str:
     for r in results:
         if "qps10" not in r:
             continue
-        q, b = r["qps10"], r["burst"]
+        q, b = r["qps10"], r.get("burst")
+        burst_cell = f"{b['width']}, {b['calls_per_s']}/s, {b['p50_ms']} / {b['p99_ms']}, {b['errors']}" if b else "-"
         lines.append(
             f"| {r['entities']:,} | {q['calls']} in {q['seconds']} s, {q['p50_ms']} / {q['p99_ms']}, {q['errors']} | "
-            f"{b['width']}, {b['calls_per_s']}/s, {b['p50_ms']} / {b['p99_ms']}, {b['errors']} |"
+            f"{burst_cell} |"
         )
     lines += [
         "",
@@ -716,17 +826,25 @@ def render(data: dict[str, Any]) -> str:
         "",
         "## Loading (the preload, cached; not a tool call)",
         "",
-        "| entities | vectors | entity rows s | vectors s | relationships | relationships s | rel/s |",
-        "|---:|---|---:|---:|---:|---:|---:|",
+        "| entities | vectors | loader | entity rows s | vectors s | relationships | relationships s | rel/s |",
+        "|---:|---|---|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         p, rel = r.get("preload", {}), r.get("relations", {})
         if not p:
             continue
         lines.append(
-            f"| {r['entities']:,} | {_vectors(r)} | {p.get('write_s', '-')} | {p.get('embed_s', '-')} | "
+            f"| {r['entities']:,} | {_vectors(r)} | {p.get('loader', 'tools')} | {p.get('write_s', '-')} | "
+            f"{p.get('embed_s', '-')} | "
             f"{rel.get('relations', 0):,} | {rel.get('write_s', '-')} | {rel.get('relations_per_s', '-')} |"
         )
+    lines += [
+        "",
+        "Loader 'tools': entity rows through the core's `write_entities`, then the vectorizer ('vectors s': until "
+        "every vector is stored, indexed as it is written). 'bulk' (`bench/lib/bulk_load.py`): rows with their "
+        "vectors in one statement ('entity rows s'), the full-text and vector indexes created after them "
+        "('vectors s': rows plus index build).",
+    ]
     failed = [r for r in results if "error" in r or "later_attempt" in r]
     if failed:
         lines += ["", "## Not measured", ""]
@@ -738,6 +856,11 @@ def render(data: dict[str, Any]) -> str:
                 )
                 continue
             lines.append(f"- {r['entities']:,} entities: {r['error']}")
+            if r.get("restart_unanswered_after_s"):
+                lines.append(
+                    f"  Cold restart: no call answered {r['restart_unanswered_after_s']} s after the spawn of "
+                    "`polyg serve` (FalkorDB still loading and building its indexes) when it was stopped."
+                )
             seen = r.get("other_build") or {}
             first, last = seen.get("first"), seen.get("last")
             if first and last:
@@ -796,7 +919,8 @@ def key_figures(results: list[dict[str, Any]]) -> dict[str, Any]:
         n = r["entities"]
         if "latency" in r:
             for op in ("create_entity", "get_entity", "search_nodes", "neighbors depth 3"):
-                figures[f"{n}_{op}_p50_ms"] = r["latency"]["stats"][op]["p50_ms"]
+                if op in r["latency"]["stats"]:
+                    figures[f"{n}_{op}_p50_ms"] = r["latency"]["stats"][op]["p50_ms"]
         if "restart" in r:
             figures[f"{n}_first_call_s"] = r["restart"]["first_call_s"]
             figures[f"{n}_full_search_s"] = r["restart"]["full_search_s"]
@@ -861,6 +985,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--embed", choices=("auto", "minilm", "hashing"), default="auto", help="preload vectors")
     p.add_argument("--max-embed-s", type=float, default=600.0, help="auto: hashing when MiniLM would take longer")
     p.add_argument("--largest-minilm", type=int, default=100_000, help="above this, hashed vectors")
+    p.add_argument(
+        "--bulk-above", type=int, default=100_000, help="above this, the bench's bulk loader (hashed vectors)"
+    )
+    p.add_argument(
+        "--warm-first",
+        action="store_true",
+        help="bulk sizes: calls on the loader's running database first, then the cold restart on a copy",
+    )
     p.add_argument("--max-db-gb", type=float, default=8.0, help="stop a size whose FalkorDB RSS passes this")
     p.add_argument("--store-open-timeout-s", type=float, default=3600.0, help="how long the server waits for a load")
     p.add_argument("--give-up-at", help="UTC HH:MM: record sizes unfinished by then with how far they got")

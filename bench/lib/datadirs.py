@@ -70,16 +70,18 @@ def cached_build(
     workdir: Path,
     base: Path | None = None,
     log: Callable[[str], None] = print,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """The info of the pristine data dir `cmd` builds (a child process printing its JSON info
     last), built once and cached with its info beside it; rebuilt when the cached info does not
-    `fits`. `base`: a pristine dir to start from (copied first)."""
+    `fits`. `base`: a pristine dir to start from (copied first). `resume`: a pristine dir left
+    unfinished is kept for `cmd` to go on with (it resumes), not deleted."""
     meta_path = preload_meta_path(pristine)
     if meta_path.exists():
         meta: dict[str, Any] = json.loads(meta_path.read_text())
         if fits(meta):
             return meta
-    if pristine.exists():
+    if pristine.exists() and not resume:
         stop_db(pristine)
         shutil.rmtree(pristine)
     pristine.parent.mkdir(parents=True, exist_ok=True)

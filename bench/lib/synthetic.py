@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Iterator
 from typing import Any
 
 WORDS = (
@@ -17,6 +18,7 @@ AREAS = "auth api core db ui jobs infra billing search mail storage net cli sdk 
 TYPES = ("file", "class", "function", "module", "service", "library", "concept", "person")
 VERBS = "parses validates caches routes schedules encodes decodes indexes stores streams".split()
 OBJECTS = "requests tokens sessions records events messages payloads queries invoices users".split()
+LINK_TYPES = ("depends_on", "calls")
 LIBS = "redis numpy requests pydantic sqlalchemy moment lodash react grpc protobuf".split()
 
 
@@ -44,3 +46,17 @@ def generated_entity(i: int) -> dict[str, Any]:
         lib, verb, what = r.choice(LIBS), r.choice(VERBS)[:-1], r.choice(OBJECTS)
         obs.append(f"Uses {lib} to {verb} {what} since release {i % 97}.")
     return {"i": i, "id": entity_id(i), "name": name, "type": type_, "description": description, "obs": obs}
+
+
+def links(n: int, per_entity: int = 2) -> Iterator[tuple[int, int, str]]:
+    """Entity i -> `per_entity` others drawn from Random(i): with 2, an out-degree of 2, so about
+    4 neighbours a node and some 60 within 3 hops, at every size."""
+    for i in range(n):
+        r = random.Random(1_000_003 * i + 17)
+        for k in range(per_entity):
+            j = r.randrange(n - 1) if n > 1 else 0
+            yield i, j + (j >= i), LINK_TYPES[k % len(LINK_TYPES)]
+
+
+def relation_id(i: int, j: int, kind: str) -> str:
+    return "rel_" + hashlib.blake2b(f"r{i}.{j}.{kind}".encode(), digest_size=8).hexdigest()
