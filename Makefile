@@ -32,6 +32,9 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
+# Four workers on two cores: much of the suite waits on servers starting; loadscope keeps each
+# module (and its module-scoped server) on one worker (tests/conftest.py).
+PYTEST_ARGS ?= -n 4 --dist loadscope
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 

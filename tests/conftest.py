@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,23 @@ from tests.mcp_helpers import KG, HttpServer, kg_session, reap_embedded, redis_s
 
 TRANSPORTS = ("stdio", "http")
 DEFAULT_PROJECT = "defproj"
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `-n N --dist loadscope` (the Makefile's default), a module's tests run on one worker
+    (its module-scoped server starts once), and so do all the tests on the session's FalkorDB
+    cluster (one cluster per run, not one per worker). xdist's own `loadgroup` marks do not reach
+    its scheduler under pytest 9 (it renames node ids, which pytest 9 no longer allows)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModuleClusterTogether(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "cluster" if "/cluster/" in module else module
+
+    return ByModuleClusterTogether(config, log)
 
 
 @pytest.fixture(scope="session")
