@@ -296,6 +296,7 @@ class HttpServer:
     left_embedded_behind: bool = False
     _stderr: IO[bytes] | None = None
     _own_port: bool = False
+    _stderr_from: int = 0
 
     @property
     def data_dir(self) -> Path:
@@ -328,6 +329,7 @@ class HttpServer:
             *self.args,
         ]
         self._stderr = self.stderr_path.open("ab")
+        self._stderr_from = self._stderr.tell()  # this start's output begins here (the file is shared)
         self.proc = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -369,12 +371,17 @@ class HttpServer:
                 raise TimeoutError(f"polyg not ready on {self.port}:\n{self.stderr_text()}")
             time.sleep(POLL_S)
 
+    def _port_was_taken(self) -> bool:
+        """Whether this start (not an earlier server of the same root) failed on a port in use."""
+        with self.stderr_path.open("rb") as f:
+            f.seek(self._stderr_from)
+            return b"address already in use" in f.read().lower()
+
     def _check_alive(self) -> None:
         assert self.proc is not None
-        if self.proc.poll() is not None and self._own_port and "address already in use" in self.stderr_text().lower():
+        if self.proc.poll() is not None and self._own_port and self._port_was_taken():
             if self._stderr is not None:
                 self._stderr.close()
-            self.stderr_path.rename(self.root / f"stderr-port-{self.port}-taken.log")
             self.port = free_port()
             self.start()
             return
