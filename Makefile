@@ -32,9 +32,9 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# Two workers on two cores (four failed timing-bound tests at a load of 15-40: LLM fakes given 0.5 s,
-# servers given 60 s); loadscope keeps each
-# module (and its module-scoped server) on one worker (tests/conftest.py).
+# Two workers on two cores: with four, 8 timing-bound tests (LLM fakes given 0.5 s, servers 60 s)
+# failed at a load of 15-40. loadscope keeps each module (and its module-scoped server) on one
+# worker, the cluster tests on one, the long modules first (tests/conftest.py).
 PYTEST_ARGS ?= -n 2 --dist loadscope
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
