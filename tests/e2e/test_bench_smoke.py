@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import warnings
 from pathlib import Path
@@ -41,7 +43,17 @@ AT_ONCE = 4
 # The suite's 300 s per test ended this one at a load average of 55 before every script was
 # done (each passes alone in 5-110 s); the stall guard above is what catches a hang.
 @pytest.mark.timeout(1800)
-def test_bench_scripts_run_in_smoke_mode(tmp_path: Path) -> None:
+def test_bench_scripts_run_in_smoke_mode() -> None:
+    # A short scratch directory: chromium (ui_screenshots.py) puts a socket in TMPDIR, and a
+    # worker's tmp_path under pytest-xdist made its path too long (it never answered).
+    tmp_path = Path(tempfile.mkdtemp(prefix="polyg-bs-"))
+    try:
+        _run_every_script(tmp_path)
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def _run_every_script(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("POLYG_", "FALKORDB_"))}
     env.update(TMPDIR=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), PYTHONUNBUFFERED="1")
     results_before = _snapshot(REPO / "bench" / "results")
