@@ -32,6 +32,12 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
+# One process by default: the suite's timing-bound tests (LLM fakes given 0.5 s, servers 60 s)
+# have the most room there. PYTEST_ARGS="-n 2 --dist loadscope" runs two workers (12:52 against
+# about 15 min on 2 cores; with four, 8 of those tests failed at a load of 15-40): loadscope keeps
+# each module (and its module-scoped server) on one worker, the cluster tests on one, the long
+# modules first (tests/conftest.py).
+PYTEST_ARGS ?=
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 

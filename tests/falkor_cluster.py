@@ -26,7 +26,7 @@ from tests.falkor_server import FalkorServer, free_port
 
 SLOTS = 16384
 # Project ids whose graph keys hash to each of the three shards of the slot split below
-# (0-5460, 5461-10921, 10922-16383); checked by tests/cluster's
+# (0-5460, 5461-10921, 10922-16383); checked by tests/store/cluster's
 # `test_projects_spread_over_the_shards`.
 ON_SHARD = ("p_a", "p_b", "p_c")
 NODE_TIMEOUT_MS = 1000

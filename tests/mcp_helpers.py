@@ -11,7 +11,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextResourceContents
 
+from tests.ports import free_port
+
 # The variables polyg reads; the developer's own values must not leak into a test server.
 _POLYG_ENV_PREFIXES = ("POLYG_", "FALKORDB_")
 _POLYG_ENV_NAMES = {"PORT", "LOG_LEVEL", "EMBEDDING_MODEL"}
@@ -39,12 +40,7 @@ _POLYG_ENV_NAMES = {"PORT", "LOG_LEVEL", "EMBEDDING_MODEL"}
 POLL_S = 0.05
 HEALTH_TIMEOUT_S = 60.0
 
-
-def free_port() -> int:
-    """A loopback port that was free a moment ago (the kernel picks it; we release it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+__all__ = ["free_port"]  # re-exported: tests import it from here
 
 
 def polyg_command() -> list[str]:
@@ -72,7 +68,17 @@ def server_env(root: Path, **extra: str) -> dict[str, str]:
         PYTHONUNBUFFERED="1",
     )
     env.update(extra)
+    _count_start(root)
     return env
+
+
+def _count_start(root: Path) -> None:
+    """With POLYG_TESTS_STARTS_LOG set (in the tests' own environment), one line per server
+    environment made, naming the test: how many servers a run starts, and where."""
+    log = os.environ.get("POLYG_TESTS_STARTS_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"{os.environ.get('PYTEST_CURRENT_TEST', '?')}\t{root.name}\n")
 
 
 def serve_args(data_dir: Path, *extra: str) -> list[str]:
@@ -289,6 +295,8 @@ class HttpServer:
     # Set by stop(): whether an embedded FalkorDB outlived the server and had to be killed.
     left_embedded_behind: bool = False
     _stderr: IO[bytes] | None = None
+    _own_port: bool = False
+    _stderr_from: int = 0
 
     @property
     def data_dir(self) -> Path:
@@ -311,6 +319,9 @@ class HttpServer:
 
     def start(self) -> HttpServer:
         self.root.mkdir(parents=True, exist_ok=True)
+        # A port we pick ourselves may be taken by another run between the pick and the bind:
+        # then _check_alive starts the server again on another one.
+        self._own_port = self._own_port or not self.port
         self.port = self.port or free_port()
         command = [
             *polyg_command(),
@@ -318,6 +329,7 @@ class HttpServer:
             *self.args,
         ]
         self._stderr = self.stderr_path.open("ab")
+        self._stderr_from = self._stderr.tell()  # this start's output begins here (the file is shared)
         self.proc = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -359,8 +371,20 @@ class HttpServer:
                 raise TimeoutError(f"polyg not ready on {self.port}:\n{self.stderr_text()}")
             time.sleep(POLL_S)
 
+    def _port_was_taken(self) -> bool:
+        """Whether this start (not an earlier server of the same root) failed on a port in use."""
+        with self.stderr_path.open("rb") as f:
+            f.seek(self._stderr_from)
+            return b"address already in use" in f.read().lower()
+
     def _check_alive(self) -> None:
         assert self.proc is not None
+        if self.proc.poll() is not None and self._own_port and self._port_was_taken():
+            if self._stderr is not None:
+                self._stderr.close()
+            self.port = free_port()
+            self.start()
+            return
         if self.proc.poll() is not None:
             raise RuntimeError(f"polyg exited with {self.proc.returncode}:\n{self.stderr_text()}")
 

@@ -1,6 +1,6 @@
 """The long fuzz run: every tool of every toolset, schema-valid, invalid and injection inputs.
 
-The same fuzzer as `make test` runs (tests/fuzz.py, tests/test_fuzz.py), for longer: one
+The same fuzzer as `make test` runs (tests/fuzz.py, tests/tools/test_fuzz.py), for longer: one
 `polyg serve --toolsets all` over stdio (embedded store, hashing vectors so that the run
 measures polyg, not the model) driven by the MCP Python client; each finding (internal error
 4000, store error 2004, a result breaking its output schema, a protocol error, a hang, a crash)

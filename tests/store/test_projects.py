@@ -116,7 +116,7 @@ async def test_vectors_queued_for_a_deleted_project_do_not_bring_it_back(
     gated: tuple[Services, GatedEmbedder],
 ) -> None:
     """One batch is being embedded for the project while more of its entities wait in the queue;
-    the project is deleted meanwhile (its queue dropped first, as tests/cluster's `drop` does).
+    the project is deleted meanwhile (its queue dropped first, as tests/store/cluster's `drop` does).
     Neither may write after the delete: a vector write would create the graph again."""
     s, embedder = gated
     await s.entities.create(P, name="first", type_="t")

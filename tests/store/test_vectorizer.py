@@ -138,7 +138,8 @@ async def test_a_text_change_while_embedding_wins(controlled: tuple[Services, Co
     revisions = [(await vectors_of(s, made.id))[1]]
     embedder.gate.clear()
     first = await s.entities.add_observation(P, made.id, "first")
-    await asyncio.sleep(0.2)  # the worker has read revision 2 and waits on the model
+    # The worker has read revision 2 and waits on the model.
+    assert await anyio.to_thread.run_sync(embedder.waiting.wait, 30), "the worker never called the model"
     revisions.append((await vectors_of(s, made.id))[1])
     await s.entities.add_observation(P, made.id, "second")
     revisions.append((await vectors_of(s, made.id))[1])

@@ -1,0 +1,138 @@
+"""Every benchmark script runs end to end in its smoke mode (tiny sizes, seconds), so that the
+scripts cannot rot between the runs that measure. Nothing here looks at a timing."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+
+import pytest
+
+from tests.mcp_helpers import redis_servers_under
+
+REPO = Path(__file__).resolve().parents[2]
+# Every runnable script: the benchmarks (latency/, quality/) and the tools; bench/lib holds modules.
+SCRIPTS = sorted(
+    str(p.relative_to(REPO / "bench"))
+    for folder in ("latency", "quality", "tools")
+    for p in (REPO / "bench" / folder).glob("*.py")
+    if p.name != "__init__.py"
+)
+assert SCRIPTS, "no bench scripts found"
+# A hang guard, not a timing: the run fails when no script has finished for this long. Scripts
+# run side by side on a shared 2-core machine, so a fixed time per script measured from the
+# start failed whichever script came first in the order (the cluster's) at a load average of 50.
+STALL_S = 240
+# A script that fails among all the others is run once more on its own: one whose code has rotted
+# fails both times, while replica_loss's server once failed its first PING health check at a load
+# average of 30 (it passes alone in 3-5 s). A script that passes only alone is reported.
+ALONE_S = 600
+# Scripts running at once (see the test).
+AT_ONCE = 4
+
+
+# The suite's 300 s per test ended this one at a load average of 55 before every script was
+# done (each passes alone in 5-110 s); the stall guard above is what catches a hang.
+@pytest.mark.timeout(1800)
+def test_bench_scripts_run_in_smoke_mode() -> None:
+    # A short scratch directory: chromium (ui_screenshots.py) puts a socket in TMPDIR, and a
+    # worker's tmp_path under pytest-xdist made its path too long (it never answered).
+    tmp_path = Path(tempfile.mkdtemp(prefix="polyg-bs-"))
+    try:
+        _run_every_script(tmp_path)
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def _run_every_script(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("POLYG_", "FALKORDB_"))}
+    env.update(TMPDIR=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), PYTHONUNBUFFERED="1")
+    results_before = _snapshot(REPO / "bench" / "results")
+    logs = {name: tmp_path / (name.replace("/", "_") + ".log") for name in SCRIPTS}
+    # A few at a time: most of each run is waiting on a server or a model load, but all of them
+    # at once (30 Python processes, each with a server) starved the tests beside them on the
+    # parallel workers of two cores. Output goes to a file each (a pipe nobody reads while
+    # waiting on another script could fill and block it).
+    runs: dict[str, subprocess.Popen[str]] = {}
+    finished: queue.Queue[str] = queue.Queue()
+    waiting = list(SCRIPTS)
+
+    def start_next() -> None:
+        name = waiting.pop(0)
+        with logs[name].open("w") as log:
+            runs[name] = subprocess.Popen(
+                [sys.executable, str(REPO / "bench" / name), "--smoke"],
+                cwd=REPO,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        threading.Thread(target=_report_exit, args=(name, runs[name], finished), daemon=True).start()
+
+    while waiting and len(runs) < AT_ONCE:
+        start_next()
+    failures = {}
+    try:
+        for _ in SCRIPTS:
+            try:
+                name = finished.get(timeout=STALL_S)
+            except queue.Empty:
+                break
+            if runs[name].returncode != 0:
+                failures[name] = logs[name].read_text()[-3000:]
+            if waiting:
+                start_next()
+    finally:
+        for name, proc in runs.items():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+                failures[name] = (
+                    f"still running after no script finished for {STALL_S} s:\n" + (logs[name].read_text()[-3000:])
+                )
+        for name in waiting:
+            failures[name] = f"not started: no script finished for {STALL_S} s before its turn"
+        leftover = redis_servers_under(tmp_path)
+        for pid in leftover:
+            os.kill(pid, signal.SIGKILL)
+    for name in list(failures):
+        alone = subprocess.run(
+            [sys.executable, str(REPO / "bench" / name), "--smoke"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=ALONE_S,
+            check=False,
+        )
+        if alone.returncode == 0:
+            warnings.warn(f"bench/{name} failed among the others and passed alone:\n{failures.pop(name)}", stacklevel=1)
+        else:
+            failures[name] += f"\n\n(and alone:)\n{(alone.stdout + alone.stderr)[-3000:]}"
+    leftover += redis_servers_under(tmp_path)
+    for pid in leftover:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert not failures, "\n\n".join(f"--- bench/{name}:\n{out}" for name, out in failures.items())
+    assert not leftover, f"databases left running by smoke runs: {leftover}"
+    # A smoke run measures nothing worth keeping: no result file, no history row.
+    assert _snapshot(REPO / "bench" / "results") == results_before
+
+
+def _report_exit(name: str, proc: subprocess.Popen[str], finished: queue.Queue[str]) -> None:
+    proc.wait()
+    finished.put(name)
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.glob("*")} if folder.exists() else {}

@@ -1,0 +1,77 @@
+"""What `remember` understands and `recall` answers with it (issue 25), through the MCP client over
+stdio: a pupil's school, a why-question whose cause was told with the day it happened, and a
+time in one clause kept out of another clause's fact. Names used by no answer or gold set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.tools.memory.conftest import Memory
+
+pytestmark = pytest.mark.anyio
+
+REF = "2026-01-14T12:00:00Z"  # a Wednesday
+
+
+async def remember(mem: Memory, content: str, at: str = REF, context: str | None = None) -> dict[str, Any]:
+    args: dict[str, Any] = {"content": content, "reference_time": at}
+    if context is not None:
+        args["context"] = context
+    return await mem.ok("remember", **args)
+
+
+async def test_a_pupils_school_is_a_fact_a_new_school_closes_and_recall_answers_with(mem: Memory) -> None:
+    told = await remember(
+        mem, "My son Idris started year 2 at Larkfield Primary in September 2025.", "2025-09-02T08:00:00Z", "Oriel"
+    )
+    assert told["facts_added"]
+    facts = (await mem.ok("get_facts", subject="Idris"))["facts"]
+    assert [(f["predicate"], f["object"], f["valid_from"]) for f in facts] == [
+        ("studies_at", "Larkfield Primary", "2025-09-01T00:00:00.000000Z")
+    ]
+    # "year 2" is the school year, not a date: the event is in September.
+    timeline = await mem.ok("query_timeline", **{"from": "2025-01-01", "to": "2025-12-31"})
+    logged = [
+        i["event"] for i in timeline["items"] if i["kind"] == "event" and i["event"]["id"] in told["events_logged"]
+    ]
+    assert [e["occurred_at"][:10] for e in logged] == ["2025-09-01"]
+    asked = await mem.ok("recall", query="Which school does Idris attend?", reference_time=REF)
+    assert "Larkfield Primary" in asked["answer"]
+    assert told["facts_added"][0] in {e["id"] for e in asked["evidence"]}
+    moved = await remember(mem, "Idris goes to Fernhill Academy now.", "2026-01-10T08:00:00Z", "Oriel")
+    assert moved["facts_invalidated"] == told["facts_added"]
+    now = await mem.ok("recall", query="Which school does Idris attend?", reference_time=REF)
+    assert "Fernhill Academy" in now["answer"] and "Larkfield" not in now["answer"]
+
+
+async def test_why_says_the_chain_through_a_cause_told_with_its_day(mem: Memory) -> None:
+    broke = await remember(mem, "The checkout page broke because the payment deploy failed on Tuesday.")
+    failed = await remember(mem, "The payment deploy failed because the signing key had expired.")
+    why = await mem.ok("recall", query="Why did the checkout page break?", reference_time=REF, include_reasoning=True)
+    answer = why["answer"]
+    assert "because the payment deploy failed, because the signing key had expired" in answer, answer
+    assert "Tuesday" not in answer
+    chain = why["reasoning"]["causal_chain"]
+    # One node for the deploy's failure, however each memory capitalised it.
+    assert [(c["cause"].lower(), c["effect"].lower()) for c in chain] == [
+        ("the payment deploy failed", "the checkout page broke"),
+        ("the signing key had expired", "the payment deploy failed"),
+    ]
+    cited = {e["id"] for e in why["evidence"]}
+    assert {c["evidence_id"] for c in chain} <= cited
+    assert set(broke["causal_links_added"]) | set(failed["causal_links_added"]) <= cited
+    # The cause is the dated event the first memory logged (Tuesday), found by its words.
+    found = await mem.ok("get_causal_chain", event="the payment deploy failed")
+    assert found["start"]["id"] in broke["events_logged"]
+    assert found["start"]["occurred_at"].startswith("2026-01-13")
+
+
+async def test_a_time_in_another_clause_is_not_a_facts_start(mem: Memory) -> None:
+    await remember(mem, "Priyanka works at Lumen Bank and has volunteered at the Riverside Shelter since May.")
+    facts = (await mem.ok("get_facts", subject="Priyanka"))["facts"]
+    # Stated without a start: valid from when it was said, not from May.
+    assert [(f["predicate"], f["object"], f["valid_from"][:10]) for f in facts] == [
+        ("works_at", "Lumen Bank", "2026-01-14")
+    ]

@@ -1,0 +1,190 @@
+"""Every error code of spec 001, through the CLI (`polyg ingest`, `polyg query`, `polyg serve`)
+or the real MCP client over stdio, each with a message a user can act on."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from polyg.config import load_settings
+from polyg.embed import create_embedder
+from polyg.runtime.app import Polyg
+from tests.mcp_helpers import free_port, kg_session, polyg_command, server_env
+from tests.tools.retrieval.conftest import write_corpus
+
+pytestmark = pytest.mark.anyio
+
+
+def polyg(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*polyg_command(), *args], env=server_env(root, **env), capture_output=True, text=True, timeout=120
+    )
+
+
+def fails_with(result: subprocess.CompletedProcess[str], code: int) -> str:
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert f"(code {code})" in result.stderr, result.stderr
+    return result.stderr
+
+
+def ingested(root: Path) -> Path:
+    """A data directory holding the test corpus, ingested by `polyg ingest`."""
+    data = root / "data"
+    result = polyg(root, "ingest", str(write_corpus(root / "docs")), "--data-dir", str(data))
+    assert result.returncode == 0, result.stderr
+    return data
+
+
+async def run_on(data: Path, cypher: str) -> None:
+    """A write straight to the store of `data` (the CLI that made it has exited)."""
+    core = Polyg(load_settings(None, data_dir=data, store=None), embedder=create_embedder("hashing"))
+    try:
+        services = await core.ready()
+        await services.store.query("default", cypher)
+    finally:
+        await core.close()
+
+
+def test_1001_missing_configuration_file(tmp_path: Path) -> None:
+    message = fails_with(polyg(tmp_path, "query", "anything", "--config", str(tmp_path / "app.yaml")), 1001)
+    assert "app.yaml not found" in message
+
+
+def test_1002_invalid_yaml(tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text("project: [unclosed\n", encoding="utf-8")
+    message = fails_with(polyg(tmp_path, "query", "anything", "--config", str(tmp_path / "app.yaml")), 1002)
+    assert "not valid YAML" in message
+
+
+def test_2001_store_unreachable(tmp_path: Path) -> None:
+    store = f"falkor://127.0.0.1:{free_port()}"
+    message = fails_with(polyg(tmp_path, "query", "anything", "--store", store), 2001)
+    assert "Cannot reach FalkorDB" in message
+
+
+@pytest.fixture
+def refusing_server() -> Iterator[int]:
+    """A server speaking the store's protocol that refuses every client's credentials."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            while conn.recv(65536):
+                conn.sendall(b"-WRONGPASS invalid username-password pair or user is disabled.\r\n")
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield port
+    listener.close()
+    thread.join(timeout=5)
+
+
+def test_2002_authentication_failure(tmp_path: Path, refusing_server: int) -> None:
+    store = f"falkor://127.0.0.1:{refusing_server}"
+    message = fails_with(polyg(tmp_path, "query", "anything", "--store", store, FALKORDB_PASSWORD="wrong"), 2002)
+    assert "Authentication to FalkorDB" in message
+
+
+@pytest.mark.parametrize(
+    ("damage", "code", "advice"),
+    [
+        # 2003: the chunks' vector index is gone; search would silently find nothing by meaning.
+        ("DROP VECTOR INDEX FOR (n:Chunk) ON (n.embedding)", 2003, "polyg init-schema"),
+        # 5002: the chunks search finds belong to no article: expansion cannot report them.
+        ("MATCH (a:Article) DETACH DELETE a", 5002, "polyg ingest"),
+    ],
+    ids=["2003_vector_index_missing", "5002_graph_expansion_failure"],
+)
+async def test_a_damaged_store(tmp_path: Path, damage: str, code: int, advice: str) -> None:
+    data = ingested(tmp_path)
+    await run_on(data, damage)
+    message = fails_with(polyg(tmp_path, "query", "Who wrote about GPT-4?", "--data-dir", str(data)), code)
+    assert advice in message
+
+
+def test_3001_embedding_model_failure(tmp_path: Path) -> None:
+    result = polyg(
+        tmp_path,
+        "query",
+        "anything",
+        "--data-dir",
+        str(tmp_path / "data"),
+        POLYG_EMBEDDING_PROVIDER="openai",
+        POLYG_EMBEDDING_BASE_URL=f"http://127.0.0.1:{free_port()}/v1",
+        POLYG_EMBEDDING_DIMENSION="384",
+    )
+    fails_with(result, 3001)
+
+
+def test_3002_text_encoding_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_bytes("Un café très noir.".encode("latin-1"))
+    message = fails_with(
+        polyg(tmp_path, "ingest", str(tmp_path / "notes.txt"), "--data-dir", str(tmp_path / "d")), 3002
+    )
+    assert "convert it to UTF-8" in message
+
+
+def test_4001_server_start_failure(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = polyg(tmp_path, "serve", "--transport", "http", "--port", port, "--data-dir", str(tmp_path / "d"))
+    assert "choose another --port".lower() in fails_with(result, 4001).lower()
+
+
+def test_query_prints_the_spec_json(tmp_path: Path) -> None:
+    data = ingested(tmp_path)
+    result = polyg(tmp_path, "query", "Who wrote about GPT-4?", "--data-dir", str(data))
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["total_results"] == len(answer["results"]) >= 1
+    assert answer["results"][0]["author"] == "Alice, Bob"
+    # The execution trace of the request, in the JSON log file, under a request id.
+    lines = [json.loads(line) for line in (tmp_path / "logs" / "polyg.log").read_text().splitlines()]
+    [trace] = [line for line in lines if line["msg"] == "graph_retrieve trace"]
+    assert trace["request_id"] and trace["searched"] == ["Chunk"] and trace["chunks_found"] >= 1
+    assert trace["results"] == answer["total_results"] and trace["expansion_ms"] >= 0
+    again = polyg(tmp_path, "ingest", str(tmp_path / "docs"), "--data-dir", str(data))
+    assert json.loads(again.stdout)["unchanged"] == 5
+    gone = polyg(tmp_path, "ingest", "--delete", str(tmp_path / "docs" / "gpt4.md"), "--data-dir", str(data))
+    assert json.loads(gone.stdout)["deleted"] == 1
+
+
+async def test_mcp_tools_and_their_errors(tmp_path: Path) -> None:
+    async with kg_session("stdio", tmp_path, "--toolsets", "retrieval") as mcp:
+        added = await mcp.ok(
+            "add_article",
+            {"title": "GPT-4 report", "authors": ["Alice", "Bob"], "text": "GPT-4 is a multimodal model."},
+        )
+        assert added["status"] == "created" and added["chunks"] == 1
+        again = await mcp.ok(
+            "add_article",
+            {"title": "GPT-4 report", "authors": ["Alice", "Bob"], "text": "GPT-4 is a multimodal model."},
+        )
+        assert again["status"] == "unchanged" and again["article_id"] == added["article_id"]
+        found = await mcp.ok("graph_retrieve", {"query": "Who wrote about GPT-4?"})
+        assert found["total_results"] == 1
+        assert found["results"][0]["author"] == "Alice, Bob" and found["results"][0]["article"] == "GPT-4 report"
+        await mcp.fails("graph_retrieve", {"query": 5}, code=4002)
+        await mcp.fails("graph_retrieve", {"query": "what", "limit": 0}, code=4002)
+        empty = await mcp.fails("graph_retrieve", {"query": "   "}, code=5001)
+        assert "must not be empty" in empty.text
+        await mcp.fails("add_article", {"title": "x", "authors": [], "text": " "}, code=4002)
