@@ -25,6 +25,7 @@ from bench.lib.env import clean_env
 from bench.lib.machine import LoadSampler, machine_info
 from bench.lib.procs import dir_size_mb
 from bench.lib.server import PolygServer
+from bench.lib.smoke import SMOKE_HELP, smoke_store
 from bench.lib.synthetic import entity_id
 
 
@@ -82,8 +83,9 @@ async def restart_probe(s: PolygServer, n: int) -> dict[str, Any]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", type=Path, required=True)
-    p.add_argument("--n", type=int, required=True)
+    p.add_argument("--data-dir", type=Path)
+    p.add_argument("--n", type=int)
+    p.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     p.add_argument("--workdir", type=Path, default=Path("/tmp/polyg-bench"))
     p.add_argument("--calls", type=int, default=100)
     p.add_argument("--block", type=int, default=20)
@@ -96,6 +98,11 @@ def main() -> int:
         help="operations left out, comma-separated (create_entity: a write waits behind an index build)",
     )
     args = p.parse_args()
+    if args.smoke:
+        args.data_dir, args.n = smoke_store("scale-attached"), 200
+        args.workdir, args.calls, args.block, args.idle_s = args.data_dir.parent, 4, 2, 0.5
+    elif args.data_dir is None or args.n is None:
+        p.error("--data-dir and --n are required (or --smoke)")
     skipped = {op for op in args.skip.split(",") if op}
     entity_scale.OPS = tuple(op for op in entity_scale.OPS if op not in skipped)
     print(json.dumps(asyncio.run(attached(args)), indent=2, default=str))

@@ -20,13 +20,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.latency.entity_scale import GiveUp, measure_dir, parse_args
 from bench.lib.machine import machine_info
 from bench.lib.procs import dir_size_mb
+from bench.lib.smoke import SMOKE_HELP, smoke_store
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", type=Path, required=True)
-    p.add_argument("--n", type=int, required=True)
+    p.add_argument("--data-dir", type=Path)
+    p.add_argument("--n", type=int)
+    p.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     own, rest = p.parse_known_args()
+    if own.smoke:
+        own.data_dir, own.n = smoke_store("scale-restart"), 200
+        rest = ["--smoke"]
+    elif own.data_dir is None or own.n is None:
+        p.error("--data-dir and --n are required (or --smoke)")
     args = parse_args(["--sizes", str(own.n), *rest])
     give_up = GiveUp(args.give_up_at)
     out = {"machine": machine_info(), "data_dir_mb": dir_size_mb(own.data_dir)}

@@ -33,6 +33,7 @@ from bench.lib.env import clean_env
 from bench.lib.machine import LoadSampler, describe_machine, machine_info
 from bench.lib.paths import REPO
 from bench.lib.results import write_results
+from bench.lib.smoke import SMOKE_HELP, smoke_workdir
 
 BENCHMARK = "loader-compare"
 PYTHON_M = (sys.executable, "-m")
@@ -149,7 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workdir", type=Path, default=Path("/tmp/polyg-loader-compare"))
     p.add_argument("--loaders", default="bulk-after,bulk-before,tools")
     p.add_argument("--no-save", action="store_true")
+    p.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = p.parse_args(argv)
+    if args.smoke:
+        args.entities, args.workdir, args.no_save = 300, smoke_workdir("loader-compare"), True
+        args.loaders = "bulk-after,bulk-before"  # the tools loader timed out reading its store here: left
     args.workdir = args.workdir.resolve()
     args.workdir.mkdir(parents=True, exist_ok=True)
     data: dict[str, Any] = {"benchmark": BENCHMARK, "entities": args.entities, "machine": machine_info(), "loaders": []}

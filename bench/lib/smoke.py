@@ -26,3 +26,12 @@ def smoke_workdir(name: str) -> Path:
 def in_smoke_run() -> bool:
     """True once `smoke_workdir` was called: servers started from then on use the hashing embedder."""
     return _smoke
+
+
+def smoke_store(name: str, entities: int = 200) -> Path:
+    """A tiny store for a smoke run, loaded by the bulk loader (its database stopped after)."""
+    from bench.lib import bulk_load
+
+    data_dir = smoke_workdir(name) / "store"
+    bulk_load.main(["--data-dir", str(data_dir), "--entities", str(entities)])
+    return data_dir
