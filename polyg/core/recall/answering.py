@@ -236,8 +236,9 @@ def on_topic(query: str, memories: Sequence[Evidence]) -> bool:
 
 
 def explains(query: str, text: str) -> float:
-    """Share of the question's content words that `text` holds, each weighed by how
-    informative it is in English (`word_prior.informativeness`)."""
+    """Share of the why-question's content words (less those framing it) that `text` holds,
+    each weighed by how informative it is in English (`word_prior.informativeness`)."""
+    query = why_words(query)
     asked = {word_key(w): w for w in _WORD.findall(query.lower()) if w not in STOPWORDS and len(w) > 2}
     if not asked:
         return 0.0

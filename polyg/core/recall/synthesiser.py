@@ -38,7 +38,6 @@ from polyg.core.recall.answering import (
     on_topic,
     overlap,
     predicate_match,
-    why_words,
 )
 from polyg.core.recall.evidence import Evidence, GraphName, best_first
 from polyg.core.recall.executor import Execution
@@ -177,7 +176,7 @@ def _focused(
     names = [m.mention for m in plan.entities]
     told = [m for m in memories if m.kind == "memory"]
     if kind == "why" and plan.causal_direction != "downstream":
-        if chain and explains(why_words(query), f"{chain[0].effect} {chain[0].cause}") < EXPLAINS:
+        if chain and explains(query, f"{chain[0].effect} {chain[0].cause}") < EXPLAINS:
             chain = []  # the walk found links by meaning that share no word with the question
         if chain:  # the chain, then when its events happened; the entities it resolved are its sources
             root = _split(chain)[0][-1].cause or ""
@@ -190,7 +189,7 @@ def _focused(
         path = memory_chain(query, told)
         if path:
             return Focused([_said(m.text) for m in path], path, path)
-        if told and not on_topic(why_words(query), told):
+        if told and not on_topic(query, told):
             return Focused([NOTHING_EXPLAINS], [], answers=False)
         return Focused()
     if kind == "who":
@@ -260,10 +259,10 @@ def about_subject(fact: Evidence, names: list[str]) -> bool:
 def _by_predicate(query: str, facts: list[Evidence]) -> list[Evidence]:
     """The facts whose predicate the question names first (stable otherwise); only those when
     it names one outright ("where does X live" is not answered with whom X reports to)."""
-    matches = [predicate_match(query, f) for f in facts]
-    if max(matches, default=0.0) >= 1.0:
-        return [f for f, match in zip(facts, matches, strict=True) if match >= 1.0]
-    return sorted(facts, key=lambda f: -predicate_match(query, f))
+    matched = [(predicate_match(query, f), f) for f in facts]
+    if max((match for match, _ in matched), default=0.0) >= 1.0:
+        return [f for match, f in matched if match >= 1.0]
+    return [f for _, f in sorted(matched, key=lambda pair: -pair[0])]
 
 
 def _step(link: Evidence) -> CausalStep:
