@@ -15,6 +15,7 @@ from polyg.store.queries.document_cache import drop_documents
 
 # Set on a template by the create that made it, and removed by that same query.
 MADE_BY = "polyg_made_by"
+
 FIELDS = "t {.id, .name, .description, .structure, .variables_json, .node_types, .created_at, .updated_at}"
 
 
@@ -101,4 +102,13 @@ async def link(
         "SET x.updated_at = $now) "
         "RETURN coalesce(t.id, '')",
         {"id": node_id, "tid": template_id, "now": now},
+    )
+
+
+async def templates_in_use(runner: Runner, project: str, ids: list[str]) -> list[Row]:
+    """Ids of the templates these entities use (USES_TEMPLATE)."""
+    return await runner.read(
+        project,
+        "UNWIND $ids AS i MATCH (e:Entity {id: i})-[:USES_TEMPLATE]->(t:Template) RETURN DISTINCT t.id ORDER BY t.id",
+        {"ids": ids},
     )
