@@ -1,4 +1,4 @@
-"""The time a memory's words name, read from when it was told (polyg/core/recall/told_time.py),
+"""The time a memory's words name, read from when it was told (polyg/core/text/told_time.py),
 at the precision the words have."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from polyg.core.recall.told_time import told_times
+from polyg.core.text.told_time import told_times
 
 TOLD = date(2023, 7, 17)  # a Monday
 
