@@ -18,7 +18,6 @@ _PATTERNS: dict[str, str] = {
 
 # What `around` returns: for listing relationships, and for the entities at their other end.
 LISTED = "DISTINCT r.id, startNode(r).id, endNode(r).id, type(r), r.description"
-
 RELATED = (
     "DISTINCT r.id, startNode(r).id, endNode(r).id, type(r), r.description, "
     "CASE WHEN startNode(r) = e THEN 'outgoing' ELSE 'incoming' END, o.id, o.name, o.type"

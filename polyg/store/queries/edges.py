@@ -23,7 +23,6 @@ EDGE_RETURN = (
     "r {.id, .description, .created_at, .updated_at} AS edge, type(r) AS type, a.id AS source, b.id AS target, "
     "[k IN keys(r) WHERE NOT k IN $own | [k, r[k]]] AS props"
 )
-
 TOUCH_ENDS = "a.updated_at = $now, b.updated_at = $now"
 
 
@@ -51,13 +50,11 @@ TOUCH_ENDS = "a.updated_at = $now, b.updated_at = $now"
 # - "replace": like relationships of the type between the two, either way, are deleted and the
 #   new one made (a concept's similarity: one link per pair whichever way it points).
 RelIfAbsent = Literal["always", "type", "text", "id", "pair", "replace"]
-
 _LIKE: dict[str, str] = {
     "type": "type(x) = row.type AND x.label IS NULL",
     "text": "coalesce(x.label, type(x)) = row.text",
     "id": "type(x) = row.type AND (x.id = row.id OR (x.id IS NULL AND row.id IS NULL))",
 }
-
 # What a relationship is made of (`shape`):
 # - "described": id, description ('' when none), created_at ($now when none), updated_at,
 #   label (the free text it was named by, when its type is not that text), then props: every

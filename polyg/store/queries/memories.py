@@ -22,7 +22,6 @@ from polyg.store.queries import Runner
 from polyg.store.queries.vectors import GROWTH, MOST_ASKED
 
 MEMORY_ORIGIN = "memory"
-
 MemoryState = Literal["whole", "unfinished"]
 
 

@@ -118,13 +118,11 @@ async def entity_names(runner: Runner, project: str) -> list[Row]:
 # The entity's properties but polyg's own keys ($own), as [key, value] pairs: its vectors
 # (two of 384 floats) must not travel only to be dropped.
 USER_PROPERTIES = "[k IN keys(e) WHERE NOT k IN $own | [k, e[k]]]"
-
 # The relationships' columns, as `relationships` returns them.
 RELATION = (
     "[r.id, type(r), coalesce(r.label, type(r)), startNode(r) = e, o.id, o.name, o.type, "
     "r.description, r.valid_from, r.valid_to, r.invalidated_by, r.confidence, r.score]"
 )
-
 # Facts only while they hold at $at (other relationships always), unless $at is null.
 HOLDS = "$at IS NULL OR r.valid_from IS NULL OR (r.valid_from <= $at AND (r.valid_to IS NULL OR r.valid_to > $at))"
 

@@ -76,12 +76,10 @@ def labels(kind: Label, extra: Label | None) -> str:
 # A unique constraint cannot stand in for the check: FalkorDB 4.16 has them, but kg allows
 # names to repeat, so no store-wide constraint holds on `name` or `name_key`.
 IfAbsent = Literal["always", "id", "name", "name_key"]
-
 # The normalised name memory matches names on: stored with every entity (indexed), rewritten by
 # a rename (`polyg.store.queries.nodes.update_node`). Computed by the store on both sides of a
 # comparison, so that its lower-casing is the one rule.
 NAME_KEY = "toLower({name})"
-
 _CHECKED: dict[str, tuple[str, str]] = {
     "id": ("id", "r.id"),
     "name": ("name", "r.name"),

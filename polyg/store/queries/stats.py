@@ -10,7 +10,6 @@ from polyg.store.queries import Runner
 
 # Between two entities, a type users share with polyg is the user's (names.SHARED_REL_TYPES).
 STRUCTURAL = sorted(STRUCTURAL_REL_TYPES - SHARED_REL_TYPES)
-
 # Every relationship between two entities that is knowledge, not polyg's bookkeeping.
 KNOWLEDGE = "(a:Entity)-[r]->(b:Entity) WHERE NOT type(r) IN $own"
 

@@ -15,7 +15,6 @@ from polyg.store.queries.document_cache import drop_documents
 
 # Set on a template by the create that made it, and removed by that same query.
 MADE_BY = "polyg_made_by"
-
 FIELDS = "t {.id, .name, .description, .structure, .variables_json, .node_types, .created_at, .updated_at}"
 
 

@@ -25,12 +25,10 @@ from polyg.store.queries.memories import settling
 from polyg.store.queries.nodes import NEW_REV
 
 EVENT_FIELDS = "ev {.id, .description, .occurred_at, .ended_at, .duration_s, .created_at, .origin, .memories, .context}"
-
 FACT_FIELDS = (
     "r.id, type(r), coalesce(r.label, type(r)), s.id, s.name, o.id, o.name, r.valid_from, r.valid_to, "
     "r.invalidated_by, r.invalidated_at, r.created_at, r.memories"
 )
-
 IS_FACT = "r.valid_from IS NOT NULL"
 
 

@@ -18,14 +18,10 @@ from polyg.store.names import STRUCTURAL_REL_TYPES, Label, RelType
 from polyg.store.queries import OWN, SHARED, Runner, knowledge, knowledge_path
 
 Direction = Literal["outbound", "inbound", "both"]
-
 _PATTERNS: dict[str, str] = {"outbound": "-[{r}]->", "inbound": "<-[{r}]-", "both": "-[{r}]-"}
-
 OWN_TYPES = sorted(STRUCTURAL_REL_TYPES)
-
 # A node as the traversal reports it: internal id, polyg id, name, type, labels.
 NODE = "id({v}), {v}.id, {v}.name, {v}.type, labels({v})"
-
 # An edge: internal id, internal ids of its source and target, polyg id, type, properties.
 EDGE = "id({v}), id(startNode({v})), id(endNode({v})), {v}.id, type({v}), properties({v})"
 
@@ -43,7 +39,6 @@ def _hop(direction: Direction, types: Sequence[RelType] | None, var: str = "r") 
 # the client would parse for each of a hub's rows; the rows shown are then read whole
 # (`hops_by_internal_id`).
 LIGHT_ROW = "{f}, id(r), type(r), coalesce(r.weight, 1.0), id(o), coalesce(o.id, ''), coalesce(r.id, '')"
-
 # What a `whole` layer row adds to LIGHT_ROW so that it holds the hop's EDGE and NODE (a column
 # may not come twice: `hop_of_whole` puts them back together).
 WHOLE_EXTRA = "id(startNode(r)), id(endNode(r)), r.id, properties(r), o.id, o.name, o.type, labels(o)"
@@ -260,9 +255,7 @@ _RELEVANCE = (
     "THEN toFloat(r.relevance_strength) "
     "ELSE coalesce($relevance[toLower(toString(r.relevance_strength))], $relevance.medium) END"
 )
-
 _DIRECTIONAL = "coalesce($directional[type(r)], $default)[CASE WHEN along THEN 0 ELSE 1 END]"
-
 _WEIGHT = (
     "CASE WHEN $weight AND typeOf(r.weight) IN ['Integer', 'Float'] "
     "THEN CASE WHEN r.weight < 0 THEN 0.0 WHEN r.weight > 1 THEN 1.0 ELSE toFloat(r.weight) END ELSE 1.0 END"
