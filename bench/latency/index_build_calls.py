@@ -47,7 +47,7 @@ async def measure(data_dir: Path, rounds: int, pause_s: float) -> dict[str, Any]
     from polyg.core.graph.indexes import builds, one_check_per_call
     from polyg.errors import PolygError
     from polyg.runtime.app import Polyg
-    from polyg.store.queries import search as q
+    from polyg.store.queries import indexes as q
 
     logs = data_dir.parent / "logs"
     settings = load_settings(

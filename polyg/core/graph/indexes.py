@@ -27,7 +27,7 @@ from polyg.core.graph.embeddable import REGISTRY
 from polyg.errors import IndexBuilding, IndexNotFound
 from polyg.store.connection import reads_from_primary
 from polyg.store.queries import Runner
-from polyg.store.queries import search as q
+from polyg.store.queries import indexes as q
 
 WAIT_S = 1.0
 OPERATIONAL = "OPERATIONAL"
