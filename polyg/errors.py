@@ -57,6 +57,12 @@ class StoreNotReady(StoreError):
     code = 2005
 
 
+class IndexBuilding(StoreNotReady):
+    """A write refused, before it was sent, while FalkorDB builds one of the graph's indexes:
+    FalkorDB would hold it until the build ends (minutes on a large graph), and every read of
+    the graph behind it. Nothing was written: the call can be made again."""
+
+
 class ReplicasBehind(StoreError):
     """A write the primary applied but fewer replicas than `wait_replicas` confirmed in time."""
 

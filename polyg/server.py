@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from polyg import __version__
 from polyg.access import FULL_ACCESS, Grant, grant_of_request
 from polyg.core import degraded, limits, progress
+from polyg.core.graph.indexes import one_check_per_call
 from polyg.errors import PolygError
 from polyg.logs import new_request_id, request_id
 from polyg.runtime.app import Polyg
@@ -184,7 +185,7 @@ class Dispatcher:
             services = await self.core.ready(self.core.settings.store_wait_s)
             # A tool that writes reads what it decides on from the primary, not a replica.
             fresh = contextlib.nullcontext() if tool.annotations.read_only_hint else reads_from_primary()
-            with degraded.collecting() as notes, fresh:
+            with degraded.collecting() as notes, fresh, one_check_per_call():
                 value = shaping.plain(await tool.handler(services, args))
             if notes and isinstance(value, dict) and "degraded" in tool.output.model_fields:
                 value["degraded"] = degraded.reason(notes)

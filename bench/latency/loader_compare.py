@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -29,6 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: bench.lib, polyg
 
+from bench.lib.database import stop_db
 from bench.lib.env import clean_env
 from bench.lib.machine import LoadSampler, describe_machine, machine_info
 from bench.lib.paths import REPO
@@ -45,11 +47,29 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def child(cmd: list[str], workdir: Path, log_file: Path) -> dict[str, Any]:
-    with log_file.open("w") as err:
-        proc = subprocess.run(
-            cmd, env=clean_env(workdir), stdout=subprocess.PIPE, stderr=err, text=True, check=False, cwd=REPO
-        )
+# A bound on one loader's child, not a measurement: 100k rows took under 10 minutes here.
+CHILD_TIMEOUT_S = 6 * 3600.0
+
+
+def child(cmd: list[str], workdir: Path, log_file: Path, data_dir: Path) -> dict[str, Any]:
+    """Run one loader step; whatever happens to it (a failure, a timeout, this script
+    interrupted), the database it started in `data_dir` is stopped before this returns: the
+    embedded store's server daemonizes and would outlive both processes."""
+    try:
+        with log_file.open("w") as err:
+            proc = subprocess.run(
+                cmd,
+                env=clean_env(workdir),
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                check=False,
+                cwd=REPO,
+                timeout=CHILD_TIMEOUT_S,
+            )
+    finally:
+        if stop_db(data_dir):
+            log(f"stopped the database {' '.join(cmd[1:3])} left running in {data_dir}")
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd} failed:\n{log_file.read_text()[-2000:]}")
     info: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -70,11 +90,13 @@ def tools_loader(n: int, workdir: Path) -> dict[str, Any]:
         [*PYTHON_M, "bench.lib.preload", "preload", "--data-dir", str(data), "--entities", str(n), *HASHED],
         workdir,
         workdir / "tools.log",
+        data,
     )
     rel = child(
         [sys.executable, str(SCALE), "preload-relations", "--data-dir", str(data), "--n", str(n), "--embed", "hashing"],
         workdir,
         workdir / "tools-relations.log",
+        data,
     )
     return {
         "loader": "tools",
@@ -95,6 +117,7 @@ def bulk_loader(n: int, workdir: Path, indexes: str) -> dict[str, Any]:
         [*PYTHON_M, "bench.lib.bulk_load", "--data-dir", str(data), "--entities", str(n), "--indexes", indexes],
         workdir,
         workdir / f"bulk-{indexes}.log",
+        data,
     )
     return {
         "loader": f"bulk, indexes {indexes}",
@@ -152,9 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-save", action="store_true")
     p.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = p.parse_args(argv)
+    # A SIGTERM (a harness stopping the run) unwinds like an error, through each child's cleanup.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.smoke:
         args.entities, args.workdir, args.no_save = 300, smoke_workdir("loader-compare"), True
-        args.loaders = "bulk-after,bulk-before"  # the tools loader timed out reading its store here: left
+        args.loaders = "bulk-after,bulk-before,tools"
     args.workdir = args.workdir.resolve()
     args.workdir.mkdir(parents=True, exist_ok=True)
     data: dict[str, Any] = {"benchmark": BENCHMARK, "entities": args.entities, "machine": machine_info(), "loaders": []}

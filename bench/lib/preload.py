@@ -57,39 +57,43 @@ async def _preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch
     project = services.project(None)
     info["store_open_s"] = round(time.perf_counter() - t0, 2)
 
-    t_write = time.perf_counter()
-    for start in range(0, n, batch):
-        rows = [
-            {
-                "id": e["id"],
-                "name": e["name"],
-                "type": e["type"],
-                "summary": e["description"],
-                "obs": [{"id": observation_id(e["i"], k), "text": text} for k, text in enumerate(e["obs"])],
-            }
-            for e in entities[start : start + batch]
-        ]
-        await services.named.write_entities(project, rows, unique_names=False)
-        if (start // batch) % 40 == 0:
-            say(f"wrote {start + len(rows)}/{n} entities")
-    info["write_s"] = round(time.perf_counter() - t_write, 1)
-    t_embed = time.perf_counter()
-    if not await services.ctx.vectors.settle(project, 24 * 3600):
-        raise RuntimeError("the vectorizer did not store the preloaded entities' vectors")
-    info["embed_mode"] = mode
-    info["embed_s"] = round(time.perf_counter() - t_embed, 1)
-    counts = await services.store.ro_query(
-        project, "MATCH (e:Entity) WITH count(e) AS ne OPTIONAL MATCH (o:Observation) RETURN ne, count(o)"
-    )
-    info["entities"], info["observations"] = counts[0][0], counts[0][1]
-    say(f"{info['entities']} entities, {info['observations']} observations; vectors ({mode}) in {info['embed_s']} s")
+    try:
+        t_write = time.perf_counter()
+        for start in range(0, n, batch):
+            rows = [
+                {
+                    "id": e["id"],
+                    "name": e["name"],
+                    "type": e["type"],
+                    "summary": e["description"],
+                    "obs": [{"id": observation_id(e["i"], k), "text": text} for k, text in enumerate(e["obs"])],
+                }
+                for e in entities[start : start + batch]
+            ]
+            await services.named.write_entities(project, rows, unique_names=False)
+            if (start // batch) % 40 == 0:
+                say(f"wrote {start + len(rows)}/{n} entities")
+        info["write_s"] = round(time.perf_counter() - t_write, 1)
+        t_embed = time.perf_counter()
+        if not await services.ctx.vectors.settle(project, 24 * 3600):
+            raise RuntimeError("the vectorizer did not store the preloaded entities' vectors")
+        info["embed_mode"] = mode
+        info["embed_s"] = round(time.perf_counter() - t_embed, 1)
+        counts = await services.store.ro_query(
+            project, "MATCH (e:Entity) WITH count(e) AS ne OPTIONAL MATCH (o:Observation) RETURN ne, count(o)"
+        )
+        info["entities"], info["observations"] = counts[0][0], counts[0][1]
+        counted = f"{info['entities']} entities, {info['observations']} observations"
+        say(f"{counted}; vectors ({mode}) in {info['embed_s']} s")
 
-    # Restarts then load a snapshot, as a long-lived store's would after automatic rewrites.
-    t_rw = time.perf_counter()
-    if not await asyncio.to_thread(EmbeddedFalkor(data_dir / "db").compact, 600):
-        raise RuntimeError("compacting the preloaded store's AOF failed")
-    info["aof_rewrite_s"] = round(time.perf_counter() - t_rw, 1)
-    await core.close()
+        # Restarts then load a snapshot, as a long-lived store's would after automatic rewrites.
+        t_rw = time.perf_counter()
+        if not await asyncio.to_thread(EmbeddedFalkor(data_dir / "db").compact, 600):
+            raise RuntimeError("compacting the preloaded store's AOF failed")
+        info["aof_rewrite_s"] = round(time.perf_counter() - t_rw, 1)
+    finally:
+        # Also on an error: the embedded store's server would outlive this process.
+        await core.close()
     info["data_dir_mb"] = dir_size_mb(data_dir)
     info["version"] = PRELOAD_VERSION
     info["project"] = project

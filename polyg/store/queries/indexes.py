@@ -48,7 +48,8 @@ class NodeIndexes:
 
 
 async def index_states(runner: Runner, project: str) -> list[Row]:
-    """(label, status) of every index of the project."""
+    """(label, status) of every index of the project. FalkorDB's status is OPERATIONAL, or,
+    while it builds one, like "[Indexing] 20001/30002: UNDER CONSTRUCTION"."""
     return await runner.read(project, "CALL db.indexes() YIELD label, status RETURN label, status")
 
 

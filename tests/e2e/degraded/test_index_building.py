@@ -103,3 +103,31 @@ async def test_search_tools_answer_by_words_while_the_vector_index_builds(tmp_pa
         assert [e["name"] for e in found["entities"]] == ["Ada Lovelace"]
         assert retrieved["degraded"] == BUILDING
         assert retrieved["results"][0]["article"] == "GPT-4 report"
+
+
+async def test_a_write_during_an_index_build_is_refused_and_reads_still_answer(tmp_path: Path) -> None:
+    """FalkorDB holds a write to a graph until an index build on it ends, and every read that
+    comes after the write waits behind it: one `create_entities` sent during the build made
+    the searches after it time out too (StoreTimeout; the store timeout is short here, so the
+    test does not wait long for that). polyg refuses the write before sending it, with a
+    retryable 2005 that names the build and its progress, and the searches answer, degraded."""
+    env = {**HASHING, "POLYG_STORE_TIMEOUT_S": "5"}
+    with FalkorServer() as server:
+        args = ("--toolsets", "all", "--project", PROJECT, "--store", server.url)
+        async with kg_session("stdio", tmp_path / "one", *args, **env) as mcp:
+            ada = {"name": "Ada Lovelace", "entityType": "person", "observations": ["She wrote the first program."]}
+            await mcp.ok("create_entities", {"entities": [ada]})
+            assert "degraded" not in await mcp.ok("search_nodes", {"query": "first program"})
+
+            rebuild_entity_vectors(server)
+            assert building(server)
+            grace = {"name": "Grace Hopper", "entityType": "person", "observations": ["She wrote a compiler."]}
+            refused = await mcp.fails("create_entities", {"entities": [grace]}, code=2005)
+            found = await mcp.ok("search_nodes", {"query": "first program"})
+            opened = await mcp.ok("open_nodes", {"names": ["Ada Lovelace"]})
+            assert building(server), "the index was built before the calls ended: nothing was tested"
+        assert "building its index on Entity" in refused.message, refused.message
+        assert "% done" in refused.message and "try again" in refused.message, refused.message
+        assert found["degraded"] == BUILDING
+        assert [e["name"] for e in found["entities"]] == ["Ada Lovelace"]
+        assert [e["name"] for e in opened["entities"]] == ["Ada Lovelace"]
