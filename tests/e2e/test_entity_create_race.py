@@ -8,6 +8,7 @@ counts for the others.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.mcp_helpers import HttpServer, ok, open_log, reap_embedded, stdio_client_for
+from tests.mcp_helpers import HttpServer, kg_session, ok, open_log, reap_embedded, stdio_client_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_database_left_behind")]
 
@@ -60,29 +61,32 @@ async def entities_named(client: Client, project: str, name: str) -> list[dict[s
     return [e for e in listed["entities"] if e["name"].lower() == name.lower()]
 
 
+@pytest.fixture(scope="module")
+async def session(servers_root: Path) -> AsyncIterator[Client]:
+    """One stdio server for the tests whose calls share one MCP session (a kg,memory server
+    start costs seconds of CPU); each test works in a project of its own."""
+    async with kg_session("stdio", servers_root / "entity-create-race", *TOOLSETS, **HASHING) as server:
+        yield server.client
+
+
 async def run_all(calls: list[tuple[Client, str, dict[str, Any]]]) -> None:
     async with anyio.create_task_group() as tg:
         for client, tool, args in calls:
             tg.start_soon(ok, client, tool, args)
 
 
-async def test_four_tools_at_once_on_one_session_create_one_entity(tmp_path: Path) -> None:
-    root = tmp_path / "one"
-    with open_log(root / "stderr.log") as errlog:
-        try:
-            async with stdio_client_for(root, *TOOLSETS, errlog=errlog, **HASHING) as client:
-                project = "race"
-                await ok(client, "add_entity", ledger(project))
-                for i, name in enumerate(NAMES):
-                    # Each round starts the writers in another order: which one reaches the
-                    # store first varies with it.
-                    calls = writers(project, name)
-                    await run_all([(client, tool, args) for tool, args in calls[i % 4 :] + calls[: i % 4]])
-                counts = {name: len(await entities_named(client, project, name)) for name in NAMES}
-                assert counts == dict.fromkeys(NAMES, 1)
-                assert len(await entities_named(client, project, "Ledger Service")) == 1
-        finally:
-            reap_embedded(root / "data")
+async def test_four_tools_at_once_on_one_session_create_one_entity(session: Client) -> None:
+    client = session
+    project = "race"
+    await ok(client, "add_entity", ledger(project))
+    for i, name in enumerate(NAMES):
+        # Each round starts the writers in another order: which one reaches the
+        # store first varies with it.
+        calls = writers(project, name)
+        await run_all([(client, tool, args) for tool, args in calls[i % 4 :] + calls[: i % 4]])
+    counts = {name: len(await entities_named(client, project, name)) for name in NAMES}
+    assert counts == dict.fromkeys(NAMES, 1)
+    assert len(await entities_named(client, project, "Ledger Service")) == 1
 
 
 async def test_two_processes_on_one_data_directory_create_one_entity(tmp_path: Path) -> None:
@@ -105,56 +109,44 @@ async def test_two_processes_on_one_data_directory_create_one_entity(tmp_path: P
             reap_embedded(root / "data")
 
 
-async def test_links_of_one_pair_at_once_make_one_relationship(tmp_path: Path) -> None:
-    root = tmp_path / "links"
-    with open_log(root / "stderr.log") as errlog:
-        try:
-            async with stdio_client_for(root, *TOOLSETS, errlog=errlog, **HASHING) as client:
-                project = "links"
-                link = {"project_id": project, "target": "Ledger Service", "create_missing": True}
-                results: list[dict[str, Any]] = []
+async def test_links_of_one_pair_at_once_make_one_relationship(session: Client) -> None:
+    client = session
+    project = "links"
+    link = {"project_id": project, "target": "Ledger Service", "create_missing": True}
+    results: list[dict[str, Any]] = []
 
-                async def one(source: str, relationship: str) -> None:
-                    results.append(
-                        await ok(client, "link_entities", {**link, "source": source, "relationship": relationship})
-                    )
+    async def one(source: str, relationship: str) -> None:
+        results.append(await ok(client, "link_entities", {**link, "source": source, "relationship": relationship}))
 
-                for i, name in enumerate(NAMES[:ROUNDS]):
-                    async with anyio.create_task_group() as tg:
-                        for _ in range(4):
-                            tg.start_soon(one, name, f"audits {i}")
-                    got = await ok(client, "get_entity", {"project_id": project, "name": name})
-                    texts = [r["relationship"] for r in got["relationships"]]
-                    assert texts == [f"audits {i}"], texts
-                assert sum(r["created"] for r in results) == ROUNDS
-                assert len({r["relationship"]["id"] for r in results}) == ROUNDS
-                # Every name was new once: each call that made it says so, and only those.
-                made = [name for r in results for name in r["entities_created"]]
-                assert sorted(made) == sorted([*NAMES[:ROUNDS], "Ledger Service"])
-        finally:
-            reap_embedded(root / "data")
+    for i, name in enumerate(NAMES[:ROUNDS]):
+        async with anyio.create_task_group() as tg:
+            for _ in range(4):
+                tg.start_soon(one, name, f"audits {i}")
+        got = await ok(client, "get_entity", {"project_id": project, "name": name})
+        texts = [r["relationship"] for r in got["relationships"]]
+        assert texts == [f"audits {i}"], texts
+    assert sum(r["created"] for r in results) == ROUNDS
+    assert len({r["relationship"]["id"] for r in results}) == ROUNDS
+    # Every name was new once: each call that made it says so, and only those.
+    made = [name for r in results for name in r["entities_created"]]
+    assert sorted(made) == sorted([*NAMES[:ROUNDS], "Ledger Service"])
 
 
-async def test_concepts_of_one_name_at_once_make_one_concept(tmp_path: Path) -> None:
-    root = tmp_path / "concepts"
-    with open_log(root / "stderr.log") as errlog:
-        try:
-            async with stdio_client_for(root, *TOOLSETS, errlog=errlog, **HASHING) as client:
-                project = "concepts"
-                results: list[dict[str, Any]] = []
+async def test_concepts_of_one_name_at_once_make_one_concept(session: Client) -> None:
+    client = session
+    project = "concepts"
+    results: list[dict[str, Any]] = []
 
-                async def one(name: str) -> None:
-                    results.append(await ok(client, "add_concept", {"project_id": project, "name": name}))
+    async def one(name: str) -> None:
+        results.append(await ok(client, "add_concept", {"project_id": project, "name": name}))
 
-                for name in ("Eventual consistency", "Backpressure", "Idempotency", "Quorum reads"):
-                    async with anyio.create_task_group() as tg:
-                        for _ in range(4):
-                            tg.start_soon(one, name)
-                    assert len(await entities_named(client, project, name)) == 1
-                assert sum(r["created"] for r in results) == 4
-                assert len({r["concept"]["id"] for r in results}) == 4
-        finally:
-            reap_embedded(root / "data")
+    for name in ("Eventual consistency", "Backpressure", "Idempotency", "Quorum reads"):
+        async with anyio.create_task_group() as tg:
+            for _ in range(4):
+                tg.start_soon(one, name)
+        assert len(await entities_named(client, project, name)) == 1
+    assert sum(r["created"] for r in results) == 4
+    assert len({r["concept"]["id"] for r in results}) == 4
 
 
 async def test_http_clients_at_once_create_one_entity(tmp_path: Path, servers: list[HttpServer]) -> None:

@@ -1,9 +1,10 @@
 """`polyg import` / `polyg export` as a user runs them: the CLI in a subprocess, on an embedded store.
 
-The memory JSONL round trip runs on a generated file of a few thousand lines; the polyg JSON
-round trip on a project built through the MCP tools (kg and memory-compat), whose export
-must come back identical after an import into another project. The embedder is the
-deterministic `hashing` one: these tests are about what is stored, not about search quality.
+The memory JSONL round trip runs on a generated file of 1,700 lines (several write batches of
+entities and of relations, in shuffled order); the polyg JSON round trip on a project built
+through the MCP tools (kg and memory-compat), whose export must come back identical after an
+import into another project. The embedder is the deterministic `hashing` one: these tests are
+about what is stored, not about search quality.
 """
 
 from __future__ import annotations
@@ -66,12 +67,19 @@ def import_file(root: Path, path: Path, project: str) -> tuple[tuple[int, int, i
     return (counts[0], counts[1], counts[2], counts[3]), done.stderr
 
 
-def export_jsonl(root: Path, project: str) -> tuple[dict[str, tuple[str, list[str]]], list[tuple[str, str, str]]]:
-    """`polyg export --format memory-jsonl` to stdout, as {name: (type, observations)} and relations."""
-    done = succeeds(root, "export", "--format", "memory-jsonl", "--project", project)
+def export_jsonl(
+    root: Path, project: str, out: Path | None = None
+) -> tuple[dict[str, tuple[str, list[str]]], list[tuple[str, str, str]]]:
+    """`polyg export --format memory-jsonl` to stdout (or to the file `out`, stdout left empty),
+    as {name: (type, observations)} and relations."""
+    args = ["export", "--format", "memory-jsonl", "--project", project]
+    done = succeeds(root, *args, *(("--output", str(out)) if out else ()))
+    if out is not None:
+        assert done.stdout == ""
+    text = done.stdout if out is None else out.read_text(encoding="utf-8")
     entities: dict[str, tuple[str, list[str]]] = {}
     relations: list[tuple[str, str, str]] = []
-    for line in done.stdout.splitlines():
+    for line in text.splitlines():
         item = json.loads(line)
         if item["type"] == "entity":
             assert set(item) == {"type", "name", "entityType", "observations"}, item
@@ -217,16 +225,22 @@ def write_jsonl(path: Path, lines: list[Any]) -> Path:
 # --- memory JSONL --------------------------------------------------------------------------------
 
 
+# Enough lines for several write batches of each kind (the import writes entities 256 at a time
+# and relations 1,000 at a time): what a file of thousands of lines would prove, at a third of
+# the store's work.
+N_ENTITIES, N_RELATIONS = 600, 1100
+
+
 def test_memory_jsonl_round_trip_is_idempotent_and_exact(root: Path, tmp_path: Path) -> None:
-    entities, relations = generate(2000, 1500)
+    entities, relations = generate(N_ENTITIES, N_RELATIONS)
     lines: list[Any] = [*entities, *relations]
     random.Random(1).shuffle(lines)  # relation lines before the entities they name still work
     source = write_jsonl(tmp_path / "memory.jsonl", lines)
-    assert len(source.read_text(encoding="utf-8").splitlines()) == 3500
+    assert len(source.read_text(encoding="utf-8").splitlines()) == N_ENTITIES + N_RELATIONS
 
     counts, stderr = import_file(root, source, "imported")
     # Every observation is counted, those of the entities created too.
-    assert counts == (2000, 1500, sum(len(e["observations"]) for e in entities), 0), stderr
+    assert counts == (N_ENTITIES, N_RELATIONS, sum(len(e["observations"]) for e in entities), 0), stderr
     assert progress_shown(stderr, "imported"), stderr
 
     again, stderr = import_file(root, source, "imported")
@@ -234,7 +248,7 @@ def test_memory_jsonl_round_trip_is_idempotent_and_exact(root: Path, tmp_path: P
 
     exported, exported_relations = export_jsonl(root, "imported")
     assert exported == {e["name"]: (e["entityType"], e["observations"]) for e in entities}
-    assert len(exported_relations) == len(set(exported_relations)) == 1500
+    assert len(exported_relations) == len(set(exported_relations)) == N_RELATIONS
     assert set(exported_relations) == {(r["from"], r["to"], r["relationType"]) for r in relations}
 
 
@@ -261,7 +275,9 @@ def test_import_merges_into_what_exists(root: Path, tmp_path: Path) -> None:
     )
     assert import_file(root, first, "p")[0] == (2, 1, 2, 0)
     assert import_file(root, second, "p")[0] == (1, 1, 3, 0)
-    entities, relations = export_jsonl(root, "p")
+    # Exported to a file (the stdout export has the round trip above): read back, and imported.
+    exported = tmp_path / "exported.jsonl"
+    entities, relations = export_jsonl(root, "p", exported)
     assert entities == {
         "Ada": ("person", ["a", "b", "c", "d", "e"]),
         "Babbage": ("person", []),
@@ -269,8 +285,6 @@ def test_import_merges_into_what_exists(root: Path, tmp_path: Path) -> None:
     }
     assert sorted(relations) == [("Ada", "Babbage", "worked with"), ("Babbage", "Engine", "designed")]
     # The export is itself a memory file: imported into another project, the same graph.
-    exported = tmp_path / "exported.jsonl"
-    succeeds(root, "export", "--format", "memory-jsonl", "--project", "p", "--output", str(exported))
     assert import_file(root, exported, "copy")[0] == (3, 2, 5, 0)
     copied, copied_relations = export_jsonl(root, "copy")
     assert copied == entities and sorted(copied_relations) == sorted(relations)

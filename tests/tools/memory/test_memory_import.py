@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.test_transfer import POLYG
-from tests.mcp_helpers import kg_session, reap_embedded, server_env
+from tests.mcp_helpers import KG, kg_session, open_log, server_env, stdio_client_for
 from tests.tools.memory.conftest import Memory, seed
 from tests.tools.memory.scenarios import deployment_failure, personal_knowledge
 
@@ -22,12 +23,19 @@ pytestmark = pytest.mark.anyio
 GRAPH_REPORT = "created {} nodes, {} relationships; {} already there"
 
 
+@pytest.fixture(scope="module")
+async def shared(servers_root: Path) -> AsyncIterator[KG]:
+    """One memory server for the module (a memory server start loads the NLP models: seconds of
+    CPU), on the data directory the CLI imports into; each test works in projects of its own.
+    The CLI attaches to the server's FalkorDB instead of starting its own (that the CLI stops
+    a FalkorDB it started is checked after every test of tests/e2e/test_transfer.py)."""
+    async with kg_session("stdio", servers_root / "memory-import", "--toolsets", "memory") as server:
+        yield server
+
+
 @pytest.fixture
-def root(servers_root: Path, request: pytest.FixtureRequest) -> Any:
-    path = servers_root / f"memory-import-{request.node.name}"[:80]
-    path.mkdir(parents=True)
-    yield path
-    assert not reap_embedded(path / "data"), "an embedded FalkorDB outlived the CLI"
+def root(shared: KG) -> Path:
+    return shared.root
 
 
 def polyg_import(root: Path, path: Path, project: str, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -114,14 +122,15 @@ async def reads(mem: Memory) -> dict[str, Any]:
     }
 
 
-async def test_export_graph_json_imports_into_an_empty_project_as_the_same_graph(root: Path, tmp_path: Path) -> None:
-    async with kg_session("stdio", root, "--toolsets", "memory") as server:
-        source = Memory(server, "source")
-        await build(source)
-        pages = await export_pages(source, limit=9)
-        assert len(pages) > 5
-        whole = await export_pages(source, limit=20000, embeddings=False)
-        answers = await reads(source)
+async def test_export_graph_json_imports_into_an_empty_project_as_the_same_graph(
+    shared: KG, root: Path, tmp_path: Path, project: str
+) -> None:
+    source = Memory(shared, f"{project}_source")
+    await build(source)
+    pages = await export_pages(source, limit=9)
+    assert len(pages) > 5
+    whole = await export_pages(source, limit=20000, embeddings=False)
+    answers = await reads(source)
     assert answers["why"]["explanations"][0]["confidence"] == pytest.approx(0.95 * 0.88)
     assert answers["invalidations"]["invalidations"], "the graph must hold an invalidation"
     stats_items = [i for p in pages for i in p["items"]]
@@ -129,35 +138,40 @@ async def test_export_graph_json_imports_into_an_empty_project_as_the_same_graph
 
     file = tmp_path / "pages.json"
     file.write_text(json.dumps(pages), encoding="utf-8")
-    done = polyg_import(root, file, "restored")
+    done = polyg_import(root, file, f"{project}_restored")
     assert done.returncode == 0, done.stderr
     nodes = sum(1 for i in stats_items if i["kind"] == "node" and "PolygMeta" not in i["labels"])
     edges = sum(1 for i in stats_items if i["kind"] == "edge")
     assert GRAPH_REPORT.format(nodes, edges, 0) in done.stderr, done.stderr
-    again = polyg_import(root, file, "restored")  # an interrupted import can be run again
+    again = polyg_import(root, file, f"{project}_restored")  # an interrupted import can be run again
     assert GRAPH_REPORT.format(0, 0, nodes + edges) in again.stderr, again.stderr
 
     # One page per line, and without vectors (polyg computes them): also the same graph.
     lines = tmp_path / "pages.jsonl"
     lines.write_text("".join(json.dumps(page) + "\n" for page in whole), encoding="utf-8")
-    assert polyg_import(root, lines, "recomputed").returncode == 0
+    assert polyg_import(root, lines, f"{project}_recomputed").returncode == 0
 
-    async with kg_session("stdio", root, "--toolsets", "memory") as server:
-        restored = Memory(server, "restored")
-        assert_same_graph(pages, await export_pages(restored, limit=50))
-        assert await reads(restored) == answers
-        recomputed = Memory(server, "recomputed")
-        found = await recomputed.ok("search_semantic", query="Alice reviewed the auth-service runbook", limit=3)
-        assert found["results"][0]["text"] == "Alice reviewed the auth-service runbook"
-        assert_same_graph(whole, await export_pages(recomputed, limit=20000, embeddings=False))
-        assert await reads(recomputed) == answers
+    # Read by a server started after the imports, beside the module's one on its store (not
+    # through kg_session, which would kill the FalkorDB the module's server still uses).
+    with open_log(root / "stderr.log") as errlog:
+        async with stdio_client_for(root, "--toolsets", "memory", errlog=errlog) as client:
+            server = KG(client, "stdio", root)
+            restored = Memory(server, f"{project}_restored")
+            assert_same_graph(pages, await export_pages(restored, limit=50))
+            assert await reads(restored) == answers
+            recomputed = Memory(server, f"{project}_recomputed")
+            found = await recomputed.ok("search_semantic", query="Alice reviewed the auth-service runbook", limit=3)
+            assert found["results"][0]["text"] == "Alice reviewed the auth-service runbook"
+            assert_same_graph(whole, await export_pages(recomputed, limit=20000, embeddings=False))
+            assert await reads(recomputed) == answers
 
 
-async def test_malformed_or_incomplete_files_are_refused_and_nothing_is_written(root: Path, tmp_path: Path) -> None:
-    async with kg_session("stdio", root, "--toolsets", "memory") as server:
-        source = Memory(server, "source")
-        await seed(source, deployment_failure())
-        pages = await export_pages(source, limit=10)
+async def test_malformed_or_incomplete_files_are_refused_and_nothing_is_written(
+    shared: KG, root: Path, tmp_path: Path, project: str
+) -> None:
+    source = Memory(shared, f"{project}_source")
+    await seed(source, deployment_failure())
+    pages = await export_pages(source, limit=10)
     items = [i for p in pages for i in p["items"]]
     node = next(i for i in items if i["kind"] == "node" and "Entity" in i["labels"])
     edge = next(i for i in items if i["kind"] == "edge")
@@ -193,19 +207,19 @@ async def test_malformed_or_incomplete_files_are_refused_and_nothing_is_written(
             "items[0]: vectors of different lengths",
         ),
     }
+    target = f"{project}_target"
     for name, (content, words) in cases.items():
         file = tmp_path / f"{name}.json"
         file.write_text(json.dumps(content), encoding="utf-8")
-        done = polyg_import(root, file, "target", "--format", "graph-json")
+        done = polyg_import(root, file, target, "--format", "graph-json")
         assert done.returncode == 2, (name, done.stderr)
         assert "Error:" in done.stderr and words in done.stderr, (name, done.stderr)
     not_json = tmp_path / "broken.json"
     not_json.write_text(json.dumps(pages)[:-40], encoding="utf-8")
-    done = polyg_import(root, not_json, "target", "--format", "graph-json")
+    done = polyg_import(root, not_json, target, "--format", "graph-json")
     assert done.returncode == 2 and "not JSON" in done.stderr, done.stderr
 
-    async with kg_session("stdio", root, "--toolsets", "memory") as server:
-        target = await server.ok("get_statistics", {"project_id": "target"})
-    assert target["graphs"]["entity"]["entities"] == 0
-    assert target["graphs"]["temporal"]["events"] == 0
-    assert target["graphs"]["causal"]["causal_links"] == 0
+    stats = await shared.ok("get_statistics", {"project_id": target})  # read from the store
+    assert stats["graphs"]["entity"]["entities"] == 0
+    assert stats["graphs"]["temporal"]["events"] == 0
+    assert stats["graphs"]["causal"]["causal_links"] == 0

@@ -4,6 +4,7 @@ or the real MCP client over stdio, each with a message a user can act on."""
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
 import threading
@@ -15,7 +16,7 @@ import pytest
 from polyg.config import load_settings
 from polyg.embed import create_embedder
 from polyg.runtime.app import Polyg
-from tests.mcp_helpers import free_port, kg_session, polyg_command, server_env
+from tests.mcp_helpers import embedded_pid, free_port, kg_session, polyg_command, server_env
 from tests.tools.retrieval.conftest import write_corpus
 
 pytestmark = pytest.mark.anyio
@@ -33,12 +34,24 @@ def fails_with(result: subprocess.CompletedProcess[str], code: int) -> str:
     return result.stderr
 
 
-def ingested(root: Path) -> Path:
-    """A data directory holding the test corpus, ingested by `polyg ingest`."""
-    data = root / "data"
-    result = polyg(root, "ingest", str(write_corpus(root / "docs")), "--data-dir", str(data))
+@pytest.fixture(scope="module")
+def ingested_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A root whose data directory holds the test corpus, ingested by `polyg ingest` once per
+    module (an ingest loads the embedding model: seconds of CPU). The CLI has exited, so its
+    embedded FalkorDB has stopped and flushed its files: the directory is a store at rest."""
+    root = tmp_path_factory.mktemp("ingested")
+    result = polyg(root, "ingest", str(write_corpus(root / "docs")), "--data-dir", str(root / "data"))
     assert result.returncode == 0, result.stderr
-    return data
+    assert embedded_pid(root / "data") is None, "the CLI left its FalkorDB running"
+    return root
+
+
+def ingested(root: Path, template: Path) -> Path:
+    """A data directory holding the test corpus, as `polyg ingest` left it: a copy of the
+    module's ingested store, which each test may damage or change on its own. The store names
+    the files it ingested by path: they stay (unchanged) under template/docs."""
+    shutil.copytree(template / "data", root / "data", ignore=shutil.ignore_patterns("*.sock", "*.pid"))
+    return root / "data"
 
 
 async def run_on(data: Path, cypher: str) -> None:
@@ -112,8 +125,8 @@ def test_2002_authentication_failure(tmp_path: Path, refusing_server: int) -> No
     ],
     ids=["2003_vector_index_missing", "5002_graph_expansion_failure"],
 )
-async def test_a_damaged_store(tmp_path: Path, damage: str, code: int, advice: str) -> None:
-    data = ingested(tmp_path)
+async def test_a_damaged_store(tmp_path: Path, ingested_once: Path, damage: str, code: int, advice: str) -> None:
+    data = ingested(tmp_path, ingested_once)
     await run_on(data, damage)
     message = fails_with(polyg(tmp_path, "query", "Who wrote about GPT-4?", "--data-dir", str(data)), code)
     assert advice in message
@@ -150,8 +163,8 @@ def test_4001_server_start_failure(tmp_path: Path) -> None:
     assert "choose another --port".lower() in fails_with(result, 4001).lower()
 
 
-def test_query_prints_the_spec_json(tmp_path: Path) -> None:
-    data = ingested(tmp_path)
+def test_query_prints_the_spec_json(tmp_path: Path, ingested_once: Path) -> None:
+    data = ingested(tmp_path, ingested_once)
     result = polyg(tmp_path, "query", "Who wrote about GPT-4?", "--data-dir", str(data))
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout)
@@ -162,9 +175,10 @@ def test_query_prints_the_spec_json(tmp_path: Path) -> None:
     [trace] = [line for line in lines if line["msg"] == "graph_retrieve trace"]
     assert trace["request_id"] and trace["searched"] == ["Chunk"] and trace["chunks_found"] >= 1
     assert trace["results"] == answer["total_results"] and trace["expansion_ms"] >= 0
-    again = polyg(tmp_path, "ingest", str(tmp_path / "docs"), "--data-dir", str(data))
+    docs = ingested_once / "docs"  # the files the store was made from
+    again = polyg(tmp_path, "ingest", str(docs), "--data-dir", str(data))
     assert json.loads(again.stdout)["unchanged"] == 5
-    gone = polyg(tmp_path, "ingest", "--delete", str(tmp_path / "docs" / "gpt4.md"), "--data-dir", str(data))
+    gone = polyg(tmp_path, "ingest", "--delete", str(docs / "gpt4.md"), "--data-dir", str(data))
     assert json.loads(gone.stdout)["deleted"] == 1
 
 
