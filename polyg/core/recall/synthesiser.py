@@ -52,6 +52,7 @@ from polyg.core.recall.output import (
     TimedEvent,
 )
 from polyg.core.recall.spans import Span, answering_spans, told_at, told_by
+from polyg.core.recall.third_person import in_third_person
 from polyg.core.recall.told_time import day_text, told_times
 from polyg.core.text.time import Interval, parse_instant
 from polyg.errors import PolygError
@@ -309,8 +310,6 @@ def _clause(memory: Evidence) -> str:
 
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
-# "I'm" told by Tom reads "Tom is".
-_CONTRACTED = (("m", "is"), ("ve", "has"), ("ll", "will"), ("d", "would"))
 
 
 def _said(text: str) -> str:
@@ -318,12 +317,7 @@ def _said(text: str) -> str:
     its speaker) reads "Tom's brother Ravi ..."."""
     who, value = told_by(text)
     if who is not None:
-        value = re.sub(r"\b[Mm]y\b", f"{who}'s", value)
-        for short, verb in _CONTRACTED:
-            value = re.sub(rf"\bI['’]{short}\b", f"{who} {verb}", value)
-        value = re.sub(r"\bI am\b", f"{who} is", value)
-        value = re.sub(r"\bI\b(?!['’])", who, value)
-        value = re.sub(r"\b[Mm]e\b", who, value)
+        value = in_third_person(value, who)
     value = _cap(value)
     return value if value.endswith((".", "!", "?")) else value + "."
 

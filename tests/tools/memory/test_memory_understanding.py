@@ -75,3 +75,19 @@ async def test_a_time_in_another_clause_is_not_a_facts_start(mem: Memory) -> Non
     assert [(f["predicate"], f["object"], f["valid_from"][:10]) for f in facts] == [
         ("works_at", "Lumen Bank", "2026-01-14")
     ]
+
+
+async def test_first_person_told_by_a_speaker_reads_in_the_third_person_with_its_verb_agreeing(mem: Memory) -> None:
+    speaker = "Dr. Halvard Brekke"
+    told = {
+        "I run the pharmacy on Quayside Lane.": ("What does Halvard Brekke run?", "runs the pharmacy"),
+        "I am allergic to penicillin.": ("What is Halvard Brekke allergic to?", "is allergic to penicillin"),
+        "I have three allotments by the river.": ("How many allotments does Halvard Brekke have?", "has three"),
+        "I was a ferry pilot before pharmacy school.": ("What did Halvard Brekke do before pharmacy school?", "was a"),
+        "I can repair old clocks.": ("What can Halvard Brekke repair?", "can repair old clocks"),
+    }
+    for sentence in told:
+        await remember(mem, sentence, context=speaker)
+    for question, said in told.values():
+        answer = (await mem.ok("recall", query=question, reference_time=REF))["answer"]
+        assert f"{speaker} {said}" in answer, (question, answer)
