@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
@@ -130,7 +130,11 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
                     # Facts the question does not ask about ("is a member of" for "what does
                     # Yuki play") are not an answer when what was said is.
                     sentences, facts = [], []
-                sentences += [_span_sentence(span) for span in said]
+                if asks_now(query, plan):
+                    said = newest_first(said)
+                    sentences += [_span_sentence(said[0]), *(_earlier_sentence(span) for span in said[1:])]
+                else:
+                    sentences += [_span_sentence(span) for span in said]
                 first = [span.memory for span in said]
                 memories = [*first, *(m for m in memories if m not in first)]
             else:
@@ -355,6 +359,41 @@ def _span_sentence(span: Span) -> str:
     if span.speaker and span.speaker.lower() not in text.lower():
         return f"{span.speaker}: {text}"
     return text
+
+
+# A question about another time than now: its tense or its words say so.
+_NOT_NOW = re.compile(r"\b(?:did|was|were|had|used to|before|after|ago|last|previous|first|originally)\b", re.I)
+
+
+def asks_now(query: str, plan: ClassifierOutput) -> bool:
+    """The question asks how things are now ("What instrument does Yuki play?"), not about a
+    time or in the past tense ("What did Yuki play in 2025?", "what happened after ...")."""
+    return asks(query) == "what" and plan.timeframe is None and not _NOT_NOW.search(query)
+
+
+def newest_first(spans: list[Span]) -> list[Span]:
+    """Answering sentences from several memories, the newest first: what was told last is
+    the current state when two memories answer a question about now (a later change of
+    instrument, of car, of address)."""
+    return sorted(spans, key=lambda span: _told_of(span) or datetime.min.replace(tzinfo=UTC), reverse=True)
+
+
+def _told_of(span: Span) -> datetime | None:
+    """When what a sentence tells happened: the time it states, else when it was told."""
+    at = told_at(span.memory)
+    if at is None:
+        return None
+    stated = next(iter(told_times(span.sentence, at)), None)
+    if stated is None:
+        return at
+    return datetime(stated.start.year, stated.start.month, stated.start.day, tzinfo=UTC)
+
+
+def _earlier_sentence(span: Span) -> str:
+    """An older memory's sentence after a newer one, said as the past it may be."""
+    at = told_at(span.memory)
+    when = f" (told on {day_text(at)})" if at is not None else ""
+    return f"Earlier{when}: {_span_sentence(span)}"
 
 
 def _when_sentence(span: Span) -> str:

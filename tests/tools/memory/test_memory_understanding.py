@@ -91,3 +91,15 @@ async def test_first_person_told_by_a_speaker_reads_in_the_third_person_with_its
     for question, said in told.values():
         answer = (await mem.ok("recall", query=question, reference_time=REF))["answer"]
         assert f"{speaker} {said}" in answer, (question, answer)
+
+
+async def test_a_question_about_now_answered_by_two_memories_leads_with_the_newer(mem: Memory) -> None:
+    await remember(mem, "Rosalind plays the oboe in the county wind band.", "2024-03-01T09:00:00Z")
+    await remember(mem, "Rosalind plays the bassoon in the county wind band now.", "2025-09-01T09:00:00Z")
+    answer = (await mem.ok("recall", query="What instrument does Rosalind play?", reference_time=REF))["answer"]
+    assert answer.startswith("Rosalind plays the bassoon"), answer
+    # The older state may follow, said as the past it is.
+    if "oboe" in answer:
+        assert answer.index("Earlier") < answer.index("oboe"), answer
+    past = (await mem.ok("recall", query="What did Rosalind play in 2024?", reference_time=REF))["answer"]
+    assert "oboe" in past, past
