@@ -103,3 +103,15 @@ async def test_a_question_about_now_answered_by_two_memories_leads_with_the_newe
         assert answer.index("Earlier") < answer.index("oboe"), answer
     past = (await mem.ok("recall", query="What did Rosalind play in 2024?", reference_time=REF))["answer"]
     assert "oboe" in past, past
+
+
+async def test_a_household_moving_for_a_job_moves_home_to_a_town_the_tagger_calls_a_company(mem: Memory) -> None:
+    first = await remember(mem, "I live in Harrogate with my partner Ines.", "2023-02-01T09:00:00Z", "Oskar")
+    moved = await remember(
+        mem, "We moved to Dundee last month because Ines got a job at the hospital.", "2025-04-20T09:00:00Z", "Oskar"
+    )
+    assert moved["facts_invalidated"] == first["facts_added"]
+    facts = (await mem.ok("get_facts", subject="Oskar"))["facts"]
+    assert [(f["predicate"], f["object"]) for f in facts] == [("lives_in", "Dundee")]
+    answer = (await mem.ok("recall", query="Where does Oskar live?", reference_time=REF))["answer"]
+    assert "Dundee" in answer and "Harrogate" not in answer, answer
