@@ -12,6 +12,7 @@ all of them among the evidence; otherwise (or on any failure) the rules answer.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Sequence
@@ -654,6 +655,14 @@ def evidence_json(evidence: Sequence[Evidence]) -> str:
     return json.dumps(rows, ensure_ascii=False, indent=1)
 
 
+async def _rules_off_the_loop(
+    query: str, plan: ClassifierOutput, execution: Execution, reference: datetime
+) -> SynthesizerOutput:
+    """The rules in a worker thread: an answer said in the third person may parse its sentence
+    (`third_person`, a few ms when the parse is not kept), which must not hold the event loop."""
+    return await asyncio.to_thread(rule_synthesise, query, plan, execution, reference)
+
+
 class Synthesiser:
     """Rules, or an LLM over the same evidence that must cite it (`llm` None: rules only)."""
 
@@ -662,7 +671,7 @@ class Synthesiser:
         self.max_evidence = max_evidence
         self._call = with_fallback(
             self._llm_synthesise if llm is not None else None,
-            rule_synthesise,
+            _rules_off_the_loop,
             name="recall synthesiser",
             timeout_s=timeout_s,
         )
