@@ -1210,6 +1210,8 @@ def _relations(verb: Token, subjects: list[Token]) -> Iterator[tuple[str | None,
                 c.dep_ == "dobj" and c.lower_ not in ("house", "home") for c in verb.children
             ):
                 continue  # "moved billing-api to Postgres": a migration, not a move ("moved house" is one)
+            if predicate == "runs_on" and any(c.dep_ == "dobj" for c in verb.children):
+                continue  # "I run a bakery on Dock Road": where it is run, not what runs on what
             yield predicate, subject, [obj]
             return
     if lemma == "move" and any(c.dep_ == "prt" and c.lower_ == "in" for c in verb.children):

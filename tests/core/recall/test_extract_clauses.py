@@ -176,5 +176,14 @@ def test_a_move_the_sentence_says_is_a_homes_is_a_home_whatever_the_tagger_made_
     assert facts("We moved to Terraform because the old scripts kept failing.", "Wren") == []
 
 
+def test_running_something_on_a_street_is_not_a_system_running_on_it() -> None:
+    # "runs on" states a system's platform only without an object of its own.
+    assert facts("I run a bakery on Quay Street.", "Wren") == []
+    assert {e.name: e.type for e in extract("I run a bakery on Quay Street.", REF, (), "Wren").entities}.get(
+        "Wren"
+    ) != "Service"
+    assert facts("The ledger service runs on Nomad.") == [("ledger service", "runs_on", "Nomad", None, None)]
+
+
 def test_a_system_moved_somewhere_is_a_migration_not_a_job() -> None:
     assert facts("The invoicing service moved to Kubernetes.") == []
