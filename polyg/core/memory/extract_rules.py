@@ -1070,7 +1070,7 @@ def _household_move(verb: Token, subj: Token, obj: Token, kind: str | None, subj
     moved ("we moved house to ..."), a household moving together ("my wife and I", "with the
     kids"), or a move made for a job ("because Sam got a job at the university": one moves to
     a town for a job, not to the job). A system's move stays a migration, a team's or a named
-    product's stays none ("we moved to Kubernetes" says none of this)."""
+    product's stays none ("we moved to a new cluster" says none of this)."""
     if verb.lemma_.lower() not in ("move", "relocate") or obj.pos_ != "PROPN":
         return False
     if subject is not None and subject.type not in ("Person", None):

@@ -173,7 +173,7 @@ def test_a_move_the_sentence_says_is_a_homes_is_a_home_whatever_the_tagger_made_
     assert [f[1:3] for f in facts("We moved to Tampere with the kids.", "Wren")] == [("lives_in", "Tampere")]
     assert [f[1:3] for f in facts("We moved house to Coventry.", "Wren")] == [("lives_in", "Coventry")]
     # Without such words a team's move stays a migration.
-    assert facts("We moved to Terraform because the old scripts kept failing.", "Wren") == []
+    assert facts("We moved to Quillstack because the old scripts kept failing.", "Wren") == []
 
 
 def test_running_something_on_a_street_is_not_a_system_running_on_it() -> None:
