@@ -165,8 +165,11 @@ class CausalGraph:
             else {}
         )
         try:
+            # A memory states its cause and effect in its own words, never by id: remember's
+            # links skip the lookups by id (two queries an end).
+            by_id = memory is None
             cause_ref, effect_ref = await asyncio.gather(
-                self._find(project, cause, described), self._find(project, effect, described)
+                self._find(project, cause, described, by_id), self._find(project, effect, described, by_id)
             )
         except BaseException:
             for lookup in named.values():
@@ -186,7 +189,7 @@ class CausalGraph:
                 lookup.cancel()
             raise InvalidParams("cause and effect are the same node; a link needs two different ones.")
         # Everything is checked: now the writes (the missing nodes at once).
-        made = await asyncio.gather(*(self._create_node(project, texts[role], memory, named[role]) for role in missing))
+        made = await self._create_nodes(project, [(texts[role], named[role]) for role in missing], memory)
         refs.update(zip(missing, made, strict=True))
         cref, eref = refs["cause"], refs["effect"]
         assert cref is not None and eref is not None
@@ -228,23 +231,27 @@ class CausalGraph:
             restated=restated,
         )
 
-    async def _find(self, project: str, text: str, described: bool) -> NodeRef | None:
-        found = await self.resolver.node(project, text)
+    async def _find(self, project: str, text: str, described: bool, by_id: bool = True) -> NodeRef | None:
+        found = await self.resolver.node(project, text, by_id=by_id)
         if found is None and described:
             found = await self.resolver.described(project, text)
         return found
 
-    async def _create_node(
-        self, project: str, text: str, memory: str | None = None, named: Awaitable[dict[str, str]] | None = None
-    ) -> NodeRef:
-        """A cause or effect nothing matched: an undated event about the entities it names
-        (`named`: their lookup, under way)."""
-        mentioned = await (named if named is not None else self.temporal.mentioned_entities(project, text))
-        event_id = new_id("evt")
+    async def _create_nodes(
+        self, project: str, texts: list[tuple[str, Awaitable[dict[str, str]]]], memory: str | None = None
+    ) -> list[NodeRef]:
+        """Causes or effects nothing matched: undated events about the entities each names
+        (the awaitable: their lookup, under way), made in one write."""
+        if not texts:
+            return []
+        mentioned = await asyncio.gather(*(named for _, named in texts))
         memories = (memory,) if memory else ()
-        new = NewEvent(event_id, text, None, involves=tuple(mentioned.values()), origin="causal", memories=memories)
-        await self.temporal.chain.write(project, [new])
-        return NodeRef(event_id, "event", "created")
+        new = [
+            NewEvent(new_id("evt"), text, None, involves=tuple(names.values()), origin="causal", memories=memories)
+            for (text, _), names in zip(texts, mentioned, strict=True)
+        ]
+        await self.temporal.chain.write(project, new)
+        return [NodeRef(event.id, "event", "created") for event in new]
 
     async def _node(self, project: str, ref: NodeRef) -> CausalNode:
         rows = await q.node(self.ctx, project, LABEL[ref.kind], ref.id)

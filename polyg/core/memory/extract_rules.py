@@ -1005,7 +1005,9 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Tok
                             and mover.type in ("Service", "Project", "Code", "Product")
                         ):
                             continue  # "the billing service moved to Kubernetes": a migration, no job
-                        if _moves_home(verb, subj_token, obj_token, kind_of, mover):
+                        if _moves_home(verb, subj_token, obj_token, kind_of, mover) or _household_move(
+                            verb, subj_token, obj_token, kind_of, mover
+                        ):
                             kind_of = "Place"  # "She moved to Hilo": a person moves to a place
                         if predicate == "studies_at?":
                             # Going to, starting at or attending a school; anywhere else it is
@@ -1051,6 +1053,39 @@ def _moves_home(verb: Token, subj: Token, obj: Token, kind: str | None, subject:
         and not any(c.dep_ in ("compound", "amod") for c in obj.children)
         and obj.lower_ not in NAME_HEADS
     )
+
+
+# Who a household is: those moving with whom a move is a home's ("my wife and I moved to ...").
+_HOUSEHOLD = frozenset(
+    "wife husband partner spouse fiance fiancee girlfriend boyfriend kid kids child children son daughter "
+    "family parent parents mum mom dad mother father baby".split()
+)
+# What a job is called when a move is made for one ("because Sam got a job at the university").
+_JOB_NOUNS = frozenset("job position post offer placement".split())
+
+
+def _household_move(verb: Token, subj: Token, obj: Token, kind: str | None, subject: ExtractedEntity | None) -> bool:
+    """A move the sentence itself says is a home's, whatever the tagger made of the name moved
+    to (the small model reads unfamiliar towns as companies, "moved to Bristol"): the house
+    moved ("we moved house to ..."), a household moving together ("my wife and I", "with the
+    kids"), or a move made for a job ("because Sam got a job at the university": one moves to
+    a town for a job, not to the job). A system's move stays a migration, a team's or a named
+    product's stays none ("we moved to a new cluster" says none of this)."""
+    if verb.lemma_.lower() not in ("move", "relocate") or obj.pos_ != "PROPN":
+        return False
+    if subject is not None and subject.type not in ("Person", None):
+        return False
+    # The tagger reads some towns as people too ("moved to Tampere"); a product is none.
+    if kind not in (None, "Organisation", "Place", "Person") or obj.ent_type_ in ("PRODUCT", "WORK_OF_ART"):
+        return False
+    if any(c.dep_ in ("dobj", "advmod", "npadvmod") and c.lower_ in ("house", "home") for c in verb.children):
+        return True
+    movers = [subj, *_conjuncts(subj)]
+    with_whom = [t for p in verb.children if p.dep_ == "prep" and p.lower_ == "with" for t in p.children]
+    if any(t.lemma_.lower() in _HOUSEHOLD for t in [*movers, *with_whom]):
+        return True
+    reasons = [c for c in verb.children if c.dep_ == "advcl" and any(m.lower_ == "because" for m in c.children)]
+    return any(t.lemma_.lower() in _JOB_NOUNS and t.pos_ == "NOUN" for r in reasons for t in r.subtree)
 
 
 # What "we" states of the speaker too: where one lives (a household moves together).
@@ -1171,8 +1206,12 @@ def _relations(verb: Token, subjects: list[Token]) -> Iterator[tuple[str | None,
         if obj is None and prep in ("at", "for", "on") and (role := _prep_object(verb, "as")) is not None:
             obj = _prep_object(role, prep)  # "works as a midwife at Lakeside Clinic"
         if obj is not None:
-            if lemma in ("move", "relocate", "transfer", "switch") and any(c.dep_ == "dobj" for c in verb.children):
-                continue  # "moved billing-api to Postgres": a migration, not a move
+            if lemma in ("move", "relocate", "transfer", "switch") and any(
+                c.dep_ == "dobj" and c.lower_ not in ("house", "home") for c in verb.children
+            ):
+                continue  # "moved billing-api to Postgres": a migration, not a move ("moved house" is one)
+            if predicate == "runs_on" and any(c.dep_ == "dobj" for c in verb.children):
+                continue  # "I run a bakery on Dock Road": where it is run, not what runs on what
             yield predicate, subject, [obj]
             return
     if lemma == "move" and any(c.dep_ == "prt" and c.lower_ == "in" for c in verb.children):

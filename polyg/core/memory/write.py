@@ -32,7 +32,7 @@ from datetime import datetime
 from polyg.core import limits
 from polyg.core.ahead import started
 from polyg.core.memory.event_chain import ChainRead, NewEvent
-from polyg.core.memory.extract_memory import Extraction, MemoryExtractor, extract
+from polyg.core.memory.extract_memory import Extraction, MemoryExtractor
 from polyg.core.memory.graphs import MemoryGraphs
 from polyg.core.memory.temporal import mentions
 from polyg.core.text.time import epoch_us, format_utc
@@ -109,25 +109,14 @@ class MemoryWriter:
         source = _as_name(context)
         duplicate = started(resolver.exact(project, text, "event"))
         candidates_ = started(temporal.entity_candidates(project, content))
-        # Both sent before the rules run (one turn of the loop): the store answers meanwhile.
+        # Both sent before the parse (one turn of the loop): the store answers them while the
+        # parse runs off the event loop.
         await asyncio.sleep(0)
-        # What the rules find without the graph's names (the extraction proper needs them):
-        # the names and the times the memory most likely writes, looked up and placed in time
-        # while the store answers those two. The parse runs off the event loop, once: the
-        # extraction proper reads it again.
         await pipeline().parse_async(content)
-        likely = extract(content, at, speaker=source or None)
-        likely_names = list(dict.fromkeys([*([source] if source else []), *(e.name for e in likely.entities)]))
-        existing, candidates, named, chain = await asyncio.gather(
-            duplicate,
-            candidates_,
-            resolver.entity_ids(project, likely_names) if likely_names else _no_names(),
-            temporal.chain.read(project, [epoch_us(at), *(epoch_us(e.occurred_at) for e in likely.events)]),
-        )
+        existing, candidates = await asyncio.gather(duplicate, candidates_)
         # The graph's names the memory names whole; the extraction sees every candidate (it
         # may mean one by part of its name: "Alice" for the only "Alice Chen").
         mentioned = {name: entity_id for name, entity_id in candidates.items() if mentions(content, name)}
-        known = Known(mentioned, named, chain, candidates)
         if existing is not None and (state := await q.memory_state(temporal.ctx, project, existing)) is not None:
             while state == "unfinished" and (writing := self._writing.get(existing)) is not None:
                 # Told again while a remember of it still writes what follows it (a client
@@ -137,13 +126,23 @@ class MemoryWriter:
                 state = await q.memory_state(temporal.ctx, project, existing) or "whole"
             if state == "unfinished":
                 # No await between the look and `_finish`'s claim: one retry finishes it.
+                known = Known(mentioned, {}, None, candidates)
                 return await self._finish(project, existing, content, at, known, source)
             return Remembered(memory_id=existing, duplicate=True)
+        # One extraction, with the graph's names (read while the parse ran); then the ids of
+        # the names it found and the timeline around its times, in one round trip.
         found = await self.extractor.extract(content, at, tuple(candidates), source or None)
         extracted = found.value
         temporal.ctx.prefetch(
             [*(e.description for e in extracted.events), *(t for c in extracted.causes for t in (c.cause, c.effect))]
         )
+        names = list(dict.fromkeys([*([source] if source else []), *(e.name for e in extracted.entities)]))
+        unknown = [n for n in names if n not in candidates]
+        named, chain = await asyncio.gather(
+            resolver.entity_ids(project, unknown) if unknown else _no_names(),
+            temporal.chain.read(project, [epoch_us(at), *(epoch_us(e.occurred_at) for e in extracted.events)]),
+        )
+        known = Known(mentioned, named, chain, candidates)
         out = await self._write(project, text, source, at, extracted, known)
         out.extracted_by = found.source
         return out
@@ -341,12 +340,12 @@ class MemoryWriter:
 
 @dataclass(frozen=True)
 class Known:
-    """What remember read before its extraction: the entities its content mentions and those
-    it was likely to name (name -> id each), and the timeline around its likely times."""
+    """What remember read around its extraction: the entities its content mentions and those
+    it names (name -> id each), and the timeline around its times."""
 
     mentioned: dict[str, str]
     named: dict[str, str]
-    chain: ChainRead
+    chain: ChainRead | None  # None: a memory told again, whose events are written
     # The graph's names sharing a word with the memory (those it may mean by part of a name).
     candidates: dict[str, str] = field(default_factory=dict)
 

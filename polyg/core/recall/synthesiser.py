@@ -12,11 +12,12 @@ all of them among the evidence; otherwise (or on any failure) the rules answer.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
@@ -52,6 +53,7 @@ from polyg.core.recall.output import (
     TimedEvent,
 )
 from polyg.core.recall.spans import Span, answering_spans, told_at, told_by
+from polyg.core.recall.third_person import in_third_person
 from polyg.core.text.time import Interval, parse_instant
 from polyg.core.text.told_time import day_text, told_times
 from polyg.errors import PolygError
@@ -129,7 +131,11 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
                     # Facts the question does not ask about ("is a member of" for "what does
                     # Yuki play") are not an answer when what was said is.
                     sentences, facts = [], []
-                sentences += [_span_sentence(span) for span in said]
+                if asks_now(query, plan):
+                    said = newest_first(said)
+                    sentences += [_span_sentence(said[0]), *(_earlier_sentence(span) for span in said[1:])]
+                else:
+                    sentences += [_span_sentence(span) for span in said]
                 first = [span.memory for span in said]
                 memories = [*first, *(m for m in memories if m not in first)]
             else:
@@ -309,8 +315,6 @@ def _clause(memory: Evidence) -> str:
 
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
-# "I'm" told by Tom reads "Tom is".
-_CONTRACTED = (("m", "is"), ("ve", "has"), ("ll", "will"), ("d", "would"))
 
 
 def _said(text: str) -> str:
@@ -318,12 +322,7 @@ def _said(text: str) -> str:
     its speaker) reads "Tom's brother Ravi ..."."""
     who, value = told_by(text)
     if who is not None:
-        value = re.sub(r"\b[Mm]y\b", f"{who}'s", value)
-        for short, verb in _CONTRACTED:
-            value = re.sub(rf"\bI['’]{short}\b", f"{who} {verb}", value)
-        value = re.sub(r"\bI am\b", f"{who} is", value)
-        value = re.sub(r"\bI\b(?!['’])", who, value)
-        value = re.sub(r"\b[Mm]e\b", who, value)
+        value = in_third_person(value, who)
     value = _cap(value)
     return value if value.endswith((".", "!", "?")) else value + "."
 
@@ -361,6 +360,41 @@ def _span_sentence(span: Span) -> str:
     if span.speaker and span.speaker.lower() not in text.lower():
         return f"{span.speaker}: {text}"
     return text
+
+
+# A question about another time than now: its tense or its words say so.
+_NOT_NOW = re.compile(r"\b(?:did|was|were|had|used to|before|after|ago|last|previous|first|originally)\b", re.I)
+
+
+def asks_now(query: str, plan: ClassifierOutput) -> bool:
+    """The question asks how things are now ("What instrument does Yuki play?"), not about a
+    time or in the past tense ("What did Yuki play in 2025?", "what happened after ...")."""
+    return asks(query) == "what" and plan.timeframe is None and not _NOT_NOW.search(query)
+
+
+def newest_first(spans: list[Span]) -> list[Span]:
+    """Answering sentences from several memories, the newest first: what was told last is
+    the current state when two memories answer a question about now (a later change of
+    instrument, of car, of address)."""
+    return sorted(spans, key=lambda span: _told_of(span) or datetime.min.replace(tzinfo=UTC), reverse=True)
+
+
+def _told_of(span: Span) -> datetime | None:
+    """When what a sentence tells happened: the time it states, else when it was told."""
+    at = told_at(span.memory)
+    if at is None:
+        return None
+    stated = next(iter(told_times(span.sentence, at)), None)
+    if stated is None:
+        return at
+    return datetime(stated.start.year, stated.start.month, stated.start.day, tzinfo=UTC)
+
+
+def _earlier_sentence(span: Span) -> str:
+    """An older memory's sentence after a newer one, said as the past it may be."""
+    at = told_at(span.memory)
+    when = f" (told on {day_text(at)})" if at is not None else ""
+    return f"Earlier{when}: {_span_sentence(span)}"
 
 
 def _when_sentence(span: Span) -> str:
@@ -621,6 +655,14 @@ def evidence_json(evidence: Sequence[Evidence]) -> str:
     return json.dumps(rows, ensure_ascii=False, indent=1)
 
 
+async def _rules_off_the_loop(
+    query: str, plan: ClassifierOutput, execution: Execution, reference: datetime
+) -> SynthesizerOutput:
+    """The rules in a worker thread: an answer said in the third person may parse its sentence
+    (`third_person`, a few ms when the parse is not kept), which must not hold the event loop."""
+    return await asyncio.to_thread(rule_synthesise, query, plan, execution, reference)
+
+
 class Synthesiser:
     """Rules, or an LLM over the same evidence that must cite it (`llm` None: rules only)."""
 
@@ -629,7 +671,7 @@ class Synthesiser:
         self.max_evidence = max_evidence
         self._call = with_fallback(
             self._llm_synthesise if llm is not None else None,
-            rule_synthesise,
+            _rules_off_the_loop,
             name="recall synthesiser",
             timeout_s=timeout_s,
         )

@@ -163,5 +163,27 @@ def test_a_person_moving_to_a_company_takes_a_job_there() -> None:
     assert facts("We moved to Kubernetes.", "Tom") == []
 
 
+def test_a_move_the_sentence_says_is_a_homes_is_a_home_whatever_the_tagger_made_of_the_town() -> None:
+    """The small model calls some towns companies after "moved to" ("Dundee", "Exeter"): a move
+    made for a job, by a household, or of a house is a home all the same (the town a place)."""
+    told = "We moved to Dundee last month because Ines got a job at the hospital."
+    assert facts(told, "Oskar") == [("Oskar", "lives_in", "Dundee", "2026-02-01", None)]
+    assert {e.name: e.type for e in extract(told, REF, (), "Oskar").entities}["Dundee"] == "Place"
+    assert [f[1:3] for f in facts("My husband and I moved to Exeter in 2024.", "Wren")] == [("lives_in", "Exeter")]
+    assert [f[1:3] for f in facts("We moved to Tampere with the kids.", "Wren")] == [("lives_in", "Tampere")]
+    assert [f[1:3] for f in facts("We moved house to Coventry.", "Wren")] == [("lives_in", "Coventry")]
+    # Without such words a team's move stays a migration.
+    assert facts("We moved to Quillstack because the old scripts kept failing.", "Wren") == []
+
+
+def test_running_something_on_a_street_is_not_a_system_running_on_it() -> None:
+    # "runs on" states a system's platform only without an object of its own.
+    assert facts("I run a bakery on Quay Street.", "Wren") == []
+    assert {e.name: e.type for e in extract("I run a bakery on Quay Street.", REF, (), "Wren").entities}.get(
+        "Wren"
+    ) != "Service"
+    assert facts("The ledger service runs on Nomad.") == [("ledger service", "runs_on", "Nomad", None, None)]
+
+
 def test_a_system_moved_somewhere_is_a_migration_not_a_job() -> None:
     assert facts("The invoicing service moved to Kubernetes.") == []

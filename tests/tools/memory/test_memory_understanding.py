@@ -75,3 +75,43 @@ async def test_a_time_in_another_clause_is_not_a_facts_start(mem: Memory) -> Non
     assert [(f["predicate"], f["object"], f["valid_from"][:10]) for f in facts] == [
         ("works_at", "Lumen Bank", "2026-01-14")
     ]
+
+
+async def test_first_person_told_by_a_speaker_reads_in_the_third_person_with_its_verb_agreeing(mem: Memory) -> None:
+    speaker = "Dr. Halvard Brekke"
+    told = {
+        "I run the pharmacy on Quayside Lane.": ("What does Halvard Brekke run?", "runs the pharmacy"),
+        "I am allergic to penicillin.": ("What is Halvard Brekke allergic to?", "is allergic to penicillin"),
+        "I have three allotments by the river.": ("How many allotments does Halvard Brekke have?", "has three"),
+        "I was a ferry pilot before pharmacy school.": ("What did Halvard Brekke do before pharmacy school?", "was a"),
+        "I can repair old clocks.": ("What can Halvard Brekke repair?", "can repair old clocks"),
+    }
+    for sentence in told:
+        await remember(mem, sentence, context=speaker)
+    for question, said in told.values():
+        answer = (await mem.ok("recall", query=question, reference_time=REF))["answer"]
+        assert f"{speaker} {said}" in answer, (question, answer)
+
+
+async def test_a_question_about_now_answered_by_two_memories_leads_with_the_newer(mem: Memory) -> None:
+    await remember(mem, "Rosalind plays the oboe in the county wind band.", "2024-03-01T09:00:00Z")
+    await remember(mem, "Rosalind plays the bassoon in the county wind band now.", "2025-09-01T09:00:00Z")
+    answer = (await mem.ok("recall", query="What instrument does Rosalind play?", reference_time=REF))["answer"]
+    assert answer.startswith("Rosalind plays the bassoon"), answer
+    # The older state may follow, said as the past it is.
+    if "oboe" in answer:
+        assert answer.index("Earlier") < answer.index("oboe"), answer
+    past = (await mem.ok("recall", query="What did Rosalind play in 2024?", reference_time=REF))["answer"]
+    assert "oboe" in past, past
+
+
+async def test_a_household_moving_for_a_job_moves_home_to_a_town_the_tagger_calls_a_company(mem: Memory) -> None:
+    first = await remember(mem, "I live in Harrogate with my partner Ines.", "2023-02-01T09:00:00Z", "Oskar")
+    moved = await remember(
+        mem, "We moved to Dundee last month because Ines got a job at the hospital.", "2025-04-20T09:00:00Z", "Oskar"
+    )
+    assert moved["facts_invalidated"] == first["facts_added"]
+    facts = (await mem.ok("get_facts", subject="Oskar"))["facts"]
+    assert [(f["predicate"], f["object"]) for f in facts] == [("lives_in", "Dundee")]
+    answer = (await mem.ok("recall", query="Where does Oskar live?", reference_time=REF))["answer"]
+    assert "Dundee" in answer and "Harrogate" not in answer, answer

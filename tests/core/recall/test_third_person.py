@@ -1,0 +1,33 @@
+"""A speaker's first person in the third person (recall's answers): the verb that agrees with "I"
+takes the third person by the parse; past tenses, modals and plural subjects stay as said."""
+
+from __future__ import annotations
+
+import pytest
+
+from polyg.core.recall.third_person import in_third_person
+
+
+@pytest.mark.parametrize(
+    ("said", "read"),
+    [
+        ("I run the clinic.", "Mira runs the clinic."),
+        ("I am the head of cardiology.", "Mira is the head of cardiology."),
+        ("I have two cats.", "Mira has two cats."),
+        ("I was a nurse in Lyon.", "Mira was a nurse in Lyon."),
+        ("I moved here in 2020.", "Mira moved here in 2020."),
+        ("I can speak four languages.", "Mira can speak four languages."),
+        ("I run the clinic and teach at the school.", "Mira runs the clinic and teaches at the school."),
+        ("I study law and I carry boxes.", "Mira studies law and Mira carries boxes."),
+        ("I usually go to the gym.", "Mira usually goes to the gym."),
+        ("I don't like coffee.", "Mira doesn't like coffee."),
+        ("I'm tired and I've got a cold.", "Mira is tired and Mira has got a cold."),
+        ("I'll call and I'd seen it.", "Mira will call and Mira had seen it."),
+        ("I have been running the clinic since 2020.", "Mira has been running the clinic since 2020."),
+        ("My sister and I run a bakery.", "Mira's sister and Mira run a bakery."),
+        ("She gave me a book.", "She gave Mira a book."),
+        ("The shop closed early.", "The shop closed early."),
+    ],
+)
+def test_first_person_reads_in_the_third_person(said: str, read: str) -> None:
+    assert in_third_person(said, "Mira") == read
