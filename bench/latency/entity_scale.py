@@ -292,11 +292,11 @@ def polyg_floor_mb(env: dict[str, str], *, english: bool = False) -> float:
     interpreter, the MCP SDK's server and stdio transport, and the server's embedder loaded with
     one text embedded (the same provider and model files as the servers measured); `english`:
     and the English pipeline with one text parsed (what the memory toolset cannot do without).
-    Its freed heap is given back as polyg gives back its own (polyg.runtime.heap)."""
+    Its freed heap is given back as polyg gives back its own (polyg.heap)."""
     code = (
         "import mcp.server.lowlevel, mcp.server.stdio, os, sys\n"
         "from polyg.embed import create_embedder\n"
-        "from polyg.runtime.heap import release_freed_memory\n"
+        "from polyg.heap import release_freed_memory\n"
         "e = create_embedder(os.environ.get('POLYG_EMBEDDING_PROVIDER', 'minilm'))\n"
         "e.embed_batch_sync(['warm up'])\n"
         "if sys.argv[1] == 'english':\n"

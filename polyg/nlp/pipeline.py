@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from polyg.checksum import verify_sha256
 from polyg.errors import PolygError
+from polyg.heap import release_freed_memory
 from polyg.native_imports import NATIVE_IMPORTS
-from polyg.runtime.heap import release_freed_memory
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -136,7 +136,7 @@ class Pipeline:
             self.load()
         except BaseException as exc:  # reported by the first parse, which loads again
             self._error = exc
-        # Loading freed more than it kept: back to the system (polyg.runtime.heap).
+        # Loading freed more than it kept: back to the system (polyg.heap).
         release_freed_memory()
 
     def parse(self, text: str) -> Doc:

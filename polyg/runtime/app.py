@@ -31,8 +31,8 @@ from polyg.core.text import word_prior
 from polyg.embed import Embedder, create_embedder
 from polyg.embed.cache import CachingEmbedder
 from polyg.errors import PolygError, StoreNotReady
+from polyg.heap import release_freed_memory
 from polyg.names import check_project_id
-from polyg.runtime.heap import release_freed_memory
 from polyg.store.addresses import host_port
 from polyg.store.falkor import FalkorStore, parse_store_url, redact_url
 from polyg.store.schema import SchemaGuard
@@ -305,7 +305,7 @@ class Polyg:
         try:
             store = await self._open_store()
             await warm
-            # What loading the model freed goes back to the system (polyg.runtime.heap).
+            # What loading the model freed goes back to the system (polyg.heap).
             await asyncio.to_thread(release_freed_memory)
         except BaseException:
             warm.cancel()
