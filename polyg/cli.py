@@ -246,7 +246,7 @@ async def _with_core(settings: Settings, work: Any, *, sweep: bool = True) -> An
     from polyg.runtime.app import Polyg
     from polyg.store.connection import reads_from_primary
 
-    core = Polyg(settings, sweep=sweep)
+    core = Polyg(settings, sweep=sweep, preload_nlp=False)
     try:
         # A command (import, ingest) reads what it decides its writes on, and one run has no
         # read load to spread: never from a replica.
