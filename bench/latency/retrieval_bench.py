@@ -202,7 +202,7 @@ async def profile(data_dir: Path, queries: list[str], limit: int) -> dict[str, A
     expansion, shaping)."""
     from polyg.core.search.service import CHUNK_SEARCH, CHUNK_TARGETS, query_terms
     from polyg.store.falkor import VectorParam
-    from polyg.store.queries import retrieval as q
+    from polyg.store.queries import articles as q
     from polyg.tools.retrieval import shape
 
     core = Polyg(load_settings(None, data_dir=data_dir, store=None, log_dir=data_dir / "logs"))
@@ -266,6 +266,7 @@ async def term_counts(data_dir: Path, words: list[str], embedder: str, repeat: i
     as words get common, and whether the count each word gets in the search's one query (every
     word, a subquery each) is its own count, asked alone."""
     from polyg.core.search.service import CHUNK_SEARCH, CHUNK_TARGETS
+    from polyg.store.queries import indexes as indexes_q
     from polyg.store.queries import search as sq
 
     settings = load_settings(
@@ -278,7 +279,7 @@ async def term_counts(data_dir: Path, words: list[str], embedder: str, repeat: i
         label = str(target.label)
         # Until FalkorDB has rebuilt its indexes after the start, full-text queries find nothing.
         while True:
-            if all(status == "OPERATIONAL" for _, status in await sq.index_states(services.ctx, "default")):
+            if all(status == "OPERATIONAL" for _, status in await indexes_q.index_states(services.ctx, "default")):
                 break
             await asyncio.sleep(0.2)
         total = (await services.ctx.read("default", f"MATCH (c:{label}) RETURN count(c)"))[0][0]

@@ -116,7 +116,7 @@ def relation_rows(pairs: list[tuple[int, int, str]], at: str) -> list[dict[str, 
 
 async def wait_indexes(runner: DirectRunner, project: str, timeout_s: float) -> float:
     """Seconds until every index of the project is operational (FalkorDB builds them in the background)."""
-    from polyg.store.queries.search import index_states
+    from polyg.store.queries.indexes import index_states
 
     t = time.perf_counter()
     while True:
@@ -152,7 +152,7 @@ async def bulk_load(
     from polyg.store.names import OBSERVATION, Label
     from polyg.store.queries import edges as edge_q
     from polyg.store.queries import vectors as vector_q
-    from polyg.store.queries.entities import create_entities_cypher
+    from polyg.store.queries.nodes import create_entities_cypher
 
     settings = load_settings(None, data_dir=data_dir, log_level="WARNING", embedding_provider="hashing")
     core = Polyg(settings, sweep=False)

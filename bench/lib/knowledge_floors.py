@@ -114,7 +114,8 @@ class Floors:
         await self._timed("paths", read())
 
     async def explore(self, term: str) -> None:
-        from polyg.store.queries import explore as eq
+        from polyg.store.queries import edge_reads as edge_reads_q
+        from polyg.store.queries import node_reads as node_reads_q
         from polyg.store.queries import traversal as q
 
         s, project = self._s, self.project
@@ -124,8 +125,8 @@ class Floors:
             ids = [h.node_id for h in hits]
             if not ids:
                 return
-            await eq.entities(s.ctx, project, ids)
-            await eq.relationships(s.ctx, project, ids, RELATIONSHIPS)
+            await node_reads_q.summaries(s.ctx, project, ids)
+            await edge_reads_q.knowledge_touching(s.ctx, project, ids, RELATIONSHIPS)
             starts = [int(r[0]) for r in await q.find_nodes(s.ctx, project, ENTITY, ids)]
             first = await q.expand(
                 s.ctx,

@@ -38,7 +38,7 @@ OWN_PROPERTY_KEYS = frozenset(
     {
         "id",
         "name",
-        "name_key",  # the normalised name entities are matched on (polyg.store.queries.entities)
+        "name_key",  # the normalised name entities are matched on (polyg.store.queries.nodes)
         "type",
         "summary",
         "description",
@@ -56,7 +56,7 @@ OWN_PROPERTY_KEYS = frozenset(
         "created_date",
         "last_modified_date",
         "key",  # PolygMeta's
-        # the graphrag extraction log (polyg.store.queries.graphrag)
+        # the graphrag extraction log (polyg.store.queries.extraction)
         "extraction_rev",
         "extracted_at",
     }

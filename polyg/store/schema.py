@@ -23,8 +23,8 @@ from polyg.errors import DimensionMismatch, StoreError
 from polyg.store.connection import reads_from_primary
 from polyg.store.falkor import FalkorStore
 from polyg.store.names import ENTITY, EVENT, POLYG_META, Label, RelType, is_name, is_reserved_rel_type
-from polyg.store.queries.entities import NAME_KEY
-from polyg.store.queries.retrieval import INDEXES as DOCUMENT_INDEXES
+from polyg.store.queries.articles import INDEXES as DOCUMENT_INDEXES
+from polyg.store.queries.nodes import NAME_KEY
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ HNSW_M = 16  # FalkorDB's default, written out so that the index says what it is
 # The embeddable labels' indexes (polyg.core.graph.embeddable derives the same lists).
 RANGE_INDEXES: dict[str, tuple[str, ...]] = {
     # parent_id: deleting an entity clears its children's parent, a lookup per deleted entity.
-    # name_key: memory's match-or-create of a name (polyg.store.queries.entities).
+    # name_key: memory's match-or-create of a name (polyg.store.queries.nodes).
     "Entity": ("id", "name", "type", "parent_id", "name_key"),
     "Observation": ("id",),
     # occurred_us: timelines and an event's neighbours in time are read through it.

@@ -28,7 +28,8 @@ import re
 from collections.abc import Sequence
 
 from polyg.store.queries import Runner
-from polyg.store.queries import retrieval as q
+from polyg.store.queries import articles as q
+from polyg.store.queries import node_reads as node_reads_q
 
 WORD = re.compile(r"\w+")
 # A name shorter than this is too likely to be a word that merely looks like it.
@@ -109,7 +110,7 @@ async def follow_chunks(runner: Runner, project: str, chunks: Sequence[tuple[str
     (links the chunks had are kept)."""
     if not chunks:
         return 0
-    matcher = NameMatcher([(str(i), str(n)) for i, n in await q.entity_names(runner, project)])
+    matcher = NameMatcher([(str(i), str(n)) for i, n in await node_reads_q.entity_names(runner, project)])
     if not matcher:
         return 0
     links = [[chunk_id, entity_id] for chunk_id, text in chunks for entity_id in sorted(matcher.find(text))]

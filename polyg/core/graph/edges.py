@@ -33,7 +33,8 @@ from polyg.names import now_iso
 from polyg.store.falkor import Row
 from polyg.store.names import NAME, Label, RelType, is_name, is_reserved_rel_type, user_rel_type
 from polyg.store.queries import edges as q
-from polyg.store.queries import nodes as nq
+from polyg.store.queries import projects as projects_q
+from polyg.store.queries import resolve as resolve_q
 
 OWN_KEYS = sorted(OWN_PROPERTY_KEYS)
 EDGE_ID = re.compile(rf"rel_[0-9a-f]{{16}}_({NAME.pattern})")
@@ -103,7 +104,7 @@ async def resolve(
     wanted = sorted({ref for ref in refs if isinstance(ref, str) and ref})
     if not wanted:
         return {}
-    rows = await nq.resolve(ctx, project, registry.endpoint_labels(), registry.named_labels(), wanted)
+    rows = await resolve_q.references(ctx, project, registry.endpoint_labels(), registry.named_labels(), wanted)
     endpoints = set(registry.endpoint_labels())
     found: dict[str, Resolved] = {}
     for ref, (node_id, labels, type_) in rows:
@@ -268,7 +269,7 @@ class EdgeService:
             return carried
         types = [
             RelType(name)
-            for name in await q.relationship_types(self.ctx, project)
+            for name in await projects_q.rel_types(self.ctx, project)
             if is_name(name) and not is_reserved_rel_type(name)
         ]
         rows = await q.find_type(self.ctx, project, types, edge_id)

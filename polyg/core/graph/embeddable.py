@@ -21,7 +21,7 @@ from polyg.core.graph.vectors import head_text as entity_head_text
 from polyg.store import names
 from polyg.store.names import Label, RelType
 from polyg.store.queries import search, vectors
-from polyg.store.queries.nodes import NodeIndexes
+from polyg.store.queries.indexes import NodeIndexes
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ ENTITY = Embeddable(
     head_text=_entity_head,
     fulltext=("name", "type", "summary"),
     # parent_id: deleting an entity clears its children's parent, a lookup per deleted entity.
-    # name_key: memory's match-or-create of a name (polyg.store.queries.entities).
+    # name_key: memory's match-or-create of a name (polyg.store.queries.nodes).
     lookup=("id", "name", "type", "parent_id", "name_key"),
     parts=Link(names.OBSERVATION, names.HAS_OBSERVATION),
 )

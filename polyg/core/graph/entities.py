@@ -17,8 +17,9 @@ from polyg.core.model import Node
 from polyg.errors import NotFound
 from polyg.names import new_id, now_iso, timestamps
 from polyg.store.names import ENTITY
-from polyg.store.queries import entities as q
-from polyg.store.queries.entities import DELETE_ENTITY_TAIL, label_dispatch
+from polyg.store.queries import node_reads as q
+from polyg.store.queries import observations as observations_q
+from polyg.store.queries.nodes import DELETE_ENTITY_TAIL, label_dispatch
 
 __all__ = [
     "DELETE_ENTITY_TAIL",
@@ -59,7 +60,7 @@ class EntityDetail:
 
 
 def entity_node(row: dict[str, Any]) -> Node:
-    """The node of an entity row (`polyg.store.queries.entities.ENTITY_FIELDS`)."""
+    """The node of an entity row (`polyg.store.queries.node_reads.ENTITY_FIELDS`)."""
     return Node(
         row["id"],
         ENTITY,
@@ -162,7 +163,7 @@ class EntityService:
         limits.text(text, "observation", max_len=limits.MAX_TEXT)
         if not await q.entity_exists(self.ctx, project, entity_id):
             raise NotFound(f"Entity {entity_id} not found.")
-        rows = await q.add_observation(self.ctx, project, entity_id, new_id("obs"), text, now_iso())
+        rows = await observations_q.add_observation(self.ctx, project, entity_id, new_id("obs"), text, now_iso())
         if not rows:
             raise NotFound(f"Entity {entity_id} not found.")
         observation_id, added = rows[0]
@@ -173,7 +174,7 @@ class EntityService:
     async def delete_observation(self, project: str, entity_id: str, observation_id: str) -> None:
         limits.identifier(entity_id, "entity_id")
         limits.identifier(observation_id, "observation_id")
-        found = await q.observation_exists(self.ctx, project, entity_id, observation_id)
-        if not found or not await q.delete_observation(self.ctx, project, entity_id, observation_id):
+        found = await observations_q.observation_exists(self.ctx, project, entity_id, observation_id)
+        if not found or not await observations_q.delete_observation(self.ctx, project, entity_id, observation_id):
             raise NotFound(f"Observation {observation_id} not found or does not belong to entity {entity_id}.")
         self.ctx.vectors.mark(project, [entity_id])

@@ -1,5 +1,5 @@
 """The one writer of entities (issue 24): every toolset creates its `:Entity` nodes here, through
-the one statement of `polyg.store.queries.entities.create_entities`.
+the one statement of `polyg.store.queries.nodes.create_entities`.
 
 The toolsets' specs differ in what a create does when the entity may exist; they are options
 of the one write (`IfAbsent`), each checked inside the write query, which FalkorDB runs alone
@@ -28,9 +28,9 @@ from polyg.core.model import OWN_PROPERTY_KEYS, Node, decode_properties
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row
 from polyg.store.names import ENTITY, Label, is_name, is_reserved_label
-from polyg.store.queries import entities as q
 from polyg.store.queries import nodes as nq
-from polyg.store.queries.entities import IfAbsent
+from polyg.store.queries import nodes as q
+from polyg.store.queries.nodes import IfAbsent
 
 __all__ = ["DEFAULT_TYPE", "EntityWriter", "IfAbsent", "node_from", "type_label"]
 
@@ -86,7 +86,7 @@ class EntityWriter:
         parent_id, props, obs [{id, text, at}], created_at, updated_at) in one query; the
         second label comes from the type. Returns the entities created: a row `if_absent`
         found existing, or whose parent (`parent`) is gone, has none. `prelude`, `carry`,
-        `after`: see `polyg.store.queries.entities.create_entities_cypher`."""
+        `after`: see `polyg.store.queries.nodes.create_entities_cypher`."""
         if not rows:
             return []
         written = await q.create_entities(

@@ -15,7 +15,7 @@ import time
 from polyg.core.graph.embeddable import REGISTRY
 from polyg.errors import IndexNotFound
 from polyg.store.queries import Runner
-from polyg.store.queries import search as q
+from polyg.store.queries import indexes as q
 
 WAIT_S = 1.0
 

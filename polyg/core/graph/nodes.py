@@ -30,6 +30,7 @@ from polyg.core.model import (
 from polyg.errors import InvalidParams, NotFound, PayloadTooLarge, PolygError
 from polyg.names import new_id, now_iso, timestamps
 from polyg.store.names import user_rel_type
+from polyg.store.queries import node_reads as node_reads_q
 from polyg.store.queries import nodes as q
 
 MAX_NODE_EDGES = 100  # edges one new node may bring along
@@ -279,6 +280,6 @@ class NodeService:
 
     async def get(self, project: str, ids: Sequence[str]) -> list[Node]:
         """The nodes with these ids, in that order (unknown ids are left out)."""
-        rows = await q.get_nodes(self.ctx, project, self.kind.label, list(ids), OWN_KEYS)
+        rows = await node_reads_q.get_nodes(self.ctx, project, self.kind.label, list(ids), OWN_KEYS)
         by_id = {node.id: node for node in (node_from(row, self.kind.label) for row in rows)}
         return [by_id[i] for i in ids if i in by_id]

@@ -18,8 +18,10 @@ from polyg.core.model import Edge, Node
 from polyg.errors import NotFound
 from polyg.names import check_type_name, new_id
 from polyg.store.names import RelType
-from polyg.store.queries import relationships as q
-from polyg.store.queries.relationships import by_id, delete_by_id
+from polyg.store.queries import edge_reads as edge_reads_q
+from polyg.store.queries import edges as q
+from polyg.store.queries.edges import between_entities_by_id as by_id
+from polyg.store.queries.edges import delete_between_entities_by_id as delete_by_id
 from polyg.store.schema import relationship_types
 
 __all__ = ["Direction", "Neighbour", "RelationshipService", "by_id", "delete_by_id"]
@@ -70,7 +72,7 @@ class RelationshipService:
         limits.identifier(entity_id, "entity_id")
         if type_ is not None:
             limits.identifier(type_, "relationship_type")
-        rows = await q.around(self.ctx, project, entity_id, type_, direction, limit, returns)
+        rows = await edge_reads_q.around(self.ctx, project, entity_id, type_, direction, limit, returns)
         if not rows:
             raise NotFound(f"Entity {entity_id} not found.")
         return [row for row in rows if row[0] is not None]
@@ -78,13 +80,13 @@ class RelationshipService:
     async def list_for(
         self, project: str, entity_id: str, *, type_: str | None, direction: str, limit: int
     ) -> list[Edge]:
-        rows = await self._around(project, entity_id, type_, direction, limit, q.LISTED)
+        rows = await self._around(project, entity_id, type_, direction, limit, edge_reads_q.LISTED)
         return [Edge(rid, t, src, dst, d or "") for rid, src, dst, t, d in rows]
 
     async def related(
         self, project: str, entity_id: str, *, type_: str | None, direction: str, limit: int
     ) -> list[Neighbour]:
-        rows = await self._around(project, entity_id, type_, direction, limit, q.RELATED)
+        rows = await self._around(project, entity_id, type_, direction, limit, edge_reads_q.RELATED)
         return [
             Neighbour(Node(oid, "Entity", name=name, type=otype), Edge(rid, t, src, dst, d or ""), way)
             for rid, src, dst, t, d, way, oid, name, otype in rows
@@ -101,5 +103,5 @@ class RelationshipService:
         rel_type = await self.type_of(project, relationship_id)
         if rel_type is None:
             raise NotFound(f"Relationship {relationship_id} not found.")
-        if await q.delete(self.ctx, project, rel_type, relationship_id) == 0:
+        if await q.delete_between_entities(self.ctx, project, rel_type, relationship_id) == 0:
             raise NotFound(f"Relationship {relationship_id} not found.")

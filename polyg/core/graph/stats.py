@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from polyg.core.graph.context import GraphContext
 from polyg.core.graph.weighted_links import shown_type
 from polyg.store.falkor import Row
-from polyg.store.queries import graphrag as q
+from polyg.store.queries import indexes as indexes_q
+from polyg.store.queries import stats as q
 
 DUPLICATES_SHOWN = 20
 
@@ -66,7 +67,7 @@ async def statistics(ctx: GraphContext, project: str) -> GraphStatistics:
         q.relationship_types(ctx, project),
         q.duplicate_names(ctx, project, DUPLICATES_SHOWN),
         _components(ctx, project),
-        q.entity_index_status(ctx, project),
+        indexes_q.entity_index_status(ctx, project),
     )
     groups = [int(size) for _, size in components if int(size) > 1]
     return GraphStatistics(

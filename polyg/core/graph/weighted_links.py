@@ -25,7 +25,7 @@ from polyg.core.graph.reltypes import RelTypeService
 from polyg.errors import InvalidParams, NotFound, PayloadTooLarge
 from polyg.names import now_iso
 from polyg.store.names import RelType, user_rel_type
-from polyg.store.queries import graphrag as q
+from polyg.store.queries import node_reads as q
 
 SPEC_TYPES: dict[str, str] = {
     "relates_to": "RELATES_TO",
@@ -158,7 +158,7 @@ class WeightedLinks:
         weight = check_weight(weight)
         encoded = encode_context(context)
         causal = bool(is_causal) or rel == CAUSAL
-        found = await q.entities_exist(self.ctx, project, [source_id, target_id])
+        found = await q.existing_ids(self.ctx, project, [source_id, target_id])
         missing = [i for i in (source_id, target_id) if i not in found]
         if missing:
             raise NotFound(f"Entity {missing[0]} not found.")

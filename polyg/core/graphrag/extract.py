@@ -12,7 +12,7 @@ extraction`, `extracted_by`, `observation_id`, `evidence`: the sentence). One re
 (source, type, target): running again, or stating a relationship that exists (added by hand,
 weight 0.9), adds nothing and changes nothing.
 
-The extraction log (`polyg.store.queries.graphrag`) records the entity revision each entity was
+The extraction log (`polyg.store.queries.extraction`) records the entity revision each entity was
 extracted at; `extract_all` takes only entities changed since, in batches, logging progress and reporting
 it to a caller that asked (`polyg.core.progress`).
 """
@@ -42,7 +42,10 @@ from polyg.errors import InvalidParams, NotFound, StoreError
 from polyg.llm import LLM, Message, with_fallback
 from polyg.names import now_iso
 from polyg.store.falkor import Row
-from polyg.store.queries import graphrag as q
+from polyg.store.names import ENTITY
+from polyg.store.queries import extraction as q
+from polyg.store.queries import observations as observations_q
+from polyg.store.queries import resolve as resolve_q
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +164,7 @@ class NameResolver:
 
     async def _candidates(self, project: str, query: str) -> list[Row]:
         try:
-            return await q.name_candidates(self.ctx, project, query, FUZZY_CANDIDATES)
+            return await resolve_q.text_candidates(self.ctx, project, ENTITY, query, FUZZY_CANDIDATES)
         except StoreError:
             return []  # no full-text index yet: nothing to be similar to
 
@@ -228,7 +231,7 @@ class Extractor:
 
     async def entity(self, project: str, entity_id: str) -> EntityExtraction:
         """Extracts from one entity's observations, whether or not it changed since."""
-        rows = await q.observations_of(self.ctx, project, [entity_id])
+        rows = await observations_q.observations_of(self.ctx, project, [entity_id])
         if not rows:
             raise NotFound(f"Entity {entity_id} not found.")
         return (await self._batch(project, rows))[0]
@@ -241,7 +244,7 @@ class Extractor:
         ids = [row[0] for row in await q.entities_due(self.ctx, project, limit)]
         done: list[EntityExtraction] = []
         for start in range(0, len(ids), BATCH):
-            rows = await q.observations_of(self.ctx, project, ids[start : start + BATCH])
+            rows = await observations_q.observations_of(self.ctx, project, ids[start : start + BATCH])
             done.extend(await self._batch(project, rows))
             log.info(
                 "relationship extraction progress",

@@ -30,7 +30,8 @@ from polyg.core.text.chunking import DEFAULT_SPEC, Chunk, ChunkSpec, chunk_text
 from polyg.errors import InvalidParams
 from polyg.names import now_iso
 from polyg.store.falkor import VectorParam
-from polyg.store.queries import retrieval as q
+from polyg.store.queries import articles as q
+from polyg.store.queries import node_reads as node_reads_q
 from polyg.store.queries.vectors import set_vectors
 
 log = logging.getLogger(__name__)
@@ -108,7 +109,7 @@ class IngestService:
                 todo.append((doc, digest, article_id))
         if todo:
             pending = await asyncio.to_thread(self._chunk_all, todo)
-            matcher = NameMatcher([(str(i), str(n)) for i, n in await q.entity_names(self.ctx, project)])
+            matcher = NameMatcher([(str(i), str(n)) for i, n in await node_reads_q.entity_names(self.ctx, project)])
             await self._write_all(project, pending, matcher, report, progress)
         report.total_s = time.perf_counter() - started
         log.info("ingested", extra={"project": project, "ingest": report.as_dict()})

@@ -26,7 +26,9 @@ from polyg.errors import EmbeddingError, InvalidParams, NotFound
 from polyg.names import new_id, now_iso
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import REPRESENTS, SIMILAR_TO
-from polyg.store.queries import concepts as q
+from polyg.store.queries import edge_reads as edge_reads_q
+from polyg.store.queries import resolve as resolve_q
+from polyg.store.queries import search as q
 
 CONCEPT = "concept"
 SIMILAR_MIN = 0.6
@@ -83,7 +85,7 @@ class SemanticGraph:
         unknown = [n for n in names if n not in targets]
         if unknown:
             raise NotFound(f"Entity with name {', '.join(unknown)} not found.")
-        existing = await q.entity_named(self.ctx, project, name)
+        existing = await resolve_q.entity_named(self.ctx, project, name)
         if existing and existing[0][2] != CONCEPT:
             # A second entity of the name would make every lookup by name ambiguous; turning
             # the entity into a concept would lose its type.
@@ -98,7 +100,7 @@ class SemanticGraph:
             if made:
                 concept_id, created = made[0].id, True
             else:
-                existing = await q.entity_named(self.ctx, project, name)
+                existing = await resolve_q.entity_named(self.ctx, project, name)
                 if not existing:
                     raise NotFound(f"Concept {name!r} was deleted meanwhile.")
                 if existing[0][2] != CONCEPT:
@@ -190,7 +192,7 @@ class SemanticGraph:
         concept_ids = [i for i in order if hits[i].kind == "concept"]
         similar = {}
         if concept_ids:
-            for cid, pairs, _ in await q.neighbours(self.ctx, project, concept_ids, 5):
+            for cid, pairs, _ in await edge_reads_q.concept_neighbours(self.ctx, project, concept_ids, 5):
                 similar[cid] = [(n, round(float(s), 4)) for n, s in pairs if n is not None]
         return [
             SemanticHit(

@@ -26,7 +26,8 @@ from polyg.core.text.time import SYSTEM_CLOCK, Clock, format_utc
 from polyg.errors import InvalidParams, NotFound
 from polyg.store.falkor import TextListParam
 from polyg.store.names import ENTITY, RelType
-from polyg.store.queries import entity_graph as q
+from polyg.store.queries import edge_reads as edge_reads_q
+from polyg.store.queries import node_reads as q
 
 RECENT_EVENTS = 10  # the events get_entity shows, latest first
 OWN_KEYS = TextListParam(sorted(OWN_PROPERTY_KEYS))
@@ -142,7 +143,7 @@ class EntityGraph:
         return found
 
     async def record(self, project: str, entity_id: str) -> Node:
-        rows = await q.entity(self.ctx, project, entity_id, OWN_KEYS)
+        rows = await q.entity_with_properties(self.ctx, project, entity_id, OWN_KEYS)
         if not rows:
             raise NotFound(f"Entity {entity_id} not found.")
         return record_from(rows[0][0], dict(rows[0][1]))
@@ -203,7 +204,7 @@ class EntityGraph:
             raise NotFound(f"Entity with name {', '.join(unknown)} not found (pass create_missing to create it).")
         ids, made = await self.ensure(project, [source, target], known=ids)
         a, b = ids[source], ids[target]
-        found = await q.relation_between(self.ctx, project, a, b, rel_type, relationship)
+        found = await edge_reads_q.relation_between(self.ctx, project, a, b, rel_type, relationship)
         created = False
         if found:
             rel_id = found[0][0]
@@ -214,7 +215,7 @@ class EntityGraph:
             row = {"id": rel_id, "a": a, "b": b, "text": relationship, "type": rel_type, "description": description}
             created = bool(await self.named.write_relations(project, [row], same="text"))
             if not created:
-                found = await q.relation_between(self.ctx, project, a, b, rel_type, relationship)
+                found = await edge_reads_q.relation_between(self.ctx, project, a, b, rel_type, relationship)
                 if not found:
                     raise NotFound("The relation was deleted meanwhile.")
                 rel_id = found[0][0]

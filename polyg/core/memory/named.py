@@ -30,8 +30,11 @@ from polyg.core.search.resolve import Resolver
 from polyg.errors import NotFound
 from polyg.names import TYPE_NAME, new_id, now_iso, timestamps
 from polyg.store.names import is_reserved_rel_type
-from polyg.store.queries import named as q
-from polyg.store.queries.named import REL_TEXT
+from polyg.store.queries import edge_reads as edge_reads_q
+from polyg.store.queries import edges as edges_q
+from polyg.store.queries import node_reads as q
+from polyg.store.queries import observations as observations_q
+from polyg.store.queries.edges import REL_TEXT
 
 __all__ = [
     "MAX_RELATIONS",
@@ -115,7 +118,7 @@ class NamedGraph:
     ) -> list[NamedEntity]:
         """The entities with these ids, in the given order, with at most `shown` observations
         each from the `skip`th on (all with None)."""
-        rows = await q.entities(self.ctx, project, ids, skip, None if shown is None else skip + shown)
+        rows = await q.entities_with_observations(self.ctx, project, ids, skip, None if shown is None else skip + shown)
         by_id = {
             entity_id: NamedEntity(entity_id, name, entity_type, tuple(obs), int(total))
             for entity_id, name, entity_type, obs, total in rows
@@ -130,14 +133,14 @@ class NamedGraph:
 
         The cap guards the response size against hub entities with huge degree; the caller
         says so in the result, so nothing is dropped silently."""
-        rows = await q.relations_touching(self.ctx, project, ids, limit + 1)
+        rows = await edge_reads_q.relations_touching(self.ctx, project, ids, limit + 1)
         relations = [NamedRelation(a, b, t) for a, b, t in rows[:limit]]
         return relations, len(rows) > limit
 
     async def page(self, project: str, offset: int, limit: int) -> tuple[list[str], bool]:
         """A page of entity ids in name order, and whether more follow."""
         limits.offset(offset)
-        ids = await q.page(self.ctx, project, offset, limit + 1)
+        ids = await q.entity_ids_page(self.ctx, project, offset, limit + 1)
         return ids[:limit], len(ids) > limit
 
     async def existing_ids(self, project: str, ids: list[str]) -> set[str]:
@@ -281,7 +284,7 @@ class NamedGraph:
             for entity_id, added in texts.items()
             if added
         ]
-        result = await q.add_observations(self.ctx, project, rows, now_iso())
+        result = await observations_q.add_observations(self.ctx, project, rows, now_iso())
         self.ctx.vectors.mark(project, [row[0] for row in result])
         return {entity_id: set(added) for entity_id, added in result}
 
@@ -310,7 +313,7 @@ class NamedGraph:
         if not ids:
             return
         rows = [{"id": ids[r["name"]], "texts": r["texts"]} for r in rows if r["name"] in ids]
-        self.ctx.vectors.mark(project, await q.delete_observations(self.ctx, project, rows))
+        self.ctx.vectors.mark(project, await observations_q.delete_observations(self.ctx, project, rows))
 
     async def delete_relations(self, project: str, items: list[dict[str, str]]) -> None:
         """Delete the named relations, between the entities those names open, in one query."""
@@ -322,7 +325,7 @@ class NamedGraph:
             for rel in wanted
             if rel["from"] in ids and rel["to"] in ids
         ]
-        await q.delete_relations(self.ctx, project, rows)
+        await edges_q.delete_relations(self.ctx, project, rows)
 
 
 def _observation_row(o: dict[str, Any]) -> dict[str, Any]:

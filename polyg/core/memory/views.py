@@ -16,12 +16,13 @@ from polyg.core.graph.context import GraphContext
 from polyg.core.text.time import SYSTEM_CLOCK, Clock, format_utc
 from polyg.errors import InvalidParams
 from polyg.store.names import NAME
+from polyg.store.queries import transfer as transfer_q
 from polyg.store.queries import views as q
 
 View = Literal["semantic", "temporal", "causal", "entity", "all"]
 VIEWS: tuple[str, ...] = ("semantic", "temporal", "causal", "entity", "all")
 OWN_TYPES = frozenset({"HAS_OBSERVATION", "SIMILAR_TO", "REPRESENTS", "CAUSES", "INVOLVES", "T_BEFORE"})
-VECTOR_KEYS = frozenset(q.VECTOR_KEYS)
+VECTOR_KEYS = frozenset(transfer_q.VECTOR_KEYS)
 MAX_EXPORT = 20_000
 
 
@@ -139,15 +140,15 @@ class Views:
             raise InvalidParams(f"limit must be between 1 and {MAX_EXPORT}.")
         if offset < 0:
             raise InvalidParams("offset must not be negative.")
-        total_nodes = await q.node_count(self.ctx, project)
-        total = total_nodes + await q.edge_count(self.ctx, project)
+        total_nodes = await transfer_q.node_count(self.ctx, project)
+        total = total_nodes + await transfer_q.edge_count(self.ctx, project)
         node_rows = []
         if offset < total_nodes:
-            node_rows = await q.nodes_page(self.ctx, project, offset, limit, vectors=embeddings)
+            node_rows = await transfer_q.nodes_page(self.ctx, project, offset, limit, vectors=embeddings)
         room = limit - len(node_rows)
         edge_rows = []
         if room > 0:
-            edge_rows = await q.edges_page(self.ctx, project, max(0, offset - total_nodes), room)
+            edge_rows = await transfer_q.edges_page(self.ctx, project, max(0, offset - total_nodes), room)
         end = offset + len(node_rows) + len(edge_rows)
         out = Export(fmt, len(node_rows), len(edge_rows), offset, end if end < total else None)
         nodes = [(labels, self._keep(p, embeddings)) for labels, p in node_rows]
@@ -166,7 +167,7 @@ class Views:
             ]
             return out
         if offset == 0:
-            found = [label for label in await q.labels(self.ctx, project) if label != "PolygMeta"]
+            found = [label for label in await transfer_q.labels(self.ctx, project) if label != "PolygMeta"]
             out.statements += [f"CREATE INDEX FOR (n:{name(label)}) ON (n.id)" for label in found]
         out.statements += [f"CREATE (:{':'.join(name(x) for x in lab)} {props(p)})" for lab, p in nodes]
         out.statements += [

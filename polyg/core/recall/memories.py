@@ -18,7 +18,7 @@ from polyg.core.recall.ranking import DEFAULT_RANKING, MemoryRanking, add_neighb
 from polyg.core.search.service import STOPWORDS
 from polyg.core.text.time import Interval
 from polyg.store.falkor import Row
-from polyg.store.queries import temporal as q
+from polyg.store.queries import memories as q
 
 # The best memory's score: below a whole graph's own verdict (an entity named exactly, 1.0).
 TOP_SCORE = 0.95

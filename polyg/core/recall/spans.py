@@ -7,7 +7,7 @@ holding most of the question's words, among the first memories recall ranks (the
 too: the search read the whole memory, the sentence is a part of it), by the person the
 question names when it names one. A question is not an answer: a sentence asking one counts
 for less. A when-question wants a sentence that states a time, and the time it states is
-read from when the memory was told (polyg.core.recall.told_time).
+read from when the memory was told (polyg.core.text.told_time).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from datetime import datetime, timedelta
 
 from polyg.core.recall.answering import word_key, words
 from polyg.core.recall.evidence import Evidence
-from polyg.core.recall.told_time import ToldTime, told_times
 from polyg.core.text import sentences
 from polyg.core.text.time import Interval, parse_instant
 from polyg.core.text.timeref import find_time_refs
+from polyg.core.text.told_time import ToldTime, told_times
 from polyg.errors import PolygError
 
 # The first memories an answer is looked for in: the search ranks the memory holding the

@@ -52,8 +52,8 @@ from polyg.core.recall.output import (
     TimedEvent,
 )
 from polyg.core.recall.spans import Span, answering_spans, told_at, told_by
-from polyg.core.recall.told_time import day_text, told_times
 from polyg.core.text.time import Interval, parse_instant
+from polyg.core.text.told_time import day_text, told_times
 from polyg.errors import PolygError
 from polyg.llm import LLM, Answer, LLMInvalidOutput, Message, with_fallback
 

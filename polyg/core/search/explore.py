@@ -32,7 +32,10 @@ from polyg.core.graph.reltypes import RelationshipType, RelTypeService, weights
 from polyg.core.search.service import PresetName, SearchService
 from polyg.core.traversal.service import EdgeRef, Hop, Neighbourhood, NodeRef, StrengthScorer, TraversalService
 from polyg.errors import InvalidParams
-from polyg.store.queries import explore as q
+from polyg.store.queries import edge_reads as edge_reads_q
+from polyg.store.queries import node_reads as q
+from polyg.store.queries import templates as templates_q
+from polyg.store.queries import traversal as traversal_q
 
 # Each strategy is a search preset (`polyg.core.search.service.PRESETS`).
 STRATEGY_PRESETS: dict[str, PresetName] = {"vector": "vector_only", "text": "text_only", "combined": "default"}
@@ -136,7 +139,7 @@ class Explorer:
             hood = TermNeighbourhood()
             result[term] = hood
             hits = await self._search(project, term, strategy, max_results)
-            details = {row[0]: row for row in await q.entities(self.ctx, project, [h for h, _ in hits])}
+            details = {row[0]: row for row in await q.summaries(self.ctx, project, [h for h, _ in hits])}
             hood.primary = [
                 PrimaryNode(i, details[i][1] or "", details[i][2] or "", details[i][3] or "", round(score, 6))
                 for i, score in hits
@@ -145,7 +148,7 @@ class Explorer:
             ids = [p.id for p in hood.primary]
             if not ids:
                 continue
-            rows = await q.relationships(self.ctx, project, ids, RELATIONSHIP_LIMIT)
+            rows = await edge_reads_q.knowledge_touching(self.ctx, project, ids, RELATIONSHIP_LIMIT)
             hood.relationships = [Around(t, s, d, dn or "", dict(props or {})) for t, s, d, dn, props in rows]
             hoods = await asyncio.gather(
                 *(self.traversal.neighbours(project, i, depth=depth, limit=NEARBY_LIMIT) for i in ids)
@@ -170,7 +173,10 @@ class Explorer:
                 hood.common_types = [t for t, _ in types.most_common(10)]
             if include_templates:
                 hood.templates = [
-                    name for (name,) in await q.templates_in_use(self.ctx, project, ids + [n.id for n in hood.nearby])
+                    name
+                    for (name,) in await templates_q.templates_in_use(
+                        self.ctx, project, ids + [n.id for n in hood.nearby]
+                    )
                 ]
         parents = self._parents(reach, names)
         suggested_types = self._types(result, registered)
@@ -239,6 +245,6 @@ class Explorer:
             for _term_b, b in tops[i + 1 :]:
                 if a.id == b.id:
                     continue
-                if not await q.connected(self.ctx, project, a.id, b.id, depth):
+                if not await traversal_q.connected(self.ctx, project, a.id, b.id, depth):
                     missing.append(f"between {a.name} and {b.name}")
         return missing

@@ -43,7 +43,7 @@ from polyg.core.search.service import SearchService
 from polyg.core.traversal.service import NodeRef, Surroundings, TraversalService, node_from
 from polyg.errors import InvalidParams
 from polyg.store.names import ENTITY
-from polyg.store.queries import graphrag as gq
+from polyg.store.queries import observations as observations_q
 from polyg.store.queries import traversal as tq
 
 MIN_DEPTH, MAX_DEPTH = 1, 3
@@ -161,7 +161,7 @@ class GraphSearch:
         wanted = {i for i, _, _ in ranked} | {n for near in listed.values() for n, _, _ in near[:LISTED_NEIGHBOURS]}
         node_rows, text_rows, link_rows = await asyncio.gather(
             tq.nodes_by_internal_id(self.ctx, project, sorted(wanted)),
-            gq.entity_texts_at(self.ctx, project, [i for i, _, _ in ranked], CONTENT_OBSERVATIONS),
+            observations_q.entity_texts_at(self.ctx, project, [i for i, _, _ in ranked], CONTENT_OBSERVATIONS),
             tq.links_by_internal_id(self.ctx, project, sorted(set(shown))),
         )
         # Another session may delete an entity between the ranking and this read: it is then

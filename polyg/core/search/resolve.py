@@ -41,7 +41,7 @@ from polyg.core.search.service import STOPWORDS, PresetName, SearchService, stem
 from polyg.errors import StoreError
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, EVENT, Label
-from polyg.store.queries import named as named_q
+from polyg.store.queries import node_reads as node_reads_q
 from polyg.store.queries import resolve as q
 
 Kind = Literal["entity", "event"]
@@ -163,7 +163,7 @@ class Resolver:
         """reference -> entity id, where a reference is an entity's id or else its name (as
         `entity_ids` finds it); references that are neither are absent."""
         wanted = list(dict.fromkeys(refs))
-        found = {ref: ref for ref in await named_q.existing_ids(self.ctx, project, wanted)}
+        found = {ref: ref for ref in await node_reads_q.existing_ids(self.ctx, project, wanted)}
         names = [ref for ref in wanted if ref not in found]
         if names:
             found.update(await self.entity_ids(project, names))

@@ -18,7 +18,8 @@ from polyg.core.graph.context import GraphContext
 from polyg.core.search.service import CHUNK_TARGETS, SearchService
 from polyg.errors import EmptyQuery, IndexNotFound, InvalidParams, RetrievalError, StoreError, StoreTimeout
 from polyg.store.falkor import Row
-from polyg.store.queries import retrieval as q
+from polyg.store.queries import articles as q
+from polyg.store.queries import indexes as indexes_q
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ class RetrievalService:
         silently find nothing by meaning."""
         if project in self._vector_index_seen:
             return
-        if await q.has_chunk_vector_index(self.ctx, project):
+        if await indexes_q.has_chunk_vector_index(self.ctx, project):
             self._vector_index_seen.add(project)
             return
         if await q.chunk_count(self.ctx, project) > 0:

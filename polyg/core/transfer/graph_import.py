@@ -48,7 +48,7 @@ from polyg.store.names import (
     is_own_rel_type,
     short,
 )
-from polyg.store.queries import views as q
+from polyg.store.queries import transfer as q
 
 FORMAT = "json"  # what export_graph calls its JSON form
 BATCH = 500

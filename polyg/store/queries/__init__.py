@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from polyg.store.falkor import Row
-from polyg.store.names import SHARED_REL_TYPES
+from polyg.store.names import OWN_REL_TYPES, SHARED_REL_TYPES
 
 # The types a user shares with polyg (`polyg.store.names.SHARED_REL_TYPES`), as `$shared`.
 SHARED = sorted(SHARED_REL_TYPES)
+# Every type polyg owns (`polyg.store.names.OWN_REL_TYPES`), shared ones included, as `$own`.
+OWN = sorted(OWN_REL_TYPES)
 
 
 def knowledge(r: str, a: str, b: str) -> str:

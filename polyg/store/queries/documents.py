@@ -17,7 +17,7 @@ from polyg.store.queries import Runner
 from polyg.store.queries.templates import FIELDS
 
 # Internal properties never handed to a template.
-HIDDEN = ["embedding", "head_embedding", "rev", "vec_rev", "name_key"]  # name_key: polyg.store.queries.entities
+HIDDEN = ["embedding", "head_embedding", "rev", "vec_rev", "name_key"]  # name_key: polyg.store.queries.nodes
 # A node, with the id of the template it uses (USES_TEMPLATE) if any.
 NODE = (
     "id(n), n.id, n.name, n.type, n.summary, labels(n), "

@@ -1,7 +1,8 @@
-"""Cypher for edges: the one statement creating every toolset's domain relationships
-(`create_relationships`, used through `polyg.core.graph.edge_writer`); knowledge's edges read, updated
-and deleted, found by id through the per-type range index on `id` (`polyg.store.queries.reltypes`
-makes it); knowledge's writes bump both endpoints' `updated_at`.
+"""Cypher that writes edges: the one statement creating every toolset's domain relationships
+(`create_relationships`, used through `polyg.core.graph.edge_writer`); edges found, updated and
+deleted by id (knowledge's between any nodes, kg's between entities) through the per-type range
+index on `id` (`polyg.store.queries.reltypes` makes it); memory-compat's relations deleted by
+their text. Knowledge's writes bump both endpoints' `updated_at`.
 
 FalkorDB indexes relationships per type, and a pattern naming several types (`[r:A|B]`) or
 none uses no index: it scans edges, which at 100k edges is two orders of magnitude slower than
@@ -23,11 +24,6 @@ EDGE_RETURN = (
     "[k IN keys(r) WHERE NOT k IN $own | [k, r[k]]] AS props"
 )
 TOUCH_ENDS = "a.updated_at = $now, b.updated_at = $now"
-
-
-async def relationship_types(runner: Runner, project: str) -> list[str]:
-    rows = await runner.read(project, "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType")
-    return [row[0] for row in rows]
 
 
 # Every domain relationship a toolset creates is created by `create_relationships` (issue 24),
@@ -232,3 +228,64 @@ async def delete_edge(runner: Runner, project: str, rel_type: RelType, edge_id: 
         "RETURN gone, a.id, b.id",
         {"id": edge_id, "now": now},
     )
+
+
+# The relation's text as the user wrote it, whether or not it had to be sanitised.
+REL_TEXT = "coalesce(r.label, type(r))"
+
+
+_RELATIONS = (
+    f"UNWIND $rows AS row MATCH (a:Entity {{id: row.a}})-[r]->(b:Entity {{id: row.b}}) WHERE {REL_TEXT} = row.text "
+)
+
+
+async def delete_relations(runner: Runner, project: str, rows: list[dict[str, Any]]) -> None:
+    """Delete the relations from a to b with each row's text."""
+    # Read first: a call that deletes nothing writes nothing (nor creates the project).
+    if rows and await runner.read(project, _RELATIONS + "RETURN r LIMIT 1", {"rows": rows}):
+        await runner.write(project, _RELATIONS + "DELETE r", {"rows": rows})
+
+
+ENDPOINTS = "MATCH (a:Entity {id: $src}), (b:Entity {id: $dst}) "
+
+
+def between_entities_by_id(rel_type: RelType) -> str:
+    """Matches `r`, the relationship between entities of this type with id `$id`, through the
+    type's id index. The endpoints are checked after the match: labels on them in the pattern
+    make FalkorDB scan every entity and probe the index from each (10 s at 100k entities)."""
+    return f"MATCH ()-[r:{rel_type} {{id: $id}}]->() WITH r WHERE startNode(r):Entity AND endNode(r):Entity "
+
+
+def delete_between_entities_by_id(rel_type: RelType) -> str:
+    return between_entities_by_id(rel_type) + "WITH r, r.id AS gone DELETE r RETURN count(gone)"
+
+
+async def endpoints_exist(runner: Runner, project: str, source_id: str, target_id: str) -> bool:
+    return bool(await runner.read(project, ENDPOINTS + "RETURN a.id LIMIT 1", {"src": source_id, "dst": target_id}))
+
+
+async def existing(runner: Runner, project: str, rel_type: RelType, source_id: str, target_id: str) -> list[Row]:
+    """[id, description] of the oldest edge of this type without free text (that would be
+    memory-compat's "works at" stored as works_at) between these entities: the one that stopped
+    a create (`polyg.core.graph.edge_writer`, "type")."""
+    return await runner.read(
+        project,
+        ENDPOINTS + f"MATCH (a)-[x:{rel_type}]->(b) WHERE x.label IS NULL "
+        "RETURN x.id, x.description ORDER BY x.created_at, x.id LIMIT 1",
+        {"src": source_id, "dst": target_id},
+    )
+
+
+async def type_of(runner: Runner, project: str, types: list[RelType], relationship_id: str) -> RelType | None:
+    """The type of the relationship with this id among `types` (one query: a UNION of index
+    lookups, instead of a scan of every edge)."""
+    if not types:
+        return None
+    lookup = " UNION ALL ".join(between_entities_by_id(t) + "RETURN type(r) AS t" for t in types)
+    rows = await runner.read(project, lookup, {"id": relationship_id})
+    return RelType(rows[0][0]) if rows else None
+
+
+async def delete_between_entities(runner: Runner, project: str, rel_type: RelType, relationship_id: str) -> int:
+    rows = await runner.write(project, delete_between_entities_by_id(rel_type), {"id": relationship_id})
+    return int(rows[0][0]) if rows else 0

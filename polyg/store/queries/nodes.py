@@ -1,24 +1,39 @@
-"""Cypher for nodes: resolving references; creating (nodes of one shape per query), updating and
-deleting nodes; the per-label index statements.
+"""Cypher that writes nodes: the one statement that creates `:Entity` nodes for every toolset
+(`create_entities`, used through `polyg.core.graph.entity_writer`; knowledge's typed nodes and the
+edges they bring through `create_nodes_clauses`), updating a node, deleting nodes (kg by id,
+memory-compat by name, knowledge by label), and the revision every text change bumps.
 
 Each item is written by one query, and FalkorDB applies a query whole or not at all (a query that fails
 part-way is rolled back), so an item of a batch is never half-written. Endpoints and parents are
 matched before anything is created: a node that vanished in between makes the query return no
-row and write nothing.
+row and write nothing. Writes that may be refused are preceded by a read
+(`polyg.store.queries.node_reads.exists`): the first write to a project creates its graph
+(schema, indexes), and a refused call must leave nothing behind.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from polyg.store.falkor import Row
 from polyg.store.names import HAS_OBSERVATION, OBSERVATION, STRUCTURAL_REL_TYPES, Label, RelType
 from polyg.store.queries import SHARED, Runner, knowledge
 from polyg.store.queries.document_cache import drop_documents
 from polyg.store.queries.edges import new_relationship
-from polyg.store.queries.entities import NAME_KEY, bump_rev
+
+# A node's revision, written by every text change and by every creation: a token no other
+# revision of any node has, so that a vector computed for a node that was deleted and created
+# again with the same id (an import restores ids) can never pass for the new node's
+# (`polyg.core.graph.vectorizer`). A counter would start again at the same number.
+NEW_REV = "randomUUID()"
+
+
+def bump_rev(node: str = "e") -> str:
+    """The one revision bump: a SET item giving `node` a new revision (see NEW_REV)."""
+    return f"{node}.rev = {NEW_REV}"
+
 
 # A node's own fields as one map, and its user properties as [key, value] pairs: the keys
 # polyg owns (embeddings among them: 384 floats each) are not sent back.
@@ -27,28 +42,112 @@ NODE_RETURN = (
     "[k IN keys(n) WHERE NOT k IN $own | [k, n[k]]] AS props"
 )
 
+
 SETTABLE = frozenset({"name", "type", "summary", "parent_id"})
+
+
+def label_dispatch(node: str, label_of_row: str, labels: list[Label | None]) -> str:
+    """Clauses that give `node` its second label, for a batch whose rows carry different ones,
+    in one query: Cypher cannot take a label as a parameter, so each label of the batch gets a
+    FOREACH entered only by its rows."""
+    return " ".join(
+        f"FOREACH (_ IN CASE WHEN {label_of_row} = '{label}' THEN [1] ELSE [] END | SET {node}:{label})"
+        for label in sorted({Label(label) for label in labels if label is not None})
+    )
 
 
 def labels(kind: Label, extra: Label | None) -> str:
     return f"{kind}:{extra}" if extra else str(kind)
 
 
-async def resolve(
-    runner: Runner, project: str, id_labels: Sequence[Label], name_labels: Sequence[Label], refs: list[str]
-) -> list[Row]:
-    """Each reference -> [id, labels, type] of the node with that id, else of the oldest node
-    with that name; unresolved references have no row. One indexed lookup per label, one round
-    trip."""
-    branches = [f"WITH ref MATCH (n:{label} {{id: ref}}) RETURN n, 0 AS rank" for label in id_labels]
-    branches += [f"WITH ref MATCH (n:{label} {{name: ref}}) RETURN n, 1 AS rank" for label in name_labels]
-    return await runner.read(
-        project,
-        f"UNWIND $refs AS ref CALL {{ {' UNION '.join(branches)} }} "
-        "WITH ref, n, rank ORDER BY rank, n.created_at, n.id "
-        "RETURN ref, collect([n.id, labels(n), n.type])[0]",
-        {"refs": refs},
+# Every entity a toolset creates is created by `create_entities` (issue 24): one statement, so
+# that what an entity is made of (its key fields, its normalised name, its revision, its
+# second label, its observations) is written one way whatever tool made it.
+#
+# What a create does when the entity may exist already (`if_absent`), checked inside the write
+# query: FalkorDB runs one write query at a time on a graph, so two writers racing on one name
+# (two tasks, two processes on one data directory) create it once.
+# - "always": no check (kg and knowledge: names may repeat; the id is new);
+# - "id": skip a row whose id exists (an import that keeps ids);
+# - "name": skip a row whose exact name exists (memory-compat: names are unique; memory's
+#   concepts, whose names are their own);
+# - "name_key": skip a row whose normalised name exists (memory: a name matches an entity of
+#   that name in any case).
+# A unique constraint cannot stand in for the check: FalkorDB 4.16 has them, but kg allows
+# names to repeat, so no store-wide constraint holds on `name` or `name_key`.
+IfAbsent = Literal["always", "id", "name", "name_key"]
+# The normalised name memory matches names on: stored with every entity (indexed), rewritten by
+# a rename (`polyg.store.queries.nodes.update_node`). Computed by the store on both sides of a
+# comparison, so that its lower-casing is the one rule.
+NAME_KEY = "toLower({name})"
+_CHECKED: dict[str, tuple[str, str]] = {
+    "id": ("id", "r.id"),
+    "name": ("name", "r.name"),
+    "name_key": ("name_key", NAME_KEY.format(name="r.name")),
+}
+
+
+def create_entities_cypher(
+    labels: list[Label | None],
+    *,
+    if_absent: IfAbsent = "always",
+    parent: bool = False,
+    prelude: str = "",
+    carry: Sequence[str] = (),
+    after: str = "",
+) -> str:
+    """The one statement creating entities from `$rows` (see `create_entities`). `prelude`:
+    clauses run per row before the check (they may bind more variables, listed in `carry`);
+    `after`: clauses run per entity created (`n`), e.g. the relationships it brings."""
+    kept = ", ".join(["r", *(["p"] if parent else []), *carry])
+    cypher = "UNWIND $rows AS r " + ("MATCH (p:Entity {id: r.parent_id}) " if parent else "") + prelude
+    if if_absent != "always":
+        # The stored key is compared after it is projected out of the node: FalkorDB's index
+        # also matches names that differ in surrounding whitespace (`polyg.store.queries.resolve.EXACT_NAME`).
+        prop, key = _CHECKED[if_absent]
+        cypher += (
+            f"OPTIONAL MATCH (x:Entity {{{prop}: {key}}}) "
+            f"WITH {kept}, collect(x.{prop}) AS found WHERE NOT {key} IN found "
+        )
+    cypher += (
+        "CREATE (n:Entity {id: r.id, name: r.name, "
+        f"name_key: {NAME_KEY.format(name='r.name')}, type: r.type, summary: coalesce(r.summary, ''), "
+        "parent_id: r.parent_id, created_at: coalesce(r.created_at, $now), "
+        f"updated_at: coalesce(r.updated_at, $now), rev: {NEW_REV}}}) "
+        "SET n += coalesce(r.props, {}) "
+        + label_dispatch("n", "r.label", labels)
+        + " FOREACH (o IN coalesce(r.obs, []) | CREATE (n)-[:HAS_OBSERVATION]->(:Observation "
+        "{id: o.id, text: o.text, created_at: coalesce(o.at, $now)})) " + after
     )
+    return cypher + f" RETURN {NODE_RETURN}"
+
+
+async def create_entities(
+    runner: Runner,
+    project: str,
+    rows: list[dict[str, Any]],
+    *,
+    now: str,
+    own: Sequence[str],
+    if_absent: IfAbsent = "always",
+    parent: bool = False,
+    prelude: str = "",
+    carry: Sequence[str] = (),
+    after: str = "",
+    params: Mapping[str, Any] | None = None,
+) -> list[Row]:
+    """Create an entity per row: id, name, type, and optionally summary, parent_id (matched
+    first with `parent`: a row whose parent is gone writes nothing), label (its second label),
+    props (user properties, no None), obs [{id, text, at}], created_at, updated_at; `$now`
+    stands in for missing times. A row `if_absent` finds existing writes nothing. Returns
+    [node fields, labels, user property pairs] per entity created, in one query."""
+    if not rows:
+        return []
+    labels = [Label(row["label"]) if row.get("label") is not None else None for row in rows]
+    cypher = create_entities_cypher(
+        labels, if_absent=if_absent, parent=parent, prelude=prelude, carry=carry, after=after
+    )
+    return await runner.write(project, cypher, {**(params or {}), "rows": rows, "now": now, "own": list(own)})
 
 
 @dataclass(frozen=True)
@@ -164,6 +263,26 @@ def _own_field(key: str) -> str:
     return key
 
 
+# Follows a MATCH binding `e`: deletes the entities, their observations and relationships and
+# the documents cached for them or built from them (`drop_documents`), and clears the parent
+# of their children (found through the index on parent_id). Returns how many were deleted.
+DELETE_ENTITY_TAIL = (
+    "WITH e " + drop_documents("e") + "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation) "
+    "WITH e, collect(o) AS obs FOREACH (x IN obs | DELETE x) "
+    "WITH e OPTIONAL MATCH (c:Entity {parent_id: e.id}) "
+    "WITH e, collect(c) AS kids FOREACH (k IN kids | SET k.parent_id = NULL) "
+    "WITH e, e.id AS gone DETACH DELETE e RETURN count(gone)"
+)
+
+
+async def delete_entities(runner: Runner, project: str, ids: list[str]) -> int:
+    """Delete the entities with these ids (see DELETE_ENTITY_TAIL); how many were deleted."""
+    rows = await runner.write(
+        project, "UNWIND $ids AS id MATCH (e:Entity {id: id}) " + DELETE_ENTITY_TAIL, {"ids": ids}
+    )
+    return int(rows[0][0]) if rows else 0
+
+
 async def delete_node(runner: Runner, project: str, kind: Label, node_id: str, now: str) -> list[Row]:
     """The node, its observations and edges, and the documents cached for it or built from it;
     its neighbours' `updated_at` is bumped (an edge touching them went away; not a template
@@ -182,45 +301,3 @@ async def delete_node(runner: Runner, project: str, kind: Label, node_id: str, n
         "WITH n, near, n.id AS gone DETACH DELETE n RETURN gone, near",
         {"id": node_id, "now": now, "own": sorted(STRUCTURAL_REL_TYPES), "shared": SHARED},
     )
-
-
-async def get_nodes(runner: Runner, project: str, kind: Label, ids: list[str], own_keys: Sequence[str]) -> list[Row]:
-    return await runner.read(
-        project,
-        f"UNWIND $ids AS id MATCH (n:{kind} {{id: id}}) RETURN {NODE_RETURN}",
-        {"ids": ids, "own": list(own_keys)},
-    )
-
-
-@dataclass(frozen=True)
-class NodeIndexes:
-    """The indexes of node labels: range (equality lookups), full-text, vector (`embedding`)."""
-
-    range: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    fulltext: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    vector: tuple[str, ...] = ()
-
-    def missing(
-        self, found: Mapping[tuple[str, str], set[str]], dimension: int, *, hnsw: Mapping[str, int]
-    ) -> list[str]:
-        """Statements creating the indexes `found` (label, property) -> kinds lacks. `hnsw`:
-        M, efConstruction, efRuntime of new vector indexes."""
-        statements = []
-        for label, props in self.range.items():
-            for prop in props:
-                if "RANGE" not in found.get((label, prop), set()):
-                    statements.append(f"CREATE INDEX FOR (n:{Label(label)}) ON (n.{Label(prop)})")
-        for label, props in self.fulltext.items():
-            # FalkorDB refuses a field already indexed: only the missing ones are named.
-            missing = [p for p in props if "FULLTEXT" not in found.get((label, p), set())]
-            if missing:
-                args = ", ".join(f"'{Label(p)}'" for p in missing)
-                statements.append(f"CALL db.idx.fulltext.createNodeIndex('{Label(label)}', {args})")
-        for label in self.vector:
-            if "VECTOR" not in found.get((label, "embedding"), set()):
-                statements.append(
-                    f"CREATE VECTOR INDEX FOR (n:{Label(label)}) ON (n.embedding) OPTIONS "
-                    f"{{dimension: {int(dimension)}, similarityFunction: 'cosine', M: {int(hnsw['M'])}, "
-                    f"efConstruction: {int(hnsw['efConstruction'])}, efRuntime: {int(hnsw['efRuntime'])}}}"
-                )
-        return statements

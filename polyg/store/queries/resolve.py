@@ -1,20 +1,22 @@
-"""Finding the node a name or a text means: entities by name, events by description.
+"""Finding the node a name, a reference or a text means: entities by name, events by description,
+knowledge's references (an id, else a name).
 
 Exact matches use the range index on `Entity.name`, and each hit is compared again after it is
 projected out of the node: the index holds texts stripped, so it also finds a `beta\n` for
-`beta` (`polyg.store.queries.named`). The case-insensitive fallback compares the full-text
-index's matches of all the text's words (the scan of every node it replaced cost a read of
-every name or description per new name). Candidates for fuzzy and vector matching come from
-the full-text and vector indexes of `Entity` and `Event`.
+`beta` (`EXACT_NAME`). The case-insensitive fallback compares the full-text index's matches of
+all the text's words (the scan of every node it replaced cost a read of every name or
+description per new name). Candidates for fuzzy and vector matching come from the full-text
+and vector indexes of `Entity` and `Event`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from polyg.store.falkor import Row, VectorParam
 from polyg.store.names import ENTITY, EVENT, Label
 from polyg.store.queries import Runner
-from polyg.store.queries.entities import NAME_KEY
-from polyg.store.queries.named import EXACT_NAME
+from polyg.store.queries.nodes import NAME_KEY
 from polyg.store.queries.vectors import nearest
 
 # The labels a causal or temporal reference may point at, and the text that names each.
@@ -137,3 +139,34 @@ async def texts_of(run: Runner, project: str, label: Label, ids: list[str]) -> l
     """(id, text) of the `label` nodes with these ids (a search's hits, to compare their words)."""
     field = TEXT_FIELD[label]
     return await run.read(project, f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n.id, n.{field}", {"ids": ids})
+
+
+# Follows `MATCH (e:Entity {name: n})`: keeps the hits whose name is exactly `n`.
+EXACT_NAME = "WITH n, e, e.name AS found WHERE found = n "
+
+
+async def references(
+    runner: Runner, project: str, id_labels: Sequence[Label], name_labels: Sequence[Label], refs: list[str]
+) -> list[Row]:
+    """Each reference -> [id, labels, type] of the node with that id, else of the oldest node
+    with that name; unresolved references have no row. One indexed lookup per label, one round
+    trip."""
+    branches = [f"WITH ref MATCH (n:{label} {{id: ref}}) RETURN n, 0 AS rank" for label in id_labels]
+    branches += [f"WITH ref MATCH (n:{label} {{name: ref}}) RETURN n, 1 AS rank" for label in name_labels]
+    return await runner.read(
+        project,
+        f"UNWIND $refs AS ref CALL {{ {' UNION '.join(branches)} }} "
+        "WITH ref, n, rank ORDER BY rank, n.created_at, n.id "
+        "RETURN ref, collect([n.id, labels(n), n.type])[0]",
+        {"refs": refs},
+    )
+
+
+async def entity_named(run: Runner, project: str, name: str) -> list[Row]:
+    """[id, summary, type] of an entity of that name, a concept first."""
+    return await run.read(
+        project,
+        "MATCH (e:Entity {name: $name}) RETURN e.id, e.summary, e.type "
+        "ORDER BY CASE WHEN e.type = 'concept' THEN 0 ELSE 1 END, e.created_at LIMIT 1",
+        {"name": name},
+    )

@@ -1,6 +1,6 @@
-"""Cypher for hybrid search (`polyg.core.search`): exact names, vector KNN and full-text term
-lookups over the embeddable labels, each hit mapped to the node it counts for; the index states
-and node counts search checks and weighs with.
+"""Cypher for search (`polyg.core.search`): exact names, vector KNN and full-text term lookups
+over the embeddable labels, each hit mapped to the node it counts for; the node counts search
+weighs with; concepts and events nearest a vector, and the details of entity hits.
 """
 
 from __future__ import annotations
@@ -35,11 +35,6 @@ async def exact_names(runner: Runner, project: str, name: str) -> list[Row]:
     """(id, name) of the entities the name index finds for `name` (it ignores surrounding
     whitespace: the caller compares)."""
     return await runner.read(project, f"MATCH (e:{ENTITY} {{name: $name}}) RETURN e.id, e.name", {"name": name})
-
-
-async def index_states(runner: Runner, project: str) -> list[Row]:
-    """(label, status) of every index of the project."""
-    return await runner.read(project, "CALL db.indexes() YIELD label, status RETURN label, status")
 
 
 async def count_nodes(runner: Runner, project: str, label: Label) -> int:
@@ -137,3 +132,38 @@ def _field(name: str) -> str:
     if not name.isidentifier():
         raise ValueError(f"not a property name: {name!r}")
     return name
+
+
+async def similar_concepts(
+    run: Runner, project: str, vector: VectorParam, concept_id: str, k: int, min_score: float
+) -> list[Row]:
+    """(id, name, score) of other concepts at cosine similarity `min_score` or more, best first."""
+    return await run.read(
+        project,
+        "CALL db.idx.vector.queryNodes('Entity', 'embedding', $k, vecf32($v)) YIELD node, score "
+        "WITH node, 1.0 - score AS sim WHERE node.type = 'concept' AND node.id <> $id AND sim >= $min "
+        "RETURN node.id, node.name, sim ORDER BY sim DESC",
+        {"k": k, "v": vector, "id": concept_id, "min": min_score},
+    )
+
+
+async def entity_hits(run: Runner, project: str, ids: list[str], vector: VectorParam | None) -> list[Row]:
+    """(id, name, type, summary, cosine similarity to the query or null) of entities; no
+    similarity without a `vector` (the query could not be embedded)."""
+    similarity = "CASE WHEN e.embedding IS NULL THEN NULL ELSE 1.0 - vec.cosineDistance(e.embedding, vecf32($v)) END"
+    return await run.read(
+        project,
+        "UNWIND $ids AS i MATCH (e:Entity {id: i}) "
+        f"RETURN e.id, e.name, e.type, e.summary, {similarity if vector else 'NULL'}",
+        {"ids": ids, "v": vector},
+    )
+
+
+async def event_hits(run: Runner, project: str, vector: VectorParam, k: int) -> list[Row]:
+    """(id, description, occurred_at, cosine similarity) of the `k` nearest events."""
+    return await run.read(
+        project,
+        "CALL db.idx.vector.queryNodes('Event', 'embedding', $k, vecf32($v)) YIELD node, score "
+        "RETURN node.id, node.description, node.occurred_at, 1.0 - score ORDER BY score",
+        {"k": k, "v": vector},
+    )

@@ -102,3 +102,12 @@ async def link(
         "RETURN coalesce(t.id, '')",
         {"id": node_id, "tid": template_id, "now": now},
     )
+
+
+async def templates_in_use(runner: Runner, project: str, ids: list[str]) -> list[Row]:
+    """Ids of the templates these entities use (USES_TEMPLATE)."""
+    return await runner.read(
+        project,
+        "UNWIND $ids AS i MATCH (e:Entity {id: i})-[:USES_TEMPLATE]->(t:Template) RETURN DISTINCT t.id ORDER BY t.id",
+        {"ids": ids},
+    )

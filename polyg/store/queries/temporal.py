@@ -18,12 +18,11 @@ from typing import Any
 
 from polyg.errors import StoreError
 from polyg.store.falkor import Row
-from polyg.store.names import EVENT, RelType
+from polyg.store.names import RelType
 from polyg.store.queries import Runner
 from polyg.store.queries.edges import create_relationships
-from polyg.store.queries.entities import NEW_REV
 from polyg.store.queries.memories import settling
-from polyg.store.queries.vectors import GROWTH, MOST_ASKED
+from polyg.store.queries.nodes import NEW_REV
 
 EVENT_FIELDS = "ev {.id, .description, .occurred_at, .ended_at, .duration_s, .created_at, .origin, .memories, .context}"
 FACT_FIELDS = (
@@ -424,74 +423,6 @@ async def invalidations(run: Runner, project: str, entity_id: str | None, skip: 
         f"RETURN {FACT_FIELDS}, r.prior_valid_to ORDER BY r.invalidated_at DESC, r.id SKIP $skip LIMIT $limit",
         {"entity": entity_id, "skip": skip, "limit": limit},
     )
-
-
-async def memories_around(run: Runner, project: str, ids: list[str], window_us: int, reach: int) -> list[Row]:
-    """(id, its context, the `reach` memories remembered just before it, the `reach` just after
-    it, each side nearest first as [id, context] pairs) for each memory id: among the memories
-    (origin `memory`) whose time is within `window_us` of its own, in (time, creation) order:
-    the turns around it in the same conversation, and who said them."""
-    return await run.read(
-        project,
-        "UNWIND $ids AS i MATCH (m:Event {id: i}) WHERE m.occurred_us IS NOT NULL "
-        # The bounds as plain values: a range on another node's property is not read through
-        # the occurred_us index (every event would be scanned once per memory).
-        "WITH m, m.occurred_us - $w AS lo, m.occurred_us + $w AS hi "
-        "MATCH (o:Event) WHERE o.occurred_us >= lo AND o.occurred_us <= hi "
-        "AND o.origin = 'memory' AND o.id <> m.id "
-        "WITH m, o ORDER BY o.occurred_us DESC, o.created_at DESC, o.id DESC "
-        "WITH m, collect(o) AS around "
-        "WITH m, [x IN around WHERE x.occurred_us < m.occurred_us OR (x.occurred_us = m.occurred_us AND "
-        "x.created_at < m.created_at) | [x.id, x.context]] AS before, [x IN around WHERE "
-        "x.occurred_us > m.occurred_us OR (x.occurred_us = m.occurred_us AND x.created_at > m.created_at) "
-        "| [x.id, x.context]] AS after "
-        "RETURN m.id, m.context, before[0..$reach], reverse(after)[0..$reach]",
-        {"ids": ids, "w": window_us, "reach": reach},
-    )
-
-
-async def similar_memories(
-    run: Runner, project: str, ids: list[str], k: int, *, same_context: bool = False
-) -> list[Row]:
-    """(id, a memory close to it in meaning, their cosine similarity) for each memory id: the
-    `k` nearest memories by its stored vector (through the events' vector index), best first,
-    itself and other events left out; with `same_context`, only memories of its own context
-    (said by the same speaker). A memory without a vector yet has none."""
-    # The index is cosine: `score` is the distance 1 - cos. Events extracted from a memory
-    # repeat its words, and stale index entries take places (`vectors.nearest`), so more than k
-    # are asked for to keep k memories, and more again for a memory that kept fewer.
-    ask = (6 if same_context else 3) * k + 1
-    pending = ids
-    out: list[Row] = []
-    total: int | None = None
-    while pending:
-        rows = await run.read(
-            project,
-            "UNWIND $ids AS i MATCH (m:Event {id: i}) WHERE m.embedding IS NOT NULL "
-            "CALL db.idx.vector.queryNodes('Event', 'embedding', $k, m.embedding) YIELD node, score "
-            "WITH m, node, score WHERE node.origin = 'memory' AND node.id <> m.id "
-            "AND (NOT $same OR node.context = m.context) "
-            "RETURN m.id, node.id, 1.0 - score ORDER BY m.id, score",
-            {"ids": pending, "k": ask, "same": same_context},
-        )
-        kept: dict[str, int] = {}
-        for row in rows:
-            if kept.get(row[0], 0) < k:
-                kept[row[0]] = kept.get(row[0], 0) + 1
-                out.append(row)
-        # A memory that kept fewer than k may have lost places to stale entries: ask again.
-        short = [i for i in pending if kept.get(i, 0) < k]
-        if not short or ask >= MOST_ASKED * k:
-            break
-        if total is None:
-            found = await run.read(project, f"MATCH (n:{EVENT}) RETURN count(n)")
-            total = int(found[0][0]) if found else 0
-        if ask >= total:
-            break
-        out = [row for row in out if row[0] not in short]
-        pending, ask = short, ask * GROWTH
-    out.sort(key=lambda row: (row[0], -float(row[2])))
-    return out
 
 
 async def dated_events(run: Runner, project: str) -> list[Row]:

@@ -1,4 +1,5 @@
-"""Traversal: neighbourhood layers, paths between two nodes, subgraphs, centrality.
+"""Traversal: neighbourhood layers, paths between two nodes, subgraphs, centrality, and whether
+two entities are connected within a few hops.
 
 Nodes are addressed by their internal id (`id(n)`) between the calls of one traversal: a seek
 by internal id needs no label and no index, so a traversal crosses node kinds (Entity, Event,
@@ -14,7 +15,7 @@ from typing import Literal
 
 from polyg.store.falkor import Row
 from polyg.store.names import STRUCTURAL_REL_TYPES, Label, RelType
-from polyg.store.queries import SHARED, Runner, knowledge, knowledge_path
+from polyg.store.queries import OWN, SHARED, Runner, knowledge, knowledge_path
 
 Direction = Literal["outbound", "inbound", "both"]
 _PATTERNS: dict[str, str] = {"outbound": "-[{r}]->", "inbound": "<-[{r}]-", "both": "-[{r}]-"}
@@ -364,3 +365,15 @@ async def pagerank(runner: Runner, project: str, label: Label) -> list[Row]:
         "CALL algo.pageRank($label, null) YIELD node, score RETURN node.id, score, id(node)",
         {"label": str(label)},
     )
+
+
+async def connected(runner: Runner, project: str, a: str, b: str, depth: int) -> bool:
+    """Whether a path of at most `depth` hops (either way, polyg's own types left out) joins them."""
+    rows = await runner.read(
+        project,
+        "MATCH (x:Entity {id: $a}) MATCH (y:Entity {id: $b}) "
+        f"MATCH p = (x)-[*1..{int(depth)}]-(y) WHERE {knowledge_path('p')} "
+        "RETURN 1 LIMIT 1",
+        {"a": a, "b": b, "own": OWN, "shared": SHARED},
+    )
+    return bool(rows)

@@ -30,8 +30,8 @@ def modules_creating_entities() -> list[str]:
 
 
 def test_one_module_holds_the_statement_that_creates_entities() -> None:
-    assert modules_creating_entities() == ["polyg/store/queries/entities.py"]
-    text = (PACKAGE / "store" / "queries" / "entities.py").read_text(encoding="utf-8")
+    assert modules_creating_entities() == ["polyg/store/queries/nodes.py"]
+    text = (PACKAGE / "store" / "queries" / "nodes.py").read_text(encoding="utf-8")
     assert len(CREATES_ENTITY.findall(text)) == 1
 
 
@@ -129,7 +129,7 @@ def test_toolsets_create_relationships_through_one_statement() -> None:
     relationships with `polyg.store.queries.edges.new_relationship`: their query modules spell
     no relationship of their own."""
     queries = PACKAGE / "store" / "queries"
-    for module in ("relationships.py", "named.py", "nodes.py"):
+    for module in ("nodes.py", "node_reads.py", "observations.py", "edge_reads.py"):
         text = (queries / module).read_text(encoding="utf-8")
         assert not re.search(r"CREATE \(\w+\)-\[\w*:\{", text), module  # a relationship of a run-time type
     edges = (queries / "edges.py").read_text(encoding="utf-8")

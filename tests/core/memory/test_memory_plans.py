@@ -18,7 +18,8 @@ from polyg.embed.hashing import HashingEmbedder
 from polyg.runtime.app import Services
 from polyg.store.falkor import Row
 from polyg.store.names import EVENT, RelType
-from polyg.store.queries import entity_graph as entity_q
+from polyg.store.queries import memories as memories_q
+from polyg.store.queries import node_reads as node_reads_q
 from polyg.store.queries import resolve as resolve_q
 from polyg.store.queries import temporal as temporal_q
 from tests.store.test_data_integrity import _index_only
@@ -86,7 +87,7 @@ async def test_get_entity_is_one_query_through_the_name_index(services: Services
         await services.entities.create(project, name=f"service {i}", type_="Service")
     await services.memory.temporal.add_fact(project, subject="service 3", predicate="owned_by", object_="Alice")
     runner = Counting(services)
-    rows = await entity_q.entity_view(
+    rows = await node_reads_q.entity_view(
         runner,
         project,
         by="name",
@@ -120,7 +121,7 @@ async def test_memory_neighbours_read_through_the_time_index(services: Services,
         )
         ids.append(added.event.id)
     runner = Counting(services)
-    rows = await temporal_q.memories_around(runner, project, [ids[5], ids[0]], 150 * 1_000_000, 2)
+    rows = await memories_q.memories_around(runner, project, [ids[5], ids[0]], 150 * 1_000_000, 2)
     assert {row[0]: row[1:] for row in rows} == {
         ids[5]: ["Ann", [[ids[4], "Bo"], [ids[3], "Ann"]], [[ids[6], "Bo"], [ids[7], "Ann"]]],
         ids[0]: ["Bo", [], [[ids[1], "Ann"], [ids[2], "Bo"]]],
@@ -146,11 +147,11 @@ async def test_similar_memories_are_the_nearest_memories_by_their_stored_vectors
     await temporal.add_event(project, description="pottery class with the kids", occurred_at="2025-03-04T10:00:00Z")
     assert await services.ctx.vectors.settle(project, 60)
     runner = Counting(services)
-    rows = await temporal_q.similar_memories(runner, project, [ids[0]], 1)
+    rows = await memories_q.similar_memories(runner, project, [ids[0]], 1)
     assert len(runner.reads) == 1
     assert [row[:2] for row in rows] == [[ids[0], ids[1]]]
     assert 0.0 < rows[0][2] < 1.0
-    far = await temporal_q.similar_memories(runner, project, [ids[0]], 3)
+    far = await memories_q.similar_memories(runner, project, [ids[0]], 3)
     assert {row[1] for row in far} == {ids[1], ids[2]}
     assert far[0][2] > far[-1][2]
 

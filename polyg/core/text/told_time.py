@@ -7,31 +7,32 @@ weekday relative to the telling ("the week before 2023-06-09", "the Friday befor
 the words do not say which day of the week), a month ("last month": April 2023), a year ("last
 year": 2022). A date written out ("on 3 March 2023", "in August 2022", "since 2016") is
 said as written. Words that name no time ("recently", "a while ago") give nothing.
+
+This module finds the expressions and decides their precision; the dates are read by the
+parser every time phrase goes through (`polyg.core.text.time.parse_time`: dateparser, with its
+fast paths for the common phrases), except two rules a phrase parser does not apply: a month
+named without a year is the one nearest the telling (not the most recent past one), and "last
+August" is the August of the year before unless August is still to come.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
+
+from polyg.core.text.time import parse_time
+from polyg.errors import InvalidParams
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAY = r"(?P<wd>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)(?:day|nesday|urday|sday|day)?\.?"
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
+# How an answer names a month (not the locale's names).
+_MONTH_NAMES = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
 _MONTH = r"(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?"
 _NUMBERS = {
     w: i
@@ -44,6 +45,8 @@ _COUNT = r"(?P<n>\d{1,2}|a couple of|couple of|a couple|an?|" + "|".join(_NUMBER
 _DAY_NUM = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _PAST = r"(?:last|this past|past|previous)"
+# Any day will do as the reference of a phrase that names its month by itself.
+_ANY_DAY = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ def day_text(day: date) -> str:
 
 
 def month_text(year: int, month: int) -> str:
-    return f"{_MONTHS[month - 1].capitalize()} {year}"
+    return f"{_MONTH_NAMES[month - 1]} {year}"
 
 
 def _count(match: re.Match[str]) -> int:
@@ -75,19 +78,37 @@ def _weekday(match: re.Match[str]) -> str:
     return next(d for d in _WEEKDAYS if d.startswith(abbrev)).capitalize()
 
 
-def _month_number(match: re.Match[str]) -> int:
-    abbrev = match.group("mon").lower()[:3]
-    return next(i for i, m in enumerate(_MONTHS, 1) if m.startswith(abbrev))
+def _date(phrase: str, told: date) -> date:
+    """The day a phrase that always names one ("yesterday", "3 months ago") names."""
+    day = _day_named(phrase, told)
+    if day is None:
+        raise ValueError(f"{phrase!r} names no day")
+    return day
 
 
-def _months_from(told: date, months: int) -> tuple[int, int]:
-    index = told.year * 12 + told.month - 1 + months
-    return index // 12, index % 12 + 1
+# Memories of one conversation share their telling's day and repeat their phrases; a phrase
+# that names no day ("31 June 2023") costs dateparser milliseconds, and is remembered too.
+@functools.lru_cache(maxsize=1024)
+def _day_named(phrase: str, told: date) -> date | None:
+    """The day `phrase` names read from the telling, by the parser every time phrase goes
+    through (`polyg.core.text.time`: dateparser, and its fast paths for the common phrases);
+    None when it names none ("31 June 2023")."""
+    try:
+        return parse_time(phrase, reference=datetime.combine(told, time(), UTC)).at.date()
+    except InvalidParams:
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _month_number(name: str) -> int:
+    """The month a month's name or abbreviation names ("Sept." is 9)."""
+    return parse_time(name, reference=_ANY_DAY).at.month
 
 
 def _nearest_year(told: date, month: int) -> int:
     """The year of the named month nearest the telling ("in June" told in May 2023 is June
-    2023; told in January 2024, it is June 2023 when that is nearer)."""
+    2023; told in January 2024, it is June 2023 when that is nearer): not the most recent past
+    one, as a phrase parser reads a month without a year."""
     candidates = (told.year - 1, told.year, told.year + 1)
     return min(candidates, key=lambda y: abs((y * 12 + month) - (told.year * 12 + told.month)))
 
@@ -107,8 +128,9 @@ def _in_year(words: str, year: int) -> ToldTime:
     return ToldTime(words, str(year), "year", date(year, 1, 1))
 
 
-def _day(shift: int) -> Reader:
-    return lambda m, told: _on(m.group(0), told + timedelta(days=shift))
+def _day(phrase: str) -> Reader:
+    """The day the words name, read as `phrase` says it ("last night": "yesterday")."""
+    return lambda m, told: _on(m.group(0), _date(phrase, told))
 
 
 def _relative(phrase: str, days_back: int) -> Reader:
@@ -119,16 +141,20 @@ def _relative(phrase: str, days_back: int) -> Reader:
     )
 
 
-def _month(shift: int) -> Reader:
-    return lambda m, told: _in_month(m.group(0), *_months_from(told, shift))
+def _month(phrase: str) -> Reader:
+    def read(m: re.Match[str], told: date) -> ToldTime:
+        day = _date(phrase, told)
+        return _in_month(m.group(0), day.year, day.month)
+
+    return read
 
 
-def _year(shift: int) -> Reader:
-    return lambda m, told: _in_year(m.group(0), told.year + shift)
+def _year(phrase: str) -> Reader:
+    return lambda m, told: _in_year(m.group(0), _date(phrase, told).year)
 
 
 def _days_ago(m: re.Match[str], told: date) -> ToldTime:
-    return _on(m.group(0), told - timedelta(days=_count(m)))
+    return _on(m.group(0), _date(f"{_count(m)} days ago", told))
 
 
 def _units_ago(unit: str) -> Reader:
@@ -144,11 +170,12 @@ def _units_ago(unit: str) -> Reader:
 
 
 def _months_ago(m: re.Match[str], told: date) -> ToldTime:
-    return _in_month(m.group(0), *_months_from(told, -_count(m)))
+    day = _date(f"{_count(m)} months ago", told)
+    return _in_month(m.group(0), day.year, day.month)
 
 
 def _years_ago(m: re.Match[str], told: date) -> ToldTime:
-    return _in_year(m.group(0), told.year - _count(m))
+    return _in_year(m.group(0), _date(f"{_count(m)} years ago", told).year)
 
 
 def _past_weekday(m: re.Match[str], told: date) -> ToldTime:
@@ -161,23 +188,27 @@ def _next_weekday(m: re.Match[str], told: date) -> ToldTime:
     return ToldTime(m.group(0), said, "week", told + timedelta(days=1))
 
 
+def _year_of(m: re.Match[str], told: date, month: int) -> int:
+    """The year the words give, else the one nearest the telling ("on 5 Jan")."""
+    year = m.groupdict().get("year")
+    return int(year) if year else _nearest_year(told, month)
+
+
 def _full_date(m: re.Match[str], told: date) -> ToldTime:
-    month, day = _month_number(m), int(m.group("day"))
-    year = int(m.group("year")) if m.group("year") else _nearest_year(told, month)
-    try:
-        return _on(m.group(0), date(year, month, day))
-    except ValueError:  # "31 June"
-        return _in_month(m.group(0), year, month)
+    month = _month_number(m.group("mon"))
+    year = _year_of(m, told, month)
+    # As ISO 8601, read without dateparser (month names are: `_month_number`).
+    day = _day_named(f"{year:04d}-{month:02d}-{int(m.group('day')):02d}", told)
+    return _on(m.group(0), day) if day is not None else _in_month(m.group(0), year, month)  # "31 June"
 
 
 def _named_month(m: re.Match[str], told: date) -> ToldTime:
-    month = _month_number(m)
-    year = int(m.group("year")) if m.group("year") else _nearest_year(told, month)
-    return _in_month(m.group(0), year, month)
+    month = _month_number(m.group("mon"))
+    return _in_month(m.group(0), _year_of(m, told, month), month)
 
 
 def _last_named_month(m: re.Match[str], told: date) -> ToldTime:
-    month = _month_number(m)
+    month = _month_number(m.group("mon"))
     return _in_month(m.group(0), told.year if month < told.month else told.year - 1, month)
 
 
@@ -186,10 +217,10 @@ def _named_year(m: re.Match[str], told: date) -> ToldTime:
 
 
 def _iso(m: re.Match[str], told: date) -> ToldTime:
-    try:
-        return _on(m.group(0), date.fromisoformat(m.group(0)))
-    except ValueError:  # "2023-02-30"
+    day = _day_named(m.group(0), told)
+    if day is None:  # "2023-02-30"
         return _in_month(m.group(0), int(m.group(0)[:4]), int(m.group(0)[5:7]) or 1)
+    return _on(m.group(0), day)
 
 
 # Most specific first; the first that matches at a place wins (a longer phrase there first).
@@ -207,19 +238,19 @@ _FORMS: tuple[tuple[re.Pattern[str], Reader, tuple[str, ...]], ...] = tuple(
             ("#",),
         ),
         (rf"\b{_MONTH},? {_YEAR}\b", _named_month, ("#",)),
-        (r"\b(?:the )?day before yesterday\b", _day(-2), ("yesterday",)),
+        (r"\b(?:the )?day before yesterday\b", _day("2 days ago"), ("yesterday",)),
         (
             r"\b(?:yesterday|last night)\b",
-            _day(-1),
+            _day("yesterday"),
             (
                 "yesterday",
                 "last night",
             ),
         ),
-        (r"\b(?:tomorrow)\b", _day(1), ("tomorrow",)),
+        (r"\b(?:tomorrow)\b", _day("in 1 day"), ("tomorrow",)),
         (
             r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b",
-            _day(0),
+            _day("today"),
             (
                 "today",
                 "tonight",
@@ -248,13 +279,13 @@ _FORMS: tuple[tuple[re.Pattern[str], Reader, tuple[str, ...]], ...] = tuple(
         ),
         (rf"\bnext {_WEEKDAY}(?=\W|$)", _next_weekday, ("next",)),
         (r"\bon (?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", _past_weekday, ("day",)),
-        (rf"\b{_PAST} month\b", _month(-1), ("month",)),
-        (r"\bthis month\b", _month(0), ("month",)),
-        (r"\bnext month\b", _month(1), ("month",)),
+        (rf"\b{_PAST} month\b", _month("last month"), ("month",)),
+        (r"\bthis month\b", _month("this month"), ("month",)),
+        (r"\bnext month\b", _month("in 1 month"), ("month",)),
         (rf"\b{_COUNT} months? ago\b", _months_ago, ("ago",)),
-        (rf"\b{_PAST} year\b", _year(-1), ("year",)),
-        (r"\bthis year\b", _year(0), ("year",)),
-        (r"\bnext year\b", _year(1), ("year",)),
+        (rf"\b{_PAST} year\b", _year("last year"), ("year",)),
+        (r"\bthis year\b", _year("this year"), ("year",)),
+        (r"\bnext year\b", _year("in 1 year"), ("year",)),
         (rf"\b{_COUNT} years? ago\b", _years_ago, ("ago",)),
         (rf"\blast {_MONTH}(?=\W|$)", _last_named_month, ("last",)),
         # "May" alone is also a verb: a month only after a preposition or with a year.

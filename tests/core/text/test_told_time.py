@@ -1,4 +1,4 @@
-"""The time a memory's words name, read from when it was told (polyg/core/recall/told_time.py),
+"""The time a memory's words name, read from when it was told (polyg/core/text/told_time.py),
 at the precision the words have."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from polyg.core.recall.told_time import told_times
+from polyg.core.text.told_time import told_times
 
 TOLD = date(2023, 7, 17)  # a Monday
 
@@ -49,3 +49,11 @@ def test_each_expression_once_left_to_right() -> None:
     found = told_times("Yesterday I ran, and next week I swim.", TOLD)
     assert [t.words for t in found] == ["Yesterday", "next week"]
     assert found[0].start == date(2023, 7, 16)
+
+
+def test_a_date_written_without_a_year_is_the_nearest_one() -> None:
+    # The form of a day and a month with no year failed (IndexError: no such group "year").
+    assert [(t.said, t.precision) for t in told_times("We met on 5 Jan.", TOLD)] == [("2023-01-05", "day")]
+    assert [t.said for t in told_times("the 21st of dec", TOLD)] == ["2023-12-21"]
+    assert [t.said for t in told_times("It was the 21st of dec.", date(2023, 1, 3))] == ["2022-12-21"]
+    assert [(t.said, t.precision) for t in told_times("on 31 jun", TOLD)] == [("June 2023", "month")]

@@ -19,6 +19,7 @@ from polyg.store.queries import Runner
 # embeddable registry): articles are found by source and id, authors by name.
 INDEXES: dict[str, tuple[str, ...]] = {ARTICLE: ("id", "source"), AUTHOR: ("id", "name")}
 
+
 # An author is kept only while it wrote an article.
 _DROP_ORPHAN_AUTHORS = f"MATCH (au:{AUTHOR}) WHERE NOT (au)-[:{WROTE}]->(:{ARTICLE}) DELETE au"
 
@@ -148,11 +149,6 @@ async def delete_articles(runner: Runner, project: str, sources: list[str], pref
     return [[row[1], row[2]] for row in found]
 
 
-async def entity_names(runner: Runner, project: str) -> list[Row]:
-    """[id, name] of every entity: the names a chunk can mention."""
-    return await runner.read(project, f"MATCH (e:{ENTITY}) RETURN e.id, e.name")
-
-
 async def expand_chunks(runner: Runner, project: str, chunk_ids: list[str]) -> list[Row]:
     """Around each chunk: its text and place, its article, the article's authors, the entities
     it mentions, and the texts of the chunks before and after it."""
@@ -169,11 +165,6 @@ async def expand_chunks(runner: Runner, project: str, chunk_ids: list[str]) -> l
         "before.text, after.text",
         {"ids": chunk_ids},
     )
-
-
-async def has_chunk_vector_index(runner: Runner, project: str) -> bool:
-    rows = await runner.read(project, "CALL db.indexes() YIELD label, types RETURN label, types")
-    return any(label == CHUNK and "VECTOR" in dict(types).get("embedding", []) for label, types in rows)
 
 
 async def chunk_count(runner: Runner, project: str) -> int:
