@@ -184,14 +184,9 @@ def _read_outcome(future: asyncio.Future[Any]) -> None:
 
 
 class Polyg:
-    def __init__(
-        self, settings: Settings, *, embedder: Embedder | None = None, sweep: bool = True, preload_nlp: bool = True
-    ) -> None:
+    def __init__(self, settings: Settings, *, embedder: Embedder | None = None, sweep: bool = True) -> None:
         self.settings = settings
         self._embedder = embedder
-        # Whether an open starts loading the English pipeline: a server does (its first remember
-        # should not wait for it); a one-shot command does not (it loads on its first parse, if any).
-        self._preload_nlp = preload_nlp
         # Whether an open queues the vectors a crash left behind (and parked texts, tried again):
         # off for a command that only reports, which must not write while it counts.
         self._sweeps = sweep
@@ -300,8 +295,9 @@ class Polyg:
         warm = asyncio.gather(asyncio.to_thread(embedder.load), asyncio.to_thread(word_prior.load))
         # The English pipeline (remember's extraction) loads in a thread of its own, waited for
         # by no open: the first parse waits for it instead. Only the memory toolset parses; a
-        # server without it never loads the pipeline (about 90 MB of RSS it would hold).
-        if self._preload_nlp and "memory" in settings.toolsets:
+        # server without it never loads the pipeline (about 90 MB of RSS it would hold), nor
+        # does one told not to (`preload_nlp`).
+        if settings.preload_nlp and "memory" in settings.toolsets:
             from polyg.nlp.pipeline import pipeline
 
             pipeline().load_in_background()
