@@ -246,7 +246,8 @@ async def _with_core(settings: Settings, work: Any, *, sweep: bool = True) -> An
     from polyg.runtime.app import Polyg
     from polyg.store.connection import reads_from_primary
 
-    core = Polyg(settings, sweep=sweep)
+    # A one-shot command loads the English pipeline on its first parse, if any, not at open.
+    core = Polyg(settings.model_copy(update={"preload_nlp": False}), sweep=sweep)
     try:
         # A command (import, ingest) reads what it decides its writes on, and one run has no
         # read load to spread: never from a replica.

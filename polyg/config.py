@@ -82,6 +82,10 @@ class Settings(BaseSettings):
     embedding_dimension: int | None = _env("embedding_dimension")
     # Recently used vectors kept in memory (about 1.6 KB each); 0 turns the cache off.
     embedding_cache_entries: int = Field(ge=0, validation_alias=AliasChoices("POLYG_EMBEDDING_CACHE_ENTRIES"))
+    # The memory toolset's English pipeline (remember's parser): loaded at start, so the first
+    # remember does not wait for it, or (false) by the first remember, sparing its ~90 MB of RSS
+    # and ~1 s of CPU to a server that is seldom told memories.
+    preload_nlp: bool = _env("preload_nlp")
 
     # LLM (off by default: "none"); see polyg/llm. Keys are SecretStr so no repr shows them.
     llm_provider: Literal["none", "openai", "anthropic", "ollama"] = _env("llm_provider", "LLM_PROVIDER")
@@ -232,6 +236,7 @@ DEFAULTS: dict[str, Any] = {
     "embedding_api_key": None,
     "embedding_dimension": None,
     "embedding_cache_entries": 8192,
+    "preload_nlp": True,
     "llm_provider": "none",
     "llm_model": None,
     "llm_base_url": None,

@@ -66,6 +66,10 @@ def server_env(root: Path, **extra: str) -> dict[str, str]:
         # The int8 model copy is derived once for the whole run, not once per server's HOME.
         POLYG_CACHE_DIR=str(MODEL_CACHE_DIR),
         PYTHONUNBUFFERED="1",
+        # The English pipeline loads on a server's first remember, not at its start: most test
+        # servers never parse, and the load is about 1 s of CPU each (tests/e2e/test_preload.py
+        # covers the default, preloading).
+        POLYG_PRELOAD_NLP="false",
     )
     env.update(extra)
     _count_start(root)

@@ -296,8 +296,9 @@ class Polyg:
         warm = asyncio.gather(asyncio.to_thread(embedder.load), asyncio.to_thread(word_prior.load))
         # The English pipeline (remember's extraction) loads in a thread of its own, waited for
         # by no open: the first parse waits for it instead. Only the memory toolset parses; a
-        # server without it never loads the pipeline (about 90 MB of RSS it would hold).
-        if "memory" in settings.toolsets:
+        # server without it never loads the pipeline (about 90 MB of RSS it would hold), nor
+        # does one told not to (`preload_nlp`).
+        if settings.preload_nlp and "memory" in settings.toolsets:
             from polyg.nlp.pipeline import pipeline
 
             pipeline().load_in_background()

@@ -112,3 +112,33 @@ def test_exporting_a_project_that_does_not_exist_says_so_and_writes_nothing(tmp_
     exported = polyg(tmp_path, "export", "--data-dir", str(data), "--project", "real", "--format", "memory-jsonl")
     assert exported.returncode == 0, exported.stderr
     assert '"Ada"' in exported.stdout
+
+
+def _imported_modules(root: Path, *args: str) -> set[str]:
+    """The modules `polyg ARGS` imported (Python's own import timing), the command having succeeded."""
+    python, *module = polyg_command()
+    done = subprocess.run(
+        [python, "-X", "importtime", *module, *args, "--data-dir", str(root / "data")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=server_env(root, **FAST),
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+
+@pytest.mark.parametrize("command", ["import", "export"])
+def test_a_one_shot_command_does_not_load_the_english_pipeline(tmp_path: Path, command: str) -> None:
+    """import and export move stored items: the pipeline (remember's parser, about 1.5 s of CPU
+    and 90 MB) is a server's to load at start, a command's only on its first parse."""
+    lines = tmp_path / "in.jsonl"
+    lines.write_text('{"type": "entity", "name": "Ada", "entityType": "person", "observations": ["a"]}\n')
+    imported = _imported_modules(tmp_path, "import", str(lines))
+    if command == "export":
+        imported = _imported_modules(tmp_path, "export", "-o", str(tmp_path / "out.json"))
+    assert "polyg.cli" in imported  # the timing lists what the process imported
+    # Any of its modules: the process may end while the pipeline's own import is still under way.
+    assert not [name for name in imported if name.split(".")[0] == "spacy"]
