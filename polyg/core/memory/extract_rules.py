@@ -1348,6 +1348,9 @@ def _copular(verb: Token, subject: Token) -> Iterator[tuple[str | None, Token, l
                 yield ("studies_at?" if lemma in _PUPILS else None), subject, [obj]
                 return
         return
+    if _member_role(attr) and _person(subject) and (group := _prep_object(attr, "of")) is not None:
+        yield "member_of?", subject, [group]  # "Sofia is the drummer of The Paper Kites"
+        return
     if attr.pos_ == "NOUN" and attr.tag_ == "NN":
         # Any other occupation at a company or in a team ("a partner at Hollis & Crane", "a
         # postdoc at the Kessler Institute"): by what it is at (`_canonical`).
@@ -1390,6 +1393,24 @@ def _role(role: Token, holder: Token) -> Iterator[tuple[str | None, Token, list[
         yield "leads", holder, [target]
     elif lemma in JOB_NOUNS:
         yield None, holder, [target]
+    elif _member_role(role) and _person(holder) and (group := _prep_object(role, "of")) is not None:
+        yield "member_of?", holder, [group]  # "as drummer of the band": a member, if a group's
+
+
+# A person's place in a group ("drummer", "treasurer", "guitarist", "goalkeeper", "librarian"):
+# the endings English makes such nouns with. Only read where the sentence gives the noun a holder
+# and a group ("X is the N of Y", "X replaced Y as N of Y"), so "the author of the report" stays
+# out by what the report is, not by its noun.
+_MEMBER_ENDINGS = ("er", "or", "ist", "ian", "ant", "ent", "man", "woman", "keeper", "ary")
+
+
+def _member_role(role: Token) -> bool:
+    return role.pos_ == "NOUN" and role.lemma_.lower().endswith(_MEMBER_ENDINGS)
+
+
+def _person(token: Token) -> bool:
+    """A token the tagger calls a person, or a personal pronoun."""
+    return token.ent_type_ == "PERSON" or token.lower_ in _SPEAKER | _PERSON_PRONOUNS
 
 
 def _role_target(role: Token) -> Token | None:
@@ -1427,6 +1448,8 @@ def _canonical(predicate: str | None, object_type: str | None, verb: Token) -> s
         return None
     if predicate == "joined_as?":
         return "member_of" if object_type == "Team" else "works_at"
+    if predicate == "member_of?":  # a role in a group; of anything else, no membership
+        return "member_of" if object_type in ("Team", "Organisation") else None
     if predicate == "sits_on?":  # "sits on the Parks Committee", "served on the board"
         return "member_of" if object_type in ("Team", "Organisation") else None
     if predicate == "job_at?":

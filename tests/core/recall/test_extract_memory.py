@@ -236,6 +236,19 @@ def test_the_one_replaced_held_the_role_until_then() -> None:
     ]
 
 
+def test_a_place_in_a_group_is_membership_and_a_successor_closes_it() -> None:
+    # "X replaced Y as Z of W" with a role that leads nothing: X's membership opens, Y's closes;
+    # the same noun with no group ("the author of the report") states nothing.
+    assert extract("Jonas Berg replaced Sofia Lindgren as drummer of the Paper Kites.", REF).facts == [
+        ExtractedFact("Jonas Berg", "member_of", "Paper Kites"),
+        ExtractedFact("Sofia Lindgren", "member_of", "Paper Kites", None, REF, ends=True),
+    ]
+    assert [f.predicate for f in extract("Lena Ortiz is the goalkeeper of the Harbour hockey team.", REF).facts] == [
+        "member_of"
+    ]
+    assert extract("Mia Novak is the author of the report.", REF).facts == []
+
+
 def test_i_is_the_speaker_and_she_the_one_person_named_before() -> None:
     mine = extract("I moved to Utrecht last week.", REF, speaker="Hannah")
     assert mine.facts == [ExtractedFact("Hannah", "lives_in", "Utrecht", datetime(2026, 1, 5, tzinfo=UTC))]
