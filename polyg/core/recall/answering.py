@@ -144,12 +144,19 @@ def overlap(a: str, b: str) -> float:
 def fact_sentence(fact: Evidence, validity: str | None) -> str:
     predicate = fact.predicate or ""
     verb = _COPULAR.get(predicate, predicate.replace("_", " "))
-    obj = fact.object or ""
-    head = obj.rsplit(" ", 1)[-1].lower()
-    if head in _THE_HEADS and not obj.lower().startswith(("the ", "a ", "an ")):
-        obj = f"the {obj}"
     tail = f" ({validity})" if validity else ""
-    return f"{_cap(fact.subject)} {verb} {obj}{tail}."
+    return f"{_cap(_with_article(fact.subject))} {verb} {_with_article(fact.object)}{tail}."
+
+
+def _with_article(name: str | None) -> str:
+    """A name as a sentence says it: a thing named by common nouns ("community garden", "payroll
+    service", "Atlas cluster") takes "the"; a proper name ("Noor", "Hollow Oak Mill") does not."""
+    value = (name or "").strip()
+    if not value or value.lower().startswith(("the ", "a ", "an ")):
+        return value
+    words = value.split()
+    common = len(words) > 1 and all(w.islower() for w in words)
+    return f"the {value}" if common or words[-1].lower() in _THE_HEADS else value
 
 
 def predicate_match(query: str, fact: Evidence, names: Sequence[str] = ()) -> float:
