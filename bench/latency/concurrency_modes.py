@@ -138,9 +138,9 @@ async def seed(url: str) -> None:
 
 
 async def run_mode(
-    store: str | None, root: Path, client_counts: list[int], seconds: float, database_pids: list[int]
+    store: str | None, root: Path, client_counts: list[int], seconds: float, database_pids: list[int], idle_s: float
 ) -> dict[str, Any]:
-    """The rows of one mode, and its memory: polyg's RSS idle (seeded, after a pause) and after
+    """The rows of one mode, and its memory: polyg's RSS idle (seeded, after `idle_s`) and after
     `seconds` at 10 calls/s, and the database's (every node) at the same moments."""
     args = ["--toolsets", "kg,memory-compat,memory"] + (["--store", store] if store else [])
     server = HttpServer(root, args=args, env={"POLYG_EMBEDDING_PROVIDER": "hashing"}).start()
@@ -150,7 +150,7 @@ async def run_mode(
         assert server.proc is not None
         polyg_pid = server.proc.pid
         pids = database_pids or [p for p in [read_db_pid(server.data_dir)] if p]
-        await asyncio.sleep(2.0)
+        await asyncio.sleep(idle_s)
         memory = {"idle_polyg_mb": rss_mb([polyg_pid]), "idle_database_mb": rss_mb(pids)}
         await paced(server.url, 10.0, seconds)
         memory.update(qps10_polyg_mb=rss_mb([polyg_pid]), qps10_database_mb=rss_mb(pids))
@@ -165,13 +165,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"seconds": args.seconds, "modes": {}}
     with tempfile.TemporaryDirectory(prefix="polyg-concurrency-") as tmp:
         root = Path(tmp)
-        out["modes"]["embedded"] = await run_mode(None, root / "embedded", counts, args.seconds, [])
-        with FalkorServer(start_timeout=SERVER_START_S) as server:
-            out["modes"]["server"] = await run_mode(server.url, root / "server", counts, args.seconds, [server.pid])
-        if not args.smoke:  # the smoke run leaves clusters to cluster_bench.py's
+        out["modes"]["embedded"] = await run_mode(None, root / "embedded", counts, args.seconds, [], args.idle_s)
+        # The smoke run checks run_mode on the embedded store only: the other modes differ by the
+        # server's --store (FalkorServer and FalkorCluster are run by cluster_bench.py's smoke), and
+        # each mode costs a polyg server start with three toolsets.
+        if not args.smoke:
+            with FalkorServer(start_timeout=SERVER_START_S) as server:
+                out["modes"]["server"] = await run_mode(
+                    server.url, root / "server", counts, args.seconds, [server.pid], args.idle_s
+                )
             with FalkorCluster(start_timeout=SERVER_START_S) as cluster:
                 pids = [n.pid for n in cluster.nodes]
-                out["modes"]["cluster"] = await run_mode(cluster.url, root / "cluster", counts, args.seconds, pids)
+                out["modes"]["cluster"] = await run_mode(
+                    cluster.url, root / "cluster", counts, args.seconds, pids, args.idle_s
+                )
     out["errors"] = dict(ERRORS)
     return out
 
@@ -223,8 +230,11 @@ def main() -> int:
     p = bench_parser(__doc__)
     p.add_argument("--clients", default="1,10,50,100")
     p.add_argument("--seconds", type=float, default=20.0)
+    p.add_argument("--idle-s", type=float, default=2.0, help="pause after seeding before the idle memory")
     args = p.parse_args()
-    smoke = {"clients": "1,2", "seconds": 1.0}
+    # One client count and short phases: every step still runs (seed, idle memory, 10 calls/s,
+    # parallel clients), the run checks the script; no idle pause, as nothing is measured.
+    smoke = {"clients": "2", "seconds": 1.0, "idle_s": 0.0}
     return run_benchmark("concurrency-modes", args, measure=run, render=render, figures=figures, smoke=smoke)
 
 
