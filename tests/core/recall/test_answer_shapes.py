@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from polyg.core.recall.classifier import rule_classify
 from polyg.core.recall.evidence import Evidence
 from polyg.core.recall.executor import Execution
@@ -57,38 +59,31 @@ def test_who_answers_with_the_subject_of_the_inverse_fact_and_no_bare_name() -> 
     assert out.answer == "Alice leads the Platform team."
 
 
-def test_a_thing_named_by_common_nouns_takes_the_article() -> None:
+@pytest.mark.parametrize(
+    ("question", "subject", "predicate", "obj", "said"),
+    [
+        ("Who manages the community garden?", "Elif", "leads", "community garden", "Elif leads the community garden."),
+        (
+            "What does the payroll service run on?",
+            "payroll service",
+            "runs_on",
+            "Boreal",
+            "The payroll service runs on Boreal.",
+        ),
+    ],
+)
+def test_a_thing_named_by_common_nouns_takes_the_article(
+    question: str, subject: str, predicate: str, obj: str, said: str
+) -> None:
     # remember stores "community garden" and "payroll service" as said, without "the".
-    facts = [
-        Evidence("g", "community garden", "entity", "entity", 1.0),
+    asked = obj if subject[0].isupper() else subject
+    evidence = [
+        Evidence("e", asked, "entity", "entity", 1.0),
         Evidence(
-            "f",
-            "Elif leads community garden",
-            "entity",
-            "fact",
-            0.8,
-            subject="Elif",
-            predicate="leads",
-            object="community garden",
+            "f", f"{subject} {predicate} {obj}", "entity", "fact", 0.8, subject=subject, predicate=predicate, object=obj
         ),
     ]
-    out = answer("Who manages the community garden?", resolved={"community garden": "g"}, entity=facts)
-    assert out.answer == "Elif leads the community garden."
-    ran = [
-        Evidence("p", "payroll service", "entity", "entity", 1.0),
-        Evidence(
-            "f",
-            "payroll service runs on Boreal",
-            "entity",
-            "fact",
-            0.8,
-            subject="payroll service",
-            predicate="runs_on",
-            object="Boreal",
-        ),
-    ]
-    out = answer("What does the payroll service run on?", resolved={"payroll service": "p"}, entity=ran)
-    assert out.answer == "The payroll service runs on Boreal."
+    assert answer(question, resolved={asked: "e"}, entity=evidence).answer == said
 
 
 def test_when_answers_with_the_date_once() -> None:
