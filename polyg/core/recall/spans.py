@@ -151,7 +151,7 @@ def answering_spans(
             if any(says.search(sentence) for says in kinds):
                 score += ANSWER_KIND
             score += NEW_WORDS * min(len(words(sentence) - asked), 4) / 4
-            if window is not None and not _within(window, time, at):
+            if window is not None and not _within(window, time, at, sentence):
                 score -= OTHER_TIME
             if sentence.rstrip().endswith("?"):
                 score -= ASKING
@@ -191,14 +191,20 @@ def _without_times(query: str) -> str:
 _LENGTH = {"day": timedelta(days=1), "week": timedelta(days=14), "month": timedelta(days=31)}
 
 
-def _within(window: Interval, time: ToldTime | None, at: datetime | None) -> bool:
+# Words before a time that make it the end of what the sentence tells ("until April 2026").
+_UNTIL = re.compile(r"\b(?:until|till|up to|up until|through|before)\s*$", re.I)
+
+
+def _within(window: Interval, time: ToldTime | None, at: datetime | None, sentence: str = "") -> bool:
     """Whether what a sentence tells may fall in the asked-about window: the time it states
-    overlaps it, or, stating none, it was told before the window ended (what was said before
-    may still hold)."""
+    overlaps it ("until April 2026" states an end: anything before it), or, stating none, it was
+    told before the window ended (what was said before may still hold)."""
     end = window.end.date() if window.end is not None else None
     start = window.start.date() if window.start is not None else None
     if time is not None:
         last = time.start + _LENGTH.get(time.precision, timedelta(days=366))
+        if _UNTIL.search(sentence[: max(sentence.find(time.words), 0)]):
+            return start is None or last > start
         return (end is None or time.start < end) and (start is None or last > start)
     told = at.date() if at is not None else None
     return told is None or end is None or told < end

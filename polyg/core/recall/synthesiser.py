@@ -210,7 +210,16 @@ def _focused(
         # memory that says who manages X, not another one about X.
         scored = [(2 * overlap(query, m.text) + m.score, m) for m in told if names_in(m.text, query)]
         if scored:
+            window = _asked_window(query, plan)
+            if window is not None:  # "who ... in March 2026": the sentence of that time
+                spans = answering_spans(query, [m for _, m in scored], names, window=window)
+                if spans:
+                    return Focused([_span_sentence(spans[0])], [spans[0].memory])
             best = max(scored, key=lambda pair: pair[0])[1]
+            if asks_now(query, plan):
+                # A later memory that says as much tells how it is now ("X replaced Y as ...").
+                as_much = [m for _, m in scored if overlap(query, m.text) >= overlap(query, best.text)]
+                best = max(as_much, key=lambda m: told_at(m) or datetime.min.replace(tzinfo=UTC))
             return Focused([_said(best.text)], [best])
         if inverse:
             return Focused([fact_sentence(f, None) for f in inverse[:3]], inverse[:3])
@@ -369,7 +378,7 @@ _NOT_NOW = re.compile(r"\b(?:did|was|were|had|used to|before|after|ago|last|prev
 def asks_now(query: str, plan: ClassifierOutput) -> bool:
     """The question asks how things are now ("What instrument does Yuki play?"), not about a
     time or in the past tense ("What did Yuki play in 2025?", "what happened after ...")."""
-    return asks(query) == "what" and plan.timeframe is None and not _NOT_NOW.search(query)
+    return asks(query) in ("what", "who") and plan.timeframe is None and not _NOT_NOW.search(query)
 
 
 def newest_first(spans: list[Span]) -> list[Span]:

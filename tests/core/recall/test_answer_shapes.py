@@ -163,3 +163,29 @@ def test_words_are_compared_with_their_inflections() -> None:
     assert len({word_key(w) for w in ("move", "moved", "moves", "moving")}) == 1
     assert len({word_key(w) for w in ("study", "studies", "studied")}) == 1
     assert word_key("lisbon") != word_key("list")
+
+
+def test_who_now_is_the_later_memory_that_says_as_much() -> None:
+    # The older sentence scores higher by search (its vector may be the only one stored yet):
+    # a present-tense who-question still answers with the change told later.
+    told = [
+        memory("m1", "Sofia Lindgren is the drummer of The Paper Kites.", 0.9, at="2025-05-01T20:00:00Z"),
+        memory(
+            "m2",
+            "In November 2025 Jonas Berg replaced Sofia Lindgren as drummer of The Paper Kites.",
+            0.5,
+            at="2025-11-20T20:00:00Z",
+        ),
+    ]
+    out = answer("Who is the drummer of The Paper Kites?", resolved={"The Paper Kites": "ent_k"}, semantic=told)
+    assert out.answer.startswith("In November 2025 Jonas Berg replaced"), out.answer
+
+
+def test_who_at_a_named_time_is_told_by_the_sentence_of_that_time() -> None:
+    # "until April 2026" covers March; "since May 2026" does not, though it scores higher.
+    told = [
+        memory("m1", "Greta: Since May 2026 we buy our flour from Hollow Oak Mill.", 0.9, at="2026-06-01T07:04:00Z"),
+        memory("m2", "Greta: Our flour came from Millbrook Farms until April 2026.", 0.6, at="2026-06-01T07:02:00Z"),
+    ]
+    out = answer("Who supplied the flour in March 2026?", semantic=told)
+    assert "Millbrook Farms" in out.answer and "Hollow Oak" not in out.answer, out.answer
