@@ -274,6 +274,8 @@ class _Memory:
     # their first word when only one has it.
     known: dict[str, str] = field(default_factory=dict)
     first_names: dict[str, str] = field(default_factory=dict)
+    # Systems by their name without the head noun ("atlas" for "Atlas cluster"), when only one.
+    systems: dict[str, str] = field(default_factory=dict)
 
 
 def extract(
@@ -292,6 +294,7 @@ def extract_doc(
     memory = _Memory(reference, speaker.strip() if speaker and speaker.strip() else None, {}, [])
     names = [n.strip() for n in known_names if n.strip()]
     memory.known, memory.first_names = _aliases(names)
+    memory.systems = _systems(names)
     # A pattern only for the names the text holds (the graph may offer 50 that share a word).
     lowered = doc.text.lower()
     known = [(n, re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE)) for n in names if n.lower() in lowered]
@@ -438,6 +441,17 @@ def _aliases(names: list[str]) -> tuple[dict[str, str], dict[str, str]]:
     return by_words, {first: found[0] for first, found in firsts.items() if len(set(found)) == 1}
 
 
+def _systems(names: list[str]) -> dict[str, str]:
+    """The graph's systems by their name without its head noun ("Atlas cluster" as "atlas"),
+    when no other known system shortens to it: "migrated from Atlas" means the Atlas cluster."""
+    found: dict[str, list[str]] = {}
+    for name in names:
+        words = name.split()
+        if len(words) >= 2 and words[-1].lower() in SERVICE_HEADS and words[0][:1].isupper():
+            found.setdefault(" ".join(words[:-1]).lower(), []).append(name)
+    return {short: names_[0] for short, names_ in found.items() if len(set(names_)) == 1}
+
+
 _NOT_FIRST_NAMES = frozenset({"Service", "Team", "Project", "Code", "Product"})
 
 
@@ -450,6 +464,9 @@ def _canon(memory: _Memory, name: str, kind: str | None = None) -> str:
     same = memory.known.get(normalise(name))
     if same is not None:
         return same
+    system = memory.systems.get(name.lower())
+    if system is not None and kind != "Person":
+        return system
     # Whatever the tagger typed the lone word (it reads an unfamiliar first name as a place or
     # a company), but not a system's or a team's name.
     if kind not in _NOT_FIRST_NAMES and " " not in name and name[:1].isupper() and name != memory.speaker:
@@ -999,7 +1016,12 @@ def _facts(sentence: Span, memory: _Memory) -> Iterator[tuple[ExtractedFact, Tok
                         kind = memory.entities.get(obj.lower())
                         kind_of = kind.type if kind else memory.pending.get(obj)
                         mover = memory.entities.get(subject.lower())
-                        if (
+                        system = mover is not None and mover.type in ("Service", "Code", "Product")
+                        if predicate == "runs_on?":
+                            if not system:
+                                continue  # "the mobile team migrated to Flutter", "Quentin transferred to Lyon"
+                            predicate = "runs_on"  # "the billing service moved to Kubernetes": where it runs
+                        elif (
                             verb.lemma_.lower() in ("move", "relocate", "migrate")
                             and mover is not None
                             and mover.type in ("Service", "Project", "Code", "Product")
@@ -1166,6 +1188,9 @@ def _relations(verb: Token, subjects: list[Token]) -> Iterator[tuple[str | None,
     lemma = verb.lemma_.lower()
     subject = subjects[0]
     passive = subject.dep_ == "nsubjpass" or any(c.dep_ == "auxpass" for c in verb.children)
+    moved = _migrated(verb, subject, passive)
+    if moved is not None and (target := _prep_object(verb, "to")) is not None:
+        yield "runs_on?", moved, [target]  # "the payroll service was migrated to Boreal"
     if passive:
         agent = _prep_object(verb, "by", dep="agent")
         if agent is not None and lemma in PASSIVE_VERBS:
@@ -1291,7 +1316,11 @@ def _endings(verb: Token, subjects: list[Token]) -> Iterator[tuple[str | None, T
     Predicate None: by the object's type, as for "joined" (`_canonical`)."""
     lemma = verb.lemma_.lower()
     subject = subjects[0]
-    if subject.dep_ == "nsubjpass" or any(c.dep_ == "auxpass" for c in verb.children):
+    passive = subject.dep_ == "nsubjpass" or any(c.dep_ == "auxpass" for c in verb.children)
+    moved = _migrated(verb, subject, passive)
+    if moved is not None and (source := _prep_object(verb, "from")) is not None:
+        yield "runs_on?", moved, [source]  # "... migrated from Atlas": it ran there until then
+    if passive:
         return
     particles = {c.lower_ for c in verb.children if c.dep_ in ("prt", "advmod")}
     obj = next((c for c in verb.children if c.dep_ == "dobj"), None)
@@ -1309,6 +1338,19 @@ def _endings(verb: Token, subjects: list[Token]) -> Iterator[tuple[str | None, T
         previous = _prep_object(verb, "from")
         if previous is not None:
             yield "leads", previous, [obj]
+
+
+# Verbs that move a system to another platform: "was migrated from Atlas to Boreal".
+MIGRATE_VERBS = frozenset("migrate move port transfer".split())
+
+
+def _migrated(verb: Token, subject: Token, passive: bool) -> Token | None:
+    """What a migration moves (the passive subject, the object, or the subject that moved);
+    whether it is a system is read from its type (`_canonical`, "runs_on?")."""
+    if verb.lemma_.lower() not in MIGRATE_VERBS:
+        return None
+    obj = next((c for c in verb.children if c.dep_ == "dobj"), None)
+    return subject if passive or obj is None else obj
 
 
 def _copular(verb: Token, subject: Token) -> Iterator[tuple[str | None, Token, list[Token]]]:

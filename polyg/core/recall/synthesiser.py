@@ -39,6 +39,7 @@ from polyg.core.recall.answering import (
     on_topic,
     overlap,
     predicate_match,
+    word_key,
 )
 from polyg.core.recall.evidence import Evidence, GraphName, best_first
 from polyg.core.recall.executor import Execution
@@ -125,6 +126,9 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
         best_match = max((predicate_match(query, f) for f in facts), default=0.0)
         if memories and (not sentences or "semantic" in plan.intents or (best_match < 1.0 and told)):
             spans = answering_spans(query, told, [m.mention for m in plan.entities], window=_asked_window(query, plan))
+            replaced = bool(facts) and asks_now(query, plan) and any(_contradicts(s.sentence, facts) for s in spans)
+            if replaced:
+                spans = [span for span in spans if not _contradicts(span.sentence, facts)]
             if spans:  # the sentences that answer, not every memory found
                 said = _answering(spans)
                 if facts and best_match == 0.0 and not chain and not events:
@@ -138,7 +142,7 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
                     sentences += [_span_sentence(span) for span in said]
                 first = [span.memory for span in said]
                 memories = [*first, *(m for m in memories if m not in first)]
-            else:
+            elif not (replaced and sentences):  # what the current facts replaced is not quoted
                 sentences.append(_memory_sentence(memories))
         if not sentences:  # an entity's name is an answer only when nothing else is stored
             sentences += _entity_sentences(entities, facts)
@@ -539,6 +543,20 @@ def _without_day_words(text: str, at: str | None) -> str:
             out = out.replace(found.words, " ", 1)
     out = re.sub(r"\s+([,.!?])", r"\1", re.sub(r"\s{2,}", " ", out)).strip(" ,")
     return out or text
+
+
+def _contradicts(sentence: str, holding: list[Evidence]) -> bool:
+    """Whether a sentence states a value a current fact has replaced: its subject and its
+    predicate's verb, another object ("The payroll service runs on the Atlas cluster" once it
+    runs on Boreal). Asked how things are now, it is no answer."""
+    said = sentence.lower()
+    keys = {word_key(w) for w in re.findall(r"[a-z]+", said)}
+    for fact in holding:
+        subject, obj = (fact.subject or "").lower(), (fact.object or "").lower()
+        verb = (fact.predicate or "").split("_")[0]
+        if subject and obj and subject in said and word_key(verb) in keys and obj not in said:
+            return True
+    return False
 
 
 def _holds(fact: Evidence, plan: ClassifierOutput, reference: datetime) -> bool:

@@ -189,3 +189,26 @@ def test_who_at_a_named_time_is_told_by_the_sentence_of_that_time() -> None:
     ]
     out = answer("Who supplied the flour in March 2026?", semantic=told)
     assert "Millbrook Farms" in out.answer and "Hollow Oak" not in out.answer, out.answer
+
+
+def test_asked_about_now_a_sentence_a_current_fact_replaced_is_no_answer() -> None:
+    told = [memory("m1", "The payroll service runs on the Atlas cluster.", 0.9, at="2026-02-02T09:00:00Z")]
+    holding = Evidence(
+        "f1",
+        "payroll service runs on Boreal cluster",
+        "entity",
+        "fact",
+        0.8,
+        subject="payroll service",
+        predicate="runs_on",
+        object="Boreal cluster",
+        at="2026-03-14T00:00:00Z",
+    )
+    out = answer(
+        "Which cluster does the payroll service run on?",
+        resolved={"payroll service": "ent_p"},
+        semantic=told,
+        entity=[holding],
+    )
+    assert out.answer.startswith("The payroll service runs on the Boreal cluster"), out.answer
+    assert "Atlas" not in out.answer, out.answer

@@ -186,4 +186,7 @@ def test_running_something_on_a_street_is_not_a_system_running_on_it() -> None:
 
 
 def test_a_system_moved_somewhere_is_a_migration_not_a_job() -> None:
-    assert facts("The invoicing service moved to Kubernetes.") == []
+    # No works_at (it stated one once); where the system runs now, as a migration says.
+    assert facts("The invoicing service moved to Kubernetes.") == [
+        ("invoicing service", "runs_on", "Kubernetes", None, None)
+    ]

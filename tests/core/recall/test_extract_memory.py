@@ -249,6 +249,23 @@ def test_a_place_in_a_group_is_membership_and_a_successor_closes_it() -> None:
     assert extract("Mia Novak is the author of the report.", REF).facts == []
 
 
+def test_a_system_migrated_runs_on_its_new_platform_and_no_longer_on_the_old() -> None:
+    # "migrated from A to B": runs_on B from then, runs_on A until then; "Atlas" is the graph's
+    # "Atlas cluster", the only system it shortens to. A team or a person migrating states none.
+    out = extract(
+        "On January 10 the payroll service was migrated from Atlas to the Boreal cluster.",
+        REF,
+        known_names=("Atlas cluster", "payroll service"),
+    )
+    on = datetime(2026, 1, 10, tzinfo=UTC)
+    assert out.facts == [
+        ExtractedFact("payroll service", "runs_on", "Boreal cluster", on),
+        ExtractedFact("payroll service", "runs_on", "Atlas cluster", None, on, ends=True),
+    ]
+    assert [f.predicate for f in extract("The billing service moved to Kubernetes.", REF).facts] == ["runs_on"]
+    assert extract("The mobile team migrated to Flutter last quarter.", REF).facts == []
+
+
 def test_i_is_the_speaker_and_she_the_one_person_named_before() -> None:
     mine = extract("I moved to Utrecht last week.", REF, speaker="Hannah")
     assert mine.facts == [ExtractedFact("Hannah", "lives_in", "Utrecht", datetime(2026, 1, 5, tzinfo=UTC))]
