@@ -1428,7 +1428,7 @@ def _role(role: Token, holder: Token) -> Iterator[tuple[str | None, Token, list[
             and target.ent_type_ in ("PERSON", "")
             and target.lemma_.lower() not in (NAME_HEADS)
         ):
-            if target.lower_ in _SPEAKER or target.lower_ in _PERSON_PRONOUNS or target.ent_type_ == "PERSON":
+            if _person(target):
                 # "Dana is my manager": I report to Dana.
                 yield "reports_to", target, [holder]
                 return
