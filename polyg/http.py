@@ -224,7 +224,10 @@ def bind(host: str, port: int) -> socket.socket:
     """The listening socket, bound before anything else starts: a port in use is an error
     before the database starts or the URL is printed."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not left 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
+    # connections whose socket says TCP. Without it every response's body waited for the
+    # client's delayed ACK of its headers: 40 ms per call.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
