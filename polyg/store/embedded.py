@@ -28,6 +28,7 @@ import hashlib
 import logging
 import os
 import signal
+import socket
 import stat
 import subprocess
 import threading
@@ -237,7 +238,10 @@ class EmbeddedFalkor:
         except rexc.TimeoutError:
             return "busy"  # connected, so a server is listening
         except (rexc.ConnectionError, OSError):
-            return "down"  # no socket file, or nothing listening on it
+            # A server building its indexes over a large graph accepts nothing for minutes; once
+            # the polls have filled its listen backlog, redis-py's connect fails as it does when
+            # nobody listens (but with EAGAIN, not ECONNREFUSED).
+            return "busy" if self._listens() else "down"
         finally:
             client.close()
 
@@ -428,6 +432,18 @@ class EmbeddedFalkor:
         path.write_text("\n".join(lines) + "\n")
         path.chmod(0o600)
         return path
+
+    def _listens(self) -> bool:
+        """Whether a server listens on the socket, its queue of connections full (EAGAIN) or not."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.setblocking(False)
+            try:
+                probe.connect(self.socket_path)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False  # no socket file, or nobody listening on it
+        return True
 
     def _is_our_server(self, pid: int) -> bool:
         """Alive and this directory's server: a pidfile left by a killed server may name a pid

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 import redis
 
-from polyg.errors import StoreError
+from polyg.errors import StoreError, StoreTimeout
 from polyg.store import embedded
 from polyg.store.embedded import EmbeddedFalkor
 from tests.falkor_server import graph_query
@@ -373,4 +374,46 @@ def test_a_server_that_does_not_answer_is_never_doubled(data_dir: Path) -> None:
         assert second.server_pid() == pid
         second.stop()
         assert first.is_alive()
+    assert gone(pid, timeout=0)
+
+
+def fill_backlog(socket_path: str) -> list[socket.socket]:
+    """Connections queued on a server that accepts none, until its listen backlog is full."""
+    queued: list[socket.socket] = []
+    while len(queued) < 100_000:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.setblocking(False)
+        try:
+            conn.connect(socket_path)
+        except BlockingIOError:
+            conn.close()
+            return queued
+        queued.append(conn)
+    raise AssertionError("the listen backlog never filled")
+
+
+def test_a_busy_server_whose_backlog_is_full_is_still_loading_not_down(data_dir: Path) -> None:
+    """FalkorDB building its indexes over a large graph (about ten minutes at 1M entities here)
+    accepts no connection; each poll of `wait_until_loaded` leaves one queued, and after some
+    500 polls the backlog is full and a connect fails as if nobody listened. The server is
+    alive: the wait goes on (here: times out), never 'stopped while loading', and start()
+    attaches rather than starting a second server on the same AOF."""
+    with EmbeddedFalkor(data_dir) as first:
+        pid = first.server_pid()
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)
+        queued: list[socket.socket] = []
+        try:
+            queued = fill_backlog(first.socket_path)
+            assert first.is_alive()
+            with pytest.raises(StoreTimeout, match="still loading"):
+                first.wait_until_loaded(0.5)
+            second = EmbeddedFalkor(data_dir, start_timeout=5)
+            second.start()
+        finally:
+            for conn in queued:
+                conn.close()
+            os.kill(pid, signal.SIGCONT)
+        assert second.server_pid() == pid
+        second.stop()
     assert gone(pid, timeout=0)
