@@ -115,9 +115,9 @@ async def term_hits_scan(
 
     Each label is read once, whatever the number of terms: every node's texts are lower-cased
     once and each substring is tested on them. (A pass per term, one to count and one to fetch,
-    made a 3-word query with its stems a dozen passes per label: 3-5 s at 100k entities against
-    0.5-0.9 s now; bench/notes/2026-11-28-degraded-scan.md.) A pass still reads every node of
-    the label: about 5-10 s at 1M entities, but an answer."""
+    made a 3-word query with its stems a dozen passes per label: 2.4-3.2 s at 100k entities
+    against 0.4-0.5 s now; bench/notes/2026-11-28-degraded-scan.md.) A pass still reads every
+    node of the label: 6-10 s at 1M entities, but an answer."""
     if not terms:
         return []
     substrings = [substring for _, substring in terms]
