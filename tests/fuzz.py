@@ -340,9 +340,18 @@ class Generator:
     def __init__(self, seed: int, projects: tuple[str, ...]) -> None:
         self.schedule = random.Random(seed)
         self.values = Values(random.Random(seed + 1), projects)
+        # Each tool's first calls take every mode once (in a drawn order), the rest are drawn by
+        # weight: every tool meets every mode in any run of len(MODES) rounds or more.
+        self._first_modes: dict[str, list[str]] = {}
+
+    def _mode(self, tool: str) -> str:
+        if tool not in self._first_modes:
+            self._first_modes[tool] = self.schedule.sample(MODES, len(MODES))
+        first = self._first_modes[tool]
+        return first.pop() if first else self.schedule.choices(MODES, MODE_WEIGHTS)[0]
 
     def next_call(self, tool: ToolUnderTest) -> Call:
-        mode = self.schedule.choices(MODES, MODE_WEIGHTS)[0]
+        mode = self._mode(tool.name)
         mutation = self.schedule.random()
         valid = self.values.of(tool.input_schema, tool.input_schema)
         if mode == "valid":
