@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.test_transfer import polyg, root, write_jsonl
+from tests.e2e.test_transfer import module_store, polyg, root, write_jsonl
 
-__all__ = ["root"]  # the fixture, used by name
+__all__ = ["module_store", "root"]  # the fixtures, used by name
 
 
 def test_a_folder_ingest_goes_on_past_bad_files_and_names_each(root: Path, tmp_path: Path) -> None:
