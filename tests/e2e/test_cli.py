@@ -1,5 +1,12 @@
 """The `polyg` command line: mistakes end in one `Error:` line and a non-zero exit, never a
-traceback, and before anything is started or written."""
+traceback, and before anything is started or written.
+
+The commands run in the test process (tests/cli_runner.py: the CLI's own click command with
+the environment, streams and exit code a subprocess had). Real `python -m polyg` processes
+remain where the process is the point: `test_version` (the module entry point, its exit status
+and its output as a shell sees them) and `test_a_one_shot_command_does_not_load_the_english_pipeline`
+(what a fresh interpreter imports, which a process that has imported everything cannot tell).
+"""
 
 from __future__ import annotations
 
@@ -9,25 +16,25 @@ from pathlib import Path
 import pytest
 
 from polyg import __version__
+from tests.cli_runner import Completed, run_cli, run_process
 from tests.mcp_helpers import polyg_command, server_env
 
 FAST = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
 
 
-def polyg(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def polyg(root: Path, *args: str, **env: str) -> Completed:
+    """`polyg ARGS` in this process, in the environment a server rooted at `root` gets."""
     root.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(
-        [*polyg_command(), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=server_env(root, **FAST, **env),
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return run_cli(args, server_env(root, **FAST, **env))
 
 
-def assert_refused(done: subprocess.CompletedProcess[str], *words: str) -> None:
+def polyg_process(root: Path, *args: str, **env: str) -> Completed:
+    """`python -m polyg ARGS` in a process of its own."""
+    root.mkdir(parents=True, exist_ok=True)
+    return run_process([*polyg_command(), *args], server_env(root, **FAST, **env), timeout=120)
+
+
+def assert_refused(done: Completed, *words: str) -> None:
     assert done.returncode != 0, done
     assert done.stderr.startswith("Error: "), done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
@@ -38,7 +45,7 @@ def assert_refused(done: subprocess.CompletedProcess[str], *words: str) -> None:
 
 
 def test_version(tmp_path: Path) -> None:
-    done = polyg(tmp_path, "--version")
+    done = polyg_process(tmp_path, "--version")
     assert (done.returncode, done.stdout, done.stderr) == (0, f"polyg {__version__}\n", "")
 
 
@@ -94,7 +101,10 @@ def test_export_into_a_missing_folder_is_an_error_line(tmp_path: Path) -> None:
     assert not target.parent.exists()
 
 
-def test_exporting_a_project_that_does_not_exist_says_so_and_writes_nothing(tmp_path: Path) -> None:
+def test_exporting_a_project_that_does_not_exist_says_so_and_writes_nothing(
+    no_database_left_behind: None, tmp_path: Path
+) -> None:
+    """Each command starts the data dir's database and stops it again (none left running)."""
     data = tmp_path / "data"
     source = tmp_path / "memory.jsonl"
     source.write_text('{"type": "entity", "name": "Ada", "entityType": "person", "observations": ["math"]}\n')

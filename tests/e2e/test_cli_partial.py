@@ -1,15 +1,18 @@
 """What a newcomer met on the command line: a folder ingest with one bad file, a JSONL file
-with a bad line, a mistyped project, and the import's summary and vector bar. The CLI runs in
-a subprocess on an embedded store, as a user runs it."""
+with a bad line, a mistyped project, and the import's summary and vector bar.
+
+The CLI runs in the test process (tests/cli_runner.py) on one embedded FalkorDB for the module
+(tests/e2e/test_transfer.py's `root`), each test in projects of its own. The partial import
+stays a real process: its point is the exit status a script sees."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from tests.e2e.test_transfer import polyg, root, write_jsonl
+from tests.e2e.test_transfer import module_store, polyg, root, write_jsonl
 
-__all__ = ["root"]  # the fixture, used by name
+__all__ = ["module_store", "root"]  # the fixtures, used by name
 
 
 def test_a_folder_ingest_goes_on_past_bad_files_and_names_each(root: Path, tmp_path: Path) -> None:
@@ -42,7 +45,7 @@ def test_a_partial_import_exits_non_zero_and_says_what_was_skipped(root: Path, t
             "not json",
         ],
     )
-    done = polyg(root, "import", str(path), "--project", "partial")
+    done = polyg(root, "import", str(path), "--project", "partial", process=True)
     assert done.returncode == 1, done.stderr
     assert "skipped line 4: not JSON" in done.stderr
     assert "Error: 1 of the file's items were skipped" in done.stderr

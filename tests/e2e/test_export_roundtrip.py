@@ -1,12 +1,16 @@
 """`polyg export --format json` then `polyg import` restores every toolset's data.
 
 A project is filled through every toolset's MCP tools (kg, memory-compat, knowledge, memory,
-graphrag, retrieval) on one server; the CLI exports it (a subprocess, as a user runs it) and
-imports the file into a fresh project. Both projects are then read back through
-`export_graph` (vectors left out: they are derived, and the import recomputes them) and
-compared node for node and relationship for relationship: labels, types, ids and every
-property. The counts per label and per type are compared too, so that a failure says what
-went missing.
+graphrag, retrieval) on one server; the CLI exports it and imports the file into a fresh
+project. Both projects are then read back through `export_graph` (vectors left out: they are
+derived, and the import recomputes them) and compared node for node and relationship for
+relationship: labels, types, ids and every property. The counts per label and per type are
+compared too, so that a failure says what went missing.
+
+The servers are real processes (MCP over stdio); the four CLI commands run in the test process
+(tests/cli_runner.py), attached to one embedded FalkorDB held open between the two servers
+rather than each starting and stopping one. Nothing here is about the process boundary: the
+CLI's own processes are covered by tests/e2e/test_transfer.py, test_cli_partial.py and test_cli.py.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ from typing import Any
 
 import pytest
 
+from tests.cli_runner import held_store
 from tests.e2e.test_transfer import EMBEDDER, succeeds
-from tests.mcp_helpers import KG, kg_session
+from tests.mcp_helpers import KG, kg_session, reap_embedded
 from tests.tools.memory.conftest import Memory, seed
 from tests.tools.memory.scenarios import deployment_failure, personal_knowledge
 from tests.tools.memory.test_memory_import import graph_of
@@ -135,16 +140,22 @@ async def test_cli_json_export_and_import_restore_every_toolset(servers_root: Pa
         assert types[rel_type], (rel_type, types)
 
     file = tmp_path / "source.json"
-    succeeds(root, "export", "--format", "json", "--project", "source", "--output", str(file))
-    exported = file.read_text(encoding="utf-8")
-    assert '"embedding"' not in exported, "vectors are left out unless asked"
-    assert json.loads(exported)["project"] == "source"
     vectors_file = tmp_path / "with-vectors.json"
-    succeeds(root, "export", "--project", "source", "--embeddings", "--output", str(vectors_file))
-    with_vectors = json.loads(vectors_file.read_text(encoding="utf-8"))
-    assert any("embedding" in item["properties"] for item in with_vectors["items"])
-    succeeds(root, "import", str(file), "--project", "restored")
-    succeeds(root, "import", str(vectors_file), "--project", "vectors")  # restored as exported
+    # One database for the four commands (the servers' sessions each end theirs: kg_session
+    # reaps whatever it leaves running, so it is not held across them).
+    with held_store(root / "data") as store:
+        pid = store.server_pid()
+        succeeds(root, "export", "--format", "json", "--project", "source", "--output", str(file))
+        exported = file.read_text(encoding="utf-8")
+        assert '"embedding"' not in exported, "vectors are left out unless asked"
+        assert json.loads(exported)["project"] == "source"
+        succeeds(root, "export", "--project", "source", "--embeddings", "--output", str(vectors_file))
+        with_vectors = json.loads(vectors_file.read_text(encoding="utf-8"))
+        assert any("embedding" in item["properties"] for item in with_vectors["items"])
+        succeeds(root, "import", str(file), "--project", "restored")
+        succeeds(root, "import", str(vectors_file), "--project", "vectors")  # restored as exported
+        assert pid is not None and store.server_pid() == pid, "a command stopped the held database"
+    assert not reap_embedded(root / "data"), "an embedded FalkorDB outlived the CLI"
 
     async with kg_session("stdio", root, "--toolsets", "all", **EMBEDDER) as server:
         after = await whole_graph(server, "restored")

@@ -1,4 +1,12 @@
-"""`polyg import` / `polyg export` as a user runs them: the CLI in a subprocess, on an embedded store.
+"""`polyg import` / `polyg export` as a user runs them, on an embedded store.
+
+The CLI runs in the test process (tests/cli_runner.py: its own click command, with the
+environment, streams and exit code a subprocess had), on one embedded FalkorDB per module that
+every command attaches to; the tests keep apart by working in projects of their own. What
+stays a real process, because the process is the point:
+- the stdout export of the memory JSONL round trip runs the installed `polyg` script, its
+  stdout a pipe (1,700 lines written through it);
+- the MCP servers of the JSON round trip (`serve`), which attach to the module's database.
 
 The memory JSONL round trip runs on a generated file of 1,700 lines (several write batches of
 entities and of relations, in shuffled order); the polyg JSON round trip on a project built
@@ -12,9 +20,8 @@ from __future__ import annotations
 import json
 import random
 import re
-import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -23,6 +30,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from polyg.store.embedded import EmbeddedFalkor
+from tests.cli_runner import Completed, held_store, run_cli, run_process
 from tests.mcp_helpers import KG, open_log, reap_embedded, server_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,20 +46,16 @@ REPORT = re.compile(r"created (\d+) entities, (\d+) relations; added (\d+) obser
 # --- running the CLI ---------------------------------------------------------------------------
 
 
-def polyg(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run `polyg ARGS --data-dir root/data` and return the finished process (any exit code)."""
-    return subprocess.run(
-        [str(POLYG), *args, "--data-dir", str(root / "data")],
-        env=server_env(root, **EMBEDDER),
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+def polyg(root: Path, *args: str, process: bool = False) -> Completed:
+    """Run `polyg ARGS --data-dir root/data` and return the finished command (any exit code): in
+    this process, or with `process` as the installed script in a subprocess."""
+    argv = [*args, "--data-dir", str(root / "data")]
+    env = server_env(root, **EMBEDDER)
+    return run_process([str(POLYG), *argv], env) if process else run_cli(argv, env)
 
 
-def succeeds(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    done = polyg(root, *args)
+def succeeds(root: Path, *args: str, process: bool = False) -> Completed:
+    done = polyg(root, *args, process=process)
     assert done.returncode == 0, f"polyg {args} exited {done.returncode}:\n{done.stderr}"
     return done
 
@@ -68,12 +73,12 @@ def import_file(root: Path, path: Path, project: str) -> tuple[tuple[int, int, i
 
 
 def export_jsonl(
-    root: Path, project: str, out: Path | None = None
+    root: Path, project: str, out: Path | None = None, *, process: bool = False
 ) -> tuple[dict[str, tuple[str, list[str]]], list[tuple[str, str, str]]]:
     """`polyg export --format memory-jsonl` to stdout (or to the file `out`, stdout left empty),
-    as {name: (type, observations)} and relations."""
+    as {name: (type, observations)} and relations; with `process`, in a subprocess."""
     args = ["export", "--format", "memory-jsonl", "--project", project]
-    done = succeeds(root, *args, *(("--output", str(out)) if out else ()))
+    done = succeeds(root, *args, *(("--output", str(out)) if out else ()), process=process)
     if out is not None:
         assert done.stdout == ""
     text = done.stdout if out is None else out.read_text(encoding="utf-8")
@@ -161,13 +166,27 @@ def progress_shown(stderr: str, project: str) -> bool:
     return any(f"importing into {project}" in line and "━" in line and "100%" in line for line in stderr.splitlines())
 
 
-@pytest.fixture
-def root(servers_root: Path, request: pytest.FixtureRequest) -> Any:
-    """A directory for one test's store; no embedded FalkorDB may outlive the test."""
-    path = servers_root / f"transfer-{request.node.name}"[:80]
+@pytest.fixture(scope="module")
+def module_store(servers_root: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Path, EmbeddedFalkor]]:
+    """The module's directory and its embedded FalkorDB, held open for the module: each
+    command attaches to it instead of starting and stopping one. No embedded FalkorDB may
+    outlive the module (a command still attached would keep it running)."""
+    path = servers_root / f"transfer-{request.module.__name__.rsplit('.', 1)[-1]}"
     path.mkdir(parents=True)
-    yield path
+    with held_store(path / "data") as store:
+        yield path, store
     assert not reap_embedded(path / "data"), "an embedded FalkorDB outlived the CLI"
+
+
+@pytest.fixture
+def root(module_store: tuple[Path, EmbeddedFalkor]) -> Iterator[Path]:
+    """The directory of the module's store (`--data-dir root/data`); the test's commands must
+    have attached to its database, not stopped it and started another."""
+    path, store = module_store
+    pid = store.server_pid()
+    assert pid is not None
+    yield path
+    assert store.server_pid() == pid, "the module's database was stopped by a command"
 
 
 # --- a generated memory file -----------------------------------------------------------------
@@ -246,7 +265,8 @@ def test_memory_jsonl_round_trip_is_idempotent_and_exact(root: Path, tmp_path: P
     again, stderr = import_file(root, source, "imported")
     assert again == (0, 0, 0, 0), stderr
 
-    exported, exported_relations = export_jsonl(root, "imported")
+    # Through a pipe, as a shell script reads it: the one command of the module in a process.
+    exported, exported_relations = export_jsonl(root, "imported", process=True)
     assert exported == {e["name"]: (e["entityType"], e["observations"]) for e in entities}
     assert len(exported_relations) == len(set(exported_relations)) == N_RELATIONS
     assert set(exported_relations) == {(r["from"], r["to"], r["relationType"]) for r in relations}
