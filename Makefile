@@ -32,12 +32,12 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# One process by default: the suite's timing-bound tests (LLM fakes given 0.5 s, servers 60 s)
-# have the most room there. PYTEST_ARGS="-n 2 --dist loadscope" runs two workers (12:52 against
-# about 15 min on 2 cores; with four, 8 of those tests failed at a load of 15-40): loadscope keeps
-# each module (and its module-scoped server) on one worker, the cluster tests on one, the long
-# modules first (tests/conftest.py).
-PYTEST_ARGS ?=
+# Two workers: a serial run left one of the two cores idle most of its time (it waits on servers
+# starting, databases loading, index builds). loadscope keeps each module (and its module-scoped
+# server) on one worker and the cluster tests on one; the long modules go first (tests/conftest.py).
+# With four workers, 8 timing-bound tests failed at a load of 15-40; with two, full runs passed at
+# loads of 7-10. PYTEST_ARGS= (empty) runs one process.
+PYTEST_ARGS ?= -n 2 --dist loadscope
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 

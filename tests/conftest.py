@@ -27,7 +27,6 @@ HEAVY_FIRST = (
     "tests/e2e/test_bench_smoke.py",
     "tests/e2e/test_install.py",
     "tests/tools/test_fuzz.py",
-    "tests/e2e/test_transfer.py",
     "tests/e2e/test_durability.py",
     "tests/e2e/test_startup.py",
     "tests/store/cluster/",
