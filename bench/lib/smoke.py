@@ -1,31 +1,53 @@
-"""Smoke mode: tiny sizes in a scratch directory, so a test can check that a script still runs."""
+"""Smoke mode: tiny sizes in a scratch directory, so a test can check that a script still runs.
+
+What a smoke run changes in every polyg it starts (servers, and cores opened in the script's own
+process) is here, in `SMOKE_ENV`: the hashing embedder (the model is the point of no smoke run),
+and no English pipeline loaded ahead at start. A polyg that parses still loads the pipeline, at
+its first parse; most of them never parse (a kg preload, a floor's reads), and the load ahead
+was about a second of CPU in each of some 30 processes of the smoke test, for nothing.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 SMOKE_HELP = "tiny sizes, seconds: checks that the script still runs (nothing saved)"
 
+SMOKE_ENV = {"POLYG_EMBEDDING_PROVIDER": "hashing", "POLYG_PRELOAD_NLP": "false"}
+
 _smoke = False
 
 
+def enter_smoke_mode() -> None:
+    """From now on, servers started through `bench.lib.env.clean_env` (or given `smoke_env()`)
+    use `SMOKE_ENV`, and so do cores opened in this process: their settings read the
+    environment (an embedder the script names itself still wins)."""
+    global _smoke
+    _smoke = True
+    os.environ["POLYG_PRELOAD_NLP"] = SMOKE_ENV["POLYG_PRELOAD_NLP"]
+
+
 def smoke_workdir(name: str) -> Path:
-    """A fresh scratch directory for a smoke run, removed at exit; servers started from now
-    on use the hashing embedder."""
+    """A fresh scratch directory for a smoke run, removed at exit; enters smoke mode."""
     import atexit
     import tempfile
 
-    global _smoke
-    _smoke = True
+    enter_smoke_mode()
     path = Path(tempfile.mkdtemp(prefix=f"polyg-smoke-{name}-"))
     atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
 
 
 def in_smoke_run() -> bool:
-    """True once `smoke_workdir` was called: servers started from then on use the hashing embedder."""
+    """True once smoke mode was entered (`enter_smoke_mode`, `smoke_workdir`)."""
     return _smoke
+
+
+def smoke_env() -> dict[str, str]:
+    """The environment a server started now takes on top of its own: `SMOKE_ENV` in a smoke run."""
+    return dict(SMOKE_ENV) if _smoke else {}
 
 
 def smoke_store(name: str, entities: int = 200) -> Path:
