@@ -235,7 +235,7 @@ def main() -> int:
     args = p.parse_args()
     # One client count and short phases: every step still runs (seed, idle memory, 10 calls/s,
     # parallel clients), the run checks the script; no idle pause, as nothing is measured.
-    smoke = {"clients": "2", "seconds": 1.0, "idle_s": 0.0}
+    smoke = {"clients": "2", "seconds": 0.5, "idle_s": 0.0}
     return run_benchmark("concurrency-modes", args, measure=run, render=render, figures=figures, smoke=smoke)
 
 
