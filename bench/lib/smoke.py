@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 SMOKE_HELP = "tiny sizes, seconds: checks that the script still runs (nothing saved)"
 
 SMOKE_ENV = {"POLYG_EMBEDDING_PROVIDER": "hashing", "POLYG_PRELOAD_NLP": "false"}
+# A directory the smoke runs of one test share (tests/e2e/test_bench_smoke.py sets it): what two
+# scripts' smoke runs both make by the same code is made there once (`shared_build`).
+SHARED_DIR_ENV = "BENCH_SMOKE_SHARED_DIR"
 
 _smoke = False
 
@@ -48,6 +52,31 @@ def in_smoke_run() -> bool:
 def smoke_env() -> dict[str, str]:
     """The environment a server started now takes on top of its own: `SMOKE_ENV` in a smoke run."""
     return dict(SMOKE_ENV) if _smoke else {}
+
+
+def shared_build(name: str, build: Callable[[Path], None]) -> Path:
+    """A directory `build` filled: once for all the smoke runs of a test that share
+    `SHARED_DIR_ENV` (the others wait for it, then reuse it: never change it, work on a copy), or
+    for this run alone when the variable is not set. A build that fails is made again by the next."""
+    import fcntl
+
+    enter_smoke_mode()
+    shared = os.environ.get(SHARED_DIR_ENV)
+    if not shared:
+        path = smoke_workdir(name)
+        build(path)
+        return path
+    path = Path(shared) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with (path.parent / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also on an error
+        built = path / ".built"
+        if not built.exists():
+            shutil.rmtree(path, ignore_errors=True)
+            path.mkdir()
+            build(path)
+            built.touch()
+    return path
 
 
 def smoke_store(name: str, entities: int = 200) -> Path:

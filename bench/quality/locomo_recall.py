@@ -44,12 +44,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: 
 
 from bench.lib import locomo_scoring
 from bench.lib.database import stop_db
+from bench.lib.datadirs import fresh_copy
 from bench.lib.env import clean_env
 from bench.lib.machine import LoadSampler, machine_info
 from bench.lib.paths import REPO
 from bench.lib.results import write_results
 from bench.lib.server import PolygServer
-from bench.lib.smoke import SMOKE_HELP, smoke_workdir
+from bench.lib.smoke import SMOKE_HELP, shared_build, smoke_workdir
 from bench.lib.stats import median, summarize
 from bench.quality import locomo_eval
 
@@ -439,6 +440,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "machine_load": sampler.summary(),
         "machine": machine_info(),
     }
+
+
+def remember_smoke_conversation(path: Path) -> None:
+    """What this script's smoke run remembers (a four-turn conversation, over MCP, then asked):
+    its store in `path`/store, its data in `path`/smoke.json."""
+    main(["--workdir", str(path / "store"), "--data", str(locomo_eval.smoke_data(path)), "--no-save"])
+
+
+def smoke_remembered(workdir: Path) -> tuple[Path, Path]:
+    """For the smoke runs of the scripts that analyse a store this script remembered
+    (bench/quality/locomo_misses.py, locomo_rerank.py): a copy of the smoke conversation's store in
+    `workdir` (remembered once for both when they run in one smoke test), and its data."""
+    remembered = shared_build("locomo-remembered", remember_smoke_conversation)
+    return fresh_copy(remembered / "store", workdir), remembered / "smoke.json"
 
 
 def main(argv: list[str] | None = None) -> int:

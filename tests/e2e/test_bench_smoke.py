@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.lib.smoke import SHARED_DIR_ENV
 from tests.mcp_helpers import redis_servers_under
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,6 +75,8 @@ def test_bench_scripts_run_in_smoke_mode() -> None:
 def _run_every_script(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("POLYG_", "FALKORDB_"))}
     env.update(TMPDIR=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), PYTHONUNBUFFERED="1")
+    # What two scripts' smoke runs both make by the same code is made once (bench/lib/smoke.py).
+    env[SHARED_DIR_ENV] = str(tmp_path / "shared")
     results_before = _snapshot(REPO / "bench" / "results")
     logs = {name: tmp_path / (name.replace("/", "_") + ".log") for name in SCRIPTS}
     # A few at a time: most of each run is waiting on a server or a model load, but all of them
