@@ -70,13 +70,36 @@ def shared_build(name: str, build: Callable[[Path], None]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with (path.parent / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also on an error
-        built = path / ".built"
-        if not built.exists():
-            shutil.rmtree(path, ignore_errors=True)
-            path.mkdir()
-            build(path)
-            built.touch()
+        if not (path / ".built").exists():
+            _build_at(path, build)
     return path
+
+
+def offer_shared(name: str, fill: Callable[[Path], None]) -> None:
+    """Give the other smoke runs of this test what `shared_build(name, ...)` makes, when this run
+    has made it already by the same code (`fill` copies it in): unless another run is making it
+    or made it (no wait here), or no directory is shared."""
+    import fcntl
+
+    shared = os.environ.get(SHARED_DIR_ENV)
+    if not shared:
+        return
+    path = Path(shared) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with (path.parent / f"{name}.lock").open("w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # another run is making it
+        if not (path / ".built").exists():
+            _build_at(path, fill)
+
+
+def _build_at(path: Path, build: Callable[[Path], None]) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir()
+    build(path)
+    (path / ".built").touch()  # last: a build stopped midway is made again
 
 
 def smoke_store(name: str, entities: int = 200) -> Path:
