@@ -105,7 +105,7 @@ def main() -> int:
     args = p.parse_args()
     if args.smoke:
         # A tiny store from the bulk loader (in this process: no server started only to make it).
-        args.pristine, args.no_save = smoke_store("store-load", entities=50), True
+        args.pristine, args.no_save = smoke_store("store-load"), True
         args.workdir = args.pristine.parent
     pristine = args.pristine or args.workdir / f"recall-{args.memories}" / "pristine"
     if not pristine.is_dir():

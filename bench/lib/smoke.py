@@ -103,9 +103,13 @@ def _build_at(path: Path, build: Callable[[Path], None]) -> None:
 
 
 def smoke_store(name: str, entities: int = 200) -> Path:
-    """A tiny store for a smoke run, loaded by the bulk loader (its database stopped after)."""
+    """A copy, this run's own, of a tiny store loaded by the bulk loader (its database stopped
+    after), loaded once for every smoke run of a test that asks for one of this size."""
     from bench.lib import bulk_load
+    from bench.lib.datadirs import fresh_copy
 
-    data_dir = smoke_workdir(name) / "store"
-    bulk_load.main(["--data-dir", str(data_dir), "--entities", str(entities)])
-    return data_dir
+    def load(path: Path) -> None:
+        bulk_load.main(["--data-dir", str(path / "store"), "--entities", str(entities)])
+
+    loaded = shared_build(f"bulk-store-{entities}", load)
+    return fresh_copy(loaded / "store", smoke_workdir(name) / "store")
