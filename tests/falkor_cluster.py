@@ -45,6 +45,12 @@ class FalkorCluster:
             "--cluster-require-full-coverage", "no",
             # Replicas answer reads (GRAPH.RO_QUERY after READONLY) while they resynchronise.
             "--replica-serve-stale-data", "yes",
+            # A replica (at forming, and a killed node back as one) is synchronised at once, not
+            # after the default 5 s a primary waits for more replicas to share the transfer.
+            "--repl-diskless-sync-delay", "0",
+            # A replica shows as "loading" in CLUSTER SHARDS until its replication offset moves,
+            # which on an idle primary is its ping to the replicas: every second, not every 10.
+            "--repl-ping-replica-period", "1",
         ]  # fmt: skip
         # The cluster bus port: explicit, because the default (the port + 10000) is out of range
         # for the ephemeral ports the nodes listen on.
@@ -227,11 +233,7 @@ class FalkorCluster:
 
     @staticmethod
     def _command(node: FalkorServer, *args: object) -> Any:
-        client = node.client()
-        try:
-            reply = client.execute_command(*args)  # type: ignore[no-untyped-call]
-        finally:
-            client.close()
+        reply = node.command(*args)
         return reply.decode() if isinstance(reply, bytes) else _decoded(reply)
 
 

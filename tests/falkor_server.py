@@ -49,6 +49,7 @@ class FalkorServer:
         self.dir = Path(self._tmp.name)
         self.log_path = self.dir / "falkordb.log"
         self._proc: subprocess.Popen[bytes] | None = None
+        self._kept: redis.Redis | None = None
 
     @property
     def url(self) -> str:
@@ -78,6 +79,19 @@ class FalkorServer:
             retry=Retry(NoBackoff(), 0),
         )
 
+    def command(self, *args: object) -> Any:
+        """One command, on a client kept for the next ones until the server is stopped or killed.
+        A new client per command (as `client()`) opens a connection and looks up redis-py's
+        version each time: that was most of the CPU of tests/falkor_cluster.py's health polls."""
+        if self._kept is None:
+            self._kept = self.client()
+        return self._kept.execute_command(*args)  # type: ignore[no-untyped-call]
+
+    def _drop_kept(self) -> None:
+        if self._kept is not None:
+            self._kept.close()
+            self._kept = None
+
     def start(self) -> FalkorServer:
         args = [
             get_redis_server(),
@@ -100,6 +114,7 @@ class FalkorServer:
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, no final AOF flush."""
+        self._drop_kept()
         if self._proc is not None and self._proc.poll() is None:
             self._proc.send_signal(signal.SIGKILL)
             self._proc.wait()
@@ -114,6 +129,7 @@ class FalkorServer:
         self._tmp.cleanup()
 
     def _terminate(self) -> None:
+        self._drop_kept()
         if self._proc is None or self._proc.poll() is not None:
             return
         # redis shuts down cleanly on SIGTERM, but ignores one that comes while it writes its

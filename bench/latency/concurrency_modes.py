@@ -34,6 +34,7 @@ from bench.lib.env import SERVER_START_S
 from bench.lib.machine import machine_label
 from bench.lib.procs import memory_kb
 from bench.lib.runner import bench_parser, run_benchmark
+from bench.lib.smoke import smoke_env
 from bench.lib.stats import summarize
 from tests.falkor_cluster import FalkorCluster
 from tests.falkor_server import FalkorServer
@@ -143,7 +144,7 @@ async def run_mode(
     """The rows of one mode, and its memory: polyg's RSS idle (seeded, after `idle_s`) and after
     `seconds` at 10 calls/s, and the database's (every node) at the same moments."""
     args = ["--toolsets", "kg,memory-compat,memory"] + (["--store", store] if store else [])
-    server = HttpServer(root, args=args, env={"POLYG_EMBEDDING_PROVIDER": "hashing"}).start()
+    server = HttpServer(root, args=args, env={"POLYG_EMBEDDING_PROVIDER": "hashing", **smoke_env()}).start()
     try:
         await asyncio.to_thread(server.wait_ready, SERVER_START_S)
         await seed(server.url)
@@ -234,7 +235,7 @@ def main() -> int:
     args = p.parse_args()
     # One client count and short phases: every step still runs (seed, idle memory, 10 calls/s,
     # parallel clients), the run checks the script; no idle pause, as nothing is measured.
-    smoke = {"clients": "2", "seconds": 1.0, "idle_s": 0.0}
+    smoke = {"clients": "2", "seconds": 0.5, "idle_s": 0.0}
     return run_benchmark("concurrency-modes", args, measure=run, render=render, figures=figures, smoke=smoke)
 
 

@@ -47,6 +47,7 @@ from bench.lib.machine import LoadSampler, describe_machine, machine_info
 from bench.lib.paths import REPO
 from bench.lib.results import write_results
 from bench.lib.server import PolygServer
+from bench.lib.smoke import enter_smoke_mode
 from bench.lib.stats import fmt_ms, summarize
 
 PROJECT = "bluenote"
@@ -631,6 +632,7 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="a few hundred nodes, a few calls, no results file")
     args = parser.parse_args()
     if args.smoke:
+        enter_smoke_mode()
         args.nodes, args.repeat, args.embed = min(args.nodes, 400), min(args.repeat, 5), "hashing"
     if args.data is None:
         args.data = next((str(p) for p in DATA_CANDIDATES if p.exists()), None)

@@ -25,7 +25,7 @@ from them (entities, events, facts, causal links). Then, on a copy:
   `recall` back to back: throughput (calls/s) and latency percentiles.
 
 Usage: .venv/bin/python bench/latency/recall_bench.py [--sizes 1000,10000] [--calls 200] [--no-save]
-       .venv/bin/python bench/latency/recall_bench.py --smoke     # 40 memories, hashing vectors: it runs
+       .venv/bin/python bench/latency/recall_bench.py --smoke     # 10 memories, hashing vectors: it runs
 Results: bench/results/recall-<size>.md and .json (the floors under `floors`), and a row per
 size in history.csv.
 """
@@ -61,6 +61,9 @@ PRELOAD_VERSION = 1  # bump when the generated memories change
 OPS = ("ping", "recall", "remember")
 TARGETS_P50_MS = {"recall": 30.0, "remember": 20.0}  # at 10k memories, offline
 HTTP_CLIENTS = 10
+HTTP_PINGS = 50  # the HTTP floor: one session's pings, nothing else running
+WARMUP = 3  # unmeasured rounds of each operation first: caches, the model's arenas
+FLOOR_WARMUP = 5  # unmeasured rounds of the floors' steps first
 VECTORS = {"minilm": "MiniLM", "hashing": "**hashed vectors**: latency, not relevance"}
 START = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 PEOPLE = "Alice Bruno Chen Dana Emil Farah Goran Hana Ivan Jun Kira Luis Mona Nils Omar Pia".split()
@@ -178,7 +181,7 @@ async def preload(data_dir: Path, n: int, embed: str) -> dict[str, Any]:
 # --- measure ------------------------------------------------------------------------------
 
 
-async def stdio_calls(server: PolygServer, n: int, calls: int, block: int, seed: int) -> dict[str, Any]:
+async def stdio_calls(server: PolygServer, n: int, calls: int, block: int, seed: int, warmup: int) -> dict[str, Any]:
     rng = random.Random(seed)
     fresh = iter(range(n + 10_000_000, n + 20_000_000))
     samples: dict[str, list[float]] = {op: [] for op in OPS}
@@ -199,7 +202,7 @@ async def stdio_calls(server: PolygServer, n: int, calls: int, block: int, seed:
         return elapsed
 
     for op in OPS:  # warm-up: caches, the model's arenas
-        for _ in range(3):
+        for _ in range(warmup):
             await one(op)
     while any(len(v) < calls for v in samples.values()):
         for op in OPS:
@@ -212,13 +215,13 @@ async def stdio_calls(server: PolygServer, n: int, calls: int, block: int, seed:
     }
 
 
-def floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None) -> dict[str, Any]:
+def floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None, warmup: int) -> dict[str, Any]:
     """p50 of each step of the floors (module docstring), in process on the benchmark's data
     (the server stopped), with the server's embedder."""
-    return asyncio.run(_floors(data_dir, n, calls, seed, embedder))
+    return asyncio.run(_floors(data_dir, n, calls, seed, embedder, warmup))
 
 
-async def _floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None) -> dict[str, Any]:
+async def _floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str | None, warmup: int) -> dict[str, Any]:
     from polyg.core.memory.write import memory_text
     from polyg.names import new_id, now_iso
     from polyg.nlp.pipeline import pipeline
@@ -235,7 +238,7 @@ async def _floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str |
         # remember asks for its vectors ahead in a low-priority thread, whose wait on a busy
         # machine is not the model's.
         model = getattr(services.ctx.embedder, "inner", services.ctx.embedder)
-        for i in range(calls + 5):
+        for i in range(calls + warmup):
             m = memory(next(fresh))
             text = memory_text(m["content"], m["context"])
             named = await services.memory.temporal.mentioned_entities(project, text)
@@ -265,7 +268,7 @@ async def _floors(data_dir: Path, n: int, calls: int, seed: int, embedder: str |
             t_query = time.perf_counter()
             await knn(services, "Event", qvec)
             t_knn = time.perf_counter()
-            if i >= 5:
+            if i >= warmup:
                 steps["parse"].append(t - t_start)
                 steps["embed_memory"].append(t_embed - t)
                 steps["write"].append(t_write - t_embed)
@@ -292,9 +295,16 @@ def free_port() -> int:
 
 
 async def http_clients(
-    data_dir: Path, workdir: Path, n: int, calls_each: int, seed: int, embedder: str | None
+    data_dir: Path,
+    workdir: Path,
+    n: int,
+    calls_each: int,
+    seed: int,
+    embedder: str | None,
+    clients: int = HTTP_CLIENTS,
+    ping_count: int = HTTP_PINGS,
 ) -> dict[str, Any]:
-    """HTTP_CLIENTS MCP sessions at once against one `polyg serve --transport http`."""
+    """`clients` MCP sessions at once against one `polyg serve --transport http`."""
     import httpx
     from mcp import Client
 
@@ -351,12 +361,12 @@ async def http_clients(
         async with Client(url, mode="legacy") as probe:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                for _ in range(50):
+                for _ in range(ping_count):
                     t = time.perf_counter()
                     await probe.send_ping()
                     pings.append(time.perf_counter() - t)
         t = time.perf_counter()
-        await asyncio.gather(*(client(k) for k in range(HTTP_CLIENTS)))
+        await asyncio.gather(*(client(k) for k in range(clients)))
         wall = time.perf_counter() - t
     finally:
         proc.terminate()
@@ -367,7 +377,7 @@ async def http_clients(
         errlog.close()
         stop_db(data_dir)
     return {
-        "clients": HTTP_CLIENTS,
+        "clients": clients,
         "calls": len(latencies),
         "throughput_per_s": round(len(latencies) / wall, 1),
         "stats": summarize(latencies),
@@ -382,18 +392,21 @@ async def bench_size(args: argparse.Namespace, n: int) -> dict[str, Any]:
     served_embedder = None if args.embed == "minilm" else args.embed
     with LoadSampler() as sampler:
         async with served_copy(pristine, base, workdir, embedder=served_embedder) as served:
-            stdio = await stdio_calls(served.server, n, args.calls, args.block, args.seed)
+            stdio = await stdio_calls(served.server, n, args.calls, args.block, args.seed, args.warmup)
         run_dir, ready_s = served.run_dir, served.ready_s
         embedder = served.env.get("POLYG_EMBEDDING_PROVIDER")  # the server's, for the floors too
-        steps = await asyncio.to_thread(floors, run_dir, n, args.calls, args.seed, embedder)
+        steps = await asyncio.to_thread(floors, run_dir, n, args.calls, args.seed, embedder, args.floor_warmup)
         await asyncio.to_thread(fresh_copy, pristine, run_dir)
-        http = await http_clients(run_dir, base, n, max(1, args.calls // HTTP_CLIENTS), args.seed, embedder)
+        calls_each = max(1, args.calls // args.http_clients)
+        http = await http_clients(
+            run_dir, base, n, calls_each, args.seed, embedder, clients=args.http_clients, ping_count=args.http_pings
+        )
     for op, st in stdio["stats"].items():
         log(f"n={n} {op:9s} p50 {st['p50_ms']:7.2f}  p95 {st['p95_ms']:7.2f}  p99 {st['p99_ms']:7.2f} ms")
     floor = with_floors(stdio, steps)
     for op in ("recall", "remember"):
         log(f"n={n} {op} floor p50 {floor[op]['p50_ms']:.2f} ms, the tool {floor[op]['x_floor']:.2f}x it")
-    log(f"n={n} http x{HTTP_CLIENTS}: {http['throughput_per_s']} recalls/s, p50 {http['stats']['p50_ms']:.1f} ms")
+    log(f"n={n} http x{http['clients']}: {http['throughput_per_s']} recalls/s, p50 {http['stats']['p50_ms']:.1f} ms")
     return {
         "memories": n,
         "preload": preload_meta,
@@ -411,7 +424,7 @@ def report(results: list[dict[str, Any]], machine: dict[str, Any], args: argpars
         "",
         describe_machine(machine),
         f"Offline (rules, {VECTORS[args.embed]}), embedded store. stdio: {args.calls} calls per operation in blocks of "
-        f"{args.block}, one in flight. HTTP: {HTTP_CLIENTS} clients at once, recall only.",
+        f"{args.block}, one in flight. HTTP: {args.http_clients} clients at once, recall only.",
         "",
         "| memories | operation | p50 ms | p95 ms | p99 ms | x ping | floor p50 ms | x floor | in server p50 ms "
         "| target p50 (10k) |",
@@ -491,9 +504,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-save", action="store_true")
     parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args(argv)
+    args.warmup, args.floor_warmup, args.http_clients, args.http_pings = WARMUP, FLOOR_WARMUP, HTTP_CLIENTS, HTTP_PINGS
     if args.smoke:
         args.workdir, args.no_save = smoke_workdir("recall"), True
-        args.sizes, args.calls, args.block, args.embed = "40", 6, 3, "hashing"
+        args.sizes, args.calls, args.block, args.embed = "10", 4, 2, "hashing"
+        # One warm-up round, two HTTP clients (still at once), a few pings: every phase runs.
+        args.warmup, args.floor_warmup, args.http_clients, args.http_pings = 1, 1, 2, 3
     machine = machine_info()
     results = [asyncio.run(bench_size(args, int(size))) for size in args.sizes.split(",")]
     text = report(results, machine, args)

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: 
 
 from bench.lib.machine import machine_info, machine_label
 from bench.lib.results import write_results
-from bench.lib.smoke import SMOKE_HELP
+from bench.lib.smoke import SMOKE_HELP, enter_smoke_mode
 from polyg.config import load_settings
 from polyg.embed import create_embedder
 from polyg.errors import PolygError
@@ -423,6 +423,7 @@ def main() -> int:
     p.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = p.parse_args()
     if args.smoke:
+        enter_smoke_mode()
         # The cluster's failover is run in cluster_bench's smoke already.
         args.writers, args.before, args.delays, args.repeat, args.no_save = 2, 6, [1], 1, True
         args.server_only = True

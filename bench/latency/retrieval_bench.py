@@ -57,6 +57,7 @@ from bench.lib.measure import timed
 from bench.lib.paths import REPO
 from bench.lib.results import write_results
 from bench.lib.server import PolygServer, server_ms
+from bench.lib.smoke import enter_smoke_mode
 from bench.lib.stats import fmt_ms, median, summarize
 from polyg.config import load_settings
 from polyg.core.ingest.parsers import Document
@@ -523,6 +524,7 @@ async def main() -> None:
     # Smoke: a few documents and hashing vectors (seconds, not minutes); nothing saved.
     embedder = "hashing" if args.smoke else args.embed
     if args.smoke:
+        enter_smoke_mode()
         args.docs, args.queries, args.scale = 12, 5, 150
     docs = stdlib_documents(args.docs)
     queries = [f"How does {doc.title.replace('-', ' ')} work?" for doc in docs][: args.queries]

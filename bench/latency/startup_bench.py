@@ -171,7 +171,8 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     floor: list[dict[str, Any]] = []
     order = [(name, choice) for choice in args.toolsets for name in trees]
     with errlog_path.open("wb") as errlog:
-        for name, choice in order:  # unmeasured: writes the bytecode caches, warms the file cache
+        # Unmeasured: writes the bytecode caches, warms the file cache (a smoke run measures nothing).
+        for name, choice in order if not args.smoke else []:
             trial(trees[name], choice, workdir / f"startup-data-{name}", env, errlog)
     with errlog_path.open("ab") as errlog, LoadSampler() as sampler:
         for r in range(args.runs):

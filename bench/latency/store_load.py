@@ -33,7 +33,7 @@ from bench.lib.env import clean_env
 from bench.lib.machine import LoadSampler, describe_machine, machine_info
 from bench.lib.results import write_results
 from bench.lib.server import STILL_LOADING, PolygServer
-from bench.lib.smoke import SMOKE_HELP, smoke_workdir
+from bench.lib.smoke import SMOKE_HELP, smoke_store
 
 DB_LOADED = re.compile(r"DB loaded from (.+?): ([\d.]+) seconds")
 
@@ -76,15 +76,6 @@ async def measure(pristine: Path, workdir: Path, embedder: str | None) -> dict[s
     }
 
 
-async def tiny_store(workdir: Path) -> Path:
-    """A smoke run's pristine store: one opened and closed by polyg."""
-    pristine = workdir / "pristine"
-    env = clean_env(workdir)
-    async with PolygServer(pristine, log_path=workdir / "build.log", env=env, extra_args=["--toolsets", "memory"]) as s:
-        await s.call("get_statistics", {})
-    return pristine
-
-
 def render(result: dict[str, Any], info: dict[str, Any]) -> str:
     lines = [
         "# Store load",
@@ -113,8 +104,9 @@ def main() -> int:
     p.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = p.parse_args()
     if args.smoke:
-        args.workdir, args.no_save = smoke_workdir("store-load"), True
-        args.pristine = asyncio.run(tiny_store(args.workdir))
+        # A tiny store from the bulk loader (in this process: no server started only to make it).
+        args.pristine, args.no_save = smoke_store("store-load"), True
+        args.workdir = args.pristine.parent
     pristine = args.pristine or args.workdir / f"recall-{args.memories}" / "pristine"
     if not pristine.is_dir():
         p.error(

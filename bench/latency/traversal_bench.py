@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: 
 
 from bench.lib.machine import describe_machine, machine_info
 from bench.lib.results import write_results
-from bench.lib.smoke import SMOKE_HELP
+from bench.lib.smoke import SMOKE_HELP, enter_smoke_mode
 from bench.lib.stats import fmt_ms, summarize
 from polyg.config import load_settings
 from polyg.core import limits
@@ -182,6 +182,7 @@ async def main() -> int:
     parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args()
     if args.smoke:
+        enter_smoke_mode()
         args.nodes, args.pairs, args.no_save = 60, 3, True
     machine = machine_info()
     with tempfile.TemporaryDirectory(prefix="polyg-trav-") as tmp:

@@ -7,7 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from bench.lib.smoke import in_smoke_run
+from bench.lib.smoke import smoke_env
 
 # How long a server over HTTP may take to answer /health, or a test cluster to form (the helpers
 # in tests/ wait 60 s): a bound, not a measurement, and a loaded machine (the smoke test starts
@@ -26,7 +26,6 @@ def clean_env(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, s
     xdg.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("POLYG_")}
     env["XDG_CONFIG_HOME"] = str(xdg)
-    if in_smoke_run():
-        env["POLYG_EMBEDDING_PROVIDER"] = "hashing"  # a smoke run checks the script, not the model
+    env.update(smoke_env())  # a smoke run checks the script, not the model (bench/lib/smoke.py)
     env.update(extra or {})
     return env

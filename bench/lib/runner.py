@@ -15,7 +15,7 @@ from typing import Any
 
 from bench.lib.machine import machine_info
 from bench.lib.results import write_results
-from bench.lib.smoke import SMOKE_HELP
+from bench.lib.smoke import SMOKE_HELP, enter_smoke_mode
 
 Result = dict[str, Any]
 
@@ -42,6 +42,7 @@ def run_benchmark(
     """Measure with `args` (with the `smoke` values instead on a smoke run, which saves nothing),
     print the rendered result, and save it unless told not to. The script's exit code."""
     if args.smoke:
+        enter_smoke_mode()
         for name, value in smoke.items():
             setattr(args, name, value)
         args.no_save = True

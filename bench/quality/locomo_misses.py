@@ -118,10 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", nargs="*", default=[], help="MemoryRanking overrides, e.g. feedback_of=3")
     parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = parser.parse_args(argv)
-    if args.smoke:  # remember a four-turn conversation with bench/quality/locomo_recall.py, then analyse it
-        args.workdir = smoke_workdir("locomo-misses")
-        args.data = locomo_eval.smoke_data(smoke_workdir("locomo-misses-data"))
-        locomo_recall.main(["--workdir", str(args.workdir), "--data", str(args.data), "--no-save"])
+    if args.smoke:  # a four-turn conversation remembered by bench/quality/locomo_recall.py, analysed
+        args.workdir, args.data = locomo_recall.smoke_remembered(smoke_workdir("locomo-misses"))
     if args.set:
         import dataclasses
 

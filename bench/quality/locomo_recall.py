@@ -44,12 +44,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: 
 
 from bench.lib import locomo_scoring
 from bench.lib.database import stop_db
+from bench.lib.datadirs import fresh_copy
 from bench.lib.env import clean_env
 from bench.lib.machine import LoadSampler, machine_info
 from bench.lib.paths import REPO
 from bench.lib.results import write_results
 from bench.lib.server import PolygServer
-from bench.lib.smoke import SMOKE_HELP, smoke_workdir
+from bench.lib.smoke import SMOKE_HELP, offer_shared, shared_build, smoke_workdir
 from bench.lib.stats import median, summarize
 from bench.quality import locomo_eval
 
@@ -441,6 +442,33 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+SMOKE_REMEMBERED = "locomo-remembered"
+
+
+def remember_smoke_conversation(path: Path) -> None:
+    """What this script's smoke run remembers (a four-turn conversation, over MCP, then asked):
+    its store in `path`/store, its data in `path`/smoke.json."""
+    main(["--workdir", str(path / "store"), "--data", str(locomo_eval.smoke_data(path)), "--no-save"])
+
+
+def smoke_remembered(workdir: Path) -> tuple[Path, Path]:
+    """For the smoke runs of the scripts that analyse a store this script remembered
+    (bench/quality/locomo_misses.py, locomo_rerank.py): a copy of the smoke conversation's store in
+    `workdir` (remembered once in a smoke test, by this script's smoke run or theirs), and its data."""
+    remembered = shared_build(SMOKE_REMEMBERED, remember_smoke_conversation)
+    return fresh_copy(remembered / "store", workdir), remembered / "smoke.json"
+
+
+def offer_smoke_remembered(workdir: Path, data: Path) -> None:
+    """This smoke run's store and data, given to `smoke_remembered`'s users in the same test."""
+
+    def fill(path: Path) -> None:
+        fresh_copy(workdir, path / "store")
+        shutil.copy(data, path / "smoke.json")
+
+    offer_shared(SMOKE_REMEMBERED, fill)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=locomo_eval.DATA)
@@ -458,6 +486,8 @@ def main(argv: list[str] | None = None) -> int:
         args.workdir, args.no_save = smoke_workdir("locomo-recall"), True
         args.data = locomo_eval.smoke_data(smoke_workdir("locomo-recall-data"))
     result = asyncio.run(run(args))
+    if args.smoke:
+        offer_smoke_remembered(args.workdir, args.data)
     text = markdown(result)
     print(text)
     if not args.no_save and not args.limit_questions and not args.no_flat:

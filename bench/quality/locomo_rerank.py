@@ -371,10 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--set", nargs="*", default=[], help="MemoryRanking overrides, e.g. neighbour_share=0.3")
     s.add_argument("--grid", nargs="*", default=[], help="fit these, e.g. source_boost=2,3,4")
     args = parser.parse_args(argv)
-    if args.smoke:  # remember a four-turn conversation with bench/quality/locomo_recall.py, dump it, score it
-        workdir = smoke_workdir("locomo-rerank")
-        data = locomo_eval.smoke_data(smoke_workdir("locomo-rerank-data"))
-        locomo_recall.main(["--workdir", str(workdir), "--data", str(data), "--no-save"])
+    if args.smoke:  # a four-turn conversation remembered by bench/quality/locomo_recall.py, dumped, scored
+        workdir, data = locomo_recall.smoke_remembered(smoke_workdir("locomo-rerank"))
         pool = workdir / "pool.json"
         common_args = ["--smoke", "dump", "--workdir", str(workdir), "--data", str(data), "--out", str(pool)]
         args = parser.parse_args(common_args)

@@ -32,7 +32,7 @@ from mcp import Client
 from bench.lib.env import SERVER_START_S
 from bench.lib.machine import machine_info
 from bench.lib.results import write_results
-from bench.lib.smoke import SMOKE_HELP, smoke_workdir
+from bench.lib.smoke import SMOKE_HELP, smoke_env, smoke_workdir
 from bench.lib.stats import fmt_ms, summarize
 from tests.fuzz import Report, fuzz, tools_under_test
 from tests.mcp_helpers import HttpServer, open_log, reap_embedded, stdio_client_for
@@ -41,7 +41,7 @@ TOOL_COUNT_HINT = 54
 
 
 async def run(workdir: Path, *, seed: int, calls: int, seconds: float | None, timeout_s: float) -> Report:
-    env = {"POLYG_EMBEDDING_PROVIDER": "hashing", "POLYG_LOG_LEVEL": "WARNING"}
+    env = {"POLYG_EMBEDDING_PROVIDER": "hashing", "POLYG_LOG_LEVEL": "WARNING", **smoke_env()}
     with open_log(workdir / "server.log") as errlog:
         try:
             async with stdio_client_for(workdir, "--toolsets", "all", errlog=errlog, **env) as client:
@@ -63,7 +63,7 @@ async def run(workdir: Path, *, seed: int, calls: int, seconds: float | None, ti
 async def run_clients(
     workdir: Path, *, seed: int, calls: int, seconds: float | None, timeout_s: float, clients: int
 ) -> Report:
-    env = {"POLYG_EMBEDDING_PROVIDER": "hashing", "POLYG_LOG_LEVEL": "WARNING"}
+    env = {"POLYG_EMBEDDING_PROVIDER": "hashing", "POLYG_LOG_LEVEL": "WARNING", **smoke_env()}
     server = HttpServer(workdir, args=["--toolsets", "all"], env=env).start()
     try:
         await asyncio.to_thread(server.wait_ready, SERVER_START_S)

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: 
 
 
 from bench.lib.env import SERVER_START_S
+from bench.lib.smoke import enter_smoke_mode, smoke_env
 from tests.mcp_helpers import HttpServer, authorized_client
 from tests.ui.browser import Browser, find_chromium
 from tests.ui.graph_demo import distinct_colours, populate, walk_views
@@ -36,12 +37,15 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "polyg-ui-screenshots")
     parser.add_argument("--smoke", action="store_true", help="as run by the bench smoke test: no Chromium is no error")
     args = parser.parse_args()
+    if args.smoke:
+        enter_smoke_mode()
     chromium = find_chromium()
     if chromium is None:
         print("No Chromium found: install Debian's chromium package or set POLYG_CHROMIUM.", file=sys.stderr)
         return 0 if args.smoke else 2
     with tempfile.TemporaryDirectory(prefix="polyg-ui-") as root:
-        server = HttpServer(Path(root), args=["--toolsets", "kg,memory"], env={"POLYG_EMBEDDING_PROVIDER": "hashing"})
+        env = {"POLYG_EMBEDDING_PROVIDER": "hashing", **smoke_env()}
+        server = HttpServer(Path(root), args=["--toolsets", "kg,memory"], env=env)
         server.start()
         try:
             server.wait_ready(SERVER_START_S)

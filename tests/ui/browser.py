@@ -34,6 +34,8 @@ FLAGS = [
     "--remote-debugging-pipe",
 ]
 COMMAND_TIMEOUT_S = 60.0
+# What Chromium answers an evaluation that a navigation of the page overtook.
+NAVIGATED = ("Inspected target navigated or closed", "Execution context was destroyed", "Cannot find context")
 
 
 def find_chromium() -> str | None:
@@ -185,7 +187,14 @@ class Page:
         """Poll until `expression` is truthy (a wait for the page, not a timing assertion)."""
         deadline = time.monotonic() + timeout
         while True:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression)
+            except BrowserError as exc:
+                # A wait is often for a navigation a click started: an evaluation that meets it
+                # ("Inspected target navigated or closed") is asked again in the new document.
+                if not any(sign in str(exc) for sign in NAVIGATED):
+                    raise
+                value = None
             if value:
                 return value
             if time.monotonic() > deadline:
