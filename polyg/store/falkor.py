@@ -137,6 +137,10 @@ def redact_url(url: str) -> str:
     return f"{scheme}{sep}{re.split(r'[?#]', rest, maxsplit=1)[0]}"
 
 
+# What redis-py's blocking pool raises when no pooled connection frees up within its wait.
+POOL_EXHAUSTED = "No connection available."
+
+
 class FalkorStore:
     """Parameterised Cypher over one connection variant (polyg.store.connection): a server
     (TCP or the embedded store's Unix socket) or a cluster."""
@@ -378,7 +382,8 @@ class FalkorStore:
             raise
         except Exception as exc:
             error = self._translate(exc, graph)
-            if isinstance(exc, rexc.ConnectionError):
+            busy = isinstance(exc, rexc.ConnectionError) and str(exc) == POOL_EXHAUSTED
+            if isinstance(exc, rexc.ConnectionError) and not busy:
                 # The pool's idle connections are most likely dead too (the server stopped or
                 # restarted): drop them, so that later calls connect afresh instead of each
                 # failing once on a dead connection.
@@ -388,6 +393,7 @@ class FalkorStore:
             if (
                 isinstance(error, StoreTimeout)
                 and not isinstance(error, QueryTimedOut)  # the database answered: it is up
+                and not busy  # it answers the calls holding the connections
                 and self.on_unreachable is not None
             ):
                 # The failed call is not retried: a write may or may not have been applied.
@@ -400,6 +406,15 @@ class FalkorStore:
         where = self._conn.where_for(graph) if graph else self.where
         if isinstance(exc, rexc.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
             return StoreAuthError(f"Authentication to FalkorDB at {where} failed: {exc}")
+        if isinstance(exc, rexc.ConnectionError) and str(exc) == POOL_EXHAUSTED:
+            # The database answers; calls come faster than it does, and this one never got a
+            # connection to send on.
+            return StoreTimeout(
+                f"FalkorDB at {where} is busy: all {self._pool_size} of polyg's connections to it stayed in "
+                f"use for {self._timeout_s:g} s (calls arrive faster than it answers them). Nothing was sent "
+                "for this call: try again.",
+                details={"retryable": True, "pool_size": self._pool_size},
+            )
         if isinstance(exc, (rexc.ConnectionError, rexc.TimeoutError, TimeoutError, OSError)):
             return StoreTimeout(f"Cannot reach FalkorDB at {where}: {exc}")
         if self.is_cluster and isinstance(exc, rexc.ReadOnlyError):
