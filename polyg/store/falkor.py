@@ -137,8 +137,9 @@ def redact_url(url: str) -> str:
     return f"{scheme}{sep}{re.split(r'[?#]', rest, maxsplit=1)[0]}"
 
 
-# What redis-py's blocking pool raises when no pooled connection frees up within its wait.
-POOL_EXHAUSTED = "No connection available."
+def _pool_exhausted(exc: Exception) -> bool:
+    """What redis-py's blocking pool raises when no pooled connection frees up within its wait."""
+    return isinstance(exc, rexc.ConnectionError) and str(exc) == "No connection available."
 
 
 class FalkorStore:
@@ -382,7 +383,7 @@ class FalkorStore:
             raise
         except Exception as exc:
             error = self._translate(exc, graph)
-            busy = isinstance(exc, rexc.ConnectionError) and str(exc) == POOL_EXHAUSTED
+            busy = _pool_exhausted(exc)
             if isinstance(exc, rexc.ConnectionError) and not busy:
                 # The pool's idle connections are most likely dead too (the server stopped or
                 # restarted): drop them, so that later calls connect afresh instead of each
@@ -406,7 +407,7 @@ class FalkorStore:
         where = self._conn.where_for(graph) if graph else self.where
         if isinstance(exc, rexc.AuthenticationError) or "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
             return StoreAuthError(f"Authentication to FalkorDB at {where} failed: {exc}")
-        if isinstance(exc, rexc.ConnectionError) and str(exc) == POOL_EXHAUSTED:
+        if _pool_exhausted(exc):
             # The database answers; calls come faster than it does, and this one never got a
             # connection to send on.
             return StoreTimeout(
