@@ -1,7 +1,9 @@
 """A `polyg serve --toolsets memory` over stdio for the memory tests, and the spec's scenarios as data.
 
-Each test module gets one server (module scope); each test works in its own project, passed
-as `project_id` by `Memory.ok` / `Memory.fails`.
+One server for the whole session (one per pytest-xdist worker), shared by every module that
+asks for `memory_server`: each test works in its own project, passed as `project_id` by
+`Memory.ok` / `Memory.fails`. A server costs ~2 s of CPU to start and ~1 s more to load the
+English pipeline at its first remember; a server per module started 11 of them.
 """
 
 from __future__ import annotations
@@ -36,9 +38,9 @@ class Memory:
         return stats
 
 
-@pytest.fixture(scope="module")
-async def memory_server(request: pytest.FixtureRequest, servers_root: Path) -> AsyncIterator[KG]:
-    root = servers_root / f"{request.module.__name__.rsplit('.', 1)[-1]}-stdio"
+@pytest.fixture(scope="session")
+async def memory_server(servers_root: Path) -> AsyncIterator[KG]:
+    root = servers_root / "memory-stdio"
     async with kg_session("stdio", root, "--toolsets", "memory") as server:
         yield server
 
