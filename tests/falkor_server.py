@@ -102,6 +102,9 @@ class FalkorServer:
             "--appendonly", "yes",
             "--appendfsync", "everysec",
             "--save", "",
+            # A replica's first sync starts at once, not after the 5 s a primary waits by
+            # default for more replicas to share it.
+            "--repl-diskless-sync-delay", "0",
             "--loadmodule", get_falkordb_module(),
         ]  # fmt: skip
         if self.password:

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(scope="module")
 def primary() -> Iterator[FalkorServer]:
     # A replica's first copy is sent at once (by default the server waits 5 s for others).
-    with FalkorServer(extra_args=["--repl-diskless-sync-delay", "0"]) as server:
+    with FalkorServer() as server:
         yield server
 
 
