@@ -26,7 +26,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture(scope="module")
 def primary() -> Iterator[FalkorServer]:
-    # A replica's first copy is sent at once (by default the server waits 5 s for others).
+    # tests/falkor_server.py starts it with no replica sync delay: the first copy is sent at once.
     with FalkorServer() as server:
         yield server
 
