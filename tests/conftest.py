@@ -1,7 +1,8 @@
 """Shared fixtures: real `polyg serve` subprocesses driven through the official MCP client.
 
-`kg_server` (module scope, parametrized over stdio and HTTP) starts one server per transport
-and module; tests keep out of each other's way by working in their own `project`.
+`kg_server` (module scope) starts one stdio server per module; tests keep out of each other's
+way by working in their own `project`. A toolset's tests run over stdio only: that every toolset
+answers the same over HTTP is tests/tools/test_transport_matrix.py's, once.
 """
 
 from __future__ import annotations
@@ -85,10 +86,10 @@ def servers_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     assert not leftovers, f"redis-server processes left behind: {leftovers}"
 
 
-@pytest.fixture(scope="module", params=TRANSPORTS)
+@pytest.fixture(scope="module")
 async def kg_server(request: pytest.FixtureRequest, servers_root: Path) -> AsyncIterator[KG]:
-    """One kg server per transport and test module, default project `defproj`."""
-    transport = request.param
+    """One kg server (stdio) per test module, default project `defproj`."""
+    transport = "stdio"
     root = servers_root / f"{request.module.__name__.rsplit('.', 1)[-1]}-{transport}"
     async with kg_session(transport, root, "--toolsets", "kg", "--project", DEFAULT_PROJECT) as kg:
         kg.default_project = DEFAULT_PROJECT

@@ -11,6 +11,9 @@ from typing import Any
 
 from bench.lib.procs import cmdline, pid_alive
 
+# How long stop_db lets a polyg that is shutting its server down finish before stepping in.
+SHUTDOWN_GRACE_S = 5.0
+
 
 def db_pid_file(data_dir: Path) -> Path:
     """Where polyg's embedded store writes the FalkorDB (redis-server) pid."""
@@ -35,7 +38,7 @@ def stop_db(data_dir: Path, *, timeout: float = 60.0) -> bool:
     pid = read_db_pid(data_dir)
     if pid is None:
         return False
-    deadline = time.monotonic() + 5.0
+    deadline = time.monotonic() + SHUTDOWN_GRACE_S
     while time.monotonic() < deadline and pid_alive(pid):
         time.sleep(0.05)
     if not pid_alive(pid):

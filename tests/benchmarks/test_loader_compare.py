@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.latency.loader_compare import child
+from bench.lib import database
 from tests.mcp_helpers import redis_servers_under
 
 # A loader step that dies with its database up: it starts the data dir's embedded store and
@@ -25,7 +26,10 @@ sys.exit(3)
 """
 
 
-def test_a_failing_loader_leaves_no_database_running(tmp_path: Path) -> None:
+def test_a_failing_loader_leaves_no_database_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The child exits without a shutdown under way: stop_db's grace for one (5 s) would only
+    # be waited out before it steps in.
+    monkeypatch.setattr(database, "SHUTDOWN_GRACE_S", 0.0)
     data = tmp_path / "data"
     log_file = tmp_path / "child.log"
     with pytest.raises(RuntimeError, match="failed"):

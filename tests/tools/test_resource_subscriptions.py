@@ -4,7 +4,10 @@ unsubscribing, or in a session that did not subscribe, nothing arrives.
 
 "Nothing arrives" is checked without waiting on a clock: notifications on one session's channel
 arrive in the order they were sent, so once a later notification (of a marker subscription) has
-arrived, one the server had sent before it would have arrived first."""
+arrived, one the server had sent before it would have arrived first.
+
+One HTTP server serves the module's HTTP tests, each in sessions of its own (a session's
+subscriptions end with it: the last test checks that); the stdio test has its server."""
 
 from __future__ import annotations
 
@@ -88,6 +91,12 @@ async def http_server(root: Path) -> AsyncIterator[HttpServer]:
         await anyio.to_thread.run_sync(server.stop)
 
 
+@pytest.fixture(scope="module")
+async def shared_http(servers_root: Path) -> AsyncIterator[HttpServer]:
+    async with http_server(servers_root / "subscriptions-http") as server:
+        yield server
+
+
 def http_client(server: HttpServer, updates: Updates) -> Client:
     # The subscribe requests are the handshake era's (the 2026 protocol replaced them).
     return Client(server.url, message_handler=updates, mode="legacy")
@@ -124,29 +133,28 @@ async def test_subscription_over_stdio(tmp_path: Path) -> None:
         await check_subscribe_then_unsubscribe(client, updates)
 
 
-async def test_subscriptions_over_http_belong_to_their_session(tmp_path: Path) -> None:
+async def test_subscriptions_over_http_belong_to_their_session(shared_http: HttpServer) -> None:
     mine, theirs = Updates(), Updates()
-    async with http_server(tmp_path) as server:
-        async with http_client(server, mine) as client, http_client(server, theirs) as other:
-            assert client.server_capabilities.resources is not None
-            assert client.server_capabilities.resources.subscribe is True
-            # The other session subscribes to another project's summary only.
-            marker = f"polyg://{OTHER}/summary"
-            await other.subscribe_resource(marker)
-            page = await check_subscribe_then_unsubscribe(client, mine)
-            # A write by the first session to the other's project reaches the other session
-            # (on its standalone stream), after any of PROJECT's updates it was wrongly sent.
-            await make_entity(client, OTHER)
-            assert await theirs.until(marker) == [marker]
-            # And a write by the other session reaches the first, still subscribed to the summary.
-            summary = f"polyg://{PROJECT}/summary"
-            await make_entity(other)
-            assert await mine.until(summary, times=2) == [page, summary, summary]
+    async with http_client(shared_http, mine) as client, http_client(shared_http, theirs) as other:
+        assert client.server_capabilities.resources is not None
+        assert client.server_capabilities.resources.subscribe is True
+        # The other session subscribes to another project's summary only.
+        marker = f"polyg://{OTHER}/summary"
+        await other.subscribe_resource(marker)
+        page = await check_subscribe_then_unsubscribe(client, mine)
+        # A write by the first session to the other's project reaches the other session
+        # (on its standalone stream), after any of PROJECT's updates it was wrongly sent.
+        await make_entity(client, OTHER)
+        assert await theirs.until(marker) == [marker]
+        # And a write by the other session reaches the first, still subscribed to the summary.
+        summary = f"polyg://{PROJECT}/summary"
+        await make_entity(other)
+        assert await mine.until(summary, times=2) == [page, summary, summary]
 
 
-async def test_a_read_does_not_notify_and_a_read_only_call_is_no_write(tmp_path: Path) -> None:
+async def test_a_read_does_not_notify_and_a_read_only_call_is_no_write(shared_http: HttpServer) -> None:
     updates = Updates()
-    async with stdio_client(tmp_path, updates) as client:
+    async with http_client(shared_http, updates) as client:
         entity = await make_entity(client)
         page = f"polyg://{PROJECT}/entity/{entity}"
         await client.subscribe_resource(page)
@@ -156,9 +164,9 @@ async def test_a_read_does_not_notify_and_a_read_only_call_is_no_write(tmp_path:
         assert await updates.until(page) == [page]  # one update: the write's
 
 
-async def test_subscribe_refuses_a_malformed_uri_and_accepts_any_other_scheme(tmp_path: Path) -> None:
+async def test_subscribe_refuses_a_malformed_uri_and_accepts_any_other_scheme(shared_http: HttpServer) -> None:
     updates = Updates()
-    async with stdio_client(tmp_path, updates) as client:
+    async with http_client(shared_http, updates) as client:
         for bad in ("no scheme here", "polyg://sub-proj/nothing/here", ""):
             with pytest.raises(MCPError) as raised:
                 await client.subscribe_resource(bad)

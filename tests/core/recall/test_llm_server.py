@@ -1,17 +1,22 @@
 """recall and remember through the MCP server started with an LLM configured (the fake
 OpenAI-compatible server): the classification and the extraction are the model's when it
-answers well, and the rules' when it answers garbage."""
+answers well, and the rules' when it answers garbage.
+
+One fake model and one server for the module (a memory server start loads the embedding model
+and the NLP pipeline: seconds of CPU); each test sets the fake's replies, works in a project of
+its own and reads the requests made since it began."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.mcp_helpers import kg_session
+from tests.mcp_helpers import KG, kg_session
 
 pytestmark = pytest.mark.anyio
 REF = "2026-01-14T12:00:00Z"
@@ -59,15 +64,27 @@ def llm_env(fake: FakeOpenAIServer) -> dict[str, str]:
     }
 
 
-async def test_the_configured_llm_classifies_and_extracts(tmp_path: Path) -> None:
-    with FakeOpenAIServer() as fake:
-        fake.chat_replies = answers(good=True)
-        async with kg_session("stdio", tmp_path, "--toolsets", "memory", **llm_env(fake)) as srv:
-            stored = await srv.ok("remember", {"content": MEMORY, "reference_time": REF})
-            # "is run by" is no pattern of the rules: only the model's extraction holds this fact.
-            assert len(stored["facts_added"]) == 1
-            out = await srv.ok("recall", {"query": QUERY, "reference_time": REF, "include_reasoning": True})
-        prompts = [r.raw_body.decode() for r in fake.requests if r.path.endswith("/chat/completions")]
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+async def srv(fake: FakeOpenAIServer, servers_root: Path) -> AsyncIterator[KG]:
+    async with kg_session("stdio", servers_root / "llm-server", "--toolsets", "memory", **llm_env(fake)) as kg:
+        yield kg
+
+
+async def test_the_configured_llm_classifies_and_extracts(fake: FakeOpenAIServer, srv: KG, project: str) -> None:
+    fake.chat_replies = answers(good=True)
+    since = len(fake.requests)
+    p = {"project_id": project, "reference_time": REF}
+    stored = await srv.ok("remember", {**p, "content": MEMORY})
+    # "is run by" is no pattern of the rules: only the model's extraction holds this fact.
+    assert len(stored["facts_added"]) == 1
+    out = await srv.ok("recall", {**p, "query": QUERY, "include_reasoning": True})
+    prompts = [r.raw_body.decode() for r in fake.requests[since:] if r.path.endswith("/chat/completions")]
     assert out["classification"]["semantic_query"] == PLAN["semantic_query"]
     assert [e["mention"] for e in out["classification"]["entities"]] == ["Kestrel"]
     assert any(QUERY in p for p in prompts) and any("Extract structured memory" in p for p in prompts)
@@ -75,13 +92,13 @@ async def test_the_configured_llm_classifies_and_extracts(tmp_path: Path) -> Non
     assert fact["memories"] == [stored["memory_id"]]
 
 
-async def test_garbage_from_the_llm_falls_back_to_the_rules(tmp_path: Path) -> None:
-    with FakeOpenAIServer() as fake:
-        fake.chat_replies = answers(good=False)
-        async with kg_session("stdio", tmp_path, "--toolsets", "memory", **llm_env(fake)) as srv:
-            stored = await srv.ok("remember", {"content": MEMORY, "reference_time": REF})
-            out = await srv.ok("recall", {"query": QUERY, "reference_time": REF, "include_reasoning": True})
-        asked = [r for r in fake.requests if r.path.endswith("/chat/completions")]
+async def test_garbage_from_the_llm_falls_back_to_the_rules(fake: FakeOpenAIServer, srv: KG, project: str) -> None:
+    fake.chat_replies = answers(good=False)
+    since = len(fake.requests)
+    p = {"project_id": project, "reference_time": REF}
+    stored = await srv.ok("remember", {**p, "content": MEMORY})
+    out = await srv.ok("recall", {**p, "query": QUERY, "include_reasoning": True})
+    asked = [r for r in fake.requests[since:] if r.path.endswith("/chat/completions")]
     assert len(asked) >= 3  # extraction, classification and synthesis were each asked
     assert stored["facts_added"] == []  # the rules know no "is run by"
     assert stored["memory_id"] in {e["id"] for e in out["evidence"]}

@@ -1,7 +1,8 @@
-"""Progress notifications of `extract_all_relationships` through the real MCP client, over
-stdio and Streamable HTTP: a client that sends a progressToken (the SDK does when given a
-progress callback) hears the entities read after every batch, before the result; a client
-that does not gets the same result and no notification."""
+"""Progress notifications of `extract_all_relationships` through the real MCP client over stdio
+(that they arrive alike over Streamable HTTP is tests/tools/test_transport_matrix.py's): a
+client that sends a progressToken (the SDK does when given a progress callback) hears the
+entities read after every batch, before the result; a client that does not gets the same result
+and no notification."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from polyg.core.graphrag.extract import BATCH
-from tests.conftest import TRANSPORTS
 from tests.mcp_helpers import KG, check_result, kg_session
 
 pytestmark = pytest.mark.anyio
@@ -21,11 +21,10 @@ ENTITIES = 2 * BATCH + 37
 HASHING = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
 
 
-@pytest.fixture(scope="module", params=TRANSPORTS)
-async def server(request: pytest.FixtureRequest, servers_root: Path) -> AsyncIterator[KG]:
-    transport = request.param
-    root = servers_root / f"graphrag-progress-{transport}"
-    async with kg_session(transport, root, "--toolsets", "memory-compat,graphrag", **HASHING) as kg:
+@pytest.fixture(scope="module")
+async def server(servers_root: Path) -> AsyncIterator[KG]:
+    root = servers_root / "graphrag-progress-stdio"
+    async with kg_session("stdio", root, "--toolsets", "memory-compat,graphrag", **HASHING) as kg:
         yield kg
 
 

@@ -1,8 +1,9 @@
-"""The `graphrag` toolset (spec 004) through the real MCP client over stdio and Streamable
-HTTP, with the real MiniLM embedder and an embedded FalkorDB: the spec's usage examples (the
-research query, causal chains inbound and outbound, building a graph by hand then extracting, a
-cluster subgraph), scores checked against their definition, and errors. Entities and
-observations are written with the `kg` toolset, as a user of both would."""
+"""The `graphrag` toolset (spec 004) through the real MCP client over stdio (that it answers the
+same over Streamable HTTP is tests/tools/test_transport_matrix.py's), with the real MiniLM
+embedder and an embedded FalkorDB: the spec's usage examples (the research query, causal chains
+inbound and outbound, building a graph by hand then extracting, a cluster subgraph), scores
+checked against their definition, and errors. Entities and observations are written with the
+`kg` toolset, as a user of both would."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import TRANSPORTS
 from tests.mcp_helpers import KG, kg_session
 
 pytestmark = pytest.mark.anyio
@@ -41,10 +41,9 @@ RESULT_KEYS = {
 }
 
 
-@pytest.fixture(scope="module", params=TRANSPORTS)
-async def server(request: pytest.FixtureRequest, servers_root: Path) -> AsyncIterator[KG]:
-    transport = request.param
-    async with kg_session(transport, servers_root / f"graphrag-{transport}", "--toolsets", "kg,graphrag") as kg:
+@pytest.fixture(scope="module")
+async def server(servers_root: Path) -> AsyncIterator[KG]:
+    async with kg_session("stdio", servers_root / "graphrag-stdio", "--toolsets", "kg,graphrag") as kg:
         yield kg
 
 

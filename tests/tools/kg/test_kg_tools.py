@@ -1,6 +1,7 @@
-"""The `kg` toolset (spec 002) through the real MCP client, over stdio and Streamable HTTP.
+"""The `kg` toolset (spec 002) through the real MCP client over stdio (that it answers the same
+over Streamable HTTP is tests/tools/test_transport_matrix.py's).
 
-Every test runs against both transports (the `kg_server` fixture) with the real MiniLM
+Every test runs against the module's server (the `kg_server` fixture) with the real MiniLM
 embedder and an embedded FalkorDB. Each test works in its own project. Results are checked
 whole; every error is checked for its code, its spec wording and for having written nothing.
 """
@@ -278,7 +279,7 @@ async def test_create_entity_with_description_observations_and_parent(kg: KG, pr
     assert len({o["id"] for o in entity["observations"]}) == 3
     # get_entity returns the same entity, observations in creation order.
     assert await kg.ok("get_entity", {"project_id": project, "entity_id": entity["id"]}) == result
-    # Unicode survives both transports unchanged.
+    # Unicode survives the transport unchanged.
     uni = await create(kg, project, "café ☕ 東京", "ort", description="naïve — «quoted»")
     got = await kg.ok("get_entity", {"project_id": project, "entity_id": uni["id"]})
     assert got["entity"]["name"] == "café ☕ 東京"
@@ -866,8 +867,6 @@ async def test_largest_accepted_payloads(kg: KG, project: str) -> None:
     text = "d" * 16_384
     entity = await create(kg, project, "n" * 512, "t" * 128, description=text, observations=[text])
     assert entity["description"] == text and entity["observations"][0]["text"] == text
-    if kg.transport != "stdio":
-        return  # 1000 embeddings take seconds, and the transport makes no difference to them
     many = await create(kg, project, "many", observations=[f"o{i}" for i in range(1000)])
     ref = {"project_id": project, "entity_id": many["id"]}
     got = (await kg.ok("get_entity", {**ref, "observation_limit": 1000}))["entity"]

@@ -1,6 +1,7 @@
-"""The `knowledge` toolset (spec 000) through the real MCP client, over stdio and Streamable HTTP,
-with the spec's examples: Miles Davis and Charlie Parker, the historical-person template, and
-path strengths worked out by hand."""
+"""The `knowledge` toolset (spec 000) through the real MCP client over stdio (that it answers the
+same over Streamable HTTP is tests/tools/test_transport_matrix.py's), with the spec's examples:
+Miles Davis and Charlie Parker, the historical-person template, and path strengths worked out by
+hand."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import TRANSPORTS
 from tests.mcp_helpers import KG, kg_session
 
 pytestmark = pytest.mark.anyio
@@ -58,10 +58,10 @@ CHARLIE_PARKER = (
 )
 
 
-@pytest.fixture(scope="module", params=TRANSPORTS)
-async def kn(request: pytest.FixtureRequest, servers_root: Path) -> AsyncIterator[KG]:
-    root = servers_root / f"knowledge-{request.param}"
-    async with kg_session(request.param, root, "--toolsets", "knowledge", "--project", "kdef") as client:
+@pytest.fixture(scope="module")
+async def kn(servers_root: Path) -> AsyncIterator[KG]:
+    root = servers_root / "knowledge-stdio"
+    async with kg_session("stdio", root, "--toolsets", "knowledge", "--project", "kdef") as client:
         yield client
 
 

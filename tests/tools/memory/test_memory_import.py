@@ -1,20 +1,23 @@
 """`polyg import` of what `export_graph(format: json)` returns, as a user runs it: a memory graph
 built through the MCP tools, exported page by page through the client, imported by the CLI into
 an empty project, exported again: the same graph, and the tools answer the same. Files that are
-incomplete or malformed are refused with an `Error:` line and nothing is written."""
+incomplete or malformed are refused with an `Error:` line and nothing is written.
+
+`polyg import` runs in the test process (tests/cli_runner.py: the CLI's own click command with
+the environment, streams and exit status the process had), attached to the module server's
+FalkorDB as the process was: a `polyg` process costs about 1 s of CPU to start, 14 of them here."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.test_transfer import POLYG
-from tests.mcp_helpers import KG, kg_session, open_log, server_env, stdio_client_for
+from tests.cli_runner import Completed, run_cli
+from tests.mcp_helpers import KG, kg_session, server_env
 from tests.tools.memory.conftest import Memory, seed
 from tests.tools.memory.scenarios import deployment_failure, personal_knowledge
 
@@ -38,14 +41,9 @@ def root(shared: KG) -> Path:
     return shared.root
 
 
-def polyg_import(root: Path, path: Path, project: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(POLYG), "import", str(path), "--project", project, "--data-dir", str(root / "data"), *extra],
-        env=server_env(root),
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
+def polyg_import(root: Path, path: Path, project: str, *extra: str) -> Completed:
+    return run_cli(
+        ["import", str(path), "--project", project, "--data-dir", str(root / "data"), *extra], server_env(root)
     )
 
 
@@ -151,19 +149,16 @@ async def test_export_graph_json_imports_into_an_empty_project_as_the_same_graph
     lines.write_text("".join(json.dumps(page) + "\n" for page in whole), encoding="utf-8")
     assert polyg_import(root, lines, f"{project}_recomputed").returncode == 0
 
-    # Read by a server started after the imports, beside the module's one on its store (not
-    # through kg_session, which would kill the FalkorDB the module's server still uses).
-    with open_log(root / "stderr.log") as errlog:
-        async with stdio_client_for(root, "--toolsets", "memory", errlog=errlog) as client:
-            server = KG(client, "stdio", root)
-            restored = Memory(server, f"{project}_restored")
-            assert_same_graph(pages, await export_pages(restored, limit=50))
-            assert await reads(restored) == answers
-            recomputed = Memory(server, f"{project}_recomputed")
-            found = await recomputed.ok("search_semantic", query="Alice reviewed the auth-service runbook", limit=3)
-            assert found["results"][0]["text"] == "Alice reviewed the auth-service runbook"
-            assert_same_graph(whole, await export_pages(recomputed, limit=20000, embeddings=False))
-            assert await reads(recomputed) == answers
+    # Read back through the module's server, which never saw the imported projects: it reads
+    # them from the store the CLI wrote to, as a server started after the imports would.
+    restored = Memory(shared, f"{project}_restored")
+    assert_same_graph(pages, await export_pages(restored, limit=50))
+    assert await reads(restored) == answers
+    recomputed = Memory(shared, f"{project}_recomputed")
+    found = await recomputed.ok("search_semantic", query="Alice reviewed the auth-service runbook", limit=3)
+    assert found["results"][0]["text"] == "Alice reviewed the auth-service runbook"
+    assert_same_graph(whole, await export_pages(recomputed, limit=20000, embeddings=False))
+    assert await reads(recomputed) == answers
 
 
 async def test_malformed_or_incomplete_files_are_refused_and_nothing_is_written(

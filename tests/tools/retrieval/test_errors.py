@@ -1,12 +1,16 @@
 """Every error code of spec 001, through the CLI (`polyg ingest`, `polyg query`, `polyg serve`)
-or the real MCP client over stdio, each with a message a user can act on."""
+or the real MCP client over stdio, each with a message a user can act on.
+
+The CLI runs in the test process (tests/cli_runner.py: its own click command with the
+environment, streams and exit status a `polyg` process had): what is checked is the command's
+exit status, message and output, not the process boundary, and a process start costs about
+1 s of CPU (and a MiniLM load, for `ingest` and `query`) per command."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import socket
-import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,19 +20,18 @@ import pytest
 from polyg.config import load_settings
 from polyg.embed import create_embedder
 from polyg.runtime.app import Polyg
-from tests.mcp_helpers import embedded_pid, free_port, kg_session, polyg_command, server_env
+from tests.cli_runner import Completed, run_cli
+from tests.mcp_helpers import embedded_pid, free_port, kg_session, server_env
 from tests.tools.retrieval.conftest import write_corpus
 
 pytestmark = pytest.mark.anyio
 
 
-def polyg(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*polyg_command(), *args], env=server_env(root, **env), capture_output=True, text=True, timeout=120
-    )
+def polyg(root: Path, *args: str, **env: str) -> Completed:
+    return run_cli(args, server_env(root, **env))
 
 
-def fails_with(result: subprocess.CompletedProcess[str], code: int) -> str:
+def fails_with(result: Completed, code: int) -> str:
     assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
     assert f"(code {code})" in result.stderr, result.stderr
     return result.stderr
@@ -105,8 +108,12 @@ def refusing_server() -> Iterator[int]:
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     yield port
+    # Closing alone does not wake the thread blocked in accept() (the join then waited out its
+    # whole timeout); shutting the listening socket down does: accept() fails and serve returns.
+    listener.shutdown(socket.SHUT_RDWR)
     listener.close()
     thread.join(timeout=5)
+    assert not thread.is_alive()
 
 
 def test_2002_authentication_failure(tmp_path: Path, refusing_server: int) -> None:
@@ -183,7 +190,9 @@ def test_query_prints_the_spec_json(tmp_path: Path, ingested_once: Path) -> None
 
 
 async def test_mcp_tools_and_their_errors(tmp_path: Path) -> None:
-    async with kg_session("stdio", tmp_path, "--toolsets", "retrieval") as mcp:
+    # The hashing embedder: one article is found by any query, and the errors are input checks;
+    # the MiniLM load (about 0.4 s of CPU) would prove nothing here.
+    async with kg_session("stdio", tmp_path, "--toolsets", "retrieval", POLYG_EMBEDDING_PROVIDER="hashing") as mcp:
         added = await mcp.ok(
             "add_article",
             {"title": "GPT-4 report", "authors": ["Alice", "Bob"], "text": "GPT-4 is a multimodal model."},
