@@ -115,3 +115,18 @@ def test_the_default_embedder_runs_its_cached_copy_without_the_quantiser(tmp_pat
     modules = served_modules(tmp_path)
     assert "onnxruntime" in modules  # the list is real: the model ran
     assert [name for name in NEVER_AT_START if imported(modules, name)] == []
+
+
+def test_help_loads_no_configuration(tmp_path: Path) -> None:
+    """`polyg --help` (and a command's) only prints: the configuration's models (pydantic and
+    its settings sources) are not imported."""
+    out = tmp_path / "modules.json"
+    for args in (["--help"], ["serve", "--help"]):
+        shown = subprocess.run(
+            [sys.executable, "-c", WRAPPER, str(out), *args], capture_output=True, check=True, timeout=EXIT_S
+        )
+        assert b"Usage" in shown.stdout
+        modules = set(json.loads(out.read_text()))
+        assert "polyg.cli" in modules  # the list is real
+        assert not imported(modules, "polyg.config")
+        assert not imported(modules, "pydantic_settings")
