@@ -31,8 +31,8 @@ EXIT_S = 120.0  # a bound for the server's exit on a loaded machine, not a timin
 
 # Needed by no stdio server of the default toolsets at start: the NLP pipeline (the tests'
 # servers are told not to preload it), the quantiser (the int8 copy exists), a JSON Schema
-# validator, the toolsets not served, and recall's and remember's machinery (made at the first
-# recall or remember).
+# validator, the toolsets not served, recall's and remember's machinery (made at the first
+# recall or remember) and the memory graphs (made at the first memory tool's call).
 NEVER_AT_START = (
     "spacy",
     "onnx",
@@ -44,6 +44,9 @@ NEVER_AT_START = (
     "polyg.tools.memory_compat",
     "polyg.core.memory.write",
     "polyg.core.recall.service",
+    "polyg.core.memory.causal",
+    "polyg.core.memory.temporal",
+    "polyg.core.memory.entity_graph",
 )
 
 
