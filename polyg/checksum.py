@@ -25,6 +25,8 @@ import os
 import re
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from polyg.cachedir import default_cache_dir
@@ -36,6 +38,8 @@ _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 # (resolved path, size, mtime_ns, ctime_ns, inode, device): what identifies one file version.
 _Identity = tuple[str, int, int, int, int, int]
 _digests: dict[_Identity, str] = {}
+# Whether a stamp may stand in for hashing (see `hashing_every_file`).
+_trust_stamps: ContextVar[bool] = ContextVar("polyg_trust_checksum_stamps", default=True)
 # Paths a stamp remembers (see `_stamp`).
 _PATHS_PER_DIGEST = 8
 _digests_lock = threading.Lock()
@@ -63,15 +67,27 @@ def cached_sha256(path: Path, expected: str | None = None) -> str:
         cached = _digests.get(identity)
     if cached is not None:
         return cached
-    if expected is not None and _SHA256_HEX.fullmatch(expected) and _stamped(expected, identity):
+    if expected is not None and _trust_stamps.get() and _stamped(expected, identity):
         digest = expected
     else:
         digest = file_sha256(path)
-        if expected is not None and digest == expected and _identity(path) == identity:  # unchanged while it was hashed
+        # Stamped only if it did not change while it was hashed.
+        if expected is not None and digest == expected and _identity(path) == identity:
             _stamp(expected, identity)
     with _digests_lock:
         _digests[identity] = digest
     return digest
+
+
+@contextlib.contextmanager
+def hashing_every_file() -> Iterator[None]:
+    """Within it, every file is hashed whatever the stamps say: `polyg doctor` checks the install
+    itself (a disk that flipped a bit leaves the stat as it was)."""
+    token = _trust_stamps.set(False)
+    try:
+        yield
+    finally:
+        _trust_stamps.reset(token)
 
 
 def _stamps_dir() -> Path:
@@ -86,6 +102,8 @@ def _private(fd: int) -> bool:
 def _stamps(digest: str) -> dict[str, list[int]]:
     """What the trustworthy stamp of `digest` records: the stat, by path, of the files last found
     to have it; nothing when there is no stamp, or one that is unreadable or not this user's."""
+    if not _SHA256_HEX.fullmatch(digest):
+        return {}
     try:
         dir_fd = os.open(_stamps_dir(), os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
@@ -111,6 +129,8 @@ def _stamp(digest: str, identity: _Identity) -> None:
     """Record that the file `identity` has `digest` (best effort: without a writable cache, the
     next process hashes it again). The last few paths are kept, so that several installs of
     polyg on one machine (virtual environments) do not take each other's stamp."""
+    if not _SHA256_HEX.fullmatch(digest):
+        return
     stamps = _stamps(digest)
     stamps.pop(identity[0], None)
     stamps[identity[0]] = list(identity[1:])

@@ -119,3 +119,17 @@ def test_several_installs_keep_their_stamps(
         checksum.verify_sha256(path, digest, what="model")
         checksum.verify_sha256(twin, digest, what="model")
     assert hashed == [path, twin]
+
+
+def test_the_doctor_hashes_every_file(
+    shipped: tuple[Path, str], hashed: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`polyg doctor` checks the install itself: a stamp does not stand in for the hash there."""
+    path, digest = shipped
+    checksum.verify_sha256(path, digest, what="model")
+    new_process(monkeypatch)
+    with checksum.hashing_every_file():
+        checksum.verify_sha256(path, digest, what="model")
+    new_process(monkeypatch)
+    checksum.verify_sha256(path, digest, what="model")  # the stamp stands again
+    assert hashed == [path, path]
