@@ -7,12 +7,16 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from polyg.config import Settings, load_settings
 from polyg.errors import ConfigError, InvalidParams, NotFound, PolygError
+
+if TYPE_CHECKING:
+    # Imported where settings are loaded: the configuration's models (pydantic, its settings
+    # sources, yaml) are ~40% of `polyg --help`'s CPU, and help and --version need none of it.
+    from polyg.config import Settings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Graph memory for AI agents over MCP.")
 
@@ -48,6 +52,8 @@ def _main(
 
 
 def _settings(config: Path | None, **overrides: Any) -> Settings:
+    from polyg.config import load_settings
+
     try:
         settings = load_settings(config, **overrides)
         if not settings.server_url:

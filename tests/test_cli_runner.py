@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import polyg.cli
+import polyg.config
 from polyg import __version__, logs
 from tests.cli_runner import run_cli
 from tests.mcp_helpers import server_env
@@ -23,7 +23,8 @@ def test_a_crash_is_a_traceback_on_stderr_and_exit_1(tmp_path: Path, monkeypatch
     def crash(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(polyg.cli, "load_settings", crash)
+    # polyg.cli imports it when a command loads its settings (not at import: see _settings).
+    monkeypatch.setattr(polyg.config, "load_settings", crash)
     done = run_cli(["status", "--data-dir", str(tmp_path / "data")], server_env(tmp_path))
     assert done.returncode == 1
     assert "Traceback (most recent call last)" in done.stderr and "RuntimeError: boom" in done.stderr

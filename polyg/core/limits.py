@@ -23,6 +23,16 @@ MAX_LIMIT = 1_000  # rows a read tool returns at most
 # FalkorDB reads SKIP as a 32-bit count: 2^32 wraps to the first page.
 MAX_OFFSET = 2**31 - 1
 
+# A memory (`remember`) is stored as one text, its context then ': ' then its content, held to
+# the limit of every stored text: the content's limit leaves room for the longest context, so a
+# content the tool's schema accepts is never refused later as a too long "description". Here,
+# not in polyg.core.memory.write, so that the tool's schema does not import the writer at start.
+MAX_MEMORY_CONTEXT = 200
+MAX_MEMORY_CONTENT = MAX_TEXT - MAX_MEMORY_CONTEXT - len(": ")
+# What one `recall` returns by default and at most.
+DEFAULT_RECALL_RESULTS = 10
+MAX_RECALL_RESULTS = 100
+
 # What one tool result may carry, in characters of its JSON (about 30k tokens): a client
 # hands the whole result to a model, and the official memory server's read_graph reaching
 # 50-80k tokens is what this guards against.

@@ -29,20 +29,13 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from polyg.checksum import file_sha256
+from polyg.cachedir import default_cache_dir
+from polyg.checksum import cached_sha256, file_sha256
 
 log = logging.getLogger(__name__)
 
 # Bump when the recipe below changes, so cached copies made the old way are not reused.
 RECIPE = "dynamic-int8-per-channel-keep-down-projections-v2"
-
-
-def default_cache_dir() -> Path:
-    base = os.environ.get("POLYG_CACHE_DIR")
-    if base:
-        return Path(base)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "polyg"
 
 
 def _tool_versions() -> str:
@@ -69,7 +62,9 @@ def _locked(path: Path) -> Iterator[None]:
 def _valid(model: Path) -> bool:
     sidecar = model.with_suffix(".sha256")
     try:
-        return model.is_file() and sidecar.read_text().strip() == file_sha256(model)
+        recorded = sidecar.read_text().strip()
+        # Hashed once per machine while the copy stays untouched (polyg.checksum's stamps).
+        return model.is_file() and cached_sha256(model, recorded) == recorded
     except OSError:
         return False
 

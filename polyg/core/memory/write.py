@@ -72,11 +72,9 @@ def _as_name(context: str | None) -> str:
         return ""
 
 
-# A memory is stored as one text, its context then ': ' then its content, held to the limit of
-# every stored text (limits.MAX_TEXT): the content's limit leaves room for the longest context,
-# so a content the tool's schema accepts is never refused later as a too long "description".
-MAX_CONTEXT = 200
-MAX_CONTENT = limits.MAX_TEXT - MAX_CONTEXT - len(": ")
+# A memory's limits (see polyg.core.limits).
+MAX_CONTEXT = limits.MAX_MEMORY_CONTEXT
+MAX_CONTENT = limits.MAX_MEMORY_CONTENT
 
 
 def check_memory(content: str, context: str | None) -> None:

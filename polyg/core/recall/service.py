@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
+from polyg.core import limits
 from polyg.core.recall.classifier import Classifier, MentionResolver, resolve_mentions, rule_semantic_query
 from polyg.core.recall.evidence import Evidence, GraphName, best_first
 from polyg.core.recall.executor import Execution, Executor
@@ -25,8 +26,8 @@ from polyg.core.text.time import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger("polyg.recall")
 
-DEFAULT_MAX_RESULTS = 10
-MAX_RESULTS = 100
+DEFAULT_MAX_RESULTS = limits.DEFAULT_RECALL_RESULTS
+MAX_RESULTS = limits.MAX_RECALL_RESULTS
 # Names the graph knows that occur in the query, found before classifying (lower-case mentions
 # such as "pepper" are names only because the graph says so).
 KnownNames = Callable[[str], Awaitable[Sequence[str]]]

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from polyg.core import limits
-from polyg.core.memory.causal import CausalNode, Chain, Explanation
 from polyg.runtime.app import Services
 from polyg.tools import shaping
 from polyg.tools.memory.shared import Direction, memory
 from polyg.tools.registry import Params
 
 # --- result shapes ---------------------------------------------------------------------
+
+if TYPE_CHECKING:  # annotations only: the memory graphs' modules load when the services are made
+    from polyg.core.memory.causal import CausalNode, Chain, Explanation
 
 
 class NodeOut(BaseModel):

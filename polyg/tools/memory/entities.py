@@ -3,12 +3,11 @@ with the facts that hold and the entity's latest events; by id, kg's form)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from polyg.core import limits
-from polyg.core.memory.entity_graph import Relation
 from polyg.core.model import Node
 from polyg.core.text.time import parse_instant
 from polyg.errors import InvalidParams
@@ -18,6 +17,9 @@ from polyg.tools.memory.shared import LIMIT, OFFSET, REFERENCE, TIMEZONE, memory
 from polyg.tools.registry import Params
 
 # --- result shapes ---------------------------------------------------------------------
+
+if TYPE_CHECKING:  # annotations only: the memory graphs' modules load when the services are made
+    from polyg.core.memory.entity_graph import Relation
 
 
 class EntityOut(kg.EntityOut):

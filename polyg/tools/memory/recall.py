@@ -8,12 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from polyg.core.memory.write import MAX_CONTENT, MAX_CONTEXT
-from polyg.core.recall.executor import Executor
-from polyg.core.recall.graphs import ProjectGraphs
+from polyg.core import limits
 from polyg.core.recall.model import ClassifierOutput
 from polyg.core.recall.output import SynthesizerOutput
-from polyg.core.recall.service import DEFAULT_MAX_RESULTS, MAX_RESULTS, RecallService
 from polyg.core.text.time import FixedClock
 from polyg.runtime.app import Services
 from polyg.tools import shaping
@@ -75,15 +72,15 @@ REASONING_LISTS = ("causal_chain", "entities_involved", "semantic_matches")
 class Recall(Params):
     query: str = Field(min_length=1, max_length=2000)
     include_reasoning: bool = Field(default=False, description="Also return how the query was classified.")
-    max_results: int = Field(default=DEFAULT_MAX_RESULTS, ge=1, le=MAX_RESULTS)
+    max_results: int = Field(default=limits.DEFAULT_RECALL_RESULTS, ge=1, le=limits.MAX_RECALL_RESULTS)
     reference_time: str | None = REFERENCE
 
 
 class Remember(Params):
-    content: str = Field(min_length=1, max_length=MAX_CONTENT)
+    content: str = Field(min_length=1, max_length=limits.MAX_MEMORY_CONTENT)
     context: str | None = Field(
         default=None,
-        max_length=MAX_CONTEXT,
+        max_length=limits.MAX_MEMORY_CONTEXT,
         description="Speaker or channel it is from (stored as '<context>: <content>').",
     )
     reference_time: str | None = Field(default=None, description="When it was said (ISO); times in it read against it.")
@@ -99,6 +96,12 @@ async def recall(s: Services, p: Recall) -> dict[str, Any]:
     The graphs the question needs (causal, temporal, entity, semantic) are queried at once; the
     answer comes with its reasoning, the evidence it cites (node ids and text, best first), the
     graphs that contributed, and those that failed or timed out."""
+    # Imported at the first recall, not at start: with the writer they pull in (the rules,
+    # the extraction), ~45 ms of CPU that a server never told to recall would pay at start.
+    from polyg.core.recall.executor import Executor
+    from polyg.core.recall.graphs import ProjectGraphs
+    from polyg.core.recall.service import RecallService
+
     graphs = ProjectGraphs(s.memory, s.project(p.project_id))
     at = s.memory.temporal.reference(p.reference_time)
     service = RecallService(

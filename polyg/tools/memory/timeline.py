@@ -4,12 +4,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from polyg.core.memory.temporal import Event, Fact
 from polyg.core.text.time import format_utc, parse_instant
 from polyg.errors import NotFound
 from polyg.runtime.app import Services
@@ -18,6 +17,9 @@ from polyg.tools.memory.shared import LIMIT, OFFSET, REFERENCE, TIMEZONE, memory
 from polyg.tools.registry import Params
 
 # --- result shapes ---------------------------------------------------------------------
+
+if TYPE_CHECKING:  # annotations only: the memory graphs' modules load when the services are made
+    from polyg.core.memory.temporal import Event, Fact
 
 
 class EventOut(BaseModel):
