@@ -42,6 +42,12 @@ HEALTH_TIMEOUT_S = 60.0
 
 __all__ = ["free_port"]  # re-exported: tests import it from here
 
+# `httpx.get` builds a client, and with it a TLS context, for every request: about 30 ms of CPU,
+# and a server's start polls /health dozens of times. One client serves every such request of
+# the run; without keep-alive, each request opens its own connection (a kept one could outlive
+# the server it reached, or reach another that took its port).
+LOCAL_HTTP = httpx.Client(timeout=5, limits=httpx.Limits(max_keepalive_connections=0))
+
 
 def polyg_command() -> list[str]:
     return [sys.executable, "-m", "polyg"]
@@ -344,7 +350,7 @@ class HttpServer:
         return self
 
     def health(self) -> httpx.Response:
-        return httpx.get(f"{self.base_url}/health", timeout=5)
+        return LOCAL_HTTP.get(f"{self.base_url}/health")
 
     def wait_listening(self, timeout: float = HEALTH_TIMEOUT_S) -> dict[str, Any]:
         """Poll /health until it answers (any status); return its first body."""

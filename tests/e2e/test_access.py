@@ -22,7 +22,7 @@ from polyg.access import AccessPolicy
 from polyg.config import load_settings
 from polyg.errors import ConfigError
 from polyg.http import check_bind
-from tests.mcp_helpers import HttpServer, authorized_client, call, fails, ok
+from tests.mcp_helpers import LOCAL_HTTP, HttpServer, authorized_client, call, fails, ok
 
 pytestmark = pytest.mark.anyio
 
@@ -61,7 +61,7 @@ def server(servers_root: Path) -> Iterator[HttpServer]:
 
 def health(server: HttpServer, key: str | None = None) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    response = httpx.get(f"{server.base_url}/health", headers=headers, timeout=10)
+    response = LOCAL_HTTP.get(f"{server.base_url}/health", headers=headers, timeout=10)
     assert response.status_code == 200
     return dict(response.json())
 
@@ -181,7 +181,7 @@ def test_health_shows_the_store_only_to_a_key_to_every_project(server: HttpServe
 def test_mcp_needs_an_accepted_key(server: HttpServer) -> None:
     for authorization in (None, "Bearer wrong-key-0123456789", f"Bearer {hashlib.sha256(READER.encode()).hexdigest()}"):
         headers = {"Authorization": authorization} if authorization else {}
-        response = httpx.post(server.url, json={}, headers=headers, timeout=10)
+        response = LOCAL_HTTP.post(server.url, json={}, headers=headers, timeout=10)
         assert response.status_code == 401, authorization
 
 

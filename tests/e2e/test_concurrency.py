@@ -27,6 +27,8 @@ from tests.mcp_helpers import (
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_database_left_behind")]
 
 HASHING = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
+# The tests call kg tools only; each other toolset would add to every server's start.
+KG = ("--toolsets", "kg")
 PER_SERVER = 100
 IN_FLIGHT = 10  # concurrent calls per client
 
@@ -60,8 +62,8 @@ async def listed_ids(url: str) -> set[str]:
 
 async def test_two_processes_share_one_database(tmp_path: Path, servers: list[HttpServer]) -> None:
     root = tmp_path / "shared"
-    a = HttpServer(root, env=HASHING)
-    b = HttpServer(root, env=HASHING)
+    a = HttpServer(root, args=list(KG), env=HASHING)
+    b = HttpServer(root, args=list(KG), env=HASHING)
     servers += [a, b]
     a.start()
     b.start()  # the same instant, as far as the database start is concerned
@@ -98,7 +100,7 @@ async def test_two_processes_share_one_database(tmp_path: Path, servers: list[Ht
     assert embedded_pid(data_dir) is None
     assert redis_servers_under(data_dir) == []
 
-    third = HttpServer(root, env=HASHING)
+    third = HttpServer(root, args=list(KG), env=HASHING)
     servers.append(third)
     third.start().wait_ready()
     assert await listed_ids(third.url) == everything
@@ -112,7 +114,7 @@ async def test_parallel_calls_on_one_connection(tmp_path: Path) -> None:
     root.mkdir()
     with (root / "stderr.log").open("a", encoding="utf-8") as errlog:
         try:
-            async with stdio_client_for(root, errlog=errlog, **HASHING) as client:
+            async with stdio_client_for(root, *KG, errlog=errlog, **HASHING) as client:
                 await parallel_calls(client)
         finally:
             left_behind = reap_embedded(root / "data")

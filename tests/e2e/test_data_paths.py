@@ -343,28 +343,31 @@ async def test_kg_lists_stay_within_the_budget_and_say_what_they_left_out(both: 
 # --- a misspelt project stays unmade ---------------------------------------------------------
 
 
-async def test_refused_and_no_op_calls_do_not_create_a_project(tmp_path: Path) -> None:
-    typo = {"project_id": "typo_project"}
-    async with kg_session("stdio", tmp_path, "--toolsets", "kg,memory-compat", **EMBEDDER) as s:
-        await s.ok("create_entities", {"project_id": "real", "entities": [ent("a")]})
-        await s.fails("create_entities", {**typo, "entities": [ent("\u200b")]}, code=4002)
-        await s.fails("create_relations", {**typo, "relations": [rel("a", "b", "x")]}, code=4004)
-        await s.fails("add_observations", {**typo, "observations": [{"entityName": "a", "contents": ["x"]}]}, code=4004)
-        await s.ok("create_entities", {**typo, "entities": []})
-        await s.ok("delete_entities", {**typo, "entityNames": ["a"]})
-        await s.ok("delete_relations", {**typo, "relations": [rel("a", "b", "x")]})
-        await s.ok("delete_observations", {**typo, "deletions": [{"entityName": "a", "observations": ["x"]}]})
-        await s.ok("read_graph", typo)
-        await s.ok("open_nodes", {**typo, "names": ["a"]})
-        await s.fails("get_entity", {**typo, "entity_id": "ent_x"}, code=4004)
-        await s.fails("delete_entity", {**typo, "entity_id": "ent_x"}, code=4004)
-        await s.fails("delete_relationship", {**typo, "relationship_id": "rel_x"}, code=4004)
-        await s.fails("add_observation", {**typo, "entity_id": "ent_x", "observation": "o"}, code=4004)
-        await s.fails("create_relationship", {**typo, "source_id": "a", "target_id": "b", "type": "t"}, code=4004)
+async def test_refused_and_no_op_calls_do_not_create_a_project(both: KG, project: str, tmp_path: Path) -> None:
+    # On the module's server: `project` is this test's, and the misspelt one is its own too.
+    s = both
+    real = project
+    typo = {"project_id": f"typo_{project}"}
+    await s.ok("create_entities", {"project_id": real, "entities": [ent("a")]})
+    await s.fails("create_entities", {**typo, "entities": [ent("\u200b")]}, code=4002)
+    await s.fails("create_relations", {**typo, "relations": [rel("a", "b", "x")]}, code=4004)
+    await s.fails("add_observations", {**typo, "observations": [{"entityName": "a", "contents": ["x"]}]}, code=4004)
+    await s.ok("create_entities", {**typo, "entities": []})
+    await s.ok("delete_entities", {**typo, "entityNames": ["a"]})
+    await s.ok("delete_relations", {**typo, "relations": [rel("a", "b", "x")]})
+    await s.ok("delete_observations", {**typo, "deletions": [{"entityName": "a", "observations": ["x"]}]})
+    await s.ok("read_graph", typo)
+    await s.ok("open_nodes", {**typo, "names": ["a"]})
+    await s.fails("get_entity", {**typo, "entity_id": "ent_x"}, code=4004)
+    await s.fails("delete_entity", {**typo, "entity_id": "ent_x"}, code=4004)
+    await s.fails("delete_relationship", {**typo, "relationship_id": "rel_x"}, code=4004)
+    await s.fails("add_observation", {**typo, "entity_id": "ent_x", "observation": "o"}, code=4004)
+    await s.fails("create_relationship", {**typo, "source_id": "a", "target_id": "b", "type": "t"}, code=4004)
+    # `polyg status` on the server's data directory (it attaches to the running database).
     status = await anyio.run_process(
-        [sys.executable, "-m", "polyg", "status", "--data-dir", str(tmp_path / "data")],
+        [sys.executable, "-m", "polyg", "status", "--data-dir", str(s.root / "data")],
         env=server_env(tmp_path, **EMBEDDER),
         check=True,
     )
     listed = status.stdout.decode()
-    assert "real" in listed and "typo_project" not in listed, listed
+    assert real in listed and typo["project_id"] not in listed, listed

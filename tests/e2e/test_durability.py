@@ -25,12 +25,14 @@ from tests.mcp_helpers import HttpServer, call, embedded_pid, ok, redis_servers_
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_database_left_behind")]
 
 HASHING = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
+# The tests call kg tools only; each other toolset would add to every server's start.
+KG = ("--toolsets", "kg")
 # A tool call after the database died must fail, not hang.
 PROMPT_S = 15.0
 
 
 def serve(servers: list[HttpServer], root: Path, *args: str) -> HttpServer:
-    server = HttpServer(root, args=list(args), env=HASHING)
+    server = HttpServer(root, args=[*KG, *args], env=HASHING)
     servers.append(server)
     server.start().wait_ready()
     return server
@@ -83,7 +85,12 @@ async def check_observations(url: str, acked: dict[str, str]) -> None:
             assert [o["text"] for o in got["entity"]["observations"]] == [f"{name} was written"]
 
 
-async def test_polyg_then_database_killed(tmp_path: Path, servers: list[HttpServer]) -> None:
+async def test_polyg_killed_then_both_then_the_database_under_a_running_polyg_lose_nothing(
+    tmp_path: Path, servers: list[HttpServer]
+) -> None:
+    """One data directory through every kill: polyg alone, polyg and its database, then the
+    database under a running polyg, and at last a clean stop (each stage starts the server the
+    next one kills)."""
     root = tmp_path / "srv"
     first = serve(servers, root)
     acked = await create_entities(first.url, 40, "first")
@@ -103,21 +110,16 @@ async def test_polyg_then_database_killed(tmp_path: Path, servers: list[HttpServ
     # Both die: a new database replays the AOF.
     kill9(second)
     kill9_pid(db_pid)
-    third = serve(servers, root)
-    new_pid = embedded_pid(third.data_dir)
+    server = serve(servers, root)
+    new_pid = embedded_pid(server.data_dir)
     assert new_pid is not None and new_pid != db_pid
-    assert await stored_entities(third.url) == acked
-    await check_observations(third.url, acked)
+    assert await stored_entities(server.url) == acked
+    await check_observations(server.url, acked)
     assert redis_servers_under(root) == [new_pid]
 
-
-async def test_database_killed_under_running_polyg(tmp_path: Path, servers: list[HttpServer]) -> None:
-    root = tmp_path / "srv"
-    server = serve(servers, root)
-    acked = await create_entities(server.url, 30, "before")
-    db_pid = embedded_pid(server.data_dir)
-    assert db_pid is not None
-
+    # The database dies under the running polyg.
+    acked |= await create_entities(server.url, 30, "before")
+    db_pid = new_pid
     async with Client(server.url) as client:
         kill9_pid(db_pid)
         with anyio.fail_after(PROMPT_S):

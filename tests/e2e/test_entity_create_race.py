@@ -8,7 +8,7 @@ counts for the others.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.mcp_helpers import HttpServer, kg_session, ok, open_log, reap_embedded, stdio_client_for
+from tests.mcp_helpers import HttpServer, ok, open_log, stdio_client_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_database_left_behind")]
 
@@ -62,11 +62,32 @@ async def entities_named(client: Client, project: str, name: str) -> list[dict[s
 
 
 @pytest.fixture(scope="module")
-async def session(servers_root: Path) -> AsyncIterator[Client]:
+def http_server(servers_root: Path) -> Iterator[HttpServer]:
+    """The module's HTTP server: the server of the test of many HTTP sessions, and one of the
+    two processes of the two-process test. Stopped last, it shuts the database down."""
+    server = HttpServer(servers_root / "entity-create-race-http", args=list(TOOLSETS), env=HASHING).start()
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+    # The stdio server detached cleanly, and this one, the last user, shut the database down.
+    assert not server.left_embedded_behind
+
+
+@pytest.fixture(scope="module")
+async def session(servers_root: Path, http_server: HttpServer) -> AsyncIterator[Client]:
     """One stdio server for the tests whose calls share one MCP session (a kg,memory server
-    start costs seconds of CPU); each test works in a project of its own."""
-    async with kg_session("stdio", servers_root / "entity-create-race", *TOOLSETS, **HASHING) as server:
-        yield server.client
+    start costs seconds of CPU, its first `remember` another second); each test works in a
+    project of its own. It runs on the HTTP server's data directory (through a link, with logs
+    of its own): the other process of the two-process test. It ends first, and reaps nothing:
+    the database is still the HTTP server's, whose stop reaps what a failure left behind."""
+    root = servers_root / "entity-create-race"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "data").symlink_to(http_server.data_dir)
+    with open_log(root / "stderr.log") as errlog:
+        async with stdio_client_for(root, *TOOLSETS, errlog=errlog, **HASHING) as client:
+            yield client
 
 
 async def run_all(calls: list[tuple[Client, str, dict[str, Any]]]) -> None:
@@ -89,24 +110,19 @@ async def test_four_tools_at_once_on_one_session_create_one_entity(session: Clie
     assert len(await entities_named(client, project, "Ledger Service")) == 1
 
 
-async def test_two_processes_on_one_data_directory_create_one_entity(tmp_path: Path) -> None:
-    root = tmp_path / "two"
-    with open_log(root / "stderr.log") as errlog:
-        try:
-            async with (
-                stdio_client_for(root, *TOOLSETS, errlog=errlog, **HASHING) as a,
-                stdio_client_for(root, *TOOLSETS, errlog=errlog, **HASHING) as b,
-            ):
-                project = "race2"
-                await ok(a, "add_entity", ledger(project))
-                for name in NAMES[:ROUNDS]:
-                    # Each process runs every writer: 8 calls at once, 4 per process.
-                    await run_all([(client, tool, args) for client in (a, b) for tool, args in writers(project, name)])
-                for client in (a, b):
-                    counts = {name: len(await entities_named(client, project, name)) for name in NAMES[:ROUNDS]}
-                    assert counts == dict.fromkeys(NAMES[:ROUNDS], 1)
-        finally:
-            reap_embedded(root / "data")
+async def test_two_processes_on_one_data_directory_create_one_entity(session: Client, http_server: HttpServer) -> None:
+    # The module's two server processes on one data directory: the stdio one and the HTTP one
+    # (whose calls below all go through one HTTP session).
+    a = session
+    async with Client(http_server.url) as b:
+        project = "race2"
+        await ok(a, "add_entity", ledger(project))
+        for name in NAMES[:ROUNDS]:
+            # Each process runs every writer: 8 calls at once, 4 per process.
+            await run_all([(client, tool, args) for client in (a, b) for tool, args in writers(project, name)])
+        for client in (a, b):
+            counts = {name: len(await entities_named(client, project, name)) for name in NAMES[:ROUNDS]}
+            assert counts == dict.fromkeys(NAMES[:ROUNDS], 1)
 
 
 async def test_links_of_one_pair_at_once_make_one_relationship(session: Client) -> None:
@@ -149,10 +165,8 @@ async def test_concepts_of_one_name_at_once_make_one_concept(session: Client) ->
     assert len({r["concept"]["id"] for r in results}) == 4
 
 
-async def test_http_clients_at_once_create_one_entity(tmp_path: Path, servers: list[HttpServer]) -> None:
-    server = HttpServer(tmp_path / "http", args=list(TOOLSETS), env=HASHING)
-    servers.append(server)
-    await anyio.to_thread.run_sync(server.start().wait_ready)
+async def test_http_clients_at_once_create_one_entity(http_server: HttpServer) -> None:
+    server = http_server
     project = "race_http"
     async with Client(server.url) as first:
         await ok(first, "add_entity", ledger(project))

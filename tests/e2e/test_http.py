@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.falkor_server import FalkorServer
 from tests.mcp_helpers import (
+    LOCAL_HTTP,
     HttpServer,
     authorized_client,
     call,
@@ -42,7 +43,7 @@ INITIALIZE = {
 
 
 def post_initialize(server: HttpServer, **headers: str) -> httpx.Response:
-    return httpx.post(server.url, json=INITIALIZE, headers={**MCP_HEADERS, **headers}, timeout=10)
+    return LOCAL_HTTP.post(server.url, json=INITIALIZE, headers={**MCP_HEADERS, **headers}, timeout=10)
 
 
 def initialized(response: httpx.Response) -> bool:
@@ -66,62 +67,70 @@ def keyed_server(servers_root: Path) -> Iterator[HttpServer]:
         yield server
     finally:
         server.stop()
+    assert not server.left_embedded_behind
 
 
 @pytest.fixture(scope="module")
-def open_server(servers_root: Path) -> Iterator[HttpServer]:
-    """A loopback server without an API key."""
+def open_server_and_first_health(servers_root: Path) -> Iterator[tuple[HttpServer, dict[str, Any]]]:
+    """A loopback server without an API key, and the first /health answer it gave (while it was
+    starting, most often). Only the /health test creates projects on it: it counts them."""
     server = HttpServer(servers_root / "http-open", args=["--toolsets", "kg"], env=FAST)
     server.start()
     try:
+        first = server.wait_listening()
         server.wait_ready()
-        yield server
+        yield server, first
     finally:
         server.stop()
+    # Stopped with SIGTERM, polyg shut its embedded database down itself.
+    assert not server.left_embedded_behind
+
+
+@pytest.fixture(scope="module")
+def open_server(open_server_and_first_health: tuple[HttpServer, dict[str, Any]]) -> HttpServer:
+    return open_server_and_first_health[0]
 
 
 # --- /health -------------------------------------------------------------------------------
 
 
-async def test_health_reports_status_store_and_projects_with_data(servers_root: Path) -> None:
-    server = HttpServer(servers_root / "http-health", args=["--toolsets", "kg"], env=FAST).start()
-    try:
-        first = server.wait_listening()
-        store = f"embedded {server.data_dir}"
-        assert first["status"] in ("loading", "ok"), first
-        assert first["store"] == store
-        if first["status"] == "loading":
-            assert set(first) == {"status", "store"}
-        assert server.wait_ready() == {"status": "ok", "store": store, "projects": 0}
-        response = server.health()
-        assert response.status_code == 200
-        assert response.headers["content-type"] == "application/json"
+async def test_health_reports_status_store_and_projects_with_data(
+    open_server_and_first_health: tuple[HttpServer, dict[str, Any]],
+) -> None:
+    # The module's open server (its fixture checks that stopping it left no database behind).
+    server, first = open_server_and_first_health
+    store = f"embedded {server.data_dir}"
+    assert first["status"] in ("loading", "ok"), first
+    assert first["store"] == store
+    if first["status"] == "loading":
+        assert set(first) == {"status", "store"}
+    assert server.wait_ready() == {"status": "ok", "store": store, "projects": 0}
+    response = server.health()
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
 
-        async with Client(server.url) as client:
-            await ok(client, "create_entity", {"project_id": "p1", "name": "a", "type": "t"})
-            assert server.health().json() == {"status": "ok", "store": store, "projects": 1}
-            await ok(client, "create_entity", {"project_id": "p2", "name": "b", "type": "t"})
-            await ok(client, "create_entity", {"project_id": "p2", "name": "c", "type": "t"})
-            assert server.health().json()["projects"] == 2
-            # Reads, and writes that are refused, leave no project behind.
-            await ok(client, "list_entities", {"project_id": "p3"})
-            for tool, args in (
-                ("get_entity", {"entity_id": "ent_x"}),
-                ("create_entity", {"name": "orphan", "type": "t", "parentId": "ent_x"}),
-                ("create_relationship", {"source_id": "ent_x", "target_id": "ent_y", "type": "t"}),
-                ("delete_entity", {"entity_id": "ent_x"}),
-                ("delete_relationship", {"relationship_id": "rel_x"}),
-                ("delete_observation", {"entity_id": "ent_x", "observation_id": "obs_x"}),
-                ("add_observation", {"entity_id": "ent_x", "observation": "o"}),
-                ("update_entity_description", {"entity_id": "ent_x", "description": "d"}),
-                ("create_entity", {"name": " ", "type": "t"}),
-            ):
-                result = await call(client, tool, {"project_id": "p4", **args})
-                assert result.is_error, (tool, result)
-            assert server.health().json()["projects"] == 2
-    finally:
-        server.stop()
-    assert not server.left_embedded_behind
+    async with Client(server.url) as client:
+        await ok(client, "create_entity", {"project_id": "p1", "name": "a", "type": "t"})
+        assert server.health().json() == {"status": "ok", "store": store, "projects": 1}
+        await ok(client, "create_entity", {"project_id": "p2", "name": "b", "type": "t"})
+        await ok(client, "create_entity", {"project_id": "p2", "name": "c", "type": "t"})
+        assert server.health().json()["projects"] == 2
+        # Reads, and writes that are refused, leave no project behind.
+        await ok(client, "list_entities", {"project_id": "p3"})
+        for tool, args in (
+            ("get_entity", {"entity_id": "ent_x"}),
+            ("create_entity", {"name": "orphan", "type": "t", "parentId": "ent_x"}),
+            ("create_relationship", {"source_id": "ent_x", "target_id": "ent_y", "type": "t"}),
+            ("delete_entity", {"entity_id": "ent_x"}),
+            ("delete_relationship", {"relationship_id": "rel_x"}),
+            ("delete_observation", {"entity_id": "ent_x", "observation_id": "obs_x"}),
+            ("add_observation", {"entity_id": "ent_x", "observation": "o"}),
+            ("update_entity_description", {"entity_id": "ent_x", "description": "d"}),
+            ("create_entity", {"name": " ", "type": "t"}),
+        ):
+            result = await call(client, tool, {"project_id": "p4", **args})
+            assert result.is_error, (tool, result)
+        assert server.health().json()["projects"] == 2
 
 
 async def test_health_needs_no_key(keyed_server: HttpServer) -> None:
@@ -145,7 +154,7 @@ def test_mcp_without_the_right_key_is_401(keyed_server: HttpServer, authorizatio
     assert response.json() == {"error": "Missing or invalid API key"}
     # GET and DELETE on /mcp are guarded too.
     for method in ("GET", "DELETE"):
-        assert httpx.request(method, keyed_server.url, headers=headers, timeout=10).status_code == 401
+        assert LOCAL_HTTP.request(method, keyed_server.url, headers=headers, timeout=10).status_code == 401
 
 
 def test_right_key_is_accepted(keyed_server: HttpServer) -> None:
@@ -310,9 +319,10 @@ def test_an_allowed_foreign_origin_gets_through_and_others_do_not(servers_root: 
 
 
 def test_a_foreign_host_is_refused_on_loopback_for_health_too(open_server: HttpServer) -> None:
-    response = httpx.get(f"{open_server.base_url}/health", headers={"Host": "evil.example"}, timeout=10)
+    response = LOCAL_HTTP.get(f"{open_server.base_url}/health", headers={"Host": "evil.example"}, timeout=10)
     assert response.status_code == 421
-    assert httpx.get(f"{open_server.base_url}/health", headers={"Host": "localhost"}, timeout=10).status_code == 200
+    localhost = LOCAL_HTTP.get(f"{open_server.base_url}/health", headers={"Host": "localhost"}, timeout=10)
+    assert localhost.status_code == 200
 
 
 @pytest.mark.parametrize("host", ["LOCALHOST", "LocalHost", "LOCALHOST:{port}", "localhost:{port}", "[::1]:{port}"])
@@ -342,7 +352,7 @@ def test_foreign_hosts_in_any_case_are_still_421(open_server: HttpServer, host: 
 def test_a_request_refused_as_invalid_is_answered_with_its_id(
     open_server: HttpServer, body: dict[str, Any], request_id: Any
 ) -> None:
-    response = httpx.post(open_server.url, json=body, headers=MCP_HEADERS, timeout=10)
+    response = LOCAL_HTTP.post(open_server.url, json=body, headers=MCP_HEADERS, timeout=10)
     assert response.status_code == 400
     answer = response.json()
     assert answer["id"] == request_id, answer
@@ -351,7 +361,9 @@ def test_a_request_refused_as_invalid_is_answered_with_its_id(
 
 
 def test_unparseable_json_is_answered_with_id_null(open_server: HttpServer) -> None:
-    response = httpx.post(open_server.url, content=b'{"jsonrpc": "2.0", "id": 5, ', headers=MCP_HEADERS, timeout=10)
+    response = LOCAL_HTTP.post(
+        open_server.url, content=b'{"jsonrpc": "2.0", "id": 5, ', headers=MCP_HEADERS, timeout=10
+    )
     assert response.status_code == 400
     assert response.json()["id"] is None
     assert response.json()["error"]["code"] == -32700
@@ -407,7 +419,9 @@ def test_the_store_password_is_in_no_response_log_or_output(servers_root: Path) 
         try:
             # Without the key, /health says how the server is, nothing about the store.
             assert server.wait_ready() == {"status": "ok"}
-            keyed = httpx.get(f"{server.base_url}/health", headers={"Authorization": f"Bearer {API_KEY}"}, timeout=10)
+            keyed = LOCAL_HTTP.get(
+                f"{server.base_url}/health", headers={"Authorization": f"Bearer {API_KEY}"}, timeout=10
+            )
             assert keyed.json() == {
                 "status": "ok",
                 "store": f"falkordb-server falkor://***@127.0.0.1:{falkor.port}",

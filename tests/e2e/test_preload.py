@@ -15,6 +15,8 @@ from polyg.config import load_settings
 from tests.mcp_helpers import kg_session
 
 FAST = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
+# The toolset that preloads, and kg for list_entities; the others would only add to each start.
+TOOLSETS = ("--toolsets", "kg,memory")
 LOAD_S = 120.0  # a bound for the pipeline's load on a loaded machine, not a timing
 
 
@@ -42,7 +44,7 @@ def test_preloading_is_the_default(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_the_pipeline_loads_at_start_when_preloading(tmp_path: Path) -> None:
-    async with kg_session("stdio", tmp_path, POLYG_PRELOAD_NLP="true", **FAST) as kg:
+    async with kg_session("stdio", tmp_path, *TOOLSETS, POLYG_PRELOAD_NLP="true", **FAST) as kg:
         await kg.ok("list_entities", {})
         pid = server_pid(tmp_path)
         deadline = time.monotonic() + LOAD_S
@@ -53,7 +55,7 @@ async def test_the_pipeline_loads_at_start_when_preloading(tmp_path: Path) -> No
 
 @pytest.mark.anyio
 async def test_told_not_to_preload_the_pipeline_loads_at_the_first_remember(tmp_path: Path) -> None:
-    async with kg_session("stdio", tmp_path, POLYG_PRELOAD_NLP="false", **FAST) as kg:
+    async with kg_session("stdio", tmp_path, *TOOLSETS, POLYG_PRELOAD_NLP="false", **FAST) as kg:
         await kg.ok("list_entities", {})
         pid = server_pid(tmp_path)
         assert not has_spacy(pid)

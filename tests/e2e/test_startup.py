@@ -10,6 +10,7 @@ import json
 import os
 import queue
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -240,13 +241,40 @@ def test_a_signal_stops_a_stdio_server_and_its_database(
     assert redis_servers_under(root) == []
 
 
-async def test_closing_the_session_stops_the_database_and_data_persists(servers_root: Path) -> None:
-    root = servers_root / "stdio-restart"
-    async with kg_session("stdio", root, "--toolsets", "kg", "--project", "keep", **FAST) as kg:
-        entity = await kg.ok("create_entity", {"name": "durable", "type": "t", "observations": ["still here"]})
+KEEP = ("--toolsets", "kg", "--project", "keep")
+
+
+@pytest.fixture(scope="module")
+def kept(servers_root: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """The data directory of a stdio session that created one entity and ended (closing stdin
+    stopped the server, with exit code 0, and the server its database), and the entity's
+    structured result. Made once: the tests that start servers on it copy it."""
+    root = servers_root / "stdio-kept"
+    server = RawStdio(root, *KEEP, **FAST)
+    try:
+        server.initialize()
+        created = server.call_tool("create_entity", {"name": "durable", "type": "t", "observations": ["still here"]})
         assert embedded_pid(root / "data") is not None
+        assert server.close() == 0
+    finally:
+        server.kill()
     assert embedded_pid(root / "data") is None
-    async with kg_session("stdio", root, "--toolsets", "kg", "--project", "keep", **FAST) as kg:
+    yield root / "data", created["structuredContent"]
+
+
+def copy_data(data_dir: Path, root: Path) -> None:
+    """Copy a stopped server's data directory to `root/data` (its files are all it is)."""
+    shutil.copytree(data_dir, root / "data", ignore=shutil.ignore_patterns("*.sock", "*.pid"))
+
+
+async def test_closing_the_session_stops_the_database_and_data_persists(
+    servers_root: Path, kept: tuple[Path, dict[str, Any]]
+) -> None:
+    # `kept` checked that closing its session stopped the database; here a new session on its files.
+    data_dir, entity = kept
+    root = servers_root / "stdio-restart"
+    copy_data(data_dir, root)
+    async with kg_session("stdio", root, *KEEP, **FAST) as kg:
         assert await kg.ok("get_entity", {"entity_id": entity["entity"]["id"]}) == entity
     assert embedded_pid(root / "data") is None
 
@@ -419,11 +447,27 @@ BAD_LINES = {
 }
 
 
-def test_stdio_answers_bad_input_with_parse_errors_and_goes_on(servers_root: Path, raw: list[RawStdio]) -> None:
+def test_stdio_answers_bad_input_and_a_line_over_the_maximum_with_parse_errors_and_goes_on(
+    servers_root: Path, raw: list[RawStdio]
+) -> None:
+    """Neither bad lines nor one over the maximum end a stdio session (one server for both)."""
+    from polyg.stdio import MAX_LINE
+
     root = servers_root / "stdio-bad-input"
     server = RawStdio(root, "--toolsets", "kg", **FAST)
     raw.append(server)
     server.initialize()
+    assert server.call_tool("create_entity", {"name": "before", "type": "t"}).get("isError") is not True
+    # A line over the maximum is a parse error, not the end.
+    chunk = b"x" * (1024 * 1024)
+    for _ in range(MAX_LINE // len(chunk) + 1):
+        server.send_raw(chunk)
+    server.send_raw(b"\n")
+    answer = server.next_message(timeout=120)
+    assert answer["error"]["code"] == -32700, answer
+    assert server.request("ping")["result"] == {}
+    listed = server.call_tool("list_entities", {})["structuredContent"]["entities"]
+    assert [e["name"] for e in listed] == ["before"]
     for name, line in BAD_LINES.items():
         server.send_raw(line + b"\n")
         answer = server.next_message()
@@ -442,27 +486,6 @@ def test_stdio_answers_bad_input_with_parse_errors_and_goes_on(servers_root: Pat
     server.proc.stdin.close()
     assert server.next_message()["error"]["code"] == -32700
     assert server.wait(30) == 0
-    assert embedded_pid(root / "data") is None
-
-
-def test_a_line_over_the_maximum_is_a_parse_error_not_the_end(servers_root: Path, raw: list[RawStdio]) -> None:
-    from polyg.stdio import MAX_LINE
-
-    root = servers_root / "stdio-long-line"
-    server = RawStdio(root, "--toolsets", "kg", **FAST)
-    raw.append(server)
-    server.initialize()
-    assert server.call_tool("create_entity", {"name": "before", "type": "t"}).get("isError") is not True
-    chunk = b"x" * (1024 * 1024)
-    for _ in range(MAX_LINE // len(chunk) + 1):
-        server.send_raw(chunk)
-    server.send_raw(b"\n")
-    answer = server.next_message(timeout=120)
-    assert answer["error"]["code"] == -32700, answer
-    assert server.request("ping")["result"] == {}
-    listed = server.call_tool("list_entities", {})["structuredContent"]["entities"]
-    assert [e["name"] for e in listed] == ["before"]
-    assert server.close() == 0
     assert embedded_pid(root / "data") is None
 
 
@@ -542,16 +565,15 @@ LOADING = "FalkorDB in "  # "FalkorDB in <dir> is loading its data and building 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_stops_a_stdio_server_whose_store_is_loading(
-    servers_root: Path, raw: list[RawStdio], signum: signal.Signals
+    servers_root: Path, raw: list[RawStdio], kept: tuple[Path, dict[str, Any]], signum: signal.Signals
 ) -> None:
     root = servers_root / f"stdio-loading-{signum.name}"
-    first = RawStdio(root, "--toolsets", "kg", **FAST)
-    raw.append(first)
-    first.initialize()
-    entity = first.call_tool("create_entity", {"name": "kept", "type": "t"})["structuredContent"]["entity"]
-    assert first.close() == 0
+    # The data a stdio server wrote and closed cleanly (`kept`), copied for this test.
+    data_dir, made = kept
+    entity = made["entity"]
+    copy_data(data_dir, root)
     database = silent_database(root / "data")
-    server = RawStdio(root, "--toolsets", "kg", **FAST)
+    server = RawStdio(root, *KEEP, **FAST)
     raw.append(server)
     server.initialize()
     wait_for_log(server.stderr, LOADING)
@@ -561,11 +583,11 @@ def test_a_signal_stops_a_stdio_server_whose_store_is_loading(
     assert server.wait(15) == 0, server.stderr()[-3000:]
     assert embedded_pid(root / "data") is None and is_gone(database)
     # Loading had only read the files: a new server finds everything.
-    again = RawStdio(root, "--toolsets", "kg", **FAST)
+    again = RawStdio(root, *KEEP, **FAST)
     raw.append(again)
     again.initialize()
     found = again.call_tool("get_entity", {"entity_id": entity["id"]})["structuredContent"]["entity"]
-    assert found["name"] == "kept"
+    assert found["name"] == "durable"
     assert again.close() == 0
 
 
