@@ -14,6 +14,7 @@ from typing import Any
 from bench.lib.database import read_db_pid, stop_db
 from bench.lib.env import clean_env
 from bench.lib.paths import REPO
+from bench.lib.smoke import in_smoke_run, shared_build
 
 PRELOAD_VERSION = 2  # bump when the generated data changes, so cached data dirs are rebuilt
 
@@ -33,8 +34,19 @@ def ensure_preloaded(
     """A pristine data dir holding n generated entities, built once and cached in workdir.
 
     Built by `python -m bench.lib.preload preload` in a child process (so the model and the write
-    buffers never inflate the benchmark's own memory).
+    buffers never inflate the benchmark's own memory). In a smoke run, once for every smoke run
+    of the test that preloads as many entities alike (`shared_build`): they only copy it.
     """
+    if in_smoke_run():
+        workdir = shared_build(
+            f"kg-preload-{n}-{embed}", lambda d: _preloaded(d, n, embed=embed, max_embed_s=max_embed_s, log=log)
+        )
+    return _preloaded(workdir, n, embed=embed, max_embed_s=max_embed_s, log=log)
+
+
+def _preloaded(
+    workdir: Path, n: int, *, embed: str, max_embed_s: float, log: Callable[[str], None]
+) -> tuple[Path, dict[str, Any]]:
     pristine = workdir / f"kg-{n}" / "pristine"
     cmd = [sys.executable, "-m", "bench.lib.preload", "preload", "--data-dir", str(pristine)]
     cmd += ["--entities", str(n), "--embed", embed, "--max-embed-s", str(max_embed_s)]
