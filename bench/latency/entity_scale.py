@@ -230,6 +230,7 @@ def ensure_preloaded(args: argparse.Namespace, n: int) -> tuple[Path, dict[str, 
         workdir=args.workdir,
         base=kg_pristine,
         log=log,
+        in_smoke=lambda: asyncio.run(_preload_relations(pristine, n, mode)),
     )
     return pristine, kg_meta, meta
 

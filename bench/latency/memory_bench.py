@@ -209,6 +209,7 @@ def ensure_memory_preloaded(workdir: Path, n: int, embed: str) -> tuple[Path, di
         workdir=workdir,
         base=kg_pristine,
         log=log,
+        in_smoke=lambda: asyncio.run(_preload_memory(pristine, n, mode)),
     )
     return pristine, meta
 
