@@ -101,11 +101,13 @@ class Runner:
 
     def _commands(self) -> None:
         chunk = os.read(sys.stdin.fileno(), 65536)
-        if not chunk:  # the test is done, or gave up: nothing may outlive this process
+        if not chunk:  # the test is done, or gave up on the scripts still running
             self.stdin_open = False
             self.events.unregister(sys.stdin.fileno())
-            for _, pid in [*self.scripts.values(), *self.polygs.values()]:
+            for _, pid in self.scripts.values():
                 os.kill(pid, signal.SIGKILL)
+            for _, pid in self.polygs.values():  # a server then stops its database
+                os.kill(pid, signal.SIGTERM)
             return
         self.pending += chunk
         *lines, self.pending = self.pending.split(b"\n")
@@ -116,11 +118,16 @@ class Runner:
 
     def _polyg(self, conn: socket.socket) -> None:
         message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
-        while not message.endswith(b"\n"):
+        while message and not message.endswith(b"\n"):
             more = conn.recv(1 << 20)
+            message += more
             if not more:
                 break
-            message += more
+        if len(fds) != 3 or not message.endswith(b"\n"):  # its smoke_polyg died first
+            for fd in fds:
+                os.close(fd)
+            conn.close()
+            return
         request = json.loads(message)
         pid = self._fork(functools.partial(_run_polyg, fds, request), conn)
         for fd in fds:

@@ -1,5 +1,9 @@
 """Every benchmark script runs end to end in its smoke mode (tiny sizes, seconds), so that the
-scripts cannot rot between the runs that measure. Nothing here looks at a timing."""
+scripts cannot rot between the runs that measure. Nothing here looks at a timing.
+
+The scripts, and the polyg commands they start, run forked from one runner process that imported
+what they share once (bench/lib/smoke_runner.py): Python's start was most of their CPU. A script
+that fails there is run once more as a process of its own, as `python bench/<script> --smoke`."""
 
 from __future__ import annotations
 
@@ -58,6 +62,8 @@ STALL_S = 240
 # fails both times, while replica_loss's server once failed its first PING health check at a load
 # average of 30 (it passes alone in 3-5 s). A script that passes only alone is reported.
 ALONE_S = 600
+# A bound on the runner's exit once told to stop (servers it stops), not a timing.
+RUNNER_EXIT_S = 120
 # Scripts running at once (see the test).
 AT_ONCE = 4
 
@@ -97,6 +103,7 @@ def _run_every_script(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=errors,
             text=True,
+            start_new_session=True,  # its group: what it forked and started, for the kill below
         )
     assert runner.stdin is not None and runner.stdout is not None
     finished: queue.Queue[tuple[str, int]] = queue.Queue()
@@ -129,8 +136,12 @@ def _run_every_script(tmp_path: Path) -> None:
             if waiting:
                 start_next()
     finally:
-        runner.stdin.close()  # the runner kills what still runs, then exits
-        runner.wait()
+        runner.stdin.close()  # the runner kills the scripts still running, stops their servers, exits
+        try:
+            runner.wait(timeout=RUNNER_EXIT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(runner.pid, signal.SIGKILL)
+            runner.wait()
         for name in running:
             failures[name] = (
                 f"still running after no script finished for {STALL_S} s:\n" + (logs[name].read_text()[-3000:])
