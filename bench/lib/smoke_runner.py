@@ -22,6 +22,7 @@ Usage: python -m bench.lib.smoke_runner   (from the repository root)
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import importlib
@@ -93,10 +94,8 @@ class Runner:
                     code = self._reap(key.data, pid, "polyg")
                     if conn.fileno() in self.events.get_map():
                         self.events.unregister(conn)
-                    try:
+                    with contextlib.suppress(OSError):  # its smoke_polyg is gone
                         conn.sendall(f"{code}\n".encode())
-                    except OSError:
-                        pass  # its smoke_polyg is gone
                     conn.close()
 
     def _commands(self) -> None:
@@ -132,7 +131,8 @@ class Runner:
         pid = self._fork(functools.partial(_run_polyg, fds, request), conn)
         for fd in fds:
             os.close(fd)
-        conn.sendall(f"{pid}\n".encode())
+        with contextlib.suppress(OSError):  # its smoke_polyg died meanwhile: seen as its end below
+            conn.sendall(f"{pid}\n".encode())
         self._watch(self.polygs, pid, (conn, pid))
         self.events.register(conn, selectors.EVENT_READ, conn)
 
