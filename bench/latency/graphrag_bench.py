@@ -530,7 +530,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="entities per extract_all_relationships call (its limit), called until none is due",
     )
     p.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "polyg-bench")
-    p.add_argument("--smoke", action="store_true", help="40 entities, 3 calls, hashed vectors, no result file")
+    p.add_argument(
+        "--smoke", action="store_true", help=f"{SMOKE_ENTITIES} entities, 3 calls, hashed vectors, no result file"
+    )
     args = p.parse_args(argv)
     args.graphs = [g for g in args.graphs.split(",") if g]
     if args.smoke:
