@@ -31,6 +31,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextResourceContents
 
+from bench.lib.env import SMOKE_POLYG_ENV
 from tests.ports import free_port
 
 # The variables polyg reads; the developer's own values must not leak into a test server.
@@ -50,7 +51,9 @@ LOCAL_HTTP = httpx.Client(timeout=5, limits=httpx.Limits(max_keepalive_connectio
 
 
 def polyg_command() -> list[str]:
-    return [sys.executable, "-m", "polyg"]
+    # A bench script run by the bench smoke test's runner has it fork the polyg (bench/lib/smoke_runner.py).
+    forked = os.environ.get(SMOKE_POLYG_ENV)
+    return [forked] if forked else [sys.executable, "-m", "polyg"]
 
 
 MODEL_CACHE_DIR = Path(tempfile.gettempdir()) / "polyg-test-model-cache"

@@ -72,7 +72,7 @@ from bench.lib.paths import REPO, RESULTS_DIR
 from bench.lib.procs import cmdline, descendants, dir_size_mb, memory_kb
 from bench.lib.results import write_results
 from bench.lib.server import STILL_LOADING, PolygServer, server_ms
-from bench.lib.smoke import SMOKE_HELP, smoke_workdir
+from bench.lib.smoke import SMOKE_ENTITIES, SMOKE_HELP, smoke_workdir
 from bench.lib.stats import fmt_ms, summarize
 from bench.lib.synthetic import AREAS, OBJECTS, TYPES, VERBS, WORDS, entity_id, links, relation_id
 
@@ -230,6 +230,7 @@ def ensure_preloaded(args: argparse.Namespace, n: int) -> tuple[Path, dict[str, 
         workdir=args.workdir,
         base=kg_pristine,
         log=log,
+        in_smoke=lambda: asyncio.run(_preload_relations(pristine, n, mode)),
     )
     return pristine, kg_meta, meta
 
@@ -1051,7 +1052,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = p.parse_args(argv)
     if args.smoke:
-        args.sizes, args.calls, args.block, args.warmup, args.embed = "30", 2, 2, 0, "hashing"
+        args.sizes, args.calls, args.block, args.warmup, args.embed = str(SMOKE_ENTITIES), 2, 2, 0, "hashing"
         args.idle_s, args.qps_s, args.burst_calls, args.burst_width = 0.3, 0.5, 6, 3
         args.workdir, args.no_save = smoke_workdir("entity-scale"), True
     args.sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]

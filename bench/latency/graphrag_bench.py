@@ -79,7 +79,7 @@ from bench.lib.machine import LoadSampler, describe_machine, machine_info
 from bench.lib.paths import REPO
 from bench.lib.results import write_results
 from bench.lib.server import PolygServer, client_check, server_ms
-from bench.lib.smoke import smoke_workdir
+from bench.lib.smoke import SMOKE_ENTITIES, smoke_workdir
 from bench.lib.stats import fmt_ms, summarize
 from bench.lib.synthetic import AREAS, WORDS, entity_id
 from bench.tools.bluenote_graph import find_csv
@@ -530,13 +530,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="entities per extract_all_relationships call (its limit), called until none is due",
     )
     p.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "polyg-bench")
-    p.add_argument("--smoke", action="store_true", help="100 entities, 3 calls, hashed vectors, no result file")
+    p.add_argument(
+        "--smoke", action="store_true", help=f"{SMOKE_ENTITIES} entities, 3 calls, hashed vectors, no result file"
+    )
     args = p.parse_args(argv)
     args.graphs = [g for g in args.graphs.split(",") if g]
     if args.smoke:
         # Hashed vectors: `auto` chose MiniLM at this size, and its load and embedding were most
         # of the smoke run's time; the run checks the script, not the model.
-        args.size, args.calls, args.graphs, args.embed = 100, 3, ["generated"], "hashing"
+        args.size, args.calls, args.graphs, args.embed = SMOKE_ENTITIES, 3, ["generated"], "hashing"
         args.workdir = smoke_workdir("graphrag")
     return args
 

@@ -41,7 +41,7 @@ from bench.lib.paths import REPO
 from bench.lib.procs import dir_size_mb
 from bench.lib.results import write_results
 from bench.lib.server import PolygServer, server_ms
-from bench.lib.smoke import SMOKE_HELP, smoke_workdir
+from bench.lib.smoke import SMOKE_ENTITIES, SMOKE_HELP, smoke_workdir
 from bench.lib.stats import fmt_mb, fmt_ms, median, summarize
 from bench.lib.synthetic import OBJECTS, TYPES, VERBS, WORDS, entity_id
 
@@ -506,7 +506,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     args = p.parse_args(argv)
     if args.smoke:
-        args.sizes, args.calls, args.warmup, args.startup_runs, args.embed = "40", 3, 1, 1, "hashing"
+        args.sizes, args.calls, args.warmup, args.startup_runs = str(SMOKE_ENTITIES), 3, 1, 1
+        args.embed = "hashing"
         args.workdir, args.no_save = smoke_workdir("kg"), True
     args.sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     args.workdir = args.workdir.resolve()

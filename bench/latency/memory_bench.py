@@ -52,7 +52,7 @@ writes), and the vectorizer makes the events' vectors with the entities' kind of
 which). That directory is cached too.
 
 Usage: .venv/bin/python bench/latency/memory_bench.py [--sizes 1000,10000] [--calls 200] [--no-save]
-       .venv/bin/python bench/latency/memory_bench.py --smoke     # 60 entities, hashing vectors: it runs
+       .venv/bin/python bench/latency/memory_bench.py --smoke     # 40 entities, hashing vectors: it runs
 Results: bench/results/memory-<size>.md and .json, and a row per size in history.csv.
 """
 
@@ -77,7 +77,7 @@ from bench.lib.inprocess import DEFAULT_PROJECT, core_on, knn
 from bench.lib.machine import LoadSampler, describe_machine, machine_info
 from bench.lib.results import write_results
 from bench.lib.server import PolygServer, client_check, served_copy, server_ms
-from bench.lib.smoke import SMOKE_HELP, smoke_workdir
+from bench.lib.smoke import SMOKE_ENTITIES, SMOKE_HELP, smoke_workdir
 from bench.lib.stats import fmt_mb, fmt_ms, summarize
 from bench.lib.synthetic import AREAS, WORDS, generated_entity
 
@@ -209,6 +209,7 @@ def ensure_memory_preloaded(workdir: Path, n: int, embed: str) -> tuple[Path, di
         workdir=workdir,
         base=kg_pristine,
         log=log,
+        in_smoke=lambda: asyncio.run(_preload_memory(pristine, n, mode)),
     )
     return pristine, meta
 
@@ -572,7 +573,7 @@ def main() -> None:
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",")]
     if args.smoke:
-        args.sizes, args.calls, args.block, args.embed = [60], 5, 2, "hashing"
+        args.sizes, args.calls, args.block, args.embed = [SMOKE_ENTITIES], 5, 2, "hashing"
         args.workdir, args.no_save = smoke_workdir("memory"), True
     args.workdir.mkdir(parents=True, exist_ok=True)
     asyncio.run(main_async(args))

@@ -34,7 +34,7 @@ from bench.lib.datadirs import ensure_preloaded, fresh_copy
 from bench.lib.env import clean_env, polyg_executable
 from bench.lib.machine import machine_info
 from bench.lib.results import write_results
-from bench.lib.smoke import SMOKE_HELP, smoke_workdir
+from bench.lib.smoke import SMOKE_ENTITIES, SMOKE_HELP, smoke_workdir
 from bench.lib.stats import fmt_ms, summarize
 
 WARMUP = 30
@@ -97,7 +97,8 @@ def main() -> int:
     args = p.parse_args()
     embed, warmup = "auto", WARMUP
     if args.smoke:
-        args.entities, args.rounds, args.no_save, args.workdir = 30, 3, True, smoke_workdir("read-write-mix")
+        args.entities, args.rounds, args.no_save = SMOKE_ENTITIES, 3, True
+        args.workdir = smoke_workdir("read-write-mix")
         embed, warmup = "hashing", 1
     info = machine_info()
     pristine, _ = ensure_preloaded(args.workdir, args.entities, embed=embed)

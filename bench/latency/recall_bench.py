@@ -132,6 +132,7 @@ def ensure_memories(workdir: Path, n: int, embed: str) -> tuple[Path, dict[str, 
         ),
         workdir=workdir,
         log=log,
+        in_smoke=lambda: asyncio.run(preload(pristine, n, embed)),
     )
     return pristine, meta
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ from typing import Any
 from bench.lib.database import read_db_pid, stop_db
 from bench.lib.env import clean_env
 from bench.lib.paths import REPO
+from bench.lib.smoke import in_smoke_run, shared_build
 
 PRELOAD_VERSION = 2  # bump when the generated data changes, so cached data dirs are rebuilt
 
@@ -33,8 +35,21 @@ def ensure_preloaded(
     """A pristine data dir holding n generated entities, built once and cached in workdir.
 
     Built by `python -m bench.lib.preload preload` in a child process (so the model and the write
-    buffers never inflate the benchmark's own memory).
+    buffers never inflate the benchmark's own memory). In a smoke run, once for every smoke run
+    of the test that preloads as many entities alike (`shared_build`): they only copy it.
     """
+    if in_smoke_run():
+        workdir = shared_build(
+            f"kg-preload-{n}-{embed}", lambda d: _preloaded(d, n, embed=embed, max_embed_s=max_embed_s, log=log)
+        )
+    return _preloaded(workdir, n, embed=embed, max_embed_s=max_embed_s, log=log)
+
+
+def _preloaded(
+    workdir: Path, n: int, *, embed: str, max_embed_s: float, log: Callable[[str], None]
+) -> tuple[Path, dict[str, Any]]:
+    from bench.lib.preload import BATCH, preload  # it imports this module
+
     pristine = workdir / f"kg-{n}" / "pristine"
     cmd = [sys.executable, "-m", "bench.lib.preload", "preload", "--data-dir", str(pristine)]
     cmd += ["--entities", str(n), "--embed", embed, "--max-embed-s", str(max_embed_s)]
@@ -44,6 +59,7 @@ def ensure_preloaded(
         fits=lambda m: m.get("version") == PRELOAD_VERSION and m.get("entities") == n,
         workdir=workdir,
         log=log,
+        in_smoke=lambda: asyncio.run(preload(pristine, n, embed, max_embed_s, BATCH)),
     )
     return pristine, meta
 
@@ -71,11 +87,14 @@ def cached_build(
     base: Path | None = None,
     log: Callable[[str], None] = print,
     resume: bool = False,
+    in_smoke: Callable[[], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The info of the pristine data dir `cmd` builds (a child process printing its JSON info
     last), built once and cached with its info beside it; rebuilt when the cached info does not
     `fits`. `base`: a pristine dir to start from (copied first). `resume`: a pristine dir left
-    unfinished is kept for `cmd` to go on with (it resumes), not deleted."""
+    unfinished is kept for `cmd` to go on with (it resumes), not deleted. `in_smoke`: what the
+    child runs, called in this process instead in a smoke run (the child keeps the model and
+    the write buffers out of the benchmark's memory, which a smoke run does not measure)."""
     meta_path = preload_meta_path(pristine)
     if meta_path.exists():
         meta: dict[str, Any] = json.loads(meta_path.read_text())
@@ -90,14 +109,17 @@ def cached_build(
     log(f"building {pristine} ...")
     t = time.perf_counter()
     log_file = pristine.parent / "preload.log"
-    with log_file.open("w") as err:  # progress lines, readable while it runs
-        proc = subprocess.run(
-            list(cmd), env=clean_env(workdir), stdout=subprocess.PIPE, stderr=err, text=True, check=False, cwd=REPO
-        )
-    if proc.returncode != 0:
-        stop_db(pristine)
-        raise RuntimeError(f"building {pristine} failed ({proc.returncode}):\n{log_file.read_text()[-4000:]}")
-    meta = json.loads(proc.stdout.strip().splitlines()[-1])
+    if in_smoke is not None and in_smoke_run():
+        meta = in_smoke()
+    else:
+        with log_file.open("w") as err:  # progress lines, readable while it runs
+            proc = subprocess.run(
+                list(cmd), env=clean_env(workdir), stdout=subprocess.PIPE, stderr=err, text=True, check=False, cwd=REPO
+            )
+        if proc.returncode != 0:
+            stop_db(pristine)
+            raise RuntimeError(f"building {pristine} failed ({proc.returncode}):\n{log_file.read_text()[-4000:]}")
+        meta = json.loads(proc.stdout.strip().splitlines()[-1])
     meta["wall_s"] = round(time.perf_counter() - t, 1)
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     log(f"built {pristine} in {meta['wall_s']} s: {json.dumps(meta)}")

@@ -20,8 +20,10 @@ from bench.lib.datadirs import PRELOAD_VERSION
 from bench.lib.procs import dir_size_mb
 from bench.lib.synthetic import generated_entity, observation_id
 
+BATCH = 256
 
-async def _preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch: int) -> dict[str, Any]:
+
+async def preload(data_dir: Path, n: int, embed: str, max_embed_s: float, batch: int) -> dict[str, Any]:
     """Fill `data_dir` through polyg's core, as `create_entities` would (the entity rows, then
     their vectors from the core's vectorizer), with ids the benchmarks can address."""
     from polyg.config import load_settings
@@ -108,10 +110,10 @@ def _main(argv: list[str] | None = None) -> int:
     pre.add_argument("--entities", type=int, required=True)
     pre.add_argument("--embed", choices=("auto", "minilm", "hashing"), default="auto")
     pre.add_argument("--max-embed-s", type=float, default=600.0)
-    pre.add_argument("--batch", type=int, default=256)
+    pre.add_argument("--batch", type=int, default=BATCH)
     args = parser.parse_args(argv)
     if args.cmd == "preload":
-        info = asyncio.run(_preload(args.data_dir, args.entities, args.embed, args.max_embed_s, args.batch))
+        info = asyncio.run(preload(args.data_dir, args.entities, args.embed, args.max_embed_s, args.batch))
         print(json.dumps(info))
     return 0
 

@@ -16,6 +16,9 @@ from pathlib import Path
 
 SMOKE_HELP = "tiny sizes, seconds: checks that the script still runs (nothing saved)"
 
+# The entities of the kg preload (bench/lib/datadirs.py's `ensure_preloaded`) in every smoke run
+# that preloads them: one size, so that the smoke test builds that store once for all of them.
+SMOKE_ENTITIES = 40
 SMOKE_ENV = {"POLYG_EMBEDDING_PROVIDER": "hashing", "POLYG_PRELOAD_NLP": "false"}
 # A directory the smoke runs of one test share (tests/e2e/test_bench_smoke.py sets it): what two
 # scripts' smoke runs both make by the same code is made there once (`shared_build`).

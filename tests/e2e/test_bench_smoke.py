@@ -1,5 +1,9 @@
 """Every benchmark script runs end to end in its smoke mode (tiny sizes, seconds), so that the
-scripts cannot rot between the runs that measure. Nothing here looks at a timing."""
+scripts cannot rot between the runs that measure. Nothing here looks at a timing.
+
+The scripts, and the polyg commands they start, run forked from one runner process that imported
+what they share once (bench/lib/smoke_runner.py): Python's start was most of their CPU. A script
+that fails there is run once more as a process of its own, as `python bench/<script> --smoke`."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import tempfile
 import threading
 import warnings
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -57,6 +62,8 @@ STALL_S = 240
 # fails both times, while replica_loss's server once failed its first PING health check at a load
 # average of 30 (it passes alone in 3-5 s). A script that passes only alone is reported.
 ALONE_S = 600
+# A bound on the runner's exit once told to stop (servers it stops), not a timing.
+RUNNER_EXIT_S = 120
 # Scripts running at once (see the test).
 AT_ONCE = 4
 
@@ -81,53 +88,70 @@ def _run_every_script(tmp_path: Path) -> None:
     env[SHARED_DIR_ENV] = str(tmp_path / "shared")
     results_before = _snapshot(REPO / "bench" / "results")
     logs = {name: tmp_path / (name.replace("/", "_") + ".log") for name in SCRIPTS}
-    # A few at a time: most of each run is waiting on a server or a model load, but all of them
-    # at once (30 Python processes, each with a server) starved the tests beside them on the
-    # parallel workers of two cores. Output goes to a file each (a pipe nobody reads while
-    # waiting on another script could fill and block it).
-    runs: dict[str, subprocess.Popen[str]] = {}
-    finished: queue.Queue[str] = queue.Queue()
+    # Each script runs forked from one runner process that imported what they all import
+    # (bench/lib/smoke_runner.py): that import was most of a short script's CPU. A few at a
+    # time: all of them at once (30 scripts, each with a server) starved the tests beside them
+    # on the parallel workers of two cores. Output goes to a file each (a pipe nobody reads
+    # while waiting on another script could fill and block it).
+    runner_log = tmp_path / "runner.log"
+    with runner_log.open("w") as errors:
+        runner = subprocess.Popen(
+            [sys.executable, "-m", "bench.lib.smoke_runner"],
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            start_new_session=True,  # its group: what it forked and started, for the kill below
+        )
+    assert runner.stdin is not None and runner.stdout is not None
+    finished: queue.Queue[tuple[str, int]] = queue.Queue()
+    threading.Thread(target=_report_exits, args=(runner.stdout, finished), daemon=True).start()
+    running: set[str] = set()
     waiting = list(SCRIPTS)
 
     def start_next() -> None:
         name = waiting.pop(0)
-        with logs[name].open("w") as log:
-            runs[name] = subprocess.Popen(
-                [sys.executable, str(REPO / "bench" / name), "--smoke"],
-                cwd=REPO,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-        threading.Thread(target=_report_exit, args=(name, runs[name], finished), daemon=True).start()
+        running.add(name)
+        runner.stdin.write(f"run\t{name}\t{logs[name]}\n")
+        runner.stdin.flush()
 
-    while waiting and len(runs) < AT_ONCE:
+    while waiting and len(running) < AT_ONCE:
         start_next()
     failures = {}
+    runner_ended = False
     try:
         for _ in SCRIPTS:
             try:
-                name = finished.get(timeout=STALL_S)
+                name, returncode = finished.get(timeout=STALL_S)
             except queue.Empty:
                 break
-            if runs[name].returncode != 0:
+            if not name:
+                runner_ended = True
+                break
+            running.discard(name)
+            if returncode != 0:
                 failures[name] = logs[name].read_text()[-3000:]
             if waiting:
                 start_next()
     finally:
-        for name, proc in runs.items():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-                failures[name] = (
-                    f"still running after no script finished for {STALL_S} s:\n" + (logs[name].read_text()[-3000:])
-                )
+        runner.stdin.close()  # the runner kills the scripts still running, stops their servers, exits
+        try:
+            runner.wait(timeout=RUNNER_EXIT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(runner.pid, signal.SIGKILL)
+            runner.wait()
+        for name in running:
+            failures[name] = (
+                f"still running after no script finished for {STALL_S} s:\n" + (logs[name].read_text()[-3000:])
+            )
         for name in waiting:
             failures[name] = f"not started: no script finished for {STALL_S} s before its turn"
         leftover = redis_servers_under(tmp_path)
         for pid in leftover:
             os.kill(pid, signal.SIGKILL)
+    assert not runner_ended, f"the smoke runner ended before the scripts:\n{runner_log.read_text()[-3000:]}"
     for name in list(failures):
         alone = subprocess.run(
             [sys.executable, str(REPO / "bench" / name), "--smoke"],
@@ -152,9 +176,11 @@ def _run_every_script(tmp_path: Path) -> None:
     assert _snapshot(REPO / "bench" / "results") == results_before
 
 
-def _report_exit(name: str, proc: subprocess.Popen[str], finished: queue.Queue[str]) -> None:
-    proc.wait()
-    finished.put(name)
+def _report_exits(lines: IO[str], finished: queue.Queue[tuple[str, int]]) -> None:
+    for line in lines:
+        _, name, returncode = line.rstrip("\n").split("\t")
+        finished.put((name, int(returncode)))
+    finished.put(("", 0))  # the runner ended
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
