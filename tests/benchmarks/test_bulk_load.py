@@ -16,7 +16,7 @@ import pytest
 
 from bench.latency.entity_scale import _preload_relations
 from bench.lib.bulk_load import bulk_load
-from bench.lib.preload import _preload
+from bench.lib.preload import preload
 from bench.lib.synthetic import entity_id
 from polyg.config import load_settings
 from polyg.runtime.app import Polyg
@@ -71,7 +71,7 @@ async def _dump(data_dir: Path) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 async def stores(servers_root: Path) -> dict[str, Path]:
     polyg_root, bulk_root = servers_root / "through-polyg", servers_root / "bulk"
-    await _preload(polyg_root / "data", N, "hashing", 600.0, 64)
+    await preload(polyg_root / "data", N, "hashing", 600.0, 64)
     await _preload_relations(polyg_root / "data", N, "hashing")
     # Small batches: rows of both relationship types and several entity batches.
     info = await bulk_load(bulk_root / "data", N, batch=64, rel_batch=100)
