@@ -34,6 +34,7 @@ HEAVY_FIRST = (
     "tests/e2e/test_http.py",
     "tests/core/search/test_search_indexing.py",
     "tests/e2e/test_native_imports.py",
+    "tests/tools/memory/",
 )
 
 
@@ -53,8 +54,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under `-n N --dist loadscope` (the Makefile's default), a module's tests run on one worker
     (its module-scoped server starts once), and so do all the tests on the session's FalkorDB
-    cluster (one cluster per run, not one per worker). xdist's own `loadgroup` marks do not reach
-    its scheduler under pytest 9 (it renames node ids, which pytest 9 no longer allows)."""
+    cluster (one cluster per run, not one per worker) and the memory tools' tests (one memory
+    server). xdist's own `loadgroup` marks do not reach its scheduler under pytest 9 (it renames
+    node ids, which pytest 9 no longer allows)."""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -62,7 +64,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class ByModuleClusterTogether(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
-            return "cluster" if "/cluster/" in module else module
+            if "/cluster/" in module:
+                return "cluster"
+            # One worker runs the memory tools' modules: they share its session's memory server,
+            # which each worker would otherwise start and load the English pipeline into.
+            return "memory" if module.startswith("tests/tools/memory/") else module
 
     # Scopes in collection order, where HEAVY_FIRST put the long modules first (xdist would
     # otherwise order them by their number of tests, which sent the one-test bench smoke run last).
