@@ -1,10 +1,8 @@
 """Search while FalkorDB builds a vector index: a clear 2003 error, then results once it is done.
 
 After a restart FalkorDB rebuilds its indexes in the background; vector queries fail and
-full-text queries find nothing meanwhile. Rebuilding an index over 5k vectors here gives a
-window of a second or more in which the same thing happens (the search that must be refused is
-sent right after the index is created), deterministically enough to test. 10k vectors made the
-window longer than needed, and cost the store twice the CPU, inserting then indexing them.
+full-text queries find nothing meanwhile. Rebuilding an index over 10k vectors here gives a
+window of seconds in which the same thing happens, deterministically enough to test.
 """
 
 from __future__ import annotations
@@ -50,7 +48,7 @@ async def test_search_during_index_build_is_a_clear_error_then_works(services: S
         PROJECT, [{"name": "Miles Davis", "entityType": "person", "observations": ["trumpet"]}]
     )
     rng = random.Random(7)
-    vectors = [[rng.uniform(-1, 1) for _ in range(384)] for _ in range(1000)]
+    vectors = [[rng.uniform(-1, 1) for _ in range(384)] for _ in range(2000)]
     for _ in range(5):
         await s.store.query(
             PROJECT, "UNWIND $vs AS v CREATE (:Observation {text: 'noise', embedding: vecf32(v)})", {"vs": vectors}
