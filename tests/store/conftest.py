@@ -64,18 +64,22 @@ def store_mode(request: pytest.FixtureRequest, clean_env: Path, monkeypatch: pyt
         monkeypatch.setenv("FALKORDB_PASSWORD", PASSWORD)
     if server is not None:
         store = server.url
+        _flush(server)  # whatever ran on this session's server before, the test starts on an empty one
 
     def settings(**overrides: Any) -> Settings:
         return load_settings(None, data_dir=clean_env / "data", store=store, log_dir=clean_env / "logs", **overrides)
 
     yield StoreMode(mode, settings, server)
     if server is not None:
-        # The servers are shared by the whole session: every test starts on an empty one.
-        client = server.client()
-        try:
-            client.flushall()
-        finally:
-            client.close()
+        _flush(server)  # the servers are shared by the whole session: nothing is left to the next
+
+
+def _flush(server: FalkorServer) -> None:
+    client = server.client()
+    try:
+        client.flushall()
+    finally:
+        client.close()
 
 
 @pytest.fixture
