@@ -34,14 +34,13 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# Three workers on two cores: a serial run left one core idle most of its time, and two workers
-# still left 13% of both idle (tests wait on servers starting, databases loading, index builds, a
-# pip install). A third fills that: on a quiet machine, 279 s with two against 236 s with three,
-# at the same CPU. loadscope keeps each module (and its module-scoped server) on one worker and
-# the cluster tests on one; the long modules go first (tests/conftest.py). With four workers, 8
-# timing-bound tests failed at a load of 15-40 (when the suite took twice the CPU it takes now).
-# PYTEST_ARGS= (empty) runs one process.
-PYTEST_ARGS ?= -n 3 --dist loadscope
+# Two workers: a serial run left one of the two cores idle most of its time (it waits on servers
+# starting, databases loading, index builds). loadscope keeps each module (and its module-scoped
+# server) on one worker and the cluster tests on one; the long modules go first (tests/conftest.py).
+# Three workers were faster on a quiet machine (236 s against 279 s) but raised the load enough
+# that a timing-bound test failed in each of three full runs; with four, 8 failed at a load of
+# 15-40. PYTEST_ARGS= (empty) runs one process.
+PYTEST_ARGS ?= -n 2 --dist loadscope
 # Bytecode is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE): the suite
 # starts ~270 Python processes, each compiling polyg's modules again without the cache, and each
 # worker compiled every test module to collect them (8.6 s of CPU against 3.1 s cached).
