@@ -65,12 +65,9 @@ async def entities_named(client: Client, project: str, name: str) -> list[dict[s
 def http_server(servers_root: Path) -> Iterator[HttpServer]:
     """The module's HTTP server: the server of the test of many HTTP sessions, and one of the
     two processes of the two-process test. Stopped last, it shuts the database down."""
-    server = HttpServer(servers_root / "entity-create-race-http", args=list(TOOLSETS), env=HASHING).start()
-    try:
+    with HttpServer(servers_root / "entity-create-race-http", args=list(TOOLSETS), env=HASHING) as server:
         server.wait_ready()
         yield server
-    finally:
-        server.stop()
     # The stdio server detached cleanly, and this one, the last user, shut the database down.
     assert not server.left_embedded_behind
 

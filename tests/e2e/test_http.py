@@ -60,13 +60,9 @@ def port_is_open(port: int) -> bool:
 @pytest.fixture(scope="module")
 def keyed_server(servers_root: Path) -> Iterator[HttpServer]:
     """A loopback server that requires `Authorization: Bearer API_KEY` (given as a flag)."""
-    server = HttpServer(servers_root / "http-keyed", args=["--toolsets", "kg", "--api-key", API_KEY], env=FAST)
-    server.start()
-    try:
+    with HttpServer(servers_root / "http-keyed", args=["--toolsets", "kg", "--api-key", API_KEY], env=FAST) as server:
         server.wait_ready()
         yield server
-    finally:
-        server.stop()
     assert not server.left_embedded_behind
 
 
