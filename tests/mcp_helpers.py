@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import weakref
@@ -31,7 +30,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextResourceContents
 
-from bench.lib.env import SMOKE_POLYG_ENV
+from bench.lib.env import FORKED_POLYG_ENV
+from tests.fork_runner import REAL_POLYG, forked_polyg
 from tests.ports import free_port
 
 # The variables polyg reads; the developer's own values must not leak into a test server.
@@ -51,9 +51,11 @@ LOCAL_HTTP = httpx.Client(timeout=5, limits=httpx.Limits(max_keepalive_connectio
 
 
 def polyg_command() -> list[str]:
-    # A bench script run by the bench smoke test's runner has it fork the polyg (bench/lib/smoke_runner.py).
-    forked = os.environ.get(SMOKE_POLYG_ENV)
-    return [forked] if forked else [sys.executable, "-m", "polyg"]
+    """How a test starts `polyg`: forked from this worker's runner (tests/fork_runner.py), or in
+    a bench script run by the bench smoke test, by that test's runner."""
+    if forked := os.environ.get(FORKED_POLYG_ENV):
+        return [forked]
+    return forked_polyg() or list(REAL_POLYG)
 
 
 MODEL_CACHE_DIR = Path(tempfile.gettempdir()) / "polyg-test-model-cache"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from bench.lib.smoke import smoke_env
 
-# Set by bench/lib/smoke_runner.py (which cannot be imported here: it imports this module).
-SMOKE_POLYG_ENV = "BENCH_SMOKE_POLYG"
+# Set by bench/lib/fork_runner.py (which cannot be imported here: it imports this module).
+FORKED_POLYG_ENV = "BENCH_FORKED_POLYG"
 
 # How long a server over HTTP may take to answer /health, or a test cluster to form (the helpers
 # in tests/ wait 60 s): a bound, not a measurement, and a loaded machine (the smoke test starts
@@ -20,8 +20,8 @@ SERVER_START_S = 600.0
 
 def polyg_executable() -> str:
     """The `polyg` command: the virtualenv's, or in the bench smoke test the one that has its
-    runner fork the polyg (bench/lib/smoke_runner.py)."""
-    if forked := os.environ.get(SMOKE_POLYG_ENV):
+    runner fork the polyg (bench/lib/fork_runner.py)."""
+    if forked := os.environ.get(FORKED_POLYG_ENV):
         return forked
     candidate = Path(sys.executable).parent / "polyg"
     return str(candidate) if candidate.exists() else (shutil.which("polyg") or "polyg")

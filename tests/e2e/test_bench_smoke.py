@@ -2,7 +2,7 @@
 scripts cannot rot between the runs that measure. Nothing here looks at a timing.
 
 The scripts, and the polyg commands they start, run forked from one runner process that imported
-what they share once (bench/lib/smoke_runner.py): Python's start was most of their CPU. A script
+what they share once (bench/lib/fork_runner.py): Python's start was most of their CPU. A script
 that fails there is run once more as a process of its own, as `python bench/<script> --smoke`."""
 
 from __future__ import annotations
@@ -89,14 +89,14 @@ def _run_every_script(tmp_path: Path) -> None:
     results_before = _snapshot(REPO / "bench" / "results")
     logs = {name: tmp_path / (name.replace("/", "_") + ".log") for name in SCRIPTS}
     # Each script runs forked from one runner process that imported what they all import
-    # (bench/lib/smoke_runner.py): that import was most of a short script's CPU. A few at a
+    # (bench/lib/fork_runner.py): that import was most of a short script's CPU. A few at a
     # time: all of them at once (30 scripts, each with a server) starved the tests beside them
     # on the parallel workers of two cores. Output goes to a file each (a pipe nobody reads
     # while waiting on another script could fill and block it).
     runner_log = tmp_path / "runner.log"
     with runner_log.open("w") as errors:
         runner = subprocess.Popen(
-            [sys.executable, "-m", "bench.lib.smoke_runner"],
+            [sys.executable, "-m", "bench.lib.fork_runner"],
             cwd=REPO,
             env=env,
             stdin=subprocess.PIPE,
@@ -178,6 +178,8 @@ def _run_every_script(tmp_path: Path) -> None:
 
 def _report_exits(lines: IO[str], finished: queue.Queue[tuple[str, int]]) -> None:
     for line in lines:
+        if not line.startswith("exit\t"):  # its `ready` line
+            continue
         _, name, returncode = line.rstrip("\n").split("\t")
         finished.put((name, int(returncode)))
     finished.put(("", 0))  # the runner ended

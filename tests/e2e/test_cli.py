@@ -17,6 +17,7 @@ import pytest
 
 from polyg import __version__
 from tests.cli_runner import Completed, run_cli, run_process
+from tests.fork_runner import REAL_POLYG
 from tests.mcp_helpers import polyg_command, server_env
 
 FAST = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
@@ -126,7 +127,7 @@ def test_exporting_a_project_that_does_not_exist_says_so_and_writes_nothing(
 
 def _imported_modules(root: Path, *args: str) -> set[str]:
     """The modules `polyg ARGS` imported (Python's own import timing), the command having succeeded."""
-    python, *module = polyg_command()
+    python, *module = REAL_POLYG  # what a real start imports: a fork would have it all already
     done = subprocess.run(
         [python, "-X", "importtime", *module, *args, "--data-dir", str(root / "data")],
         capture_output=True,

@@ -12,12 +12,20 @@ import anyio
 import pytest
 
 from polyg.config import load_settings
+from tests.fork_runner import NO_FORK_ENV
 from tests.mcp_helpers import kg_session
 
 FAST = {"POLYG_EMBEDDING_PROVIDER": "hashing"}
 # The toolset that preloads, and kg for list_entities; the others would only add to each start.
 TOOLSETS = ("--toolsets", "kg,memory")
 LOAD_S = 120.0  # a bound for the pipeline's load on a loaded machine, not a timing
+
+
+@pytest.fixture(autouse=True)
+def real_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a server process has loaded is the question: a fork of the tests' runner
+    (tests/fork_runner.py) has the pipeline already."""
+    monkeypatch.setenv(NO_FORK_ENV, "1")
 
 
 def server_pid(root: Path) -> int:

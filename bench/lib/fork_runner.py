@@ -1,23 +1,26 @@
-"""Runs bench scripts' smoke runs, each in a process forked from this one, for the bench smoke test.
+"""Forks polyg commands, and bench scripts' smoke runs, from one process that imported them once.
 
-Most of a smoke run's CPU was Python starting: importing the MCP SDK and polyg took about 1.3 s
-in each of some 30 scripts and of the 20 polyg servers they start, and a server that parses
-loaded the English pipeline (1.4 s) for a few sentences. This process imports them and loads the
-pipeline once, then forks:
+Most of a short script's or a test server's CPU was Python starting: importing the MCP SDK and
+polyg took about 1.3 s in each, and a server that parses loaded the English pipeline (1.4 s) for
+a few sentences. This process imports them and loads the pipeline once, then forks:
 
-- one child per script, which runs it as `python bench/<script> --smoke` would (`__main__`, its
-  argv, its directory first on sys.path, its exit code), its output in its log file;
-- the polyg commands the scripts start through `bench.lib.env.polyg_executable()` (`polyg serve`,
-  `polyg import`): that names bench/lib/smoke_polyg.py here, which hands its stdin, stdout,
-  stderr, arguments and environment to this process over a Unix socket; the fork runs
-  `polyg <arguments>` with them, and smoke_polyg.py exits as it exits. What a script starts
-  otherwise (`python -m polyg`, its preload children, databases) is started as before.
+- polyg commands (`polyg serve`, `polyg import`, ...): the launcher this process writes, named
+  by `bench.lib.env.polyg_executable()` in what it forks and by the tests' `polyg_command()`,
+  runs bench/lib/forked_polyg.py, which hands its stdin, stdout, stderr, arguments and
+  environment to this process over a Unix socket; the fork runs `polyg <arguments>` with them,
+  and forked_polyg.py exits as it exits. What a script starts otherwise (`python -m polyg`, its
+  preload children, databases) is started as before;
+- for the bench smoke test, one child per script, which runs it as `python bench/<script>
+  --smoke` would (`__main__`, its argv, its directory first on sys.path, its exit code), its
+  output in its log file.
 
-Protocol with the test, one line each, tab-separated: stdin `run <script> <log>` starts a script;
-stdout `exit <script> <returncode>` when it ends (negative: the signal that ended it, as
-subprocess says). End of stdin: what still runs is killed, then this process exits.
+Protocol with its starter, one line each, tab-separated: stdout `ready <launcher>` once the
+launcher can be used; stdin `run <script> <log>` starts a script; stdout `exit <script>
+<returncode>` when it ends (negative: the signal that ended it, as subprocess says). End of
+stdin: the scripts still running are killed, the polyg commands told to stop (SIGTERM), and
+this process exits when they have.
 
-Usage: python -m bench.lib.smoke_runner   (from the repository root)
+Usage: python -m bench.lib.fork_runner   (from the repository root)
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.lib.env import SMOKE_POLYG_ENV
-from bench.lib.smoke_polyg import SOCKET_ENV
+from bench.lib.env import FORKED_POLYG_ENV
+from bench.lib.forked_polyg import SOCKET_ENV
 
 BENCH = Path(__file__).resolve().parents[1]
 # What the scripts and the polyg servers share, imported once here (no thread is started).
@@ -70,7 +73,7 @@ class Runner:
         self.events.register(self.listener, selectors.EVENT_READ, "accept")
         self.events.register(sys.stdin.fileno(), selectors.EVENT_READ, "stdin")
         self.scripts: dict[int, tuple[str, int]] = {}  # pidfd -> (script, pid)
-        self.polygs: dict[int, tuple[socket.socket, int]] = {}  # pidfd -> (its smoke_polyg's socket, pid)
+        self.polygs: dict[int, tuple[socket.socket, int]] = {}  # pidfd -> (its forked_polyg's socket, pid)
         self.pending = b""
         self.stdin_open = True
 
@@ -81,7 +84,7 @@ class Runner:
                     self._commands()
                 elif key.data == "accept":
                     self._polyg(self.listener.accept()[0])
-                elif isinstance(key.data, socket.socket):  # a smoke_polyg ended first: its polyg goes too
+                elif isinstance(key.data, socket.socket):  # a forked_polyg ended first: its polyg goes too
                     self.events.unregister(key.fd)
                     for conn, pid in self.polygs.values():
                         if conn is key.data:
@@ -94,7 +97,7 @@ class Runner:
                     code = self._reap(key.data, pid, "polyg")
                     if conn.fileno() in self.events.get_map():
                         self.events.unregister(conn)
-                    with contextlib.suppress(OSError):  # its smoke_polyg is gone
+                    with contextlib.suppress(OSError):  # its forked_polyg is gone
                         conn.sendall(f"{code}\n".encode())
                     conn.close()
 
@@ -122,7 +125,7 @@ class Runner:
             message += more
             if not more:
                 break
-        if len(fds) != 3 or not message.endswith(b"\n"):  # its smoke_polyg died first
+        if len(fds) != 3 or not message.endswith(b"\n"):  # its forked_polyg died first
             for fd in fds:
                 os.close(fd)
             conn.close()
@@ -131,7 +134,7 @@ class Runner:
         pid = self._fork(functools.partial(_run_polyg, fds, request), conn)
         for fd in fds:
             os.close(fd)
-        with contextlib.suppress(OSError):  # its smoke_polyg died meanwhile: seen as its end below
+        with contextlib.suppress(OSError):  # its forked_polyg died meanwhile: seen as its end below
             conn.sendall(f"{pid}\n".encode())
         self._watch(self.polygs, pid, (conn, pid))
         self.events.register(conn, selectors.EVENT_READ, conn)
@@ -189,8 +192,10 @@ def _run_polyg(fds: list[int], request: dict[str, object]) -> None:
     assert isinstance(env, dict)
     os.environ.clear()
     os.environ.update(env)
-    argv = request["argv"]
-    assert isinstance(argv, list)
+    argv, ignored = request["argv"], request["ignored"]
+    assert isinstance(argv, list) and isinstance(ignored, list)
+    for signum in ignored:
+        signal.signal(signum, signal.SIG_IGN)
     sys.argv = ["polyg", *argv]
     from polyg.cli import main
 
@@ -207,11 +212,14 @@ def main() -> int:
         raise RuntimeError(f"a preload started a thread: {threading.enumerate()}")
     scratch = Path(tempfile.mkdtemp(prefix="smoke-runner-"))
     launcher = scratch / "polyg"
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "{BENCH / "lib" / "smoke_polyg.py"}" "$@"\n')
+    launcher.write_text(
+        f'#!/bin/sh\n{SOCKET_ENV}="{scratch / "runner.sock"}" '
+        f'exec "{sys.executable}" -S "{BENCH / "lib" / "forked_polyg.py"}" "$@"\n'
+    )
     launcher.chmod(0o755)
-    os.environ[SMOKE_POLYG_ENV] = str(launcher)  # read by `bench.lib.env.polyg_executable()`
-    os.environ[SOCKET_ENV] = str(scratch / "runner.sock")
+    os.environ[FORKED_POLYG_ENV] = str(launcher)  # read by `bench.lib.env.polyg_executable()`
     runner = Runner(scratch)
+    print(f"ready\t{launcher}", flush=True)  # the launcher may be used from now on
     gc.freeze()  # the children then leave the imported objects' pages shared (no collector writes)
     runner.loop()  # a child never returns from it: it leaves by SystemExit, past what follows
     shutil.rmtree(scratch, ignore_errors=True)
