@@ -27,6 +27,9 @@ def browser(chromium: str) -> Iterator[Browser]:
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
+    # A browser that died in an earlier test fails the rest at once, not after a command timeout each.
+    if browser.proc.poll() is not None:
+        pytest.fail(f"the shared Chromium exited (status {browser.proc.returncode}) in an earlier test")
     fresh = browser.new_page()
     yield fresh
     fresh.close()
