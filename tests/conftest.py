@@ -66,6 +66,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             module = nodeid.split("::", 1)[0]
             if "/cluster/" in module:
                 return "cluster"
+            if module.startswith("tests/ui/"):
+                return "ui"  # one worker, so one Chromium (tests/ui/conftest.py) for every module
             # One worker runs the memory tools' modules: they share its session's memory server,
             # which each worker would otherwise start and load the English pipeline into.
             return "memory" if module.startswith("tests/tools/memory/") else module

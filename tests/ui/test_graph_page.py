@@ -3,7 +3,9 @@ node, 404 pages, names that are HTML shown as text, and a hub's neighbourhood ca
 
 The server serves the default toolsets (plus memory-compat, for the batch writes of the hub):
 the page's neighbourhood uses graphrag's tools even where the MCP server does not list them.
-Skipped when no Chromium is installed (Debian: `apt-get install chromium`).
+The page behind a key is tests/ui/test_mcp_app.py's (its server has one). The browser and each
+test's page come from tests/ui/conftest.py; skipped when no Chromium is installed (Debian:
+`apt-get install chromium`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import pytest
 
 from polyg.ui.views import NEIGHBOURS_SHOWN
 from tests.mcp_helpers import HttpServer, authorized_client, ok
-from tests.ui.browser import Browser, Page, find_chromium
+from tests.ui.browser import Page
 from tests.ui.graph_demo import (
     ADA,
     BABBAGE,
@@ -49,14 +51,6 @@ class Demo:
     @property
     def base(self) -> str:
         return self.server.base_url
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    found = find_chromium()
-    if found is None:
-        pytest.skip("no Chromium binary: install Debian's chromium package (or set POLYG_CHROMIUM) to run these")
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -99,18 +93,6 @@ def demo(servers_root: Path) -> Iterator[Demo]:
         server.stop()
 
 
-@pytest.fixture(scope="module")
-def browser(chromium: str) -> Iterator[Browser]:
-    with Browser(chromium) as b:
-        yield b
-
-
-@pytest.fixture
-def page(browser: Browser) -> Page:
-    browser.exceptions.clear()
-    return browser.new_page()
-
-
 def test_every_view_is_drawn_and_screenshotted(demo: Demo, page: Page, tmp_path: Path) -> None:
     shots = walk_views(page, demo.base, PROJECT, demo.ids, tmp_path)
     assert set(shots) == {"projects", "search", "neighbourhood", "expanded", "facts", "timeline", "causal", "document"}
@@ -125,7 +107,7 @@ def test_every_view_is_drawn_and_screenshotted(demo: Demo, page: Page, tmp_path:
         assert distinct_colours(pngs[view], PANEL) > 20, view
     # The check can fail: the empty results column below its heading is one colour.
     assert distinct_colours(pngs["facts"], (0, 100, 220, 800)) < 5
-    assert page.browser.exceptions == []
+    assert page.exceptions == []
 
 
 def test_facts_show_their_validity_as_of_a_date(demo: Demo, page: Page) -> None:
@@ -236,29 +218,3 @@ def test_a_huge_neighbourhood_is_capped_and_says_so(demo: Demo, page: Page) -> N
     assert "capped" in notice and str(NEIGHBOURS_SHOWN) in notice
     body = httpx.get(f"{demo.base}/ui/api/p/{PROJECT}/neighbourhood?entity_id={demo.ids[HUB]}", timeout=10).json()
     assert body["capped"] is True and body["shown"] == NEIGHBOURS_SHOWN
-
-
-def test_the_page_needs_the_key_when_one_is_set(servers_root: Path) -> None:
-    server = HttpServer(
-        servers_root / "ui-keyed",
-        args=["--toolsets", "kg", "--api-key", "k3y"],
-        env={"POLYG_EMBEDDING_PROVIDER": "hashing"},
-    )
-    server.start()
-    try:
-        server.wait_ready()
-        assert httpx.get(f"{server.base_url}/ui", timeout=10).status_code == 401
-        assert httpx.get(f"{server.base_url}/ui/static/graph.js", timeout=10).status_code == 401
-        assert httpx.get(f"{server.base_url}/ui/api/projects", timeout=10).status_code == 401
-        keyed = httpx.get(f"{server.base_url}/ui", headers={"Authorization": "Bearer k3y"}, timeout=10)
-        assert keyed.status_code == 200 and "polyg-boot" in keyed.text
-        # The page runs only the server's own scripts.
-        assert "script-src 'self'" in keyed.headers["content-security-policy"]
-        foreign = httpx.get(
-            f"{server.base_url}/ui",
-            headers={"Authorization": "Bearer k3y", "Origin": "https://evil.example"},
-            timeout=10,
-        )
-        assert foreign.status_code == 403
-    finally:
-        server.stop()

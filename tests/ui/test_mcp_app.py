@@ -1,7 +1,10 @@
 """The graph view as an MCP App (SEP-1865), through the real MCP client over HTTP: the resource
 `ui://polyg/graph` (listed, read with its MIME type, self-contained), `_meta.ui.resourceUri` on
 the four tools it draws, the extension declared; and, in headless Chromium, the app drawing a
-real tool result a host hands it and expanding a node through the host's tools/call."""
+real tool result a host hands it and expanding a node through the host's tools/call.
+
+The server runs behind a key, so the graph page's refusal without one is tested here too (a
+server fewer to start). The browser and each test's page come from tests/ui/conftest.py."""
 
 from __future__ import annotations
 
@@ -11,25 +14,29 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from polyg.ui.mcp_app import APP_MIME_TYPE, APPS_EXTENSION, DRAWN_BY_APP, GRAPH_APP_URI
 from tests.mcp_helpers import HttpServer, authorized_client, ok
-from tests.ui.browser import Browser, find_chromium
+from tests.ui.browser import Page
 from tests.ui.graph_demo import ADA, BABBAGE, BABBAGE_ONLY, populate
 
 pytestmark = pytest.mark.anyio
 
 PROJECT = "appdemo"
+KEY = "k3y"
 FOUR = {"build_local_graph", "get_entity", "get_causal_chain", "query_timeline"}
 
 
 @pytest.fixture(scope="module")
 def server(servers_root: Path) -> Any:
     server = HttpServer(
-        servers_root / "ui-app", args=["--toolsets", "all"], env={"POLYG_EMBEDDING_PROVIDER": "hashing"}
+        servers_root / "ui-app",
+        args=["--toolsets", "all", "--api-key", KEY],
+        env={"POLYG_EMBEDDING_PROVIDER": "hashing"},
     )
     server.start()
     try:
@@ -41,7 +48,7 @@ def server(servers_root: Path) -> Any:
 
 @pytest.fixture
 async def client(server: HttpServer) -> AsyncIterator[Client]:
-    async with authorized_client(server.url, None) as c:
+    async with authorized_client(server.url, KEY) as c:
         yield c
 
 
@@ -105,17 +112,9 @@ HOST = """
 
 
 @pytest.fixture(scope="module")
-def chromium() -> str:
-    found = find_chromium()
-    if found is None:
-        pytest.skip("no Chromium binary: install Debian's chromium package (or set POLYG_CHROMIUM) to run this")
-    return found
-
-
-@pytest.fixture(scope="module")
 def ids(server: HttpServer) -> dict[str, str]:
     async def fill() -> dict[str, str]:
-        async with authorized_client(server.url, None) as client:
+        async with authorized_client(server.url, KEY) as client:
             return await populate(client, PROJECT)
 
     return anyio.run(fill)
@@ -134,9 +133,9 @@ APP = "document.querySelector('iframe').contentWindow"
 
 
 async def test_the_app_draws_each_tool_result_it_is_named_on(
-    server: HttpServer, chromium: str, ids: dict[str, str], tmp_path: Path
+    server: HttpServer, page: Page, ids: dict[str, str], tmp_path: Path
 ) -> None:
-    async with authorized_client(server.url, None) as client:
+    async with authorized_client(server.url, KEY) as client:
         html = (await client.read_resource(GRAPH_APP_URI)).contents[0].text  # type: ignore[union-attr]
         entity_args = {"project_id": PROJECT, "name": ADA}
         entity = await client.call_tool("get_entity", entity_args)
@@ -148,38 +147,36 @@ async def test_the_app_draws_each_tool_result_it_is_named_on(
     dump = {"by_alias": True, "exclude_none": True, "mode": "json"}
     script = host_script(html, entity_args, entity.model_dump(**dump), {})  # type: ignore[arg-type]
 
-    def hand_over(page: Any, result: Any) -> None:
+    def hand_over(result: Any) -> None:
         message = {"jsonrpc": "2.0", "method": "ui/notifications/tool-result", "params": result.model_dump(**dump)}
         page.evaluate(f"{APP}.postMessage({json.dumps(message)}, '*')")
 
     def drive() -> tuple[list[str], str, int, int]:
-        with Browser(chromium) as browser:
-            page = browser.new_page()
-            page.evaluate(script)
-            page.wait_for(f"{APP}.polygView && {APP}.polygView.cy && {APP}.polygView.cy.nodes().length > 1")
-            page.wait_for(f"{APP}.document.getElementById('view-entity').textContent.includes('Observations')")
-            drawn = page.evaluate(f"{APP}.polygView.cy.nodes().map((n) => n.data('name'))")
-            panel = page.evaluate(f"{APP}.document.getElementById('view-entity').textContent")
-            hand_over(page, chain)
-            steps = page.wait_for(f"{APP}.document.querySelectorAll('#view-causal .chain .step').length")
-            tool_input = {
-                "jsonrpc": "2.0",
-                "method": "ui/notifications/tool-input",
-                "params": {"arguments": timeline_args},
-            }
-            page.evaluate(f"{APP}.postMessage({json.dumps(tool_input)}, '*')")
-            hand_over(page, timeline)
-            items = page.wait_for(f"{APP}.document.querySelectorAll('#view-timeline li').length")
-            title = page.evaluate(f"{APP}.document.querySelector('#view-timeline h2').textContent")
-            assert title == f"Timeline of {ADA}"
-            page.screenshot(tmp_path / "mcp-app-timeline.png")
-            # The host's teardown request is answered; the app told the host its height.
-            teardown = {"jsonrpc": "2.0", "id": 99, "method": "ui/resource-teardown", "params": {}}
-            page.evaluate(f"{APP}.postMessage({json.dumps(teardown)}, '*')")
-            page.wait_for("window.hostLog.includes('answer 99')")
-            assert "ui/notifications/size-changed" in page.evaluate("window.hostLog")
-            assert browser.exceptions == []
-            return drawn, panel, steps, items
+        page.evaluate(script)
+        page.wait_for(f"{APP}.polygView && {APP}.polygView.cy && {APP}.polygView.cy.nodes().length > 1")
+        page.wait_for(f"{APP}.document.getElementById('view-entity').textContent.includes('Observations')")
+        drawn = page.evaluate(f"{APP}.polygView.cy.nodes().map((n) => n.data('name'))")
+        panel = page.evaluate(f"{APP}.document.getElementById('view-entity').textContent")
+        hand_over(chain)
+        steps = page.wait_for(f"{APP}.document.querySelectorAll('#view-causal .chain .step').length")
+        tool_input = {
+            "jsonrpc": "2.0",
+            "method": "ui/notifications/tool-input",
+            "params": {"arguments": timeline_args},
+        }
+        page.evaluate(f"{APP}.postMessage({json.dumps(tool_input)}, '*')")
+        hand_over(timeline)
+        items = page.wait_for(f"{APP}.document.querySelectorAll('#view-timeline li').length")
+        title = page.evaluate(f"{APP}.document.querySelector('#view-timeline h2').textContent")
+        assert title == f"Timeline of {ADA}"
+        page.screenshot(tmp_path / "mcp-app-timeline.png")
+        # The host's teardown request is answered; the app told the host its height.
+        teardown = {"jsonrpc": "2.0", "id": 99, "method": "ui/resource-teardown", "params": {}}
+        page.evaluate(f"{APP}.postMessage({json.dumps(teardown)}, '*')")
+        page.wait_for("window.hostLog.includes('answer 99')")
+        assert "ui/notifications/size-changed" in page.evaluate("window.hostLog")
+        assert page.exceptions == []
+        return drawn, panel, steps, items
 
     drawn, panel, steps, items = await anyio.to_thread.run_sync(drive)
     assert {ADA, BABBAGE, "Analytical Engine"} <= set(drawn)  # get_entity: the entity and its links
@@ -189,9 +186,9 @@ async def test_the_app_draws_each_tool_result_it_is_named_on(
 
 
 async def test_the_app_draws_a_tool_result_and_expands_through_the_host(
-    server: HttpServer, chromium: str, ids: dict[str, str], tmp_path: Path
+    server: HttpServer, page: Page, ids: dict[str, str], tmp_path: Path
 ) -> None:
-    async with authorized_client(server.url, None) as client:
+    async with authorized_client(server.url, KEY) as client:
         graph_args = {"project_id": PROJECT, "entity_ids": [ids[ADA], ids[BABBAGE], ids["Analytical Engine"]]}
         local = await client.call_tool("build_local_graph", graph_args)
         # What the app asks the host for when Babbage is clicked: a real answer, fetched here.
@@ -202,30 +199,28 @@ async def test_the_app_draws_a_tool_result_and_expands_through_the_host(
     script = host_script(html, graph_args, tool_result, answers)
 
     def drive() -> tuple[list[str], list[str], Any]:
-        with Browser(chromium) as browser:
-            page = browser.new_page()
-            page.evaluate(script)
-            app = APP
-            page.wait_for(f"{app}.polygView && {app}.polygView.cy && {app}.polygView.cy.nodes().length === 3")
-            drawn = page.evaluate(f"{app}.polygView.cy.nodes().map((n) => n.data('name'))")
-            point = page.evaluate(
-                f"""(() => {{
-                  const cy = {app}.polygView.cy;
-                  const node = cy.nodes().filter((n) => n.data('name') === {json.dumps(BABBAGE)})[0];
-                  const at = node.renderedPosition();
-                  const frame = document.querySelector('iframe').getBoundingClientRect();
-                  const box = cy.container().getBoundingClientRect();
-                  return {{x: frame.left + box.left + at.x, y: frame.top + box.top + at.y}};
-                }})()"""
-            )
-            page.click(point["x"], point["y"])
-            page.wait_for(f"{app}.polygView.cy.nodes().length > 3")
-            page.wait_for(f"{app}.document.body.dataset.busy === '0'")
-            expanded = page.evaluate(f"{app}.polygView.cy.nodes().map((n) => n.data('name'))")
-            page.screenshot(tmp_path / "mcp-app.png")
-            calls = page.evaluate("window.hostCalls")
-            assert browser.exceptions == []
-            return drawn, expanded, calls
+        page.evaluate(script)
+        app = APP
+        page.wait_for(f"{app}.polygView && {app}.polygView.cy && {app}.polygView.cy.nodes().length === 3")
+        drawn = page.evaluate(f"{app}.polygView.cy.nodes().map((n) => n.data('name'))")
+        point = page.evaluate(
+            f"""(() => {{
+              const cy = {app}.polygView.cy;
+              const node = cy.nodes().filter((n) => n.data('name') === {json.dumps(BABBAGE)})[0];
+              const at = node.renderedPosition();
+              const frame = document.querySelector('iframe').getBoundingClientRect();
+              const box = cy.container().getBoundingClientRect();
+              return {{x: frame.left + box.left + at.x, y: frame.top + box.top + at.y}};
+            }})()"""
+        )
+        page.click(point["x"], point["y"])
+        page.wait_for(f"{app}.polygView.cy.nodes().length > 3")
+        page.wait_for(f"{app}.document.body.dataset.busy === '0'")
+        expanded = page.evaluate(f"{app}.polygView.cy.nodes().map((n) => n.data('name'))")
+        page.screenshot(tmp_path / "mcp-app.png")
+        calls = page.evaluate("window.hostCalls")
+        assert page.exceptions == []
+        return drawn, expanded, calls
 
     drawn, expanded, calls = await anyio.to_thread.run_sync(drive)
     assert set(drawn) == {ADA, BABBAGE, "Analytical Engine"}
@@ -233,3 +228,19 @@ async def test_the_app_draws_a_tool_result_and_expands_through_the_host(
     # The app asked the host for the clicked entity, in the project of the tool call it was shown.
     assert {"name": "get_entity", "arguments": {"project_id": PROJECT, "name": BABBAGE}} in calls
     assert all(call["arguments"]["project_id"] == PROJECT for call in calls)
+
+
+def test_the_page_needs_the_key_when_one_is_set(server: HttpServer) -> None:
+    assert httpx.get(f"{server.base_url}/ui", timeout=10).status_code == 401
+    assert httpx.get(f"{server.base_url}/ui/static/graph.js", timeout=10).status_code == 401
+    assert httpx.get(f"{server.base_url}/ui/api/projects", timeout=10).status_code == 401
+    keyed = httpx.get(f"{server.base_url}/ui", headers={"Authorization": f"Bearer {KEY}"}, timeout=10)
+    assert keyed.status_code == 200 and "polyg-boot" in keyed.text
+    # The page runs only the server's own scripts.
+    assert "script-src 'self'" in keyed.headers["content-security-policy"]
+    foreign = httpx.get(
+        f"{server.base_url}/ui",
+        headers={"Authorization": f"Bearer {KEY}", "Origin": "https://evil.example"},
+        timeout=10,
+    )
+    assert foreign.status_code == 403
