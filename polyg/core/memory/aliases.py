@@ -8,8 +8,9 @@ A name means, in this order:
 2. for a thing, the only known system whose name without its head noun it is ("Atlas" for
    "Atlas cluster");
 3. for a single capitalised word (not a system's, a team's or a project's name, nor the
-   speaker's), the only known person-like name starting with it ("Lena" for "Lena Fischer";
-   with "Lena Weber" known too, neither: a guess could merge two people);
+   speaker's), the known person-like name starting with it when it is the only known name
+   of two or three capitalised words that does ("Lena" for "Lena Fischer"; with "Lena Park"
+   known too, neither: a guess could merge two people);
 4. else itself (a new entity on write, the resolver's other steps on read).
 
 The known names are those the graph holds that share a word with the text
@@ -67,18 +68,22 @@ def _by_words(names: list[str]) -> dict[str, str]:
 
 
 def _first_names(names: list[str]) -> dict[str, str]:
-    """The person-like names ("Alice Chen": two or three capitalised words) by their first
-    word, when no other known name starts with it."""
-    firsts: dict[str, list[str]] = {}
+    """The person-like names ("Alice Chen": two or three capitalised words, the last no head
+    noun) by their first word, when no other known name of two or three capitalised words
+    starts with it: "Lena" is neither "Lena Fischer" nor "Lena Park" when both are known,
+    whether "Lena Park" is a person or a park."""
+    starting: dict[str, set[str]] = {}
     for name in names:
         words = name.split()
-        if (
-            2 <= len(words) <= 3
-            and all(w[:1].isupper() and w.isalpha() for w in words)
-            and words[-1].lower() not in NAME_HEADS  # "Berlin Marathon", "Acme Corp": no person
-        ):
-            firsts.setdefault(words[0].lower(), []).append(name)
-    return {first: found[0] for first, found in firsts.items() if len(set(found)) == 1}
+        if 2 <= len(words) <= 3 and all(w[:1].isupper() and w.isalpha() for w in words):
+            starting.setdefault(words[0].lower(), set()).add(name)
+    return {
+        first: only
+        for first, found in starting.items()
+        if len(found) == 1
+        # "Berlin Marathon", "Acme Corp": no person
+        and (only := next(iter(found))).split()[-1].lower() not in NAME_HEADS
+    }
 
 
 def _systems(names: list[str]) -> dict[str, str]:

@@ -31,6 +31,12 @@ def test_a_name_means_the_known_name_the_rule_gives(name: str, kind: str | None,
     assert KNOWN.meant(name, kind) == meant
 
 
+def test_a_first_name_is_not_guessed_between_a_person_and_a_name_ending_in_a_head_noun() -> None:
+    # "Lena Park" may be a person or a park: "Lena" is short for neither.
+    assert KnownNames.of(["Lena Fischer", "Lena Park"]).meant("Lena") == "Lena"
+    assert KnownNames.of(["Lena Park"]).meant("Lena") == "Lena"
+
+
 def test_the_speaker_and_an_empty_graph_mean_themselves() -> None:
     assert KnownNames.of(["Lena Fischer"]).meant("Lena", speaker="Lena") == "Lena"
     assert KnownNames.of([]).meant("Lena") == "Lena"
