@@ -54,7 +54,7 @@ from polyg.core.recall.output import (
     TimedEvent,
 )
 from polyg.core.recall.spans import Span, answering_spans, told_at, told_by
-from polyg.core.recall.third_person import in_third_person
+from polyg.core.recall.third_person import in_third_person, reads_alone
 from polyg.core.text.time import Interval, parse_instant
 from polyg.core.text.told_time import day_text, told_times
 from polyg.errors import PolygError
@@ -368,9 +368,10 @@ def _answering(spans: list[Span]) -> list[Span]:
 
 def _span_sentence(span: Span) -> str:
     """An answering sentence in the third person ("Caroline went to ..."), naming who said it
-    when the sentence does not."""
+    when the sentence does not and needs it ("Greta: Our flour came from ..."); one that reads
+    alone ("Marco teaches physics ...") is said as it is."""
     text = _said(f"{span.speaker}: {span.sentence}" if span.speaker else span.sentence)
-    if span.speaker and span.speaker.lower() not in text.lower():
+    if span.speaker and span.speaker.lower() not in text.lower() and not reads_alone(text):
         return f"{span.speaker}: {text}"
     return text
 

@@ -1,6 +1,7 @@
 """What a user reads from `recall` when a question calls an entity as a memory did, over the MCP
 client (stdio): a first name means the entity `remember` merged it into (the one rule of
-polyg.core.memory.aliases, on write and on read), unless two known names start with it."""
+polyg.core.memory.aliases, on write and on read), unless two known names start with it; an
+answer said from a memory alone does not lead with who told it when its sentence reads alone."""
 
 from __future__ import annotations
 
@@ -49,3 +50,11 @@ async def test_a_first_name_two_known_names_start_with_is_not_guessed(mem: Memor
     out = await ask(mem, "Where does Lena live?")
     assert [(m["mention"], m["resolved"]) for m in out["classification"]["entities"]] == [("Lena", None)]
     assert "Lena Fischer lives in Vienna" not in out["answer"]
+
+
+async def test_an_answer_from_a_memory_alone_does_not_lead_with_its_speaker(mem: Memory) -> None:
+    await tell(mem, SAM)
+    teach = await ask(mem, "What does Marco teach?")
+    assert teach["answer"] == "Marco teaches physics at the Danube Technical College."
+    run = await ask(mem, "Where does the search service run?")
+    assert run["answer"] == "The search service runs on the Cedar cluster."
