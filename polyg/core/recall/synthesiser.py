@@ -40,6 +40,7 @@ from polyg.core.recall.answering import (
     overlap,
     predicate_match,
     word_key,
+    words,
 )
 from polyg.core.recall.evidence import Evidence, GraphName, best_first
 from polyg.core.recall.executor import Execution
@@ -137,9 +138,13 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
                     sentences, facts = [], []
                 if asks_now(query, plan):
                     said = newest_first(said)
-                    sentences += [_span_sentence(said[0]), *(_earlier_sentence(span) for span in said[1:])]
+                    spoken = [_span_sentence(said[0]), *(_earlier_sentence(span) for span in said[1:])]
                 else:
-                    sentences += [_span_sentence(span) for span in said]
+                    spoken = [_span_sentence(span) for span in said]
+                # A sentence whose every word the facts said already is not said again.
+                facts_said = words(" ".join(sentences))
+                kept = [not _said_already(span.sentence, facts_said) for span in said]
+                sentences += [text for text, keep in zip(spoken, kept, strict=True) if keep]
                 first = [span.memory for span in said]
                 memories = [*first, *(m for m in memories if m not in first)]
             elif not (replaced and sentences):  # what the current facts replaced is not quoted
@@ -364,6 +369,13 @@ def _answering(spans: list[Span]) -> list[Span]:
     best = spans[0]
     second = next((s for s in spans[1:] if s.memory.id != best.memory.id), None)
     return [best, second] if second is not None and second.score >= SECOND_SPAN_SHARE * best.score else [best]
+
+
+def _said_already(sentence: str, said: set[str]) -> bool:
+    """Whether every content word of `sentence` is among `said` (the words of the facts' sentences
+    before it): "The ledger database runs on the Birch cluster." after the fact that says it."""
+    own = words(sentence)
+    return bool(own) and own <= said
 
 
 def _span_sentence(span: Span) -> str:

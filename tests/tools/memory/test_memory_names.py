@@ -1,7 +1,8 @@
 """What a user reads from `recall` when a question calls an entity as a memory did, over the MCP
 client (stdio): a first name means the entity `remember` merged it into (the one rule of
 polyg.core.memory.aliases, on write and on read), unless two known names start with it; an
-answer said from a memory alone does not lead with who told it when its sentence reads alone."""
+answer said from a memory alone does not lead with who told it when its sentence reads alone,
+nor says again what a fact said."""
 
 from __future__ import annotations
 
@@ -58,3 +59,12 @@ async def test_an_answer_from_a_memory_alone_does_not_lead_with_its_speaker(mem:
     assert teach["answer"] == "Marco teaches physics at the Danube Technical College."
     run = await ask(mem, "Where does the search service run?")
     assert run["answer"] == "The search service runs on the Cedar cluster."
+
+
+async def test_a_system_called_without_its_head_noun_is_answered_by_its_fact_once(mem: Memory) -> None:
+    await tell(mem, ["The ledger database runs on the Birch cluster."])
+    out = await ask(mem, "What runs on Birch?")
+    birch = (await mem.ok("get_entity", name="Birch cluster"))["entity"]["id"]
+    assert [(m["mention"], m["resolved"]) for m in out["classification"]["entities"]] == [("Birch", birch)]
+    # The memory's sentence says no more than the fact: it is not said after it.
+    assert out["answer"] == "The ledger database runs on the Birch cluster (since 2026-07-01)."
