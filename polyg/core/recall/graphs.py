@@ -178,11 +178,9 @@ class ProjectGraphs:
         return _best([*found, *(memory_evidence(m, "semantic") for m in memories)], limit)
 
     async def temporal(self, plan: ClassifierOutput, limit: int) -> list[Evidence]:
-        entity = next((m.mention for m in plan.entities if m.resolved), None)
-        try:
-            timeline = await self.graphs.temporal.timeline(self.project, _window(plan), entity=entity, limit=limit)
-        except NotFound:  # the mention resolved by meaning, not by name: the whole window
-            timeline = await self.graphs.temporal.timeline(self.project, _window(plan), limit=limit)
+        # The entity the mention resolved to ("Lena" to Lena Fischer), not one named as it.
+        entity = next((m.resolved for m in plan.entities if m.resolved), None)
+        timeline = await self.graphs.temporal.timeline(self.project, _window(plan), entity_id=entity, limit=limit)
         out: list[Evidence] = []
         query, names = _query(plan), [m.mention for m in plan.entities]
         for item in timeline.items:

@@ -68,3 +68,9 @@ async def test_a_system_called_without_its_head_noun_is_answered_by_its_fact_onc
     assert [(m["mention"], m["resolved"]) for m in out["classification"]["entities"]] == [("Birch", birch)]
     # The memory's sentence says no more than the fact: it is not said after it.
     assert out["answer"] == "The ledger database runs on the Birch cluster (since 2026-07-01)."
+
+
+async def test_a_first_name_asks_about_that_entitys_time_only(mem: Memory) -> None:
+    await tell(mem, [*SAM, "On 3 April 2026 the platform team shipped the new gateway."])
+    out = await ask(mem, "What did Lena do in April 2026?")
+    assert "moved to Vienna" in out["answer"] and "gateway" not in out["answer"]
