@@ -71,7 +71,7 @@ def in_third_person(said: str, speaker: str) -> str:
 
 
 # Words whose meaning is who said them, that the third person does not replace.
-_SPEAKERS_WORDS = re.compile(r"\b(?:we|us|our|ours|ourselves|you|your|yours|yourself|yourselves)\b", re.I)
+_SPEAKERS_WORDS = re.compile(r"\b(?:mine|myself|we|us|our|ours|ourselves|you|your|yours|yourself|yourselves)\b", re.I)
 # Words that may stand for the subject ("it", "she", "this"): who they mean, the context says.
 _STANDS_FOR = ("PRON", "DET")
 
@@ -80,7 +80,8 @@ def reads_alone(said: str) -> bool:
     """Whether `said` means the same whoever said it, so an answer need not say who did: no
     word the speaker gives its meaning ("we", "our", "you"), and a subject that names what it
     is about ("Marco teaches physics", "There is a leak"), not a pronoun ("She moved") nor
-    left out ("Went to the gym"). Without the English pipeline: no (the speaker is said)."""
+    left out ("Went to the gym"), in no exchange ("Wow Mel, ..."). Without the English
+    pipeline: no (the speaker is said)."""
     if _SPEAKERS_WORDS.search(said) or not said.strip():
         return False
     try:
@@ -89,6 +90,10 @@ def reads_alone(said: str) -> bool:
         log.warning("no parse to tell a sentence's subject (%s): its speaker is said", error)
         return False
     root = next(iter(doc.sents)).root
+    # A turn of a conversation ("Wow Mel, that painting's amazing!", "Thanks, Caroline, ..."): an
+    # interjection or a name it is said to is the speaker's side of an exchange.
+    if any(c.dep_ == "intj" or (c.dep_ == "npadvmod" and c.pos_ == "PROPN") for c in root.children):
+        return False
     # The small model reads some subjects as a compound before the verb ("The search service
     # runs on ...": "service" a compound of "runs"): a noun there is the subject too.
     subjects = [

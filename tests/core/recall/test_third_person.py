@@ -43,6 +43,8 @@ def test_first_person_reads_in_the_third_person(said: str, read: str) -> None:
         ("There is a leak in the kitchen.", True),
         ("Our flour came from Millbrook Farms until April 2026.", False),
         ("Since May 2026 we buy flour from Hollow Oak Mill.", False),
+        ("Yeah, a buddy of mine adopted last year.", False),
+        ("Wow Mel, that painting is amazing!", False),
         ("Did you see the game?", False),
         ("She moved to Vienna.", False),
         ("Yeah, it was amazing!", False),
