@@ -92,7 +92,7 @@ def reads_alone(said: str) -> bool:
     root = next(iter(doc.sents)).root
     # A turn of a conversation ("Wow Mel, that painting's amazing!", "Thanks, Caroline, ..."): an
     # interjection or a name it is said to is the speaker's side of an exchange.
-    if any(c.dep_ == "intj" or (c.dep_ == "npadvmod" and c.pos_ == "PROPN") for c in root.children):
+    if any(c.dep_ == "intj" or _said_to(c) for c in root.children):
         return False
     # The small model reads some subjects as a compound before the verb ("The search service
     # runs on ...": "service" a compound of "runs"): a noun there is the subject too.
@@ -102,6 +102,19 @@ def reads_alone(said: str) -> bool:
         if c.dep_ in (*_SUBJECT_DEPS, "expl") or (c.dep_ == "compound" and c.pos_ in ("NOUN", "PROPN"))
     ]
     return bool(subjects) and not any(s.dep_ != "expl" and s.pos_ in _STANDS_FOR for s in subjects)
+
+
+def _said_to(token: Token) -> bool:
+    """A name the sentence is said to ("Mel" in "Wow Mel, that painting ..."): before its verb,
+    set off by a comma (not a time: "every Tuesday")."""
+    following = token.doc[token.i + 1] if token.i + 1 < len(token.doc) else None
+    return (
+        token.dep_ == "npadvmod"
+        and token.pos_ == "PROPN"
+        and token.i < token.head.i
+        and following is not None
+        and following.text == ","
+    )
 
 
 def _is_i(token: Token) -> bool:

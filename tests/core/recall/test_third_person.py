@@ -45,6 +45,7 @@ def test_first_person_reads_in_the_third_person(said: str, read: str) -> None:
         ("Since May 2026 we buy flour from Hollow Oak Mill.", False),
         ("Yeah, a buddy of mine adopted last year.", False),
         ("Wow Mel, that painting is amazing!", False),
+        ("Zoe has swimming lessons every Tuesday.", True),  # a time, not a name said to
         ("Did you see the game?", False),
         ("She moved to Vienna.", False),
         ("Yeah, it was amazing!", False),
