@@ -8,7 +8,8 @@ not_contains, case-insensitive). Reported: passed / total, overall and per kind.
 
 Usage: .venv/bin/python bench/quality/answers_bench.py [SET.yaml ...] [--show-all] [--no-save]
 Default sets: ../shared/eval/answers_dev.yaml and bench/data/answers_dev.yaml (the repo's
-extension; a scenario named in both is run once). Results: printed, and bench/results/answers.md.
+extension; a scenario named in both is run once). Results: printed, and bench/results/answers.md
+(answers-<set>.md for other sets, e.g. answers-heldout2.md).
 """
 
 from __future__ import annotations
@@ -36,6 +37,19 @@ from bench.lib.server import PolygServer
 SHARED_SET = REPO / ".." / "shared" / "eval" / "answers_dev.yaml"
 REPO_SET = REPO / "bench" / "data" / "answers_dev.yaml"
 RESULTS = REPO / "bench" / "results" / "answers.md"
+
+
+def run_label(sets: list[Path]) -> str:
+    """The run's name in the results: "dev" for the default sets, else the sets' own names
+    ("heldout2" for answers_heldout2.yaml), so a held-out run neither replaces the dev result
+    nor is read as one in history.csv."""
+    if sets in ([SHARED_SET.resolve(), REPO_SET], [REPO_SET]):
+        return "dev"
+    return "+".join(p.stem.removeprefix("answers_") for p in sets)
+
+
+def results_path(label: str) -> Path:
+    return RESULTS if label == "dev" else RESULTS.with_name(f"answers-{label}.md")
 
 
 def load_scenarios(paths: list[Path]) -> list[dict[str, Any]]:
@@ -158,14 +172,15 @@ def main() -> None:
     text = report(rows, sets, time.perf_counter() - started, options.show_all)
     print(text)
     if not (options.no_save or options.smoke):
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(text)
+        label = run_label(sets)
+        results_path(label).parent.mkdir(parents=True, exist_ok=True)
+        results_path(label).write_text(text)
         kinds: dict[str, list[bool]] = defaultdict(list)
         for row in rows:
             kinds[row["kind"]].append(row["passed"])
         figures = {"passed": sum(r["passed"] for r in rows), "questions": len(rows)}
         figures |= {f"{kind}_passed": sum(v) for kind, v in sorted(kinds.items())}
-        append_history("answers", "dev", figures, machine_info())
+        append_history("answers", label, figures, machine_info())
 
 
 if __name__ == "__main__":

@@ -31,8 +31,19 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from polyg.core.memory.aliases import KnownNames
 from polyg.core.memory.extraction import ExtractedCause, ExtractedEntity, ExtractedEvent, ExtractedFact, Extraction
-from polyg.core.search.resolve import normalise
+from polyg.core.memory.heads import (
+    COMMON_NAME_HEADS,
+    EVENT_HEADS,
+    NAME_HEADS,
+    ORG_HEADS,
+    PLACE_HEADS,
+    PROJECT_HEADS,
+    SCHOOL_HEADS,
+    SERVICE_HEADS,
+    TEAM_HEADS,
+)
 from polyg.core.text import word_prior
 from polyg.core.text.mentions import TIME_WORDS as MENTION_TIME_WORDS
 from polyg.core.text.mentions import Mention, code_mentions
@@ -50,49 +61,7 @@ MAX_PHRASE_CHARS = 300
 # A sentence longer than this (in tokens) is a table, a log or a paste, not a statement.
 MAX_SENTENCE_TOKENS = 80
 
-# --- types by head noun ---------------------------------------------------------------------
-TEAM_HEADS = frozenset(
-    "team squad group department crew guild tribe unit division chapter club committee board council band "
-    "orchestra choir ensemble players troupe".split()
-)
-SERVICE_HEADS = frozenset(
-    "service api app application database db cluster pipeline platform server system library module "
-    "repo repository sdk cli queue cache gateway backend frontend website site tool dashboard bot engine "
-    "bucket endpoint microservice stack framework portal store warehouse lake job worker scheduler "
-    "proxy balancer network firewall vpn index model scheduler compiler runtime plugin toolkit parser installer "
-    "renderer daemon kernel interpreter linter bundler crawler indexer".split()
-)
-PROJECT_HEADS = frozenset("project initiative program programme migration rewrite effort epic".split())
-# Schools: what one attends, studies at, starts a school year at ("Elmwood Primary").
-SCHOOL_HEADS = frozenset("school primary academy college university kindergarten nursery conservatory".split())
-ORG_HEADS = (
-    frozenset(
-        "company inc corp corporation ltd llc bank university college school agency foundation startup "
-        "institute lab labs hospital firm logistics industries systems solutions technologies holdings partners "
-        "capital ventures media airlines motors pharmaceuticals consulting bakery clinic shipping freight insurance "
-        "analytics software studios publishing couriers courier carriers movers builders brewers printers".split()
-    )
-    | SCHOOL_HEADS
-)
-EVENT_HEADS = frozenset(
-    "conference summit meetup outage incident launch offsite hackathon festival workshop wedding party "
-    "retreat release review kickoff standup marathon race tournament cup championship expo fair".split()
-)
-PLACE_HEADS = frozenset(
-    "office city street park campus airport station building region cafe restaurant bar shop hotel gym museum "
-    "church stadium theatre theater mall market".split()
-)
-# Head nouns that make a common-noun phrase a name ("the data pipeline", "the payments team");
-# "support group", "birthday party" are things, not names.
-COMMON_NAME_HEADS = (SERVICE_HEADS | {"team", "squad", "project", "migration", "initiative", "engine"}) - {
-    "site",
-    "store",
-    "tool",
-    "job",
-    "network",
-    "system",
-}
-NAME_HEADS = TEAM_HEADS | SERVICE_HEADS | PROJECT_HEADS | ORG_HEADS | EVENT_HEADS | PLACE_HEADS
+# --- types by head noun: polyg.core.memory.heads ---------------------------------------------
 _NER_TYPES = {
     "PERSON": "Person",
     "ORG": "Organisation",
@@ -270,12 +239,8 @@ class _Memory:
     pending: dict[str, str | None] = field(default_factory=dict)
     # The code identifiers of the sentence being read: (start, end) in the text -> the name.
     codes: dict[tuple[int, int], str] = field(default_factory=dict)
-    # The graph's names, for resolution (`_canon`): by their words, and person-like names by
-    # their first word when only one has it.
-    known: dict[str, str] = field(default_factory=dict)
-    first_names: dict[str, str] = field(default_factory=dict)
-    # Systems by their name without the head noun ("atlas" for "Atlas cluster"), when only one.
-    systems: dict[str, str] = field(default_factory=dict)
+    # The graph's names, for resolution (`_canon`: the rule recall reads a question's names by).
+    known: KnownNames = field(default_factory=KnownNames)
 
 
 def extract(
@@ -293,8 +258,7 @@ def extract_doc(
     out = Extraction()
     memory = _Memory(reference, speaker.strip() if speaker and speaker.strip() else None, {}, [])
     names = [n.strip() for n in known_names if n.strip()]
-    memory.known, memory.first_names = _aliases(names)
-    memory.systems = _systems(names)
+    memory.known = KnownNames.of(names)
     # A pattern only for the names the text holds (the graph may offer 50 that share a word).
     lowered = doc.text.lower()
     known = [(n, re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE)) for n in names if n.lower() in lowered]
@@ -423,55 +387,11 @@ def _people_in_lists(sentence: Span, memory: _Memory) -> None:
                     _retype(memory, named[0], "Person")
 
 
-def _aliases(names: list[str]) -> tuple[dict[str, str], dict[str, str]]:
-    """The graph's names by their words ("auth service" and "auth-service" are "Auth Service"),
-    and the person-like ones ("Alice Chen": two or three capitalised words) by their first word
-    when no other known name starts with it."""
-    by_words: dict[str, str] = {}
-    firsts: dict[str, list[str]] = {}
-    for name in names:
-        by_words.setdefault(normalise(name), name)
-        words = name.split()
-        if (
-            2 <= len(words) <= 3
-            and all(w[:1].isupper() and w.isalpha() for w in words)
-            and words[-1].lower() not in NAME_HEADS  # "Berlin Marathon", "Acme Corp": no person
-        ):
-            firsts.setdefault(words[0].lower(), []).append(name)
-    return by_words, {first: found[0] for first, found in firsts.items() if len(set(found)) == 1}
-
-
-def _systems(names: list[str]) -> dict[str, str]:
-    """The graph's systems by their name without its head noun ("Atlas cluster" as "atlas"),
-    when no other known system shortens to it: "migrated from Atlas" means the Atlas cluster."""
-    found: dict[str, list[str]] = {}
-    for name in names:
-        words = name.split()
-        if len(words) >= 2 and words[-1].lower() in SERVICE_HEADS and words[0][:1].isupper():
-            found.setdefault(" ".join(words[:-1]).lower(), []).append(name)
-    return {short: names_[0] for short, names_ in found.items() if len(set(names_)) == 1}
-
-
-_NOT_FIRST_NAMES = frozenset({"Service", "Team", "Project", "Code", "Product"})
-
-
 def _canon(memory: _Memory, name: str, kind: str | None = None) -> str:
-    """The name as the graph spells the entity it means: the same words ("the auth service"
-    for "Auth Service"), or the only known person with this first name ("Alice" for "Alice
-    Chen"); else the name itself."""
-    if not memory.known:
-        return name
-    same = memory.known.get(normalise(name))
-    if same is not None:
-        return same
-    system = memory.systems.get(name.lower())
-    if system is not None and kind != "Person":
-        return system
-    # Whatever the tagger typed the lone word (it reads an unfamiliar first name as a place or
-    # a company), but not a system's or a team's name.
-    if kind not in _NOT_FIRST_NAMES and " " not in name and name[:1].isupper() and name != memory.speaker:
-        return memory.first_names.get(name.lower(), name)
-    return name
+    """The name as the graph spells the entity it means (`polyg.core.memory.aliases`): the same
+    words ("the auth service" for "Auth Service"), or the only known person with this first
+    name ("Alice" for "Alice Chen"); else the name itself."""
+    return memory.known.meant(name, kind, memory.speaker)
 
 
 def _add_entity(memory: _Memory, name: str, kind: str | None) -> None:

@@ -638,15 +638,17 @@ class TemporalGraph:
         window: Interval,
         *,
         entity: str | None = None,
+        entity_id: str | None = None,
         include_facts: bool = True,
         limit: int = 50,
         offset: int = 0,
     ) -> Timeline:
+        """The events and facts of `window`, of one entity when given by name (`entity`) or by
+        the id a caller resolved already (`entity_id`)."""
         limits.limit(limit)
         if offset < 0:
             raise InvalidParams("offset must not be negative.")
-        entity_id = None
-        if entity is not None:
+        if entity_id is None and entity is not None:
             entity_id = await self.resolver.entity_id(project, entity)
             if entity_id is None:
                 raise NotFound(f"Entity with name {entity!r} not found.")

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from polyg.core.ahead import started
+from polyg.core.memory.aliases import KnownNames
 from polyg.core.memory.causal import Chain
 from polyg.core.memory.entity_graph import EntityView
 from polyg.core.memory.graphs import MemoryGraphs
@@ -28,6 +29,8 @@ CHAIN_DEPTH = 4
 ROOT_MEMORIES = 3
 # Start nodes a causal question is walked from at most (the query, then the names it resolves).
 MAX_CHAIN_STARTS = 3
+# The resolver's steps that found the mention's own name (not a name like it).
+BY_NAME = ("id", "exact", "case-insensitive")
 # Semantic hits below this are not evidence (the search's own default threshold).
 SEMANTIC_THRESHOLD = 0.3
 
@@ -83,7 +86,19 @@ class ProjectGraphs:
         return {"semantic": self.semantic, "temporal": self.temporal, "causal": self.causal, "entity": self.entity}
 
     async def resolve(self, mention: str) -> str | None:
-        ref = await self.graphs.resolver.node(self.project, mention, kinds=("entity",))
+        """The entity a question's mention means: the one of that name; else the one remember
+        would have merged the name into ("Lena" for "Lena Fischer", the only known Lena:
+        `polyg.core.memory.aliases`, the writer's rule); else what the resolver finds by
+        likeness (fuzzy text, meaning)."""
+        ref, known = await asyncio.gather(
+            self.graphs.resolver.node(self.project, mention, kinds=("entity",)),
+            self.graphs.temporal.entity_candidates(self.project, mention),
+        )
+        if ref is not None and ref.how in BY_NAME:
+            return ref.id
+        meant = KnownNames.of(known).meant(mention)
+        if meant != mention and meant in known:
+            return known[meant]
         return ref.id if ref is not None else None
 
     async def known_names(self, query: str) -> Sequence[str]:
@@ -163,11 +178,9 @@ class ProjectGraphs:
         return _best([*found, *(memory_evidence(m, "semantic") for m in memories)], limit)
 
     async def temporal(self, plan: ClassifierOutput, limit: int) -> list[Evidence]:
-        entity = next((m.mention for m in plan.entities if m.resolved), None)
-        try:
-            timeline = await self.graphs.temporal.timeline(self.project, _window(plan), entity=entity, limit=limit)
-        except NotFound:  # the mention resolved by meaning, not by name: the whole window
-            timeline = await self.graphs.temporal.timeline(self.project, _window(plan), limit=limit)
+        # The entity the mention resolved to ("Lena" to Lena Fischer), not one named as it.
+        entity = next((m.resolved for m in plan.entities if m.resolved), None)
+        timeline = await self.graphs.temporal.timeline(self.project, _window(plan), entity_id=entity, limit=limit)
         out: list[Evidence] = []
         query, names = _query(plan), [m.mention for m in plan.entities]
         for item in timeline.items:

@@ -40,6 +40,7 @@ from polyg.core.recall.answering import (
     overlap,
     predicate_match,
     word_key,
+    words,
 )
 from polyg.core.recall.evidence import Evidence, GraphName, best_first
 from polyg.core.recall.executor import Execution
@@ -54,7 +55,7 @@ from polyg.core.recall.output import (
     TimedEvent,
 )
 from polyg.core.recall.spans import Span, answering_spans, told_at, told_by
-from polyg.core.recall.third_person import in_third_person
+from polyg.core.recall.third_person import in_third_person, reads_alone
 from polyg.core.text.time import Interval, parse_instant
 from polyg.core.text.told_time import day_text, told_times
 from polyg.errors import PolygError
@@ -137,9 +138,13 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
                     sentences, facts = [], []
                 if asks_now(query, plan):
                     said = newest_first(said)
-                    sentences += [_span_sentence(said[0]), *(_earlier_sentence(span) for span in said[1:])]
+                    spoken = [_span_sentence(said[0]), *(_earlier_sentence(span) for span in said[1:])]
                 else:
-                    sentences += [_span_sentence(span) for span in said]
+                    spoken = [_span_sentence(span) for span in said]
+                # A sentence whose every word the facts said already is not said again.
+                facts_said = words(" ".join(sentences))
+                kept = [not _said_already(span.sentence, facts_said) for span in said]
+                sentences += [text for text, keep in zip(spoken, kept, strict=True) if keep]
                 first = [span.memory for span in said]
                 memories = [*first, *(m for m in memories if m not in first)]
             elif not (replaced and sentences):  # what the current facts replaced is not quoted
@@ -366,11 +371,19 @@ def _answering(spans: list[Span]) -> list[Span]:
     return [best, second] if second is not None and second.score >= SECOND_SPAN_SHARE * best.score else [best]
 
 
+def _said_already(sentence: str, said: set[str]) -> bool:
+    """Whether every content word of `sentence` is among `said` (the words of the facts' sentences
+    before it): "The ledger database runs on the Birch cluster." after the fact that says it."""
+    own = words(sentence)
+    return bool(own) and own <= said
+
+
 def _span_sentence(span: Span) -> str:
     """An answering sentence in the third person ("Caroline went to ..."), naming who said it
-    when the sentence does not."""
+    when the sentence does not and needs it ("Greta: Our flour came from ..."); one that reads
+    alone ("Marco teaches physics ...") is said as it is."""
     text = _said(f"{span.speaker}: {span.sentence}" if span.speaker else span.sentence)
-    if span.speaker and span.speaker.lower() not in text.lower():
+    if span.speaker and span.speaker.lower() not in text.lower() and not reads_alone(text):
         return f"{span.speaker}: {text}"
     return text
 

@@ -8,6 +8,10 @@ subject ("I run the clinic and teach at the school"). A past tense ("was", "went
 ("can", "will") reads the same for any person and is left as said. "I" one of several subjects
 ("my sister and I run a bakery") leaves the verb plural. Without the English pipeline (it failed
 to load), the words are swapped and the verbs left as said.
+
+Whether what a speaker said reads alone (`reads_alone`): an answer says who said a sentence only
+when its meaning needs the speaker ("Greta: Our flour came from ...", "Sam: Went to the gym"),
+not before one about someone else ("Marco teaches physics at ...").
 """
 
 from __future__ import annotations
@@ -64,6 +68,53 @@ def in_third_person(said: str, speaker: str) -> str:
             out.append(" ")  # a clitic said as a word is a word of its own
         out.append(text + token.whitespace_)
     return "".join(out)
+
+
+# Words whose meaning is who said them, that the third person does not replace.
+_SPEAKERS_WORDS = re.compile(r"\b(?:mine|myself|we|us|our|ours|ourselves|you|your|yours|yourself|yourselves)\b", re.I)
+# Words that may stand for the subject ("it", "she", "this"): who they mean, the context says.
+_STANDS_FOR = ("PRON", "DET")
+
+
+def reads_alone(said: str) -> bool:
+    """Whether `said` means the same whoever said it, so an answer need not say who did: no
+    word the speaker gives its meaning ("we", "our", "you"), and a subject that names what it
+    is about ("Marco teaches physics", "There is a leak"), not a pronoun ("She moved") nor
+    left out ("Went to the gym"), in no exchange ("Wow Mel, ..."). Without the English
+    pipeline: no (the speaker is said)."""
+    if _SPEAKERS_WORDS.search(said) or not said.strip():
+        return False
+    try:
+        doc = pipeline().parse(said)
+    except (PolygError, OSError, ImportError) as error:  # the pipeline failed to load
+        log.warning("no parse to tell a sentence's subject (%s): its speaker is said", error)
+        return False
+    root = next(iter(doc.sents)).root
+    # A turn of a conversation ("Wow Mel, that painting's amazing!", "Thanks, Caroline, ..."): an
+    # interjection or a name it is said to is the speaker's side of an exchange.
+    if any(c.dep_ == "intj" or _said_to(c) for c in root.children):
+        return False
+    # The small model reads some subjects as a compound before the verb ("The search service
+    # runs on ...": "service" a compound of "runs"): a noun there is the subject too.
+    subjects = [
+        c
+        for c in root.lefts
+        if c.dep_ in (*_SUBJECT_DEPS, "expl") or (c.dep_ == "compound" and c.pos_ in ("NOUN", "PROPN"))
+    ]
+    return bool(subjects) and not any(s.dep_ != "expl" and s.pos_ in _STANDS_FOR for s in subjects)
+
+
+def _said_to(token: Token) -> bool:
+    """A name the sentence is said to ("Mel" in "Wow Mel, that painting ..."): before its verb,
+    set off by a comma (not a time: "every Tuesday")."""
+    following = token.doc[token.i + 1] if token.i + 1 < len(token.doc) else None
+    return (
+        token.dep_ == "npadvmod"
+        and token.pos_ == "PROPN"
+        and token.i < token.head.i
+        and following is not None
+        and following.text == ","
+    )
 
 
 def _is_i(token: Token) -> bool:

@@ -1,11 +1,12 @@
 """A speaker's first person in the third person (recall's answers): the verb that agrees with "I"
-takes the third person by the parse; past tenses, modals and plural subjects stay as said."""
+takes the third person by the parse; past tenses, modals and plural subjects stay as said. Whether
+a sentence reads alone (an answer need not say who said it)."""
 
 from __future__ import annotations
 
 import pytest
 
-from polyg.core.recall.third_person import in_third_person
+from polyg.core.recall.third_person import in_third_person, reads_alone
 
 
 @pytest.mark.parametrize(
@@ -31,3 +32,26 @@ from polyg.core.recall.third_person import in_third_person
 )
 def test_first_person_reads_in_the_third_person(said: str, read: str) -> None:
     assert in_third_person(said, "Mira") == read
+
+
+@pytest.mark.parametrize(
+    ("said", "alone"),
+    [
+        ("Marco teaches physics at the Danube Technical College.", True),
+        ("The search service runs on the Cedar cluster.", True),  # the parse reads "service" as a compound
+        ("Since February 2025 Miso takes methimazole twice a day.", True),
+        ("There is a leak in the kitchen.", True),
+        ("Our flour came from Millbrook Farms until April 2026.", False),
+        ("Since May 2026 we buy flour from Hollow Oak Mill.", False),
+        ("Yeah, a buddy of mine adopted last year.", False),
+        ("Wow Mel, that painting is amazing!", False),
+        ("Zoe has swimming lessons every Tuesday.", True),  # a time, not a name said to
+        ("Did you see the game?", False),
+        ("She moved to Vienna.", False),
+        ("Yeah, it was amazing!", False),
+        ("Went to the gym yesterday.", False),
+        ("", False),
+    ],
+)
+def test_a_sentence_reads_alone_when_its_subject_is_named_and_no_word_is_the_speakers(said: str, alone: bool) -> None:
+    assert reads_alone(said) is alone
