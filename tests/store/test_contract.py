@@ -381,11 +381,16 @@ async def test_another_dimension_on_an_existing_project_is_refused(services: Ser
 
     # Through the services, as a server configured with another embedder would see it.
     ctx = GraphContext(s.store, small, SchemaGuard(s.store, small.model_id, small.dimension))
-    with pytest.raises(DimensionMismatch):
-        await EntityService(ctx).create(P, name="b", type_="file")
-    assert [e.id for e in await s.entities.find(P)] == [made.id]
-    # Other projects are not affected.
-    await EntityService(ctx).create("small", name="b", type_="file")
+    try:
+        with pytest.raises(DimensionMismatch):
+            await EntityService(ctx).create(P, name="b", type_="file")
+        assert [e.id for e in await s.entities.find(P)] == [made.id]
+        # Other projects are not affected.
+        await EntityService(ctx).create("small", name="b", type_="file")
+    finally:
+        # Its vectors stored and its worker stopped, as that server's would be at its close: left
+        # running, the worker wrote them later, into the next test on the session's server.
+        await ctx.vectors.close()
 
 
 # --- the open ----------------------------------------------------------------------------------

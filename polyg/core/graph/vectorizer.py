@@ -76,6 +76,9 @@ TRANSIENT = (StoreTimeout, StoreNotReady)
 # Embedded to tell a rejected text from a model that rejects everything (each probe is a new
 # text, so that a cache in front of the model cannot answer for it).
 PROBE = "polyg embedding probe {}"
+# The name of the worker's task: what tells it apart among a loop's tasks (a test checks that
+# none outlives the Vectorizer that started it).
+TASK_NAME = "polyg-vectorizer"
 
 
 class Vectorizer:
@@ -201,7 +204,7 @@ class Vectorizer:
 
     def _ensure_running(self) -> None:
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="polyg-vectorizer")
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=TASK_NAME)
 
     def _queued(self, project: str) -> bool:
         return any(self._pending.get(project, {}).values())
