@@ -302,14 +302,21 @@ EXPECTED_ERROR = {
 async def test_each_failure_falls_back_to_the_rules(provider: str, mode: str, caplog: pytest.LogCaptureFixture) -> None:
     server: FakeHTTPServer
     llm: LLM
+    # Short only where the timeout is what is tested (the server then answers after 2 s): a
+    # loaded machine may take more than half a second to answer the others, which would then
+    # fail as timeouts, not as what they are.
+    timeout_s = 0.5 if mode == "timeout" else 30.0
     if provider == "openai":
         openai = FakeOpenAIServer(api_key=OPENAI_KEY, chat_replies=[OPENAI_REPLIES.get(mode, "unused")]).start()
-        server, llm = openai, OpenAICompatLLM(base_url=openai.base_url, model="m", api_key=OPENAI_KEY, timeout_s=0.5)
+        server, llm = (
+            openai,
+            OpenAICompatLLM(base_url=openai.base_url, model="m", api_key=OPENAI_KEY, timeout_s=timeout_s),
+        )
     else:
         anthropic = FakeAnthropicServer(api_key=ANTHROPIC_KEY, replies=[ANTHROPIC_REPLIES.get(mode, "unused")]).start()
         server, llm = (
             anthropic,
-            AnthropicLLM(base_url=anthropic.base_url, model="m", api_key=ANTHROPIC_KEY, timeout_s=0.5),
+            AnthropicLLM(base_url=anthropic.base_url, model="m", api_key=ANTHROPIC_KEY, timeout_s=timeout_s),
         )
     llm.retry_backoff_s = 0
     _misbehave(server, mode)
