@@ -133,6 +133,22 @@ async def test_a_failing_embedder_loses_nothing(controlled: tuple[Services, Cont
     assert rev is not None and rev == vec_rev
 
 
+async def test_a_text_that_failed_once_is_embedded_again_not_parked(
+    controlled: tuple[Services, ControlledEmbedder],
+) -> None:
+    """The model fails one call (a provider's passing error, or a service that comes back between
+    the failed batch and the probe that tells a rejected text from a model that is down): the
+    text is tried again once the probe works, and parked only if it fails again."""
+    s, embedder = controlled
+    embedder.failures_left = 1
+    made = await s.entities.create(P, name="a", type_="thing", description="embeds well")
+    assert await s.ctx.vectors.settle(P, 30)
+    assert embedder.failures_left == 0
+    assert await s.ctx.vectors.parked(P) == 0
+    embedding, rev, vec_rev = await vectors_of(s, made.id)
+    assert embedding is not None and rev == vec_rev
+
+
 async def test_a_text_change_while_embedding_wins(controlled: tuple[Services, ControlledEmbedder]) -> None:
     s, embedder = controlled
     made = await s.entities.create(P, name="a", type_="thing")

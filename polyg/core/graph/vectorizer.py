@@ -30,9 +30,9 @@ The same round links the entity to the document chunks that mention its name
 
 Failures: a round whose database cannot be reached is retried, with a growing pause per
 project. A batch that fails otherwise is split in halves down to single nodes; a text that
-fails alone while the model embeds other texts is parked (`n.vec_parked`, logged, counted by
-`polyg status`), so that one text the embedder rejects cannot hold back every other vector of
-its project, or make its searches wait.
+fails alone, and again once the model has embedded another text, is parked (`n.vec_parked`,
+logged, counted by `polyg status`), so that one text the embedder rejects cannot hold back every
+other vector of its project, or make its searches wait.
 """
 
 from __future__ import annotations
@@ -296,11 +296,19 @@ class Vectorizer:
         apart, down to single nodes, so that one text the embedder rejects (too long for a
         provider, a byte it cannot take) does not hold back every other vector of the project.
         A text that fails alone is parked, unless the embedder rejects everything (then the
-        error is raised: a failure to retry, not a text to park)."""
+        error is raised: a failure to retry, not a text to park). The text is tried again once
+        the probe has worked, and parked only if it fails then: the model may have failed it
+        only because it was failing a moment before (a provider's passing error, a service that
+        came back between the two), and a text parked wrongly would have no vector until it changes."""
         if len(batch) == 1:
             if not await self._embedder_works():
                 raise error
-            await self._park(project, label, batch[0], error)
+            try:
+                await self._write(project, label, *await self._vectors_of(project, label, batch))
+            except TRANSIENT:
+                raise
+            except Exception as again:
+                await self._park(project, label, batch[0], again)
             return
         middle = len(batch) // 2
         for half in (batch[:middle], batch[middle:]):
