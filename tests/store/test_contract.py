@@ -243,6 +243,9 @@ async def test_list_and_delete_projects(services: Services) -> None:
     await create(s, "b", project="beta")
     assert await s.store.list_projects() == ["alpha", "beta"]
 
+    # The vectors of "a" are written after it, in the background: a vector write that lands after
+    # the delete makes the graph again (the core's deletion drops them first: Vectorizer.forget).
+    assert await s.ctx.vectors.settle("alpha", 30)
     await s.store.delete_project("alpha")
     assert await s.store.list_projects() == ["beta"]
     assert await s.entities.find("alpha") == []
@@ -253,6 +256,7 @@ async def test_list_and_delete_projects(services: Services) -> None:
 async def test_deleted_project_can_be_written_again(services: Services) -> None:
     s = services
     await create(s, "a", project="again")
+    assert await s.ctx.vectors.settle("again", 30)  # not written after the delete (see above)
     await s.store.delete_project("again")
     s.ctx.schema.forget("again")  # the indexes went with the graph
     made = await create(s, "b", project="again")
