@@ -6,6 +6,7 @@ and the same server behind a password (given the way users give it: `FALKORDB_PA
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from polyg.config import Settings, load_settings
+from polyg.core.graph.vectorizer import TASK_NAME as VECTORIZER_TASK
 from polyg.embed import create_embedder
 from polyg.runtime.app import Polyg, Services
 from tests.falkor_server import FalkorServer
@@ -82,13 +84,24 @@ def _flush(server: FalkorServer) -> None:
         client.close()
 
 
+def running_vectorizers() -> set[asyncio.Task[object]]:
+    return {task for task in asyncio.all_tasks() if task.get_name() == VECTORIZER_TASK and not task.done()}
+
+
 @pytest.fixture
 async def core(store_mode: StoreMode) -> AsyncIterator[Polyg]:
+    before = running_vectorizers()
     polyg = Polyg(store_mode.settings(), embedder=create_embedder("hashing"))
     try:
         yield polyg
     finally:
         await polyg.close()
+    # A vectorizer the test started and never closed (a second GraphContext or Vectorizer of its
+    # own) goes on writing after the test: when the worker's event loop outlives the test (a
+    # session-scoped async fixture keeps it open), onto the session's shared server after its
+    # flush, where the next test finds a project it never made.
+    left = running_vectorizers() - before
+    assert not left, "the test left a vectorizer running: close every GraphContext or Vectorizer it makes"
 
 
 @pytest.fixture

@@ -243,6 +243,9 @@ async def test_list_and_delete_projects(services: Services) -> None:
     await create(s, "b", project="beta")
     assert await s.store.list_projects() == ["alpha", "beta"]
 
+    # The vectors of "a" are written after it, in the background: a vector write that lands after
+    # the delete makes the graph again (the core's deletion drops them first: Vectorizer.forget).
+    assert await s.ctx.vectors.settle("alpha", 30)
     await s.store.delete_project("alpha")
     assert await s.store.list_projects() == ["beta"]
     assert await s.entities.find("alpha") == []
@@ -253,6 +256,7 @@ async def test_list_and_delete_projects(services: Services) -> None:
 async def test_deleted_project_can_be_written_again(services: Services) -> None:
     s = services
     await create(s, "a", project="again")
+    assert await s.ctx.vectors.settle("again", 30)  # not written after the delete (see above)
     await s.store.delete_project("again")
     s.ctx.schema.forget("again")  # the indexes went with the graph
     made = await create(s, "b", project="again")
@@ -381,11 +385,16 @@ async def test_another_dimension_on_an_existing_project_is_refused(services: Ser
 
     # Through the services, as a server configured with another embedder would see it.
     ctx = GraphContext(s.store, small, SchemaGuard(s.store, small.model_id, small.dimension))
-    with pytest.raises(DimensionMismatch):
-        await EntityService(ctx).create(P, name="b", type_="file")
-    assert [e.id for e in await s.entities.find(P)] == [made.id]
-    # Other projects are not affected.
-    await EntityService(ctx).create("small", name="b", type_="file")
+    try:
+        with pytest.raises(DimensionMismatch):
+            await EntityService(ctx).create(P, name="b", type_="file")
+        assert [e.id for e in await s.entities.find(P)] == [made.id]
+        # Other projects are not affected.
+        await EntityService(ctx).create("small", name="b", type_="file")
+    finally:
+        # Its vectors stored and its worker stopped, as that server's would be at its close: left
+        # running, the worker wrote them later, into the next test on the session's server.
+        await ctx.vectors.close()
 
 
 # --- the open ----------------------------------------------------------------------------------

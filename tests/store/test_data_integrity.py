@@ -5,6 +5,8 @@ processes are two `GraphContext`s on one store: nothing they share but the datab
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -95,36 +97,47 @@ async def test_existing_projects_get_the_new_indexes(services: Services) -> None
     assert _index_only(plan, "Node By Index Scan"), plan
 
 
-def _second_process(s: Services) -> NamedGraph:
-    """The core of another process on the same database: its own locks, caches and guard."""
+@contextlib.asynccontextmanager
+async def second_process(s: Services) -> AsyncIterator[NamedGraph]:
+    """The core of another process on the same database: its own locks, caches and guard. Closed
+    as a process would be (its vectors stored, its worker stopped): left running, the worker
+    wrote them after the test, into the next one on the session's shared server."""
     schema = SchemaGuard(s.store, s.ctx.embedder.model_id, s.ctx.embedder.dimension)
-    return NamedGraph(GraphContext(s.store, s.ctx.embedder, schema))
+    ctx = GraphContext(s.store, s.ctx.embedder, schema)
+    try:
+        yield NamedGraph(ctx)
+    finally:
+        await ctx.vectors.close()
 
 
 async def test_two_processes_add_one_observation_once(services: Services) -> None:
     s = services
-    other = _second_process(s)
-    await s.named.create_entities(P, [{"name": "shared", "entityType": "t"}])
-    for round_ in range(5):
-        text = f"fact {round_}"
-        results = await asyncio.gather(
-            s.named.add_observations(P, [{"entityName": "shared", "contents": [text]}]),
-            other.add_observations(P, [{"entityName": "shared", "contents": [text]}]),
-        )
-        added = [r[0].added for r in results]
-        assert sorted(added) == [(), (text,)]  # one of them added it, and says so; the other did not
+    async with second_process(s) as other:
+        await s.named.create_entities(P, [{"name": "shared", "entityType": "t"}])
+        for round_ in range(5):
+            text = f"fact {round_}"
+            results = await asyncio.gather(
+                s.named.add_observations(P, [{"entityName": "shared", "contents": [text]}]),
+                other.add_observations(P, [{"entityName": "shared", "contents": [text]}]),
+            )
+            added = [r[0].added for r in results]
+            assert sorted(added) == [(), (text,)]  # one of them added it, and says so; the other did not
     (entity,) = await s.named.entities(P, list((await s.named.ids_by_name(P, ["shared"])).values()))
     assert entity.observations == tuple(f"fact {i}" for i in range(5))
 
 
 async def test_two_processes_create_one_relationship_once(services: Services) -> None:
     s = services
-    other = RelationshipService(_second_process(s).ctx)
-    a = await s.entities.create(P, name="a", type_="t")
-    b = await s.entities.create(P, name="b", type_="t")
-    made = await asyncio.gather(
-        *(service.create(P, source_id=a.id, target_id=b.id, type_="uses") for service in (s.relationships, other) * 3)
-    )
+    async with second_process(s) as second:
+        other = RelationshipService(second.ctx)
+        a = await s.entities.create(P, name="a", type_="t")
+        b = await s.entities.create(P, name="b", type_="t")
+        made = await asyncio.gather(
+            *(
+                service.create(P, source_id=a.id, target_id=b.id, type_="uses")
+                for service in (s.relationships, other) * 3
+            )
+        )
     assert len({m.id for m in made}) == 1
     assert len(await s.relationships.list_for(P, a.id, type_=None, direction="both", limit=10)) == 1
 

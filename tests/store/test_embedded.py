@@ -358,6 +358,14 @@ def test_acknowledged_writes_survive_kill_9(data_dir: Path) -> None:
     assert gone(new_pid, timeout=0)
 
 
+def caught_up(ef: EmbeddedFalkor) -> None:
+    """Wait until a server just resumed (SIGCONT) answers again. It first accepts the connections
+    queued while it was stopped: until then a connect fails at once when they filled its listen
+    backlog, or its reply comes after `server_pid`'s one-second timeout on a loaded machine
+    (either read as "no server")."""
+    ef.wait_until_loaded(60)
+
+
 def test_a_server_that_does_not_answer_is_never_doubled(data_dir: Path) -> None:
     """A busy server (here: SIGSTOPped) accepts connections without answering; start() must
     attach to it, not start a second server on the same AOF."""
@@ -371,6 +379,7 @@ def test_a_server_that_does_not_answer_is_never_doubled(data_dir: Path) -> None:
             assert second.is_alive()
         finally:
             os.kill(pid, signal.SIGCONT)
+        caught_up(second)
         assert second.server_pid() == pid
         second.stop()
         assert first.is_alive()
@@ -414,6 +423,7 @@ def test_a_busy_server_whose_backlog_is_full_is_still_loading_not_down(data_dir:
             for conn in queued:
                 conn.close()
             os.kill(pid, signal.SIGCONT)
+        caught_up(second)
         assert second.server_pid() == pid
         second.stop()
     assert gone(pid, timeout=0)

@@ -30,9 +30,9 @@ The same round links the entity to the document chunks that mention its name
 
 Failures: a round whose database cannot be reached is retried, with a growing pause per
 project. A batch that fails otherwise is split in halves down to single nodes; a text that
-fails alone while the model embeds other texts is parked (`n.vec_parked`, logged, counted by
-`polyg status`), so that one text the embedder rejects cannot hold back every other vector of
-its project, or make its searches wait.
+fails alone, and again once the model has embedded another text, is parked (`n.vec_parked`,
+logged, counted by `polyg status`), so that one text the embedder rejects cannot hold back every
+other vector of its project, or make its searches wait.
 """
 
 from __future__ import annotations
@@ -76,6 +76,9 @@ TRANSIENT = (StoreTimeout, StoreNotReady)
 # Embedded to tell a rejected text from a model that rejects everything (each probe is a new
 # text, so that a cache in front of the model cannot answer for it).
 PROBE = "polyg embedding probe {}"
+# The name of the worker's task: what tells it apart among a loop's tasks (a test checks that
+# none outlives the Vectorizer that started it).
+TASK_NAME = "polyg-vectorizer"
 
 
 class Vectorizer:
@@ -201,7 +204,7 @@ class Vectorizer:
 
     def _ensure_running(self) -> None:
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="polyg-vectorizer")
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=TASK_NAME)
 
     def _queued(self, project: str) -> bool:
         return any(self._pending.get(project, {}).values())
@@ -293,11 +296,19 @@ class Vectorizer:
         apart, down to single nodes, so that one text the embedder rejects (too long for a
         provider, a byte it cannot take) does not hold back every other vector of the project.
         A text that fails alone is parked, unless the embedder rejects everything (then the
-        error is raised: a failure to retry, not a text to park)."""
+        error is raised: a failure to retry, not a text to park). The text is tried again once
+        the probe has worked, and parked only if it fails then: the model may have failed it
+        only because it was failing a moment before (a provider's passing error, a service that
+        came back between the two), and a text parked wrongly would have no vector until it changes."""
         if len(batch) == 1:
             if not await self._embedder_works():
                 raise error
-            await self._park(project, label, batch[0], error)
+            try:
+                await self._write(project, label, *await self._vectors_of(project, label, batch))
+            except TRANSIENT:
+                raise
+            except Exception as again:
+                await self._park(project, label, batch[0], again)
             return
         middle = len(batch) // 2
         for half in (batch[:middle], batch[middle:]):
