@@ -68,13 +68,14 @@ class FalkorServer:
     ) -> None:
         self.close()
 
-    def client(self) -> redis.Redis:
-        """A new client without retries (the caller closes it)."""
+    def client(self, timeout: float = 5) -> redis.Redis:
+        """A new client without retries (the caller closes it). `timeout` bounds each answer: a
+        heavy write on a loaded machine needs more than the default, a health poll no more."""
         return redis.Redis(
             host=self.host,
             port=self.port,
             password=self.password,
-            socket_timeout=5,
+            socket_timeout=timeout,
             socket_connect_timeout=5,
             retry=Retry(NoBackoff(), 0),
         )

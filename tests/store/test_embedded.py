@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from polyg.errors import StoreError, StoreTimeout
 from polyg.store import embedded
@@ -24,8 +26,15 @@ from tests.falkor_server import graph_query
 REPO = Path(__file__).resolve().parents[2]
 
 
+def database_client(ef: EmbeddedFalkor, **options: Any) -> redis.Redis:
+    """A client that waits for slow answers and never sends a command twice. redis-py's defaults
+    (a 5 s socket timeout, then up to 10 retries) failed a test on a loaded machine once, and a
+    write sent again after its answer came late may be applied twice."""
+    return redis.Redis(unix_socket_path=ef.socket_path, socket_timeout=120, retry=Retry(NoBackoff(), 0), **options)
+
+
 def query(ef: EmbeddedFalkor, cypher: str) -> list[Any]:
-    client = redis.Redis(unix_socket_path=ef.socket_path, decode_responses=True)
+    client = database_client(ef, decode_responses=True)
     try:
         return graph_query(client, cypher)
     finally:
@@ -221,7 +230,7 @@ def test_a_refused_shutdown_is_followed_by_signals_at_once(data_dir: Path) -> No
     ef.wait_until_loaded(30)
     pid = ef.server_pid()
     assert pid is not None
-    client = redis.Redis(unix_socket_path=ef.socket_path)
+    client = database_client(ef)
     try:
         # SHUTDOWN then saves an RDB snapshot, whose final name is taken by a directory.
         client.config_set("save", "3600 1")
@@ -265,6 +274,8 @@ WRITER = """
 import sys
 from pathlib import Path
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from polyg.store.embedded import EmbeddedFalkor
 from tests.falkor_server import graph_query
 
@@ -273,7 +284,7 @@ print("ready", flush=True)
 sys.stdin.readline()
 with EmbeddedFalkor(Path(data_dir)) as ef:
     ef.wait_until_loaded(30)
-    client = redis.Redis(unix_socket_path=ef.socket_path)
+    client = redis.Redis(unix_socket_path=ef.socket_path, socket_timeout=120, retry=Retry(NoBackoff(), 0))
     for i in range(200):
         client.execute_command("GRAPH.QUERY", "g", f"CREATE (:N {{id: '{worker}-{i}'}})")
     client.close()
@@ -309,13 +320,15 @@ ENDLESS_WRITER = """
 import sys
 from pathlib import Path
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from polyg.store.embedded import EmbeddedFalkor
 from tests.falkor_server import graph_query
 
 ef = EmbeddedFalkor(Path(sys.argv[1]))
 ef.start()
 ef.wait_until_loaded(30)
-client = redis.Redis(unix_socket_path=ef.socket_path)
+client = redis.Redis(unix_socket_path=ef.socket_path, socket_timeout=120, retry=Retry(NoBackoff(), 0))
 for i in range(1_000_000):
     client.execute_command("GRAPH.QUERY", "g", f"CREATE (:N {{id: {i}}})")
     print(i, flush=True)

@@ -36,7 +36,8 @@ def building(server: FalkorServer) -> bool:
 
 
 def rebuild_entity_vectors(server: FalkorServer) -> None:
-    client = server.client()
+    # Writing the 10k fillers takes seconds on a loaded machine: more than a client's default 5 s.
+    client = server.client(timeout=120)
     try:
         graph_query(client, "DROP VECTOR INDEX FOR (n:Entity) ON (n.embedding)", GRAPH)
         graph_query(
