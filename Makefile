@@ -34,16 +34,15 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# Two workers: a serial run left one of the two cores idle most of its time (it waits on servers
-# starting, databases loading, index builds). loadscope keeps each module (and its module-scoped
-# server) on one worker and the cluster tests on one; the long modules go first (tests/conftest.py).
-# Three workers were faster on a quiet machine (236 s against 279 s) but raised the load enough
-# that a timing-bound test failed in each of three full runs; with four, 8 failed at a load of
-# 15-40. PYTEST_ARGS= (empty) runs one process.
-PYTEST_ARGS ?= -n 2 --dist loadscope
-# Bytecode is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE): the suite
-# starts ~270 Python processes, each compiling polyg's modules again without the cache, and each
-# worker compiled every test module to collect them (8.6 s of CPU against 3.1 s cached).
+# Three workers on two cores: the tests wait on servers starting, databases loading and index
+# builds, and a third worker fills that time. loadscope keeps each module (and its module-scoped
+# server) on one worker and the cluster, memory-tool and browser tests on one each; the long
+# modules go first (tests/conftest.py). No test relies on timing (README, "Tests on a loaded
+# machine"). PYTEST_ARGS= (empty) runs one process.
+PYTEST_ARGS ?= -n 3 --dist loadscope
+# Bytecode is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE): each
+# Python process the suite starts would compile polyg's modules again without the cache, and each
+# worker every test module to collect them.
 # Lint runs beside the tests at the lowest priority, on the CPU time the tests leave idle (they
 # wait on servers and databases), instead of ~13 s before them; its output follows theirs, and
 # either failing fails the target.
