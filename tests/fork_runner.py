@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import IO, Any
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_POLYG = [sys.executable, "-m", "polyg"]
@@ -38,20 +39,26 @@ def forked_polyg() -> list[str] | None:
     return [_launcher]
 
 
+def runner_process(env: dict[str, str], errors: IO[str], **popen: Any) -> subprocess.Popen[str]:
+    """A bench/lib/fork_runner.py process: its protocol on stdin and stdout, its log to `errors`."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "bench.lib.fork_runner"],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=errors,
+        text=True,
+        **popen,
+    )
+
+
 def _start_runner() -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("POLYG_", "FALKORDB_"))}
     # Its log (the CPU of each fork, and anything that goes wrong in it) is kept only if it fails.
     log = Path(tempfile.mkstemp(prefix="polyg-tests-fork-runner-", suffix=".log")[1])
     with log.open("w") as errors:
-        runner = subprocess.Popen(
-            [sys.executable, "-m", "bench.lib.fork_runner"],
-            cwd=REPO,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errors,
-            text=True,
-        )
+        runner = runner_process(env, errors)
     assert runner.stdin is not None and runner.stdout is not None
     line = runner.stdout.readline()  # `ready <launcher>`, or nothing if it failed to start
     if not line.startswith("ready\t"):

@@ -23,6 +23,7 @@ from typing import IO
 import pytest
 
 from bench.lib.smoke import SHARED_DIR_ENV
+from tests.fork_runner import runner_process
 from tests.mcp_helpers import redis_servers_under
 
 REPO = Path(__file__).resolve().parents[2]
@@ -95,16 +96,8 @@ def _run_every_script(tmp_path: Path) -> None:
     # while waiting on another script could fill and block it).
     runner_log = tmp_path / "runner.log"
     with runner_log.open("w") as errors:
-        runner = subprocess.Popen(
-            [sys.executable, "-m", "bench.lib.fork_runner"],
-            cwd=REPO,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errors,
-            text=True,
-            start_new_session=True,  # its group: what it forked and started, for the kill below
-        )
+        # Its own group: what it forked and started, for the kill below.
+        runner = runner_process(env, errors, start_new_session=True)
     assert runner.stdin is not None and runner.stdout is not None
     finished: queue.Queue[tuple[str, int]] = queue.Queue()
     threading.Thread(target=_report_exits, args=(runner.stdout, finished), daemon=True).start()
