@@ -210,6 +210,19 @@ def _within(window: Interval, time: ToldTime | None, at: datetime | None, senten
     return told is None or end is None or told < end
 
 
+def tells_of(memory: Evidence, window: Interval) -> bool:
+    """Whether any sentence of a memory may tell of the window, read as `answering_spans` reads
+    a sentence: the time it states, else the time it was told."""
+    _, said = told_by(memory.text)
+    at = told_at(memory)
+    times = told_times(said, at) if at is not None else []
+    for sentence in _parts(said):
+        time = next((t for t in times if t.words in sentence), None)
+        if _within(window, time, at, sentence):
+            return True
+    return False
+
+
 def _parts(said: str) -> list[str]:
     """A memory's sentences, without the captions of photos it shared: a caption describes the
     photo in the question's own words more often than it answers (it still counts for the

@@ -54,7 +54,7 @@ from polyg.core.recall.output import (
     TemporalContext,
     TimedEvent,
 )
-from polyg.core.recall.spans import Span, answering_spans, told_at, told_by
+from polyg.core.recall.spans import Span, answering_spans, tells_of, told_at, told_by
 from polyg.core.recall.third_person import in_third_person, reads_alone
 from polyg.core.text.time import Interval, parse_instant
 from polyg.core.text.told_time import day_text, told_times
@@ -148,7 +148,9 @@ def rule_synthesise(query: str, plan: ClassifierOutput, execution: Execution, re
                 first = [span.memory for span in said]
                 memories = [*first, *(m for m in memories if m not in first)]
             elif not (replaced and sentences):  # what the current facts replaced is not quoted
-                sentences.append(_memory_sentence(memories))
+                quoted = _still_to_quote(memories, sentences, _asked_window(query, plan) if events else None)
+                if quoted or not sentences:
+                    sentences.append(_memory_sentence(quoted or memories))
         if not sentences:  # an entity's name is an answer only when nothing else is stored
             sentences += _entity_sentences(entities, facts)
         used = [*chain, *events, *facts, *entities, *memories]
@@ -376,6 +378,15 @@ def _said_already(sentence: str, said: set[str]) -> bool:
     before it): "The ledger database runs on the Birch cluster." after the fact that says it."""
     own = words(sentence)
     return bool(own) and own <= said
+
+
+def _still_to_quote(memories: list[Evidence], sentences: list[str], window: Interval | None) -> list[Evidence]:
+    """The memories worth quoting after the sentences said: not one whose every content word
+    they said (an event's sentence is often its memory's, word for word), and, when dated events
+    answered a question about a window, not one that tells of no time in it."""
+    said = words(" ".join(sentences))
+    out = [m for m in memories if not _said_already(told_by(m.text)[1], said)]
+    return [m for m in out if tells_of(m, window)] if window is not None else out
 
 
 def _span_sentence(span: Span) -> str:
