@@ -38,6 +38,27 @@ class Memory:
         return stats
 
 
+# Memories a user tells, then asks about, as a user would read the answers (test_memory_names,
+# test_memory_time_window): when they were told and when asked, and what Sam told that week.
+TOLD = "2026-07-01T12:00:00Z"
+ASKED = "2026-07-02T12:00:00Z"
+SAMS_WEEK = [
+    "Lena Fischer leads the platform team at Orbit Labs.",
+    "Lena moved to Vienna with her husband Marco in April 2026.",
+    "Marco teaches physics at the Danube Technical College.",
+    "The search service crashed because its cache filled the disk.",
+]
+
+
+async def tell(mem: Memory, memories: list[str]) -> None:
+    for content in memories:
+        await mem.ok("remember", content=content, context="Sam", reference_time=TOLD)
+
+
+async def ask(mem: Memory, query: str) -> dict[str, Any]:
+    return await mem.ok("recall", query=query, reference_time=ASKED, include_reasoning=True)
+
+
 @pytest.fixture(scope="session")
 async def memory_server(servers_root: Path) -> AsyncIterator[KG]:
     root = servers_root / "memory-stdio"

@@ -6,31 +6,12 @@ nor says again what a fact said."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from tests.tools.memory.conftest import Memory
+from tests.tools.memory.conftest import SAMS_WEEK, Memory, ask, tell
 
 pytestmark = pytest.mark.anyio
-TOLD = "2026-07-01T12:00:00Z"
-ASKED = "2026-07-02T12:00:00Z"
-SAM = [
-    "Lena Fischer leads the platform team at Orbit Labs.",
-    "Lena moved to Vienna with her husband Marco in April 2026.",
-    "Marco teaches physics at the Danube Technical College.",
-    "The search service crashed because its cache filled the disk.",
-    "The search service runs on the Cedar cluster.",
-]
-
-
-async def tell(mem: Memory, memories: list[str]) -> None:
-    for content in memories:
-        await mem.ok("remember", content=content, context="Sam", reference_time=TOLD)
-
-
-async def ask(mem: Memory, query: str) -> dict[str, Any]:
-    return await mem.ok("recall", query=query, reference_time=ASKED, include_reasoning=True)
+SAM = [*SAMS_WEEK, "The search service runs on the Cedar cluster."]
 
 
 async def test_a_first_name_in_a_question_means_the_entity_remember_merged_it_into(mem: Memory) -> None:

@@ -4,31 +4,16 @@ tell of nothing in that time are not appended; a memory told in that time still 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from tests.tools.memory.conftest import Memory
+from tests.tools.memory.conftest import SAMS_WEEK, Memory, ask, tell
 
 pytestmark = pytest.mark.anyio
-TOLD = "2026-07-01T12:00:00Z"
-ASKED = "2026-07-02T12:00:00Z"
-SAM = [
-    "Lena Fischer leads the platform team at Orbit Labs.",
-    "Lena moved to Vienna with her husband Marco in April 2026.",
-    "Marco teaches physics at the Danube Technical College.",
-    "The search service crashed because its cache filled the disk.",
-    "Priya joined Helix Labs as head of data in March.",
-]
-
-
-async def ask(mem: Memory, query: str) -> dict[str, Any]:
-    return await mem.ok("recall", query=query, reference_time=ASKED, include_reasoning=True)
+SAM = [*SAMS_WEEK, "Priya joined Helix Labs as head of data in March."]
 
 
 async def test_a_time_question_answered_by_an_event_quotes_no_memory_outside_it(mem: Memory) -> None:
-    for content in SAM:
-        await mem.ok("remember", content=content, context="Sam", reference_time=TOLD)
+    await tell(mem, SAM)
     out = await ask(mem, "What happened in April 2026?")
     assert [e["at"][:10] for e in out["reasoning"]["temporal_context"]["events"]] == ["2026-04-01"]
     assert out["answer"] == (
@@ -38,8 +23,7 @@ async def test_a_time_question_answered_by_an_event_quotes_no_memory_outside_it(
 
 
 async def test_a_time_question_no_event_answers_still_quotes_the_memories(mem: Memory) -> None:
-    for content in SAM:
-        await mem.ok("remember", content=content, context="Sam", reference_time=TOLD)
+    await tell(mem, SAM)
     week = "The platform team at Orbit Labs adopted a four-day week."
     await mem.ok("remember", content=week, context="Sam", reference_time="2026-04-20T12:00:00Z")
     out = await ask(mem, "What happened at Orbit Labs in April 2026?")
